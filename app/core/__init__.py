@@ -1,0 +1,1 @@
+"""Everything that is not UI. Nothing under this package may import Qt (PySide6, qasync)."""

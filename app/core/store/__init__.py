@@ -1,0 +1,1 @@
+"""SQLite storage: schema, migrations and typed repositories (sqlite-utils underneath)."""

@@ -1,0 +1,89 @@
+"""Conversations and their messages (Anthropic content blocks stored as JSON)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import sqlite_utils
+
+from app.core.store.db import db_lock, transaction, utc_now
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: int
+    title: str
+    agent_id: int | None
+    project_root: str | None
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    id: int
+    role: Role
+    content: list[dict[str, Any]] | str
+
+
+class ConversationRepository:
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self.db = db
+
+    def create(self, *, title: str = "", agent_id: int | None = None,
+               project_root: str | None = None) -> Conversation:
+        now = utc_now()
+        with transaction(self.db) as conn:
+            cur = conn.execute(
+                "INSERT INTO conversations (agent_id, title, project_root, created_at,"
+                " updated_at) VALUES (?, ?, ?, ?, ?)", (agent_id, title, project_root, now, now))
+        return Conversation(int(cur.lastrowid), title, agent_id, project_root, now, now)
+
+    def get(self, conversation_id: int) -> Conversation:
+        with db_lock(self.db):
+            row = self.db.conn.execute(
+                "SELECT id, title, agent_id, project_root, created_at, updated_at"
+                " FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+        if row is None:
+            raise KeyError(conversation_id)
+        return Conversation(*row)
+
+    def list(self, limit: int = 200) -> list[Conversation]:
+        with db_lock(self.db):
+            rows = self.db.conn.execute(
+                "SELECT id, title, agent_id, project_root, created_at, updated_at"
+                " FROM conversations ORDER BY updated_at DESC, id DESC LIMIT ?",
+                (limit,)).fetchall()
+        return [Conversation(*r) for r in rows]
+
+    def rename(self, conversation_id: int, title: str) -> None:
+        with transaction(self.db) as conn:
+            conn.execute("UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?",
+                         (title, utc_now(), conversation_id))
+
+    def delete(self, conversation_id: int) -> None:
+        with transaction(self.db) as conn:
+            conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+
+    def append(self, conversation_id: int, role: Role,
+               content: list[dict[str, Any]] | str) -> int:
+        now = utc_now()
+        with transaction(self.db) as conn:
+            cur = conn.execute(
+                "INSERT INTO messages (conversation_id, role, content, created_at)"
+                " VALUES (?, ?, ?, ?)",
+                (conversation_id, role, json.dumps(content, ensure_ascii=False), now))
+            conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?",
+                         (now, conversation_id))
+        return int(cur.lastrowid)
+
+    def messages(self, conversation_id: int) -> list[StoredMessage]:
+        with db_lock(self.db):
+            rows = self.db.conn.execute(
+                "SELECT id, role, content FROM messages WHERE conversation_id = ? ORDER BY id",
+                (conversation_id,)).fetchall()
+        return [StoredMessage(i, role, json.loads(content)) for i, role, content in rows]

@@ -1,0 +1,102 @@
+"""Forward-only schema migrations, versioned by ``PRAGMA user_version``.
+
+Each migration is applied in its own transaction together with the version bump, so a crash
+mid-migration leaves the database at the previous version, never half-migrated.
+"""
+
+from __future__ import annotations
+
+# CHECK constraints make invalid rows impossible even for code that bypasses the repositories.
+_V1 = """
+CREATE TABLE settings (
+    key         TEXT PRIMARY KEY CHECK (length(key) > 0),
+    value       TEXT NOT NULL CHECK (json_valid(value)),
+    updated_at  TEXT NOT NULL
+);
+
+CREATE TABLE agent_profiles (
+    id              INTEGER PRIMARY KEY,
+    name            TEXT NOT NULL UNIQUE CHECK (length(trim(name)) > 0),
+    system_prompt   TEXT NOT NULL DEFAULT '',
+    provider        TEXT NOT NULL DEFAULT 'anthropic'
+                    CHECK (provider IN ('anthropic', 'openai_compatible')),
+    model           TEXT NOT NULL CHECK (length(model) > 0),
+    base_url        TEXT,
+    temperature     REAL NOT NULL DEFAULT 1.0 CHECK (temperature >= 0 AND temperature <= 2),
+    max_tokens      INTEGER NOT NULL DEFAULT 8192
+                    CHECK (typeof(max_tokens) = 'integer' AND max_tokens > 0),
+    max_iterations  INTEGER NOT NULL DEFAULT 20
+                    CHECK (typeof(max_iterations) = 'integer' AND max_iterations > 0),
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL
+);
+
+CREATE TABLE agent_tool_permissions (
+    id          INTEGER PRIMARY KEY,
+    agent_id    INTEGER NOT NULL REFERENCES agent_profiles(id) ON DELETE CASCADE,
+    tool_name   TEXT NOT NULL CHECK (length(tool_name) > 0),
+    is_enabled  INTEGER NOT NULL DEFAULT 0 CHECK (is_enabled IN (0, 1)),
+    config      TEXT CHECK (config IS NULL OR
+                            (json_valid(config) AND json_type(config) = 'object')),
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    UNIQUE (agent_id, tool_name)
+);
+CREATE INDEX idx_agent_tool_permissions_agent ON agent_tool_permissions(agent_id);
+
+CREATE TABLE tool_permission_rules (
+    id             INTEGER PRIMARY KEY,
+    server_id      TEXT CHECK (server_id IS NULL OR length(server_id) > 0),
+    tool_name      TEXT CHECK (tool_name IS NULL OR length(tool_name) > 0),
+    tool_pattern   TEXT CHECK (tool_pattern IS NULL OR length(tool_pattern) > 0),
+    input_pattern  TEXT CHECK (input_pattern IS NULL OR length(input_pattern) > 0),
+    decision       TEXT NOT NULL CHECK (decision IN ('allow', 'ask', 'deny')),
+    auto_approve   INTEGER NOT NULL CHECK (auto_approve = (decision = 'allow')),
+    priority       INTEGER NOT NULL DEFAULT 0 CHECK (typeof(priority) = 'integer'),
+    description    TEXT NOT NULL DEFAULT '',
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL,
+    CHECK (tool_name IS NULL OR tool_pattern IS NULL)
+);
+
+CREATE TABLE conversations (
+    id            INTEGER PRIMARY KEY,
+    agent_id      INTEGER REFERENCES agent_profiles(id) ON DELETE SET NULL,
+    title         TEXT NOT NULL DEFAULT '',
+    project_root  TEXT,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL
+);
+
+CREATE TABLE messages (
+    id               INTEGER PRIMARY KEY,
+    conversation_id  INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    role             TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    content          TEXT NOT NULL CHECK (json_valid(content)),
+    created_at       TEXT NOT NULL
+);
+CREATE INDEX idx_messages_conversation ON messages(conversation_id, id);
+
+CREATE TABLE tool_executions (
+    id               INTEGER PRIMARY KEY,
+    conversation_id  INTEGER REFERENCES conversations(id) ON DELETE SET NULL,
+    tool_use_id      TEXT,
+    tool_name        TEXT NOT NULL CHECK (length(tool_name) > 0),
+    server_id        TEXT NOT NULL DEFAULT 'builtin',
+    input            TEXT NOT NULL CHECK (json_valid(input)),
+    output           TEXT,
+    is_error         INTEGER NOT NULL DEFAULT 0 CHECK (is_error IN (0, 1)),
+    decision         TEXT NOT NULL CHECK (decision IN ('allow', 'ask', 'deny')),
+    outcome          TEXT NOT NULL DEFAULT 'executed'
+                     CHECK (outcome IN ('executed', 'declined', 'denied', 'cancelled', 'invalid')),
+    rule_id          INTEGER REFERENCES tool_permission_rules(id) ON DELETE SET NULL,
+    duration_ms      INTEGER CHECK (duration_ms IS NULL OR duration_ms >= 0),
+    created_at       TEXT NOT NULL
+);
+CREATE INDEX idx_tool_executions_created ON tool_executions(created_at);
+CREATE INDEX idx_tool_executions_tool ON tool_executions(tool_name);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1,)
+
+SCHEMA_VERSION = len(MIGRATIONS)

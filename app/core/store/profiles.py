@@ -1,0 +1,161 @@
+"""Agent profiles and their per-tool settings (seed 000's agent_tool_permissions)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import sqlite_utils
+
+from app.core.store.db import db_lock, transaction, utc_now
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_PROFILE_NAME = "Default"
+# Seed 000 §9.1: risky tools are off by default; the read-only ones are safe to offer.
+DEFAULT_ENABLED_TOOLS = ("read_file", "glob_search", "grep_search", "web_fetch", "web_search",
+                         "git_ops")
+# Writes only under doc/, read-only commands (ToolContext's default), git read-only.
+DEFAULT_TOOL_CONFIG: dict[str, dict[str, Any]] = {
+    "write_file": {"allowed_write_dirs": ["doc"]},
+    "edit_file": {"allowed_write_dirs": ["doc"]},
+    "git_ops": {"git_permission": "read_only"},
+}
+
+
+class ProfileError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class ToolSetting:
+    tool_name: str
+    enabled: bool = False
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    name: str
+    model: str = DEFAULT_MODEL
+    system_prompt: str = ""
+    provider: str = "anthropic"
+    base_url: str | None = None
+    temperature: float = 1.0
+    max_tokens: int = 8192
+    max_iterations: int = 20
+    id: int | None = None
+
+    def validated(self) -> AgentProfile:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ProfileError("profile name must not be empty")
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise ProfileError("model must not be empty")
+        if self.provider not in ("anthropic", "openai_compatible"):
+            raise ProfileError(f"unknown provider {self.provider!r}")
+        if not isinstance(self.temperature, int | float) or not 0 <= self.temperature <= 2:
+            raise ProfileError("temperature must be between 0 and 2")
+        for name in ("max_tokens", "max_iterations"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ProfileError(f"{name} must be a positive integer")
+        return replace(self, name=self.name.strip(), temperature=float(self.temperature))
+
+
+_COLUMNS = ("id", "name", "model", "system_prompt", "provider", "base_url", "temperature",
+            "max_tokens", "max_iterations")
+
+
+class ProfileRepository:
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self.db = db
+
+    def list(self) -> list[AgentProfile]:
+        with db_lock(self.db):
+            rows = self.db.conn.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM agent_profiles ORDER BY id").fetchall()
+        return [AgentProfile(**dict(zip(_COLUMNS, r, strict=True))) for r in rows]
+
+    def get(self, profile_id: int) -> AgentProfile:
+        with db_lock(self.db):
+            row = self.db.conn.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM agent_profiles WHERE id = ?",
+                (profile_id,)).fetchone()
+        if row is None:
+            raise KeyError(profile_id)
+        return AgentProfile(**dict(zip(_COLUMNS, row, strict=True)))
+
+    def create(self, profile: AgentProfile) -> AgentProfile:
+        p = profile.validated()
+        now = utc_now()
+        with transaction(self.db) as conn:
+            if conn.execute("SELECT 1 FROM agent_profiles WHERE name = ?", (p.name,)).fetchone():
+                raise ProfileError(f"a profile named {p.name!r} already exists")
+            cur = conn.execute(
+                "INSERT INTO agent_profiles (name, model, system_prompt, provider, base_url,"
+                " temperature, max_tokens, max_iterations, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (p.name, p.model, p.system_prompt, p.provider, p.base_url, p.temperature,
+                 p.max_tokens, p.max_iterations, now, now))
+        return replace(p, id=int(cur.lastrowid))
+
+    def update(self, profile: AgentProfile) -> AgentProfile:
+        if profile.id is None:
+            raise ProfileError("cannot update a profile that was never saved")
+        p = profile.validated()
+        with transaction(self.db) as conn:
+            cur = conn.execute(
+                "UPDATE agent_profiles SET name = ?, model = ?, system_prompt = ?, provider = ?,"
+                " base_url = ?, temperature = ?, max_tokens = ?, max_iterations = ?,"
+                " updated_at = ? WHERE id = ?",
+                (p.name, p.model, p.system_prompt, p.provider, p.base_url, p.temperature,
+                 p.max_tokens, p.max_iterations, utc_now(), p.id))
+            if cur.rowcount == 0:
+                raise KeyError(p.id)
+        return p
+
+    def delete(self, profile_id: int) -> None:
+        with transaction(self.db) as conn:
+            conn.execute("DELETE FROM agent_profiles WHERE id = ?", (profile_id,))
+
+    def ensure_default(self) -> AgentProfile:
+        """The first profile, created with safe defaults on first run."""
+        profiles = self.list()
+        if profiles:
+            return profiles[0]
+        profile = self.create(AgentProfile(name=DEFAULT_PROFILE_NAME))
+        assert profile.id is not None
+        for tool_name in sorted(set(DEFAULT_ENABLED_TOOLS) | set(DEFAULT_TOOL_CONFIG)):
+            self.set_tool(profile.id, ToolSetting(tool_name, tool_name in DEFAULT_ENABLED_TOOLS,
+                                                  DEFAULT_TOOL_CONFIG.get(tool_name, {})))
+        return profile
+
+    # -- per-tool settings -----------------------------------------------------------------
+
+    def tool_settings(self, profile_id: int) -> dict[str, ToolSetting]:
+        with db_lock(self.db):
+            rows = self.db.conn.execute(
+                "SELECT tool_name, is_enabled, config FROM agent_tool_permissions"
+                " WHERE agent_id = ?", (profile_id,)).fetchall()
+        return {name: ToolSetting(name, bool(enabled), json.loads(config) if config else {})
+                for name, enabled, config in rows}
+
+    def enabled_tools(self, profile_id: int) -> list[str]:
+        return sorted(n for n, s in self.tool_settings(profile_id).items() if s.enabled)
+
+    def set_tool(self, profile_id: int, setting: ToolSetting) -> None:
+        if not isinstance(setting.config, dict):
+            raise ProfileError("tool config must be a JSON object")
+        now = utc_now()
+        with transaction(self.db) as conn:
+            conn.execute(
+                "INSERT INTO agent_tool_permissions (agent_id, tool_name, is_enabled, config,"
+                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(agent_id, tool_name) DO UPDATE SET is_enabled = excluded.is_enabled,"
+                " config = excluded.config, updated_at = excluded.updated_at",
+                (profile_id, setting.tool_name, int(setting.enabled),
+                 json.dumps(setting.config, ensure_ascii=False), now, now))
+
+    def set_enabled(self, profile_id: int, tool_name: str, enabled: bool) -> None:
+        current = self.tool_settings(profile_id).get(tool_name, ToolSetting(tool_name))
+        self.set_tool(profile_id, replace(current, enabled=enabled))

@@ -1,0 +1,1 @@
+"""Tools: the contract (base), routing (registry), providers and the built-in tools."""

@@ -1,0 +1,178 @@
+"""The tool contract: specs, results, the capability context and the Tool protocol.
+
+A tool's *capabilities* (what it can do at all) live in ``ToolContext`` and are enforced inside
+the tool. Whether a call within those capabilities runs, asks or is refused is decided elsewhere
+(``app.core.permissions``), using the *subjects* each spec derives from a call's input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+
+class ToolCategory(StrEnum):
+    """UI grouping only; never used for access control (see ToolContext for that)."""
+
+    READ_ONLY = "read_only"
+    FILE_SYSTEM = "file_system"
+    EXECUTION = "execution"
+    VERSION_CONTROL = "version_control"
+    COMPOSITE = "composite"
+
+
+class RiskLevel(StrEnum):
+    LOW = "low"
+    HIGH = "high"
+
+
+class GitPermission(StrEnum):
+    DISABLED = "disabled"
+    READ_ONLY = "read_only"
+    READ_WRITE = "read_write"
+
+
+# How rule input patterns are matched against a tool's subjects:
+#   "text": `*` matches any run of characters (shell commands, JSON, actions)
+#   "path": glob where `*` stays inside one folder and `**` crosses folders
+#   "host": like text; hosts are lower-cased by the tool before matching
+SubjectKind = Literal["text", "path", "host"]
+
+
+class SubjectError(ValueError):
+    """Raised by a subjects function when the input cannot be fully understood.
+
+    ``partial`` holds what could be extracted; the permission service still applies deny rules
+    to it but never auto-approves such a call.
+    """
+
+    def __init__(self, message: str, partial: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.partial = list(partial)
+
+
+def canonical_json(value: Any) -> str:
+    """Stable JSON text of a tool input: sorted keys, no insignificant whitespace."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+SubjectsFn = Callable[[Mapping[str, Any], "Path | None"], list[str]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the model and the permission system know about a tool.
+
+    ``subjects_fn(input, working_dir)`` returns the strings that rule input patterns are matched
+    against (see DESIGN §3); without one, the subject is the canonical JSON of the input.
+    """
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    category: ToolCategory
+    risk: RiskLevel
+    server_id: str = "builtin"
+    subjects_fn: SubjectsFn | None = field(default=None, compare=False, repr=False)
+    subject_kind: SubjectKind = "text"
+    # Shown in the UI; MCP annotations such as readOnlyHint are informational, never trusted.
+    annotations: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def subjects(self, tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
+        if self.subjects_fn is None:
+            return [canonical_json(tool_input)]
+        return self.subjects_fn(tool_input, working_dir)
+
+    def definition(self) -> dict[str, Any]:
+        """The Anthropic Messages API tool definition."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": dict(self.input_schema),
+        }
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    content: str
+    is_error: bool = False
+
+    @classmethod
+    def ok(cls, content: str | Mapping[str, Any] | list[Any]) -> ToolResult:
+        if not isinstance(content, str):
+            content = json.dumps(content, ensure_ascii=False, indent=2)
+        return cls(content, False)
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult:
+        return cls(message, True)
+
+
+# Seed 000 §2.3: the default command allowlist is read-only programs only.
+DEFAULT_ALLOWED_COMMANDS: tuple[str, ...] = ("ls", "cat", "head", "wc", "find", "grep", "tree")
+
+
+def _as_path(value: str | os.PathLike[str]) -> Path:
+    return Path(os.path.expanduser(os.fspath(value))).resolve()
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """The capability boundary of one tool call, built from the tool configuration.
+
+    Every field but ``working_dir`` has a safe default: no write dirs, read-only commands,
+    git read-only, private network off.
+    """
+
+    working_dir: Path
+    allowed_write_dirs: tuple[Path, ...] = ()
+    allowed_commands: tuple[str, ...] = DEFAULT_ALLOWED_COMMANDS
+    git_permission: GitPermission = GitPermission.READ_ONLY
+    http_timeout_s: float = 30.0
+    shell_timeout_s: float = 30.0
+    allow_private_network: bool = False
+    max_output_bytes: int = 50_000
+    # Per-tool options that are not capabilities shared by several tools
+    # (web_search provider and endpoints, self_eval checks, git hooks, ...), keyed by tool name.
+    tool_config: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Mutable state shared by the calls of one conversation (shell cwd, background jobs).
+    session: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "working_dir", _as_path(self.working_dir))
+        set_(self, "allowed_write_dirs", tuple(_resolve_write_dir(self.working_dir, d)
+                                               for d in self.allowed_write_dirs))
+        set_(self, "allowed_commands", tuple(self.allowed_commands))
+        set_(self, "git_permission", GitPermission(self.git_permission))
+        if self.http_timeout_s <= 0 or self.shell_timeout_s <= 0:
+            raise ValueError("timeouts must be positive")
+
+    def config_for(self, tool_name: str) -> Mapping[str, Any]:
+        return self.tool_config.get(tool_name, {})
+
+
+def _resolve_write_dir(working_dir: Path, d: str | os.PathLike[str]) -> Path:
+    p = Path(os.path.expanduser(os.fspath(d)))
+    if not p.is_absolute():
+        p = working_dir / p
+    return p.resolve()
+
+
+@runtime_checkable
+class Tool(Protocol):
+    spec: ToolSpec
+
+    async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+@runtime_checkable
+class PreviewableTool(Tool, Protocol):
+    """A tool that can describe what it would change (a unified diff) without doing it."""
+
+    async def preview(self, input: Mapping[str, Any], ctx: ToolContext) -> str: ...

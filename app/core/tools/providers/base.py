@@ -1,0 +1,52 @@
+"""The ToolProvider protocol (seed 003): a source of tools with a routing priority."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from enum import IntEnum
+from typing import Protocol, runtime_checkable
+
+from app.core.tools.base import Tool
+
+
+class ProviderPriority(IntEnum):
+    """The higher provider wins a tool name (seed 003)."""
+
+    BUILTIN = -100
+    CLI = 50
+    CUSTOM = 75
+    MCP = 100
+
+
+@runtime_checkable
+class ToolProvider(Protocol):
+    id: str
+    display_name: str
+    priority: int
+
+    def is_available(self) -> bool: ...
+
+    def tools(self) -> Sequence[Tool]: ...
+
+
+class StaticProvider:
+    """A provider over a fixed list of tool objects (the built-ins, tests)."""
+
+    def __init__(
+        self,
+        tools: Iterable[Tool],
+        *,
+        id: str = "builtin",
+        display_name: str = "Built-in",
+        priority: int = ProviderPriority.BUILTIN,
+    ) -> None:
+        self.id = id
+        self.display_name = display_name
+        self.priority = int(priority)
+        self._tools = list(tools)
+
+    def is_available(self) -> bool:
+        return True
+
+    def tools(self) -> Sequence[Tool]:
+        return list(self._tools)

@@ -1,0 +1,1 @@
+"""Qt widgets: thin views over app.core."""

@@ -1,0 +1,55 @@
+"""`python -m app` starts, honours the data-dir overrides and exits cleanly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from app.core.config import resolve_paths, resolve_project_root
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(args: list[str], env_extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **env_extra}
+    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=120)
+
+
+def test_smoke_run_creates_database_in_data_dir_flag(tmp_path):
+    data = tmp_path / "flag-data"
+    proc = _run(["--smoke-test", "--data-dir", str(data)], {})
+    assert proc.returncode == 0, proc.stderr
+    assert (data / "tebiki.sqlite3").is_file()
+    assert "smoke test ok" in proc.stdout
+
+
+def test_env_data_dir_and_project_root(tmp_path):
+    data, project = tmp_path / "env-data", tmp_path / "proj"
+    project.mkdir()
+    proc = _run(["--smoke-test"], {"TEBIKI_DATA_DIR": str(data),
+                                   "TEBIKI_PROJECT_ROOT": str(project)})
+    assert proc.returncode == 0, proc.stderr
+    assert (data / "tebiki.sqlite3").is_file()
+    assert "proj — Tebiki" in proc.stdout
+
+
+def test_unusable_database_exits_nonzero_with_reason(tmp_path):
+    data = tmp_path / "bad"
+    data.mkdir()
+    (data / "tebiki.sqlite3").write_bytes(b"garbage" * 1000)
+    proc = _run(["--smoke-test", "--data-dir", str(data)], {})
+    assert proc.returncode != 0
+    assert "cannot open its database" in proc.stderr
+
+
+def test_config_resolution(tmp_path, monkeypatch):
+    monkeypatch.setenv("TEBIKI_DATA_DIR", str(tmp_path / "d"))
+    assert resolve_paths().data_dir == (tmp_path / "d").resolve()
+    assert resolve_paths(tmp_path / "flag").data_dir == (tmp_path / "flag").resolve()
+    monkeypatch.setenv("TEBIKI_PROJECT_ROOT", str(tmp_path))
+    assert resolve_project_root() == tmp_path.resolve()
+    monkeypatch.setenv("TEBIKI_PROJECT_ROOT", str(tmp_path / "missing"))
+    assert resolve_project_root() is None
