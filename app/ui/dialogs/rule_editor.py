@@ -1,0 +1,96 @@
+"""A form to create a permission rule, validated by the same code as the repository."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.permissions.rules import InvalidRuleError, PermissionRule, validate_rule
+
+
+class RuleEditorDialog(QDialog):
+    def __init__(self, tool_names: list[str], parent: QWidget | None = None,
+                 initial: PermissionRule | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("New permission rule")
+        self.setMinimumWidth(480)
+        self._rule: PermissionRule | None = None
+        initial = initial or PermissionRule(decision="ask", priority=10)
+
+        form = QFormLayout()
+        self.server = QLineEdit(initial.server_id or "")
+        self.server.setPlaceholderText("any server (e.g. builtin, or an MCP server name)")
+        self.tool = QComboBox()
+        self.tool.setEditable(True)
+        self.tool.addItems(["", *sorted(tool_names)])
+        self.tool.setCurrentText(initial.tool_name or "")
+        self.tool.lineEdit().setPlaceholderText("exact tool name (case-sensitive)")
+        self.tool_pattern = QLineEdit(initial.tool_pattern or "")
+        self.tool_pattern.setPlaceholderText("or a wildcard like git_* (case-insensitive)")
+        self.input_pattern = QLineEdit(initial.input_pattern or "")
+        self.input_pattern.setPlaceholderText("e.g. git status*  ·  doc/**  ·  *.python.org")
+        self.decision = QComboBox()
+        self.decision.addItems(["allow", "ask", "deny"])
+        self.decision.setCurrentText(initial.decision)
+        self.priority = QSpinBox()
+        self.priority.setRange(-1_000_000, 1_000_000)
+        self.priority.setValue(initial.priority)
+        self.description = QLineEdit(initial.description)
+        form.addRow("Server", self.server)
+        form.addRow("Tool", self.tool)
+        form.addRow("Tool pattern", self.tool_pattern)
+        form.addRow("Input pattern", self.input_pattern)
+        form.addRow("Decision", self.decision)
+        form.addRow("Priority", self.priority)
+        form.addRow("Description", self.description)
+
+        help_text = QLabel("Higher priority is evaluated first; at equal priority deny beats ask "
+                           "beats allow. The input pattern is matched against each part of the "
+                           "call (each command of a shell chain, the resolved file path, the "
+                           "URL host); the strictest part decides.")
+        help_text.setWordWrap(True)
+        help_text.setStyleSheet("color: palette(placeholder-text);")
+        self.error = QLabel()
+        self.error.setObjectName("rule-error")
+        self.error.setStyleSheet("color: #cf222e;")
+        self.error.setWordWrap(True)
+        self.error.hide()
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok |
+                                   QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._try_accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(help_text)
+        layout.addWidget(self.error)
+        layout.addWidget(buttons)
+
+    def rule(self) -> PermissionRule | None:
+        return self._rule
+
+    def _try_accept(self) -> None:
+        try:
+            self._rule = validate_rule(PermissionRule(
+                decision=self.decision.currentText(),  # type: ignore[arg-type]
+                server_id=self.server.text().strip() or None,
+                tool_name=self.tool.currentText().strip() or None,
+                tool_pattern=self.tool_pattern.text().strip() or None,
+                input_pattern=self.input_pattern.text() or None,
+                priority=self.priority.value(),
+                description=self.description.text().strip(),
+            ))
+        except InvalidRuleError as exc:
+            self.error.setText(str(exc))
+            self.error.show()
+            return
+        self.accept()

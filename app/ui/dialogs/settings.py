@@ -1,0 +1,292 @@
+"""Settings: provider (key, model, base URL), permission rules, about."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QStyledItemDelegate,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.config import APP_NAME
+from app.core.permissions.repository import RuleRepository
+from app.core.permissions.rules import InvalidRuleError
+from app.core.secrets import ANTHROPIC_API_KEY, SecretStoreError, secret_source, set_secret
+from app.core.services import Services
+from app.core.store.profiles import DEFAULT_MODEL
+from app.ui.dialogs.rule_editor import RuleEditorDialog
+from app.ui.models.rules_model import RulesTableModel
+
+
+class _DecisionDelegate(QStyledItemDelegate):
+    def createEditor(self, parent, option, index):
+        combo = QComboBox(parent)
+        combo.addItems(["allow", "ask", "deny"])
+        return combo
+
+    def setEditorData(self, editor, index):
+        editor.setCurrentText(str(index.data(Qt.ItemDataRole.EditRole)))
+
+    def setModelData(self, editor, model, index):
+        model.setData(index, editor.currentText(), Qt.ItemDataRole.EditRole)
+
+
+class RulesTab(QWidget):
+    def __init__(self, services: Services, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.services = services
+        self.model = RulesTableModel(services.permissions.rules, self)
+        self.table = QTableView()
+        self.table.setObjectName("rules-table")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked |
+                                   QAbstractItemView.EditTrigger.EditKeyPressed |
+                                   QAbstractItemView.EditTrigger.SelectedClicked)
+        self.table.setItemDelegateForColumn(RulesTableModel.COL_DECISION,
+                                            _DecisionDelegate(self.table))
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(RulesTableModel.COL_DESCRIPTION, QHeaderView.ResizeMode.Stretch)
+        self.table.setAlternatingRowColors(True)
+
+        self.add_button = QPushButton("Add rule…")
+        self.delete_button = QPushButton("Delete")
+        self.delete_button.setShortcut(QKeySequence.StandardKey.Delete)
+        self.import_button = QPushButton("Import…")
+        self.export_button = QPushButton("Export…")
+        toolbar = QHBoxLayout()
+        for button in (self.add_button, self.delete_button):
+            toolbar.addWidget(button)
+        toolbar.addStretch(1)
+        toolbar.addWidget(self.import_button)
+        toolbar.addWidget(self.export_button)
+
+        self.status = QLabel("Changes take effect immediately.")
+        self.status.setObjectName("rules-status")
+        self.model.edit_failed.connect(self._show_error)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(toolbar)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.status)
+        layout.addWidget(self._build_tester())
+
+        self.add_button.clicked.connect(self.add_rule)
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.import_button.clicked.connect(self.import_rules)
+        self.export_button.clicked.connect(self.export_rules)
+
+    # -- test a call ---------------------------------------------------------------------
+
+    def _build_tester(self) -> QGroupBox:
+        box = QGroupBox("Test a call")
+        form = QFormLayout(box)
+        self.test_server = QLineEdit("builtin")
+        self.test_tool = QComboBox()
+        self.test_tool.setEditable(True)
+        self.test_tool.addItems(sorted(self.services.registry.names()))
+        self.test_input = QPlainTextEdit('{"command": "git status && rm -rf build"}')
+        self.test_input.setMaximumHeight(70)
+        self.test_button = QPushButton("Decide")
+        self.test_result = QLabel()
+        self.test_result.setObjectName("test-result")
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        row = QHBoxLayout()
+        row.addWidget(self.test_server)
+        row.addWidget(self.test_tool, 1)
+        row.addWidget(self.test_button)
+        form.addRow("Server / tool", row)
+        form.addRow("Input JSON", self.test_input)
+        form.addRow("Result", self.test_result)
+        self.test_button.clicked.connect(self.run_test)
+        if "shell_exec" in self.services.registry.names():
+            self.test_tool.setCurrentText("shell_exec")
+        return box
+
+    def run_test(self) -> None:
+        try:
+            tool_input = json.loads(self.test_input.toPlainText() or "{}")
+        except json.JSONDecodeError as exc:
+            self.test_result.setText(f"Input is not valid JSON: {exc}")
+            return
+        decision = self.services.permissions.decide(
+            self.test_server.text().strip(), self.test_tool.currentText().strip(), tool_input)
+        lines = [f"<b>{decision.kind.upper()}</b> — {decision.explain()}"]
+        for part in decision.subjects:
+            why = part.rule.summary() if part.rule else "no rule matched"
+            lines.append(f"&nbsp;&nbsp;• <code>{_escape(part.subject)}</code> → {part.kind} "
+                         f"({_escape(why)})")
+        self.test_result.setText("<br>".join(lines))
+        if decision.rule is not None:
+            row = self.model.row_of(decision.rule.id)  # type: ignore[arg-type]
+            if row >= 0:
+                self.table.selectRow(row)
+
+    # -- editing -----------------------------------------------------------------------------
+
+    def add_rule(self) -> None:
+        dialog = RuleEditorDialog(self.services.registry.names(), self)
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def done(code: int) -> None:
+            rule = dialog.rule()
+            if code == QDialog.DialogCode.Accepted and rule is not None:
+                try:
+                    row = self.model.add_rule(rule)
+                except InvalidRuleError as exc:
+                    self._show_error(str(exc))
+                    return
+                self.table.selectRow(row)
+                self.status.setText("Rule added; it applies to the next call.")
+            dialog.deleteLater()
+
+        dialog.finished.connect(done)
+        dialog.open()
+
+    def delete_selected(self) -> None:
+        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
+        if not rows:
+            return
+        summaries = "\n".join(self.model.rule_at(r).summary() for r in rows[:5])
+        box = QMessageBox(QMessageBox.Icon.Warning, "Delete rules",
+                          f"Delete {len(rows)} rule(s)?\n\n{summaries}",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def done(_code: int) -> None:
+            if box.clickedButton() is box.button(QMessageBox.StandardButton.Yes):
+                self.model.delete_rows(rows)
+                self.status.setText(f"Deleted {len(rows)} rule(s).")
+            box.deleteLater()
+
+        box.finished.connect(done)
+        box.open()
+
+    def import_rules(self, path: str | None = None) -> None:
+        if not path:
+            path, _ = QFileDialog.getOpenFileName(self, "Import rules", "", "JSON (*.json)")
+        if not path:
+            return
+        try:
+            rules = RuleRepository.parse_json(Path(path).read_text(encoding="utf-8"))
+        except (OSError, InvalidRuleError) as exc:
+            self._show_error(f"Not imported: {exc}")
+            return
+        self.services.permissions.rules.replace_all(rules)
+        self.model.reload()
+        self.status.setText(f"Imported {len(rules)} rules from {path}.")
+
+    def export_rules(self, path: str | None = None) -> None:
+        if not path:
+            path, _ = QFileDialog.getSaveFileName(self, "Export rules", "tebiki-rules.json",
+                                                  "JSON (*.json)")
+        if not path:
+            return
+        Path(path).write_text(self.services.permissions.rules.export_json(), encoding="utf-8")
+        self.status.setText(f"Exported to {path}.")
+
+    def _show_error(self, message: str) -> None:
+        self.status.setText(f"<span style='color:#cf222e'>{_escape(message)}</span>")
+
+
+class ProviderTab(QWidget):
+    def __init__(self, services: Services, profile_id: int, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.services = services
+        self.profile_id = profile_id
+        profile = services.profiles.get(profile_id)
+        form = QFormLayout(self)
+        self.api_key = QLineEdit()
+        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        source = secret_source(ANTHROPIC_API_KEY)
+        self.api_key.setPlaceholderText({"keyring": "stored in the OS keyring",
+                                         "environment": "from ANTHROPIC_API_KEY",
+                                         "none": "sk-ant-…"}[source])
+        self.model = QComboBox()
+        self.model.setEditable(True)
+        self.model.addItems(sorted({profile.model, DEFAULT_MODEL}))
+        self.model.setCurrentText(profile.model)
+        self.base_url = QLineEdit(profile.base_url or "")
+        self.base_url.setPlaceholderText("https://api.anthropic.com (default)")
+        self.status = QLabel()
+        self.status.setObjectName("provider-status")
+        self.status.setWordWrap(True)
+        form.addRow("API key", self.api_key)
+        form.addRow("Model", self.model)
+        form.addRow("Base URL", self.base_url)
+        form.addRow("", self.status)
+
+    def save(self) -> bool:
+        key = self.api_key.text().strip()
+        if key:
+            try:
+                set_secret(ANTHROPIC_API_KEY, key)
+            except SecretStoreError as exc:
+                self.status.setText(str(exc))
+                return False
+        profile = self.services.profiles.get(self.profile_id)
+        from dataclasses import replace
+
+        self.services.profiles.update(replace(
+            profile, model=self.model.currentText().strip() or DEFAULT_MODEL,
+            base_url=self.base_url.text().strip() or None))
+        return True
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, services: Services, profile_id: int, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle(f"{APP_NAME} Settings")
+        self.resize(900, 640)
+        self.tabs = QTabWidget()
+        self.provider_tab = ProviderTab(services, profile_id)
+        self.rules_tab = RulesTab(services)
+        self.tabs.addTab(self.provider_tab, "Provider")
+        self.tabs.addTab(self.rules_tab, "Permission rules")
+        about = QLabel(f"<h3>{APP_NAME}</h3><p>A desktop AI agent workbench. Every tool call "
+                       "passes your permission rules.</p><p>Data folder: "
+                       f"<code>{services.data_dir}</code></p>")
+        about.setWordWrap(True)
+        about.setAlignment(Qt.AlignmentFlag.AlignTop)
+        about.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.tabs.addTab(about, "About")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save |
+                                   QDialogButtonBox.StandardButton.Close)
+        buttons.accepted.connect(self._save)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs)
+        layout.addWidget(buttons)
+
+    def _save(self) -> None:
+        if self.provider_tab.save():
+            self.accept()
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,83 @@
+"""Table model over ``tool_executions`` (newest first), with filters."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+from app.core.store.audit import AuditRepository, ToolExecution
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class HistoryTableModel(QAbstractTableModel):
+    COL_TIME, COL_TOOL, COL_SERVER, COL_DECISION, COL_OUTCOME, COL_DURATION, COL_INPUT = range(7)
+    HEADERS = ("Time", "Tool", "Server", "Decision", "Outcome", "Duration", "Input")
+    ExecutionRole = Qt.ItemDataRole.UserRole + 1
+
+    def __init__(self, audit: AuditRepository, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.audit = audit
+        self.tool_filter: str | None = None
+        self.decision_filter: str | None = None
+        self.errors_only = False
+        self._rows: list[ToolExecution] = []
+        self.reload()
+
+    def set_filters(self, *, tool: str | None, decision: str | None, errors_only: bool) -> None:
+        self.tool_filter, self.decision_filter, self.errors_only = tool, decision, errors_only
+        self.reload()
+
+    def reload(self) -> None:
+        self.beginResetModel()
+        self._rows = self.audit.list(tool_name=self.tool_filter, decision=self.decision_filter,
+                                     errors_only=self.errors_only, limit=1000)
+        self.endResetModel()
+
+    def execution_at(self, row: int) -> ToolExecution:
+        return self._rows[row]
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal \
+                and 0 <= section < len(self.HEADERS):
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == self.COL_TIME:
+                return row.created_at.replace("T", " ")[:19]
+            if column == self.COL_TOOL:
+                return row.tool_name
+            if column == self.COL_SERVER:
+                return row.server_id
+            if column == self.COL_DECISION:
+                return row.decision
+            if column == self.COL_OUTCOME:
+                return row.outcome + (" (error)" if row.is_error and row.outcome == "executed"
+                                      else "")
+            if column == self.COL_DURATION:
+                return "" if row.duration_ms is None else f"{row.duration_ms} ms"
+            if column == self.COL_INPUT:
+                text = json.dumps(row.input, ensure_ascii=False)
+                return text if len(text) <= 120 else text[:117] + "…"
+        if role == Qt.ItemDataRole.ForegroundRole and column == self.COL_OUTCOME and \
+                (row.is_error or row.outcome != "executed"):
+            return QColor("#cf222e")
+        if role == self.ExecutionRole:
+            return row
+        return None

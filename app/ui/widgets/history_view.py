@@ -1,0 +1,92 @@
+"""Tool history: every call with its decision and outcome; a details pane shows input/output."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.store.audit import AuditRepository
+from app.ui.models.history_model import HistoryTableModel
+
+
+class HistoryView(QWidget):
+    def __init__(self, audit: AuditRepository, tool_names: list[str],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = HistoryTableModel(audit, self)
+        self.tool = QComboBox()
+        self.tool.addItem("All tools", None)
+        for name in sorted(tool_names):
+            self.tool.addItem(name, name)
+        self.decision = QComboBox()
+        for label, value in (("Any decision", None), ("allow", "allow"), ("ask", "ask"),
+                             ("deny", "deny")):
+            self.decision.addItem(label, value)
+        self.errors = QCheckBox("Errors only")
+        refresh = QPushButton("Refresh")
+        filters = QHBoxLayout()
+        for widget in (self.tool, self.decision, self.errors):
+            filters.addWidget(widget)
+        filters.addStretch(1)
+        filters.addWidget(refresh)
+
+        self.table = QTableView()
+        self.table.setObjectName("history-table")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.details = QPlainTextEdit()
+        self.details.setReadOnly(True)
+        self.details.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.details.setPlaceholderText("Select a call to see its input and result.")
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.details)
+        splitter.setSizes([300, 200])
+        layout = QVBoxLayout(self)
+        layout.addLayout(filters)
+        layout.addWidget(splitter, 1)
+
+        for combo in (self.tool, self.decision):
+            combo.currentIndexChanged.connect(self._apply_filters)
+        self.errors.toggled.connect(self._apply_filters)
+        refresh.clicked.connect(self.model.reload)
+        self.table.selectionModel().currentRowChanged.connect(
+            lambda current, _previous: self._show_details(current.row()))
+
+    def _apply_filters(self) -> None:
+        self.model.set_filters(tool=self.tool.currentData(), decision=self.decision.currentData(),
+                               errors_only=self.errors.isChecked())
+        self.details.clear()
+
+    def _show_details(self, row: int) -> None:
+        if row < 0 or row >= self.model.rowCount():
+            self.details.clear()
+            return
+        e = self.model.execution_at(row)
+        self.details.setPlainText(
+            f"{e.tool_name} on {e.server_id} at {e.created_at}\n"
+            f"decision: {e.decision}   outcome: {e.outcome}   rule: "
+            f"{'#' + str(e.rule_id) if e.rule_id else 'none'}   "
+            f"duration: {e.duration_ms if e.duration_ms is not None else '-'} ms   "
+            f"error: {'yes' if e.is_error else 'no'}\n\n"
+            f"input:\n{json.dumps(e.input, indent=2, ensure_ascii=False)}\n\n"
+            f"output:\n{e.output or ''}")

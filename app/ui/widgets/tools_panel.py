@@ -1,0 +1,156 @@
+"""The tools list: a checkbox per tool (enabled for the profile), grouped, with Configure…."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.services import Services
+from app.core.store.profiles import ToolSetting
+from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
+from app.ui.dialogs.tool_config import ToolConfigDialog
+
+CATEGORY_LABELS = {
+    ToolCategory.READ_ONLY: "Read only",
+    ToolCategory.FILE_SYSTEM: "Files",
+    ToolCategory.EXECUTION: "Execution",
+    ToolCategory.VERSION_CONTROL: "Version control",
+    ToolCategory.COMPOSITE: "Composite",
+}
+ToolNameRole = Qt.ItemDataRole.UserRole + 1
+
+
+class ToolsPanel(QWidget):
+    tool_toggled = Signal(str, bool)
+    config_saved = Signal(str)
+
+    def __init__(self, services: Services, profile_id: int, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.services = services
+        self.profile_id = profile_id
+        self.project_root: Path | None = None
+        self.tree = QTreeWidget()
+        self.tree.setObjectName("tools-tree")
+        self.tree.setColumnCount(3)
+        self.tree.setHeaderLabels(["Tool", "Risk", ""])
+        self.tree.setRootIsDecorated(True)
+        self.tree.setUniformRowHeights(True)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        title = QLabel("<b>Tools</b>")
+        hint = QLabel("Checked tools are offered to the AI.")
+        hint.setStyleSheet("color: palette(placeholder-text);")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(title)
+        layout.addWidget(hint)
+        layout.addWidget(self.tree, 1)
+        self._items: dict[str, QTreeWidgetItem] = {}
+        self.tree.itemChanged.connect(self._on_item_changed)
+        self.rebuild()
+
+    def set_profile(self, profile_id: int) -> None:
+        self.profile_id = profile_id
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        self.tree.blockSignals(True)
+        self.tree.clear()
+        self._items.clear()
+        settings = self.services.profiles.tool_settings(self.profile_id)
+        groups: dict[str, QTreeWidgetItem] = {}
+        specs = sorted(self.services.registry.specs(),
+                       key=lambda s: (s.server_id != "builtin", s.server_id,
+                                      list(ToolCategory).index(s.category), s.name))
+        bold = QFont()
+        bold.setBold(True)
+        for spec in specs:
+            group_name = CATEGORY_LABELS[spec.category] if spec.server_id == "builtin" else \
+                f"Server: {spec.server_id}"
+            group = groups.get(group_name)
+            if group is None:
+                group = QTreeWidgetItem(self.tree, [group_name])
+                group.setFirstColumnSpanned(True)
+                group.setFont(0, bold)
+                group.setFlags(Qt.ItemFlag.ItemIsEnabled)
+                group.setExpanded(True)
+                groups[group_name] = group
+            item = QTreeWidgetItem(group, [spec.name, spec.risk.value])
+            item.setData(0, ToolNameRole, spec.name)
+            item.setToolTip(0, spec.description)
+            item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable |
+                          Qt.ItemFlag.ItemIsSelectable)
+            enabled = settings.get(spec.name, ToolSetting(spec.name)).enabled
+            item.setCheckState(0, Qt.CheckState.Checked if enabled else Qt.CheckState.Unchecked)
+            item.setForeground(1, QColor("#cf222e" if spec.risk == RiskLevel.HIGH
+                                         else "#1a7f37"))
+            provider = self.services.registry.provider_of(spec.name)
+            if provider is not None and provider.id != "builtin":
+                item.setToolTip(1, f"served by {provider.display_name}")
+            self._items[spec.name] = item
+            self.tree.setItemWidget(item, 2, self._configure_button(spec))
+        self.tree.expandAll()
+        self.tree.blockSignals(False)
+
+    def _configure_button(self, spec: ToolSpec) -> QWidget:
+        button = QPushButton("Configure…")
+        button.setObjectName(f"configure-{spec.name}")
+        button.setFlat(True)
+        button.clicked.connect(lambda: self.open_configure(spec.name))
+        holder = QWidget()
+        row = QHBoxLayout(holder)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(button)
+        return holder
+
+    def item(self, tool_name: str) -> QTreeWidgetItem:
+        return self._items[tool_name]
+
+    def enabled_tools(self) -> list[str]:
+        return [name for name, item in self._items.items()
+                if item.checkState(0) == Qt.CheckState.Checked]
+
+    def _on_item_changed(self, item: QTreeWidgetItem, column: int) -> None:
+        name = item.data(0, ToolNameRole)
+        if column != 0 or not name:
+            return
+        enabled = item.checkState(0) == Qt.CheckState.Checked
+        self.services.profiles.set_enabled(self.profile_id, name, enabled)
+        self.tool_toggled.emit(name, enabled)
+
+    def open_configure(self, tool_name: str) -> ToolConfigDialog:
+        tool = self.services.registry.get(tool_name)
+        assert tool is not None
+        current = self.services.profiles.tool_settings(self.profile_id).get(
+            tool_name, ToolSetting(tool_name))
+        dialog = ToolConfigDialog(tool.spec, current.config, self.project_root, self)
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def done(code: int) -> None:
+            config = dialog.config()
+            if code and config is not None:
+                latest = self.services.profiles.tool_settings(self.profile_id).get(
+                    tool_name, ToolSetting(tool_name))
+                self.services.profiles.set_tool(
+                    self.profile_id, ToolSetting(tool_name, latest.enabled, config))
+                self.config_saved.emit(tool_name)
+            dialog.deleteLater()
+
+        dialog.finished.connect(done)
+        dialog.open()
+        return dialog
