@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Collect garbage only here, on the main thread (see app/ui/gc_guard.py): fake servers and
+# worker threads run Python too, and a QObject freed on one of them crashes Qt later.
+gc.disable()
+_tests_since_full_collection = 0
+
+
+@pytest.fixture(autouse=True)
+def collect_garbage_on_main_thread():
+    global _tests_since_full_collection
+    yield
+    _tests_since_full_collection += 1
+    if _tests_since_full_collection >= 25:
+        _tests_since_full_collection = 0
+        gc.collect()
+    else:
+        gc.collect(0)
 
 
 @pytest.fixture(autouse=True)

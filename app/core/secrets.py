@@ -1,43 +1,73 @@
-"""API keys: the OS keyring first, then the environment. Never SQLite, never logs."""
+"""API keys: the environment, then the OS keyring. Never SQLite, never logs.
+
+The environment wins: it is the explicit per-process override (CI, tests, a shell session), and
+it keeps a run pointed at a loopback test server from ever reading a real key out of the
+keyring. Keyring backends fail in many ways (no D-Bus session, a locked wallet, no backend);
+every read failure counts as "no key" and is logged without the value.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
+from typing import Literal
 
 log = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "tebiki"
 ANTHROPIC_API_KEY = "anthropic_api_key"
+OPENAI_API_KEY = "openai_api_key"
 BRAVE_SEARCH_API_KEY = "brave_search_api_key"
 
-_ENVIRONMENT = {
+ENVIRONMENT_VARIABLES = {
     ANTHROPIC_API_KEY: "ANTHROPIC_API_KEY",
+    OPENAI_API_KEY: "OPENAI_API_KEY",
     BRAVE_SEARCH_API_KEY: "BRAVE_SEARCH_API_KEY",
 }
 
+SecretSource = Literal["environment", "keyring", "none"]
+
 
 class SecretStoreError(RuntimeError):
-    pass
+    """The keyring refused to store or delete a secret; the message never contains it."""
 
 
-def get_secret(name: str) -> str | None:
-    """The keyring value, else the environment variable; None when neither is set."""
+def secret_from_environment(name: str) -> str | None:
+    env_name = ENVIRONMENT_VARIABLES.get(name)
+    value = os.environ.get(env_name, "").strip() if env_name else ""
+    return value or None
+
+
+def _from_keyring(name: str) -> str | None:
     try:
         import keyring
 
         value = keyring.get_password(KEYRING_SERVICE, name)
-    except Exception as exc:  # no backend, locked, D-Bus missing: fall back quietly
-        log.debug("keyring unavailable for %s: %s", name, type(exc).__name__)
-        value = None
-    if value:
-        return value
-    env_name = _ENVIRONMENT.get(name)
-    return os.environ.get(env_name) or None if env_name else None
+    except Exception as exc:
+        log.warning("OS keyring unavailable for %s (%s)", name, type(exc).__name__)
+        return None
+    value = (value or "").strip()
+    return value or None
+
+
+def get_secret(name: str) -> str | None:
+    """The secret from the environment, else the keyring; None when neither has it.
+
+    May block on a keyring backend: call it from a worker thread, not the event loop.
+    """
+    return secret_from_environment(name) or _from_keyring(name)
+
+
+def secret_source(name: str) -> SecretSource:
+    """Where ``get_secret`` would find the secret, for the UI."""
+    if secret_from_environment(name):
+        return "environment"
+    return "keyring" if _from_keyring(name) else "none"
 
 
 def set_secret(name: str, value: str | None) -> None:
-    """Store (or with an empty value, delete) a secret in the OS keyring."""
+    """Store ``value`` in the OS keyring; an empty value deletes the stored one."""
+    value = (value or "").strip()
     try:
         import keyring
         from keyring.errors import PasswordDeleteError
@@ -48,21 +78,9 @@ def set_secret(name: str, value: str | None) -> None:
             try:
                 keyring.delete_password(KEYRING_SERVICE, name)
             except PasswordDeleteError:
-                pass
+                pass  # nothing stored
     except Exception as exc:
+        env_name = ENVIRONMENT_VARIABLES.get(name, name.upper())
         raise SecretStoreError(
-            f"The OS keyring is not available ({type(exc).__name__}: {exc}). Set the "
-            f"{_ENVIRONMENT.get(name, name)} environment variable instead.") from exc
-
-
-def secret_source(name: str) -> str:
-    """Where the secret currently comes from, for the UI: 'keyring', 'environment' or 'none'."""
-    try:
-        import keyring
-
-        if keyring.get_password(KEYRING_SERVICE, name):
-            return "keyring"
-    except Exception:
-        pass
-    env_name = _ENVIRONMENT.get(name)
-    return "environment" if env_name and os.environ.get(env_name) else "none"
+            f"The OS keyring is not available ({type(exc).__name__}). Set the {env_name} "
+            "environment variable instead.") from None

@@ -16,7 +16,7 @@ from typing import Any
 import sqlite_utils
 
 from app.core.permissions.rules import DECISIONS, InvalidRuleError, PermissionRule, validate_rule
-from app.core.store.db import db_lock, transaction, utc_now
+from app.core.store.db import attached, db_lock, transaction, utc_now
 
 _COLUMNS = ("id", "server_id", "tool_name", "tool_pattern", "input_pattern", "decision",
             "priority", "description", "created_at", "updated_at")
@@ -51,13 +51,8 @@ class RuleChanges:
         return unsubscribe
 
 
-_CHANGES: dict[int, RuleChanges] = {}
-_CHANGES_GUARD = threading.Lock()
-
-
 def rule_changes(db: sqlite_utils.Database) -> RuleChanges:
-    with _CHANGES_GUARD:
-        return _CHANGES.setdefault(id(db.conn), RuleChanges())
+    return attached(db, "_tebiki_rule_changes", RuleChanges)
 
 
 class RuleNotFoundError(KeyError):

@@ -4,36 +4,48 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 import sqlite_utils
 
 from app.core.store.migrations import MIGRATIONS, SCHEMA_VERSION
+
+T = TypeVar("T")
 
 
 class DatabaseError(RuntimeError):
     """The database file cannot be used (newer schema, not a database, ...)."""
 
 
-_LOCKS: dict[int, threading.RLock] = {}
-_LOCKS_GUARD = threading.Lock()
+_ATTACH_GUARD = threading.Lock()
 
 
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def attached(db: sqlite_utils.Database, name: str, factory: Callable[[], T]) -> T:
+    """Per-database state (locks, change notifiers) that lives and dies with ``db``.
+
+    Stored on the Database object itself: a registry keyed by ``id()`` would hand a new
+    database the stale state of a collected one whose id was reused.
+    """
+    value = db.__dict__.get(name)
+    if value is None:
+        with _ATTACH_GUARD:
+            value = db.__dict__.get(name)
+            if value is None:
+                value = db.__dict__[name] = factory()
+    return value
+
+
 def db_lock(db: sqlite_utils.Database) -> threading.RLock:
-    """One lock per connection: repositories may be called from worker threads."""
-    key = id(db.conn)
-    with _LOCKS_GUARD:
-        lock = _LOCKS.get(key)
-        if lock is None:
-            lock = _LOCKS[key] = threading.RLock()
-        return lock
+    """One lock per database: repositories may be called from worker threads."""
+    return attached(db, "_tebiki_lock", threading.RLock)
 
 
 @contextmanager

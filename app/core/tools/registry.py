@@ -148,6 +148,17 @@ class ToolRegistry:
             return ToolResult.error(f"{name} returned no result (internal error).")
         return result
 
+    async def aclose(self) -> None:
+        """Release what tools hold open (HTTP clients, background jobs) at shutdown."""
+        for entry in self._routes.values():
+            close = getattr(entry.tool, "aclose", None)
+            if close is None:
+                continue
+            try:
+                await close()
+            except Exception:
+                log.exception("closing tool %s failed", entry.spec.name)
+
     def _validator_for(self, spec: ToolSpec) -> Draft202012Validator | None:
         key = id(spec)
         validator = self._validators.get(key)
