@@ -1,0 +1,406 @@
+"""git_ops: a fixed set of git actions, hardened for repositories the person does not trust.
+
+Why hardened: a repository's own ``.git/config`` (and ``.gitattributes``) can name programs git
+runs during ordinary read commands — ``core.fsmonitor`` on status, ``diff.external`` /
+``diff.<driver>.textconv`` / ``.command`` on diff, ``filter.<driver>.clean`` on status/add,
+pagers, hooks, gpg programs. Cloning a repository must not mean running its code. So every
+invocation
+
+- ignores the system config (``GIT_CONFIG_NOSYSTEM``), never pages, never prompts,
+- overrides the fixed set of program-running keys on the command line, and additionally every
+  program-running key the repository-local config (with includes) defines, with a harmless
+  value (``cat`` for filters/textconv, ``true``/``false`` for commands),
+- disables hooks unless the tool is configured with ``run_hooks``,
+- passes ``--no-ext-diff --no-textconv`` to diff-producing commands,
+- puts ``--end-of-options`` / ``--`` before anything user-supplied, validates refs, branch names
+  (``git check-ref-format``), paths (inside the project) and integers.
+
+There is no push action, by design (seed §9.2).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from app.core.tools.base import (
+    GitPermission,
+    RiskLevel,
+    ToolCategory,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+)
+from app.core.tools.process_runner import RunResult, minimal_env, run_argv
+
+READ_ACTIONS = ("status", "diff", "log", "show", "branch_list")
+WRITE_ACTIONS = ("add", "commit", "branch_create", "checkout")
+
+GIT_ENV: dict[str, str] = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_EDITOR": "true",
+    "GIT_SEQUENCE_EDITOR": "true",
+    "GIT_ASKPASS": "false",
+    "SSH_ASKPASS": "false",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+}
+
+# Always set on the command line (`-c` beats every config file).
+_FIXED_CONFIG: tuple[str, ...] = (
+    "core.fsmonitor=false",
+    "core.pager=cat",
+    "core.editor=true",
+    "sequence.editor=true",
+    "diff.external=",
+    "protocol.ext.allow=never",
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "log.showSignature=false",
+    "merge.verifySignatures=false",
+    "submodule.recurse=false",
+    "status.submoduleSummary=false",
+    "diff.ignoreSubmodules=all",
+    "core.untrackedCache=false",
+)
+
+# Program-running keys a repository may define locally, and the harmless value each gets.
+# Patterns are matched against lower-cased `section.key` names (subsections kept as written).
+_NEUTRALIZE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE | re.DOTALL), v) for p, v in (
+        (r"^filter\..+\.(clean|smudge)$", "cat"),
+        (r"^filter\..+\.process$", ""),
+        (r"^filter\..+\.required$", "false"),
+        (r"^diff\..+\.textconv$", "cat"),
+        (r"^diff\..+\.command$", "true"),
+        (r"^merge\..+\.driver$", "false"),
+        (r"^pager\..+$", "false"),
+        (r"^core\.(sshcommand|askpass|gitproxy|alternaterefscommand)$", "false"),
+        (r"^credential(\..+)?\.helper$", ""),
+        (r"^gpg(\..+)?\.program$", "false"),
+        (r"^remote\..+\.(uploadpack|receivepack)$", "false"),
+        (r"^interactive\.difffilter$", "cat"),
+        (r"^trailer\..+\.(command|cmd)$", "true"),
+        (r"^core\.hookspath$", "/dev/null"),
+        (r"^(diff|merge)tool\..+\.cmd$", "false"),
+        (r"^(diff|merge)\.guitool$", ""),
+        (r"^(web\.browser|browser\..+\.(cmd|path)|man\..+\.(cmd|path)|sendemail\..*)$", ""),
+        (r"^uploadpack\.packobjectshook$", ""),
+        (r"^core\.fsmonitor$", "false"),
+    )
+)
+
+_REF_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/@{}~^+-]*$")
+_MAX_REF_LEN = 250
+_MAX_LOG = 1000
+
+
+def _config_overrides(pairs: Sequence[tuple[str, str]]) -> list[str]:
+    args: list[str] = []
+    for item in pairs:
+        args += ["-c", f"{item[0]}={item[1]}"]
+    return args
+
+
+async def hardening_args(cwd: Path, *, run_hooks: bool = False, allow_network: bool = False,
+                         env: Mapping[str, str] | None = None) -> list[str]:
+    """Global git options that keep repository configuration from running programs.
+
+    Reads the repository-local configuration (``git config --list`` never runs programs) to find
+    driver/helper keys with arbitrary names, and neutralizes each of them.
+    """
+    fixed = [tuple(item.split("=", 1)) for item in _FIXED_CONFIG]
+    if not run_hooks:
+        fixed.append(("core.hooksPath", "/dev/null"))
+    if not allow_network:
+        fixed.append(("protocol.allow", "never"))
+    base = ["--no-pager", *_config_overrides(fixed)]  # type: ignore[arg-type]
+    listing = await run_argv(
+        ["git", *base, "config", "--list", "--null", "--show-scope", "--includes"],
+        cwd=cwd, timeout_s=15, max_output_bytes=2_000_000,
+        env=env if env is not None else git_env(cwd))
+    extra: list[tuple[str, str]] = []
+    if listing.exit_code == 0:
+        # With --null --show-scope the output is "scope NUL key LF value NUL" per entry.
+        fields = listing.stdout.split("\0")
+        for scope, entry in zip(fields[0::2], fields[1::2], strict=False):
+            key = entry.split("\n", 1)[0]
+            if scope not in ("local", "worktree", "command") or not key:
+                continue
+            if run_hooks and key.lower() == "core.hookspath":
+                continue
+            for pattern, value in _NEUTRALIZE:
+                if pattern.match(key):
+                    extra.append((key, value))
+                    break
+    return base + _config_overrides(extra)
+
+
+def git_env(project_root: Path | None = None, *, read_only: bool = False) -> dict[str, str]:
+    env = minimal_env(GIT_ENV, project_root=project_root)
+    if read_only:
+        env["GIT_OPTIONAL_LOCKS"] = "0"
+    return env
+
+
+class GitOpsTool:
+    """The git_ops tool (see module docstring)."""
+
+    def __init__(self) -> None:
+        self.spec = ToolSpec(
+            name="git_ops",
+            description=(
+                "Run git operations in the project repository. Read actions (low risk): status, "
+                "diff (args.ref to compare against, args.staged, args.files), log "
+                "(args.max_count default 10, args.ref, args.files), show (args.ref, default "
+                "HEAD), branch_list. Write actions (need git write permission): add "
+                "(args.files), commit (args.message), branch_create (args.branch_name, optional "
+                "args.ref start point; switches to it), checkout (args.branch_name). There is no "
+                "push. Paths are literal (no globs) and relative to the project."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "action": {"type": "string", "enum": [*READ_ACTIONS, *WRITE_ACTIONS],
+                               "description": "The git operation to perform"},
+                    "args": {
+                        "type": "object",
+                        "description": "Action-specific arguments",
+                        "properties": {
+                            "files": {"type": "array", "items": {"type": "string"},
+                                      "description": "Paths for add (required), diff, log"},
+                            "message": {"type": "string",
+                                        "description": "Commit message for commit"},
+                            "branch_name": {"type": "string",
+                                            "description": "Branch for branch_create/checkout"},
+                            "max_count": {"type": "integer", "minimum": 1,
+                                          "maximum": _MAX_LOG,
+                                          "description": "Max entries for log (default 10)"},
+                            "ref": {"type": "string",
+                                    "description": "Commit/branch/tag for show, diff, log, or "
+                                                   "the start point of branch_create"},
+                            "staged": {"type": "boolean",
+                                       "description": "diff: show staged changes"},
+                        },
+                    },
+                },
+                "required": ["action"],
+            },
+            category=ToolCategory.VERSION_CONTROL,
+            risk=RiskLevel.HIGH,
+            subjects_fn=_subjects,
+            subject_kind="text",
+            annotations={"read_only_actions": list(READ_ACTIONS)},
+        )
+
+    async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        action = input.get("action")
+        if action not in READ_ACTIONS + WRITE_ACTIONS:
+            return ToolResult.error(f"Unknown git action {action!r}. Use one of: "
+                                    f"{', '.join(READ_ACTIONS + WRITE_ACTIONS)}.")
+        args = input.get("args") or {}
+        if not isinstance(args, Mapping):
+            return ToolResult.error("args must be an object")
+        if ctx.git_permission == GitPermission.DISABLED:
+            return ToolResult.error("Git operations are disabled in this tool's configuration.")
+        if action in WRITE_ACTIONS and ctx.git_permission != GitPermission.READ_WRITE:
+            return ToolResult.error(
+                f"Git write action '{action}' needs read-write git permission (current: "
+                f"{ctx.git_permission.value}). Use a read action, or ask the person to enable "
+                "git writes in the tool configuration.")
+        runner = _GitRunner(ctx, read_only=action in READ_ACTIONS)
+        try:
+            argv = await _ACTIONS[action](runner, args)
+        except _InvalidInput as exc:
+            return ToolResult.error(str(exc))
+        result = await runner.run(argv)
+        if result.timed_out:
+            return ToolResult.error(f"git {action} timed out after {runner.timeout:g} s.")
+        if result.exit_code != 0:
+            detail = (result.stderr.strip() or result.stdout.strip())
+            return ToolResult.error(f"git {action} failed (exit code {result.exit_code}):\n"
+                                    f"{detail}")
+        output = result.stdout.rstrip("\n")
+        if not output and action == "status":
+            output = "(clean: nothing to commit)"
+        payload: dict[str, Any] = {"action": action, "output": output, "success": True}
+        if result.stderr.strip():
+            payload["stderr"] = result.stderr.strip()
+        return ToolResult.ok(payload)
+
+
+def _subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
+    return [str(tool_input.get("action", ""))]
+
+
+class _InvalidInput(ValueError):
+    pass
+
+
+class _GitRunner:
+    def __init__(self, ctx: ToolContext, *, read_only: bool) -> None:
+        self.ctx = ctx
+        self.cwd = ctx.working_dir
+        self.read_only = read_only
+        self.config = ctx.config_for("git_ops")
+        self.timeout = float(self.config.get("timeout_s", ctx.shell_timeout_s))
+        self.env = git_env(ctx.working_dir, read_only=read_only)
+        self._prefix: list[str] | None = None
+
+    async def prefix(self) -> list[str]:
+        if self._prefix is None:
+            self._prefix = await hardening_args(
+                self.cwd, run_hooks=bool(self.config.get("run_hooks", False)), env=self.env)
+        return self._prefix
+
+    async def run(self, argv: list[str], *, cap: int | None = None) -> RunResult:
+        return await run_argv(["git", *(await self.prefix()), "--literal-pathspecs", *argv],
+                              cwd=self.cwd, timeout_s=self.timeout,
+                              max_output_bytes=cap or self.ctx.max_output_bytes, env=self.env)
+
+    # validation ----------------------------------------------------------------------------
+
+    async def ref(self, value: Any, what: str = "ref", *, allow_range: bool = False) -> str:
+        if not isinstance(value, str) or not value:
+            raise _InvalidInput(f"{what} must be a non-empty string")
+        plain = value.replace("...", "..") if allow_range else value
+        if len(value) > _MAX_REF_LEN or not _REF_RE.match(value) or (
+                not allow_range and ".." in plain) or plain.count("..") > 1:
+            raise _InvalidInput(
+                f"Invalid {what} {value!r}: use a commit hash, branch, tag or an expression like "
+                "HEAD~2 (letters, digits and ._/@{}~^+- only; it may not start with '-')"
+                + (", or a range A..B." if allow_range else "."))
+        return value
+
+    async def revision_exists(self, value: str) -> bool:
+        res = await self.run(["rev-parse", "--verify", "--quiet", "--end-of-options",
+                              f"{value}^{{commit}}"], cap=4096)
+        return res.exit_code == 0
+
+    async def branch_name(self, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise _InvalidInput("args.branch_name is required")
+        if value.startswith("-") or len(value) > _MAX_REF_LEN or any(
+                ord(c) < 0x20 or c == "\x7f" for c in value):
+            raise _InvalidInput(f"Invalid branch name {value!r}: it may not start with '-'.")
+        res = await self.run(["check-ref-format", "--branch", value], cap=4096)
+        if res.exit_code != 0 or res.stdout.strip() != value:
+            raise _InvalidInput(f"Invalid branch name {value!r} (git check-ref-format "
+                                "refused it). Use names like feature/login-form.")
+        return value
+
+    def paths(self, value: Any, *, required: bool) -> list[str]:
+        if value is None or value == []:
+            if required:
+                raise _InvalidInput("args.files is required: list the paths to add")
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise _InvalidInput("args.files must be a list of non-empty path strings")
+        out = []
+        root = str(self.cwd)
+        for raw in value:
+            if "\0" in raw:
+                raise _InvalidInput(f"Invalid path {raw!r}")
+            # Lexical check: git itself resolves paths inside the work tree; a symlink is added
+            # as a link, so it must not be followed here.
+            full = os.path.normpath(os.path.join(root, raw))
+            if full != root and not full.startswith(root + os.sep):
+                raise _InvalidInput(f"Path {raw!r} is outside the project folder {root}.")
+            out.append(os.path.relpath(full, root))
+        return out
+
+
+def _max_count(value: Any) -> int:
+    if value is None:
+        return 10
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MAX_LOG:
+        raise _InvalidInput(f"args.max_count must be an integer from 1 to {_MAX_LOG}")
+    return value
+
+
+_DIFF_SAFETY = ["--no-ext-diff", "--no-textconv", "--no-color"]
+
+
+async def _status(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
+    return ["status", "--short", "--branch", "--untracked-files=normal"]
+
+
+async def _diff(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
+    argv = ["diff", *_DIFF_SAFETY]
+    if args.get("staged"):
+        argv.append("--cached")
+    argv.append("--end-of-options")
+    if args.get("ref") is not None:
+        argv.append(await r.ref(args["ref"]))
+    return [*argv, "--", *r.paths(args.get("files"), required=False)]
+
+
+async def _log(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
+    argv = ["log", *_DIFF_SAFETY, f"--max-count={_max_count(args.get('max_count'))}",
+            "--oneline", "--decorate", "--end-of-options"]
+    if args.get("ref") is not None:
+        argv.append(await r.ref(args["ref"], allow_range=True))
+    return [*argv, "--", *r.paths(args.get("files"), required=False)]
+
+
+async def _show(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
+    ref = await r.ref(args["ref"] if args.get("ref") is not None else "HEAD")
+    return ["show", *_DIFF_SAFETY, "--stat", "--patch", "--end-of-options", ref, "--"]
+
+
+async def _branch_list(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
+    return ["branch", "--all", "--verbose", "--no-color"]
+
+
+async def _add(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
+    return ["add", "--", *r.paths(args.get("files"), required=True)]
+
+
+async def _commit(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
+    message = args.get("message")
+    if not isinstance(message, str) or not message.strip():
+        raise _InvalidInput("args.message is required: the commit message")
+    if "\0" in message:
+        raise _InvalidInput("the commit message may not contain NUL characters")
+    argv = ["commit", "--no-gpg-sign", "--no-edit", f"--message={message}"]
+    if not r.config.get("run_hooks", False):
+        argv.append("--no-verify")
+    return argv
+
+
+async def _branch_create(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
+    name = await r.branch_name(args.get("branch_name"))
+    argv = ["switch", "--no-guess", "-c", name]
+    if args.get("ref") is not None:
+        start = await r.ref(args["ref"], "start point")
+        if not await r.revision_exists(start):
+            raise _InvalidInput(f"Start point {start!r} is not a commit in this repository.")
+        argv += ["--end-of-options", start]
+    return argv
+
+
+async def _checkout(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
+    name = await r.branch_name(args.get("branch_name"))
+    return ["switch", "--end-of-options", name]
+
+
+_ACTIONS = {
+    "status": _status,
+    "diff": _diff,
+    "log": _log,
+    "show": _show,
+    "branch_list": _branch_list,
+    "add": _add,
+    "commit": _commit,
+    "branch_create": _branch_create,
+    "checkout": _checkout,
+}
+
+
+def create() -> GitOpsTool:
+    return GitOpsTool()

@@ -1,0 +1,208 @@
+"""self_eval: run the project's quality checks (build, lint, type_check, test) and report each.
+
+Why configured commands: the model only chooses *which* checks run; the commands come from the
+tool configuration (``ctx.config_for("self_eval")["checks"]``: name → command line, or null to
+disable) or, when not configured, are detected from the project (pyproject.toml → ruff / mypy /
+pytest, package.json scripts, Cargo.toml, go.mod). They run through the same executor as
+shell_exec — parsed, no shell, minimal environment, timeout with process-group kill, capped
+output — but are not limited by shell_exec's allowlist, because the person configured them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
+from app.core.tools.process_runner import minimal_env, run_steps
+from app.core.tools.shell_syntax import parse_command
+
+CHECKS = ("build", "lint", "type_check", "test")
+DEFAULT_CHECKS = ("build", "lint", "type_check")  # as in the seed: tests only when asked
+MIN_TIMEOUT_S = 120.0
+MIN_EXCERPT_BYTES = 4_000
+
+
+def detect_checks(root: Path) -> dict[str, str]:
+    """Sensible default commands for the project in ``root`` (missing checks are omitted)."""
+    checks: dict[str, str] = {}
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() or (root / "setup.py").is_file() or (root / "setup.cfg").is_file():
+        checks.update(_python_checks(root, pyproject))
+    package = root / "package.json"
+    if package.is_file():
+        for name, command in _node_checks(root, package).items():
+            checks.setdefault(name, command)
+    if (root / "Cargo.toml").is_file():
+        for name, command in {"build": "cargo build", "lint": "cargo clippy",
+                              "type_check": "cargo check", "test": "cargo test"}.items():
+            checks.setdefault(name, command)
+    if (root / "go.mod").is_file():
+        for name, command in {"build": "go build ./...", "lint": "go vet ./...",
+                              "test": "go test ./..."}.items():
+            checks.setdefault(name, command)
+    return checks
+
+
+def _python_tool(root: Path, tool: str) -> str:
+    """Prefer the project's virtualenv, then PATH, then `python3 -m tool`."""
+    for venv in (".venv", "venv"):
+        if (root / venv / "bin" / tool).is_file():
+            return f"{venv}/bin/{tool}"
+    if shutil.which(tool):
+        return tool
+    return f"python3 -m {tool}"
+
+
+def _python_checks(root: Path, pyproject: Path) -> dict[str, str]:
+    tools: dict[str, Any] = {}
+    text = ""
+    if pyproject.is_file():
+        try:
+            text = pyproject.read_text(encoding="utf-8")
+            tools = tomllib.loads(text).get("tool", {})
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            tools = {}
+    checks: dict[str, str] = {}
+    if "ruff" in tools or (root / "ruff.toml").is_file() or (root / ".ruff.toml").is_file() \
+            or "ruff" in text:
+        checks["lint"] = f"{_python_tool(root, 'ruff')} check ."
+    if "mypy" in tools or (root / "mypy.ini").is_file() or "mypy" in text:
+        checks["type_check"] = f"{_python_tool(root, 'mypy')} ."
+    if "pytest" in tools or (root / "pytest.ini").is_file() or (root / "tests").is_dir() \
+            or "pytest" in text:
+        checks["test"] = f"{_python_tool(root, 'pytest')} -q"
+    return checks
+
+
+def _node_checks(root: Path, package: Path) -> dict[str, str]:
+    try:
+        scripts = json.loads(package.read_text(encoding="utf-8")).get("scripts", {}) or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    if not isinstance(scripts, dict):
+        return {}
+    if (root / "bun.lockb").is_file() or (root / "bun.lock").is_file():
+        runner = "bun run"
+    elif (root / "pnpm-lock.yaml").is_file():
+        runner = "pnpm run"
+    elif (root / "yarn.lock").is_file():
+        runner = "yarn run"
+    else:
+        runner = "npm run"
+    checks: dict[str, str] = {}
+    for check, names in (("build", ("build",)), ("lint", ("lint",)),
+                         ("type_check", ("typecheck", "type-check", "type_check", "check",
+                                         "tsc")),
+                         ("test", ("test",))):
+        for name in names:
+            script = scripts.get(name)
+            if isinstance(script, str) and "no test specified" not in script:
+                checks[check] = f"{runner} {name}"
+                break
+    return checks
+
+
+class SelfEvalTool:
+    def __init__(self) -> None:
+        self.spec = ToolSpec(
+            name="self_eval",
+            description=(
+                "Run the project's quality checks and report per check whether it passed, its "
+                "exit code, output excerpts (beginning and end) and duration. Checks: build, "
+                "lint, type_check, test (default: build, lint, type_check). The commands come "
+                "from the tool configuration or are detected from the project (pyproject.toml, "
+                "package.json, Cargo.toml, go.mod). Use it after making changes."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "checks": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": list(CHECKS)},
+                        "description": "Which checks to run (default: build, lint, type_check)",
+                    },
+                },
+            },
+            category=ToolCategory.COMPOSITE,
+            risk=RiskLevel.HIGH,
+            subjects_fn=lambda tool_input, wd=None: sorted(
+                set(tool_input.get("checks") or DEFAULT_CHECKS)) or ["(none)"],
+            subject_kind="text",
+        )
+
+    def commands(self, ctx: ToolContext) -> dict[str, str]:
+        """Configured commands override detected ones; a null/empty value disables a check."""
+        configured = ctx.config_for("self_eval").get("checks")
+        commands = detect_checks(ctx.working_dir)
+        if isinstance(configured, Mapping):
+            for name, command in configured.items():
+                if name not in CHECKS:
+                    continue
+                if command:
+                    commands[name] = str(command)
+                else:
+                    commands.pop(name, None)
+        return commands
+
+    async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        requested = input.get("checks")
+        explicit = requested is not None
+        if requested is None:
+            requested = list(DEFAULT_CHECKS)
+        if not isinstance(requested, list) or any(c not in CHECKS for c in requested):
+            return ToolResult.error(f"checks must be a list drawn from {', '.join(CHECKS)}")
+        requested = list(dict.fromkeys(requested))
+        commands = self.commands(ctx)
+        config = ctx.config_for("self_eval")
+        timeout = float(config.get("timeout_s", max(ctx.shell_timeout_s, MIN_TIMEOUT_S)))
+        excerpt = max(MIN_EXCERPT_BYTES, ctx.max_output_bytes // max(1, 2 * len(requested)))
+        env = minimal_env(project_root=ctx.working_dir)
+        results: dict[str, Any] = {}
+        skipped: dict[str, str] = {}
+        all_passed = True
+        for name in requested:
+            command = commands.get(name)
+            if not command:
+                skipped[name] = ("not configured and not detected for this project; the person "
+                                 "can set a command in the self_eval configuration")
+                if explicit:
+                    all_passed = False
+                continue
+            parsed = parse_command(command)
+            if not parsed.ok:
+                results[name] = {"command": command, "passed": False, "exit_code": None,
+                                 "error": "the configured command is not runnable without a "
+                                          "shell: " + "; ".join(parsed.problems),
+                                 "duration_ms": 0}
+                all_passed = False
+                continue
+            run = await run_steps(parsed.steps, cwd=ctx.working_dir, root=ctx.working_dir,
+                                  timeout_s=timeout, max_output_bytes=excerpt, env=env)
+            entry: dict[str, Any] = {
+                "command": command,
+                "passed": run.success,
+                "exit_code": run.exit_code,
+                "stdout": run.stdout,
+                "stderr": run.stderr,
+                "duration_ms": run.duration_ms,
+            }
+            if run.timed_out:
+                entry["error"] = f"timed out after {timeout:g} s"
+            results[name] = entry
+            all_passed = all_passed and run.success
+        if not results:
+            all_passed = False
+        payload: dict[str, Any] = {"all_passed": all_passed, "checks": results,
+                                   "total_checks": len(results)}
+        if skipped:
+            payload["skipped"] = skipped
+        return ToolResult.ok(payload)
+
+
+def create() -> SelfEvalTool:
+    return SelfEvalTool()

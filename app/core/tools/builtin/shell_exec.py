@@ -1,0 +1,337 @@
+"""shell_exec (run a command line without a shell) and shell_jobs (its background jobs).
+
+Why no shell: the command is parsed (``shell_syntax``), checked against the allowlist and the
+option-escape tables (``shell_policy``), and the parsed structure is executed directly
+(``process_runner``): what was checked is exactly what runs. ``cd`` persists across calls of one
+conversation (``ToolContext.session``) and cannot leave the project folder. ``git`` commands get
+the same config hardening as the git_ops tool, so a repository's config cannot run programs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.tools.base import (
+    RiskLevel,
+    SubjectError,
+    ToolCategory,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+)
+from app.core.tools.builtin.git_ops import GIT_ENV, hardening_args
+from app.core.tools.process_runner import (
+    ArgvHook,
+    OutputBuffer,
+    RunResult,
+    minimal_env,
+    run_steps,
+)
+from app.core.tools.shell_policy import check_command
+from app.core.tools.shell_syntax import command_subjects
+
+SESSION_CWD = "shell_cwd"
+SESSION_JOBS = "shell_jobs"
+MAX_RUNNING_JOBS = 8
+DEFAULT_MAX_TIMEOUT_S = 600.0
+DEFAULT_BACKGROUND_TIMEOUT_S = 3600.0
+
+_job_ids = itertools.count(1)
+
+
+@dataclass
+class ShellJob:
+    """A command started with background=true; its output keeps accumulating in the buffers."""
+
+    id: str
+    command: str
+    cwd: Path
+    started: float
+    stdout: OutputBuffer
+    stderr: OutputBuffer
+    task: asyncio.Task[RunResult] | None = None
+    result: RunResult | None = None
+    stopped: bool = False
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def status(self) -> str:
+        if self.running:
+            return "running"
+        if self.stopped:
+            return "stopped"
+        if self.result is not None and self.result.timed_out:
+            return "timed_out"
+        return "exited"
+
+    def describe(self, with_output: bool = True) -> dict[str, Any]:
+        info: dict[str, Any] = {"job_id": self.id, "command": self.command,
+                                "status": self.status(), "exit_code": None}
+        if self.running or self.result is None:
+            info["running_for_ms"] = int((time.monotonic() - self.started) * 1000)
+        else:
+            info["exit_code"] = self.result.exit_code
+            info["duration_ms"] = self.result.duration_ms
+        if with_output:
+            info["stdout"] = self.stdout.text()
+            info["stderr"] = self.stderr.text()
+        return info
+
+
+def _subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
+    command = tool_input.get("command")
+    if not isinstance(command, str):
+        raise SubjectError("command must be a string")
+    return command_subjects(command)
+
+
+def _project_root(ctx: ToolContext) -> Path:
+    return ctx.working_dir
+
+
+def _session_cwd(ctx: ToolContext) -> Path:
+    root = _project_root(ctx)
+    saved = ctx.session.get(SESSION_CWD)
+    if saved:
+        path = Path(saved)
+        if path.is_dir() and path.resolve().is_relative_to(root):
+            return path.resolve()
+    return root
+
+
+def _start_dir(ctx: ToolContext, working_dir: Any) -> Path | str:
+    """The directory to start in, or an error text."""
+    root = _project_root(ctx)
+    if working_dir in (None, ""):
+        return _session_cwd(ctx)
+    if not isinstance(working_dir, str):
+        return "working_dir must be a string"
+    candidate = Path(working_dir)
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    try:
+        resolved = candidate.resolve()
+    except OSError as exc:
+        return f"working_dir {working_dir!r}: {exc}"
+    if not resolved.is_relative_to(root):
+        return (f"working_dir {working_dir!r} is outside the project folder {root}; use a folder "
+                "inside it (relative paths are relative to the project folder).")
+    if not resolved.is_dir():
+        return f"working_dir {working_dir!r} is not a directory."
+    return resolved
+
+
+def shell_env(ctx: ToolContext) -> dict[str, str]:
+    return minimal_env(GIT_ENV, project_root=_project_root(ctx))
+
+
+def _git_hook(ctx: ToolContext, env: Mapping[str, str]) -> ArgvHook:
+    """Give every `git` in a command line the same config hardening as git_ops."""
+    config = ctx.config_for("shell_exec")
+
+    async def hook(argv: list[str], cwd: Path) -> list[str]:
+        if argv and argv[0] == "git":
+            prefix = await hardening_args(cwd, run_hooks=bool(config.get("git_run_hooks")),
+                                          allow_network=True, env=env)
+            return [argv[0], *prefix, *argv[1:]]
+        return argv
+    return hook
+
+
+def _timeout(ctx: ToolContext, value: Any, background: bool) -> float | str:
+    config = ctx.config_for("shell_exec")
+    maximum = float(config.get("max_timeout_s", max(DEFAULT_MAX_TIMEOUT_S, ctx.shell_timeout_s)))
+    if value is None:
+        if background:
+            return float(config.get("background_timeout_s", DEFAULT_BACKGROUND_TIMEOUT_S))
+        return ctx.shell_timeout_s
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        return "timeout must be a positive number of seconds"
+    if background:
+        maximum = max(maximum, float(config.get("background_timeout_s",
+                                                DEFAULT_BACKGROUND_TIMEOUT_S)))
+    if value > maximum:
+        return f"timeout {value:g} s exceeds the maximum of {maximum:g} s"
+    return float(value)
+
+
+class ShellExecTool:
+    def __init__(self) -> None:
+        self.spec = ToolSpec(
+            name="shell_exec",
+            description=(
+                "Run a command and return stdout/stderr and the exit code. The command is "
+                "executed directly, without a shell: plain commands with quoted arguments, "
+                "joined by &&, ||, ; or | are supported; $VARS, $(...), globs (*), redirection "
+                "(>, <), subshells, loops and & are refused with an explanation. Every program "
+                "must be on the allowed command list. `cd DIR` changes the working directory for "
+                "later calls (it must stay inside the project). Use background=true for "
+                "long-running commands (servers, watchers); then use shell_jobs to read their "
+                "output or stop them."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string",
+                                "description": "The command line, e.g. 'git status && git diff "
+                                               "--stat' or 'pytest -q tests/unit'"},
+                    "working_dir": {"type": "string",
+                                    "description": "Directory to run in, relative to the "
+                                                   "project folder (default: the current "
+                                                   "directory, which cd changes)"},
+                    "timeout": {"type": "number", "exclusiveMinimum": 0,
+                                "description": "Timeout in seconds (default from the tool "
+                                               "configuration)"},
+                    "background": {"type": "boolean",
+                                   "description": "Start the command and return a job id at "
+                                                  "once (see shell_jobs)"},
+                },
+                "required": ["command"],
+            },
+            category=ToolCategory.EXECUTION,
+            risk=RiskLevel.HIGH,
+            subjects_fn=_subjects,
+            subject_kind="text",
+        )
+
+    async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        command = input.get("command")
+        if not isinstance(command, str):
+            return ToolResult.error("command must be a string")
+        policy = check_command(command, ctx.allowed_commands)
+        if not policy.ok:
+            return ToolResult.error(policy.error_message(ctx.allowed_commands))
+        background = bool(input.get("background", False))
+        start = _start_dir(ctx, input.get("working_dir"))
+        if isinstance(start, str):
+            return ToolResult.error(start)
+        timeout = _timeout(ctx, input.get("timeout"), background)
+        if isinstance(timeout, str):
+            return ToolResult.error(timeout)
+        env = shell_env(ctx)
+        kwargs: dict[str, Any] = dict(cwd=start, root=_project_root(ctx), timeout_s=timeout,
+                                      max_output_bytes=ctx.max_output_bytes, env=env,
+                                      argv_hook=_git_hook(ctx, env))
+        if background:
+            return self._start_job(ctx, command, start, kwargs, policy.parsed.steps)
+        result = await run_steps(policy.parsed.steps, **kwargs)
+        if result.cwd is not None and result.cwd != start:
+            ctx.session[SESSION_CWD] = str(result.cwd)
+        payload: dict[str, Any] = {
+            "command": command,
+            "exit_code": result.exit_code,
+            "stdout": result.stdout,
+            "stderr": result.stderr,
+            "duration_ms": result.duration_ms,
+            "success": result.success,
+        }
+        if result.cwd is not None and result.cwd != _project_root(ctx):
+            payload["cwd"] = str(result.cwd)
+        if result.timed_out:
+            payload["timed_out"] = True
+            return ToolResult.error(_json(payload))
+        return ToolResult.ok(payload)
+
+    def _start_job(self, ctx: ToolContext, command: str, start: Path, kwargs: dict[str, Any],
+                   steps: list[Any]) -> ToolResult:
+        jobs: dict[str, ShellJob] = ctx.session.setdefault(SESSION_JOBS, {})
+        running = [j for j in jobs.values() if j.running]
+        if len(running) >= MAX_RUNNING_JOBS:
+            return ToolResult.error(
+                f"{len(running)} background jobs are already running "
+                f"({', '.join(j.id for j in running)}); stop one with shell_jobs first.")
+        job = ShellJob(id=f"job-{next(_job_ids)}", command=command, cwd=start,
+                       started=time.monotonic(), stdout=OutputBuffer(ctx.max_output_bytes),
+                       stderr=OutputBuffer(ctx.max_output_bytes))
+
+        async def runner() -> RunResult:
+            result = await run_steps(steps, stdout_buffer=job.stdout, stderr_buffer=job.stderr,
+                                     **kwargs)
+            job.result = result
+            return result
+
+        job.task = asyncio.get_running_loop().create_task(runner(), name=job.id)
+        jobs[job.id] = job
+        return ToolResult.ok({
+            "command": command,
+            "job_id": job.id,
+            "status": "running",
+            "message": f"Started in the background as {job.id}. Use shell_jobs with action "
+                       f"'output' and job_id '{job.id}' to read its output, 'stop' to end it.",
+        })
+
+
+class ShellJobsTool:
+    """Read or stop background jobs started by shell_exec in this conversation."""
+
+    def __init__(self) -> None:
+        self.spec = ToolSpec(
+            name="shell_jobs",
+            description=(
+                "Manage background jobs started by shell_exec with background=true: 'list' "
+                "shows all jobs, 'output' returns a job's status, exit code and output so far "
+                "(wait_seconds waits up to that long for it to finish first), 'stop' kills it "
+                "and its child processes."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "action": {"type": "string", "enum": ["list", "output", "stop"]},
+                    "job_id": {"type": "string", "description": "e.g. job-1"},
+                    "wait_seconds": {"type": "number", "minimum": 0, "maximum": 60},
+                },
+                "required": ["action"],
+            },
+            category=ToolCategory.EXECUTION,
+            risk=RiskLevel.LOW,
+            subjects_fn=lambda tool_input, wd=None: [str(tool_input.get("action", ""))],
+            subject_kind="text",
+        )
+
+    async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        jobs: dict[str, ShellJob] = ctx.session.setdefault(SESSION_JOBS, {})
+        action = input.get("action")
+        if action == "list":
+            return ToolResult.ok({"jobs": [j.describe(with_output=False)
+                                           for j in jobs.values()]})
+        job_id = input.get("job_id")
+        job = jobs.get(job_id) if isinstance(job_id, str) else None
+        if job is None:
+            known = ", ".join(jobs) or "(none)"
+            return ToolResult.error(f"Unknown job_id {job_id!r}. Jobs in this conversation: "
+                                    f"{known}.")
+        if action == "output":
+            wait = input.get("wait_seconds") or 0
+            if job.running and isinstance(wait, (int, float)) and wait > 0 and job.task:
+                try:
+                    await asyncio.wait_for(asyncio.shield(job.task), timeout=float(wait))
+                except TimeoutError:
+                    pass
+            return ToolResult.ok(job.describe())
+        if action == "stop":
+            if job.running and job.task is not None:
+                job.stopped = True
+                job.task.cancel()
+                try:
+                    await job.task
+                except asyncio.CancelledError:
+                    pass
+            return ToolResult.ok(job.describe())
+        return ToolResult.error(f"Unknown action {action!r}: use list, output or stop.")
+
+
+def _json(payload: Mapping[str, Any]) -> str:
+    return json.dumps(payload, ensure_ascii=False, indent=2)
+
+
+def create() -> list[Any]:
+    return [ShellExecTool(), ShellJobsTool()]

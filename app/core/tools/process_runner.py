@@ -1,0 +1,391 @@
+"""Run parsed commands without a shell: argv processes, pipes, ``&&``/``||``/``;`` sequencing.
+
+Why: handing a string to ``sh -c`` would let the shell re-interpret it, so the structure from
+``shell_syntax`` is executed here directly. Shared by shell_exec, self_eval and git_ops so they
+all get the same guarantees:
+
+- minimal child environment (no API keys or other secrets of the app),
+- every process in its own session / process group (``start_new_session``); on timeout,
+  cancellation, or when the command finishes, every group it created is killed, so grandchildren
+  do not outlive the call (a program that calls setsid() itself can escape; that needs cgroups),
+- stdin is /dev/null, stdout/stderr are capped (head and tail kept, a marker in between),
+- ``cd`` / ``pwd`` are built in; ``cd`` cannot leave the project folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import shutil
+import signal
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.core.tools.shell_syntax import ChainStep, Pipeline, SimpleCommand
+
+__all__ = [
+    "OutputBuffer",
+    "RunResult",
+    "kill_process_groups",
+    "minimal_env",
+    "run_argv",
+    "run_steps",
+]
+
+# Environment variables passed through from the app to children (values, not secrets).
+_PASS_THROUGH = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+                 "SYSTEMROOT")
+_FIXED_ENV = {
+    "TERM": "dumb",
+    "NO_COLOR": "1",
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_EDITOR": "true",
+    "GIT_SEQUENCE_EDITOR": "true",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "EDITOR": "true",
+    "VISUAL": "true",
+}
+_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+# Process groups started by this module that may still be alive (killed at interpreter exit).
+_LIVE_GROUPS: set[int] = set()
+
+
+def minimal_env(extra: Mapping[str, str] | None = None,
+                project_root: Path | None = None) -> dict[str, str]:
+    """The environment children get: PATH, HOME, locale, TERM=dumb and pager/editor stubs.
+
+    PATH keeps only absolute entries outside the project folder, so a repository cannot plant
+    a program that shadows an allowed one.
+    """
+    env: dict[str, str] = {}
+    for key in _PASS_THROUGH:
+        value = os.environ.get(key)
+        if value:
+            env[key] = value
+    env.setdefault("LANG", "C.UTF-8")
+    parts = []
+    for entry in os.environ.get("PATH", _DEFAULT_PATH).split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        if project_root is not None and _is_within(Path(entry), project_root):
+            continue
+        if entry not in parts:
+            parts.append(entry)
+    env["PATH"] = os.pathsep.join(parts) or _DEFAULT_PATH
+    env.update(_FIXED_ENV)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
+
+
+class OutputBuffer:
+    """Keeps the first and last ``limit/2`` bytes of a stream and counts what was dropped.
+
+    Head and tail because both ends matter to a model: the command's first lines and the
+    errors/summary it prints last.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(0, limit)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+        self._overflowed = False
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        if not self._overflowed:
+            room = self.limit - len(self.head)
+            self.head += data[:room]
+            data = data[room:]
+            if not data:
+                return
+            # Over the limit: keep the first half as head, everything after goes to the tail.
+            self._overflowed = True
+            half = self.limit // 2
+            self.tail = self.head[half:]
+            del self.head[half:]
+        self.tail += data
+        keep = self.limit - len(self.head)
+        if len(self.tail) > keep:
+            del self.tail[:len(self.tail) - keep]
+
+    @property
+    def dropped(self) -> int:
+        return self.total - len(self.head) - len(self.tail)
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", "replace")
+        tail = self.tail.decode("utf-8", "replace")
+        if self.dropped <= 0:
+            return head + tail
+        return (f"{head}\n[... output truncated: {self.dropped} bytes omitted "
+                f"({self.total} total, limit {self.limit}) ...]\n{tail}")
+
+
+class _PipeReader(asyncio.Protocol):
+    def __init__(self, buffer: OutputBuffer) -> None:
+        self.buffer = buffer
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer.feed(data)
+
+    def eof_received(self) -> bool | None:
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done.done():
+            self.done.set_result(None)
+
+
+@dataclass
+class RunResult:
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration_ms: int
+    timed_out: bool = False
+    cwd: Path | None = None
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+
+    @property
+    def success(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+ArgvHook = Callable[[list[str], Path], Awaitable[list[str]]]
+
+
+@dataclass
+class _Run:
+    """State of one execution: the groups to kill and the shared output pipes."""
+
+    env: Mapping[str, str]
+    root: Path
+    cwd: Path
+    argv_hook: ArgvHook | None
+    out_w: int
+    err_w: int
+    groups: set[int] = field(default_factory=set)
+
+
+def kill_process_groups(groups: set[int] | Sequence[int]) -> None:
+    """SIGKILL every process group (children and grandchildren of our processes)."""
+    for pgid in list(groups):
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            os.killpg(pgid, signal.SIGKILL)
+        _LIVE_GROUPS.discard(pgid)
+
+
+@atexit.register
+def _kill_leftovers() -> None:  # background jobs must not outlive the app
+    kill_process_groups(set(_LIVE_GROUPS))
+
+
+def _resolve_program(name: str, env: Mapping[str, str], cwd: Path) -> str | None:
+    if "/" in name:
+        path = Path(name) if os.path.isabs(name) else cwd / name
+        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+    return shutil.which(name, path=env.get("PATH", _DEFAULT_PATH))
+
+
+async def _spawn(run: _Run, argv: list[str], stdin: int, stdout: int
+                 ) -> asyncio.subprocess.Process | str:
+    """Start one process or return an error text (bash-like 'command not found')."""
+    if run.argv_hook is not None:
+        argv = await run.argv_hook(list(argv), run.cwd)
+    exe = _resolve_program(argv[0], run.env, run.cwd)
+    if exe is None:
+        return f"{argv[0]}: command not found\n"
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, executable=exe, stdin=stdin, stdout=stdout, stderr=run.err_w,
+            cwd=str(run.cwd), env=dict(run.env), start_new_session=True, close_fds=True,
+        )
+    except OSError as exc:
+        return f"{argv[0]}: {exc.strerror or exc}\n"
+    run.groups.add(proc.pid)
+    _LIVE_GROUPS.add(proc.pid)
+    return proc
+
+
+def _builtin(run: _Run, cmd: SimpleCommand) -> tuple[int, str, str]:
+    """cd / pwd: (status, stdout, stderr)."""
+    if cmd.program == "pwd":
+        return 0, f"{run.cwd}\n", ""
+    args = [a for a in cmd.words[1:] if a != "--"]
+    target = run.root if not args else (run.cwd / args[0])
+    try:
+        resolved = target.resolve()
+    except OSError as exc:
+        return 1, "", f"cd: {args[0]}: {exc.strerror or exc}\n"
+    if not _is_within(resolved, run.root):
+        return 1, "", (f"cd: {args[0] if args else target}: outside the project folder "
+                       f"{run.root}; the working directory must stay inside it\n")
+    if not resolved.is_dir():
+        return 1, "", f"cd: {args[0]}: no such directory\n"
+    run.cwd = resolved
+    return 0, "", ""
+
+
+def _write_all(fd: int, text: str) -> None:
+    data = text.encode("utf-8", "replace")
+    # Small messages into our own pipe; the reader drains it concurrently.
+    with contextlib.suppress(OSError):
+        while data:
+            n = os.write(fd, data)
+            data = data[n:]
+
+
+async def _run_pipeline(run: _Run, commands: Sequence[SimpleCommand]) -> int:
+    if len(commands) == 1 and commands[0].program in ("cd", "pwd"):
+        status, out, err = _builtin(run, commands[0])
+        _write_all(run.out_w, out)
+        _write_all(run.err_w, err)
+        return status
+    procs: list[asyncio.subprocess.Process | None] = []
+    statuses: list[int] = []
+    prev_read = os.open(os.devnull, os.O_RDONLY)  # stdin of the first process
+    try:
+        for index, cmd in enumerate(commands):
+            last = index == len(commands) - 1
+            if last:
+                out_fd, next_read = run.out_w, -1
+            else:
+                next_read, out_fd = os.pipe()
+            try:
+                if cmd.program in ("cd", "pwd"):  # the policy refuses this; be safe anyway
+                    spawned: asyncio.subprocess.Process | str = f"{cmd.program}: not in a pipe\n"
+                else:
+                    spawned = await _spawn(run, list(cmd.words), prev_read, out_fd)
+            finally:
+                # The children hold their own copies; ours must not keep pipes open.
+                os.close(prev_read)
+                if not last:
+                    os.close(out_fd)
+                prev_read = next_read
+            if isinstance(spawned, str):
+                _write_all(run.err_w, spawned)
+                procs.append(None)
+                statuses.append(127)
+            else:
+                procs.append(spawned)
+                statuses.append(0)
+    finally:
+        if prev_read >= 0:
+            os.close(prev_read)
+    for i, proc in enumerate(procs):
+        if proc is not None:
+            code = await proc.wait()
+            statuses[i] = 128 - code if code < 0 else code
+    return statuses[-1]
+
+
+async def _run_steps(run: _Run, steps: Sequence[ChainStep]) -> int:
+    status = 0
+    for step in steps:
+        if step.op == "&&" and status != 0:
+            continue
+        if step.op == "||" and status == 0:
+            continue
+        status = await _run_pipeline(run, step.pipeline.commands)
+    return status
+
+
+async def run_steps(
+    steps: Sequence[ChainStep],
+    *,
+    cwd: Path,
+    root: Path,
+    timeout_s: float,
+    max_output_bytes: int,
+    env: Mapping[str, str] | None = None,
+    argv_hook: ArgvHook | None = None,
+    stdout_buffer: OutputBuffer | None = None,
+    stderr_buffer: OutputBuffer | None = None,
+) -> RunResult:
+    """Execute a parsed (and policy-checked) command; see the module docstring."""
+    loop = asyncio.get_running_loop()
+    started = time.monotonic()
+    out_buf = stdout_buffer or OutputBuffer(max_output_bytes)
+    err_buf = stderr_buffer or OutputBuffer(max_output_bytes)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    run = _Run(env=env if env is not None else minimal_env(project_root=root), root=root,
+               cwd=cwd, argv_hook=argv_hook, out_w=out_w, err_w=err_w)
+    readers: list[_PipeReader] = []
+    transports: list[asyncio.BaseTransport] = []
+    for fd, buf in ((out_r, out_buf), (err_r, err_buf)):
+        reader = _PipeReader(buf)
+        transport, _ = await loop.connect_read_pipe(lambda r=reader: r,
+                                                    os.fdopen(fd, "rb", buffering=0))
+        readers.append(reader)
+        transports.append(transport)
+    timed_out = False
+    status: int | None = None
+    try:
+        try:
+            status = await asyncio.wait_for(_run_steps(run, steps), timeout=timeout_s)
+        except TimeoutError:
+            timed_out = True
+    finally:
+        # Normal end, timeout or cancellation: nothing we started may keep running.
+        kill_process_groups(run.groups)
+        for fd in (out_w, err_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        try:
+            # Our write ends are closed and the groups are dead, so EOF comes promptly unless a
+            # process escaped its group while holding the pipe; do not wait for it forever.
+            await asyncio.wait_for(asyncio.gather(*(r.done for r in readers)), timeout=2.0)
+        except (TimeoutError, asyncio.CancelledError):
+            pass
+        finally:
+            for transport in transports:
+                transport.close()
+    stderr = err_buf.text()
+    if timed_out:
+        stderr += (f"\n[timed out after {timeout_s:g} s: the command and its child processes "
+                   "were killed]")
+    return RunResult(
+        exit_code=None if timed_out else status,
+        stdout=out_buf.text(),
+        stderr=stderr,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        timed_out=timed_out,
+        cwd=run.cwd,
+        stdout_bytes=out_buf.total,
+        stderr_bytes=err_buf.total,
+    )
+
+
+async def run_argv(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    timeout_s: float,
+    max_output_bytes: int,
+    env: Mapping[str, str] | None = None,
+    root: Path | None = None,
+) -> RunResult:
+    """Run one argv (no parsing involved) with the same isolation, caps and kill rules."""
+    step = ChainStep(None, Pipeline([SimpleCommand(list(argv), " ".join(argv))]))
+    return await run_steps([step], cwd=cwd, root=root or cwd, timeout_s=timeout_s,
+                           max_output_bytes=max_output_bytes, env=env)
+
