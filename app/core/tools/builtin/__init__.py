@@ -11,7 +11,7 @@ from app.core.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
-# Module name → factory attribute. Each module exposes ``create() -> Tool`` (or a list of tools).
+# Each module exposes ``create() -> Tool`` (or a list of tools, e.g. shell_exec + shell_jobs).
 BUILTIN_MODULES: tuple[str, ...] = (
     "read_file",
     "write_file",
@@ -29,12 +29,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
 def builtin_tools() -> list[Tool]:
     tools: list[Tool] = []
     for module_name in BUILTIN_MODULES:
-        try:
-            module = importlib.import_module(f"{__name__}.{module_name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{module_name}":
-                continue  # not built yet
-            raise
+        module = importlib.import_module(f"{__name__}.{module_name}")
         made = module.create()
         tools.extend(made if isinstance(made, list) else [made])
     return tools

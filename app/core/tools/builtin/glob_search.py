@@ -1,0 +1,215 @@
+"""glob_search: find files by name pattern, newest first (seed 003; DESIGN §4).
+
+Walks through ScopedFs's .gitignore-aware walker, so results match what grep_search searches:
+ignored files and the .git folder never show up, symlinked folders are listed but not entered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from app.core.tools.base import (
+    RiskLevel,
+    SubjectError,
+    ToolCategory,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+)
+from app.core.tools.scoped_fs import (
+    FsError,
+    InvalidPathError,
+    ScopedFs,
+    ToolInputError,
+    WalkStats,
+    absolute_path,
+    arg_int,
+    arg_str,
+    check_path_text,
+    compile_glob,
+    has_glob_magic,
+    printable,
+    resolve_for_subject,
+    unknown_args,
+    walk_tree,
+)
+
+DEFAULT_MAX_RESULTS = 100
+MAX_RESULTS_LIMIT = 5000
+MAX_VISITED = 2_000_000
+_PARAMS = ("pattern", "base_dir", "max_results")
+
+
+def split_pattern(pattern: str, base_dir: str | None,
+                  working_dir: str | os.PathLike[str] | None) -> tuple[str, str]:
+    """Move the literal leading folders of a pattern into the base dir.
+
+    ``src/**/*.py`` under ``.`` becomes base ``./src``, pattern ``**/*.py``; an absolute or
+    ``~`` pattern gets its own base. Returns (absolute base, remaining pattern).
+    """
+    pattern = os.path.expanduser(pattern) if pattern.startswith("~") else pattern
+    if base_dir or working_dir is None:
+        base = absolute_path(base_dir or ".", working_dir)
+    else:
+        base = os.fspath(working_dir)
+    if os.path.isabs(pattern):
+        base, pattern = os.sep, pattern.lstrip("/" + os.sep)
+    parts = pattern.replace(os.sep, "/").split("/")
+    literal: list[str] = []
+    while len(parts) > 1 and not has_glob_magic(parts[0]):
+        literal.append(parts.pop(0))
+    literal = [p for p in literal if p not in ("", ".")]
+    if literal:
+        base = os.path.join(base, *literal)
+    return base, "/".join(p for p in parts if p != "") or "*"
+
+
+def _subjects(args: Mapping[str, Any], working_dir: Path | None) -> list[str]:
+    pattern, base_dir = args.get("pattern"), args.get("base_dir")
+    try:
+        if not isinstance(pattern, str):
+            raise InvalidPathError("pattern must be a string")
+        check_path_text(pattern, "pattern")
+        if base_dir is not None:
+            check_path_text(base_dir, "base_dir")
+        base, _ = split_pattern(pattern, base_dir, working_dir)
+        return [resolve_for_subject(base, working_dir)]
+    except FsError as exc:
+        raise SubjectError(str(exc), [base_dir] if isinstance(base_dir, str) and
+                           "\x00" not in base_dir else []) from None
+
+
+class GlobSearchTool:
+    spec = ToolSpec(
+        name="glob_search",
+        description=(
+            "Find files and folders by glob pattern, newest first. Patterns match paths "
+            "relative to base_dir (default: the working directory): '*' and '?' stay within one "
+            "folder, '**' spans any number of folders, '[abc]' is a character class and "
+            "'{py,pyi}' lists alternatives. Examples: '**/*.py' (every Python file), "
+            "'src/**/test_*.py', '*.md' (top level only), 'docs/*'. Files ignored by .gitignore "
+            "and the .git folder are skipped. Folders in the results end with '/'. Results are "
+            "paths relative to the working directory (absolute when outside it), up to "
+            "max_results (default 100)."),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "minLength": 1,
+                            "description": "Glob pattern, e.g. '**/*.ts' or 'src/*/index.js'."},
+                "base_dir": {"type": "string",
+                             "description": "Folder to search in (default: working directory)."},
+                "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS_LIMIT,
+                                "description": f"Most paths to return (default "
+                                               f"{DEFAULT_MAX_RESULTS})."},
+            },
+            "required": ["pattern"],
+            "additionalProperties": False,
+        },
+        category=ToolCategory.READ_ONLY,
+        risk=RiskLevel.LOW,
+        subjects_fn=_subjects,
+        subject_kind="path",
+    )
+
+    async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            unknown_args(input, _PARAMS)
+            pattern = arg_str(input, "pattern", required=True, allow_empty=False)
+            base_dir = arg_str(input, "base_dir")
+            max_results = arg_int(input, "max_results", DEFAULT_MAX_RESULTS, minimum=1,
+                                  maximum=MAX_RESULTS_LIMIT)
+            assert pattern is not None and max_results is not None
+            check_path_text(pattern, "pattern")
+            if base_dir is not None:
+                check_path_text(base_dir, "base_dir")
+        except (ToolInputError, FsError) as exc:
+            return ToolResult.error(f"glob_search: {exc}")
+        cfg = ctx.config_for("glob_search")
+        timeout = float(cfg.get("timeout_s", ctx.shell_timeout_s))
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(_glob, ScopedFs.from_context(ctx), pattern, base_dir,
+                                           max_results, timeout, cancel)
+        except FsError as exc:
+            return ToolResult.error(f"glob_search: {exc}")
+        finally:
+            cancel.set()  # stops the walk if this call was cancelled
+
+
+def _glob(fs: ScopedFs, pattern: str, base_dir: str | None, max_results: int,
+          timeout: float, cancel: threading.Event) -> ToolResult:
+    base_abs, rest = split_pattern(pattern, base_dir, fs.working_dir)
+    base = fs.resolve(base_abs)
+    shown_base = fs.display(base)
+    if not base.exists() and (has_glob_magic(pattern) or base_dir is not None):
+        return ToolResult.error(f"glob_search: the folder {shown_base} does not exist. "
+                                "Check base_dir (or the folders at the start of pattern).")
+    if not has_glob_magic(rest):
+        # A plain path: report whether it exists, like a shell glob would.
+        target = Path(os.path.realpath(os.path.join(base, rest)))
+        if os.path.lexists(target):
+            suffix = "/" if target.is_dir() else ""
+            return ToolResult.ok(f"Found 1 path:\n{fs.display(target)}{suffix}")
+        return ToolResult.ok(f"No files match {pattern!r}: {fs.display(target)} does not exist.")
+    if not base.is_dir():
+        return ToolResult.error(f"glob_search: {shown_base} is not a folder; give a folder as "
+                                "base_dir.")
+    try:
+        rx = compile_glob(rest)
+    except Exception as exc:  # re.error from an odd character class
+        return ToolResult.error(f"glob_search: invalid pattern {pattern!r}: {exc}.")
+    max_depth = None if "**" in rest else rest.count("/") + 1
+    deadline = time.monotonic() + timeout
+    stats = WalkStats()
+    found: list[tuple[float, str]] = []
+    prefix = "" if shown_base == "." else shown_base.rstrip("/") + "/"
+    visited = 0
+    for item in walk_tree(str(base), max_depth=max_depth, stats=stats, cancel=cancel):
+        visited += 1
+        if visited % 1024 == 0 and (time.monotonic() > deadline or visited > MAX_VISITED):
+            stats.stopped = f"stopped after {visited} entries ({timeout:g} s limit)"
+            break
+        if rx.fullmatch(item.rel) is None:
+            continue
+        try:
+            mtime = item.entry.stat(follow_symlinks=True).st_mtime
+        except OSError:  # dangling symlink
+            try:
+                mtime = item.entry.stat(follow_symlinks=False).st_mtime
+            except OSError:
+                continue
+        shown = printable(prefix + item.rel) + ("/" if item.is_dir else "")
+        found.append((mtime, shown))
+    if stats.stopped == "cancelled":
+        return ToolResult.error("glob_search was cancelled.")
+    found.sort(key=lambda t: (-t[0], t[1]))
+    lines: list[str] = []
+    total = len(found)
+    where = f"under {shown_base}" if shown_base != "." else "in the working directory"
+    if not total:
+        lines.append(f"No files match {rest!r} {where} (files ignored by .gitignore and the .git "
+                     "folder are not searched).")
+    else:
+        shown_n = min(total, max_results)
+        lines.append(f"Found {total} path{'s' if total != 1 else ''} matching {rest!r} {where}"
+                     f", newest first:")
+        lines.extend(p for _, p in found[:shown_n])
+        if total > shown_n:
+            lines.append(f"[Showing {shown_n} of {total} paths. Narrow the pattern or base_dir, "
+                         f"or raise max_results (up to {MAX_RESULTS_LIMIT}).]")
+    if stats.stopped:
+        lines.append(f"[Search incomplete: {stats.stopped}. Narrow base_dir or the pattern.]")
+    if stats.errors:
+        lines.append(f"[{len(stats.errors)} folder(s) could not be read, e.g. "
+                     f"{printable(stats.errors[0])}]")
+    return ToolResult.ok("\n".join(lines))
+
+
+def create() -> GlobSearchTool:
+    return GlobSearchTool()
