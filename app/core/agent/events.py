@@ -1,0 +1,138 @@
+"""What an agent run tells the outside world while it happens, and how it asks for approval.
+
+The loop never talks to widgets: it calls an ``EventSink`` with these frozen events, in order,
+and awaits an ``Approver`` for calls the permission rules send to the person. The UI renders the
+events and answers approvals with a dialog; tests record the events and script the approvals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.permissions.rules import PermissionRule
+from app.core.permissions.service import Decision
+from app.core.tools.base import ToolSpec
+
+# Audit outcomes (see app.core.store.audit.Outcome), repeated here for events.
+EXECUTED = "executed"
+DECLINED = "declined"
+DENIED = "denied"
+CANCELLED = "cancelled"
+INVALID = "invalid"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One tool call waiting for the person's decision.
+
+    ``preview`` is the unified diff a file-writing tool would make (computed before asking, so
+    the dialog shows exactly what will happen); None when the tool has no preview or it failed.
+    """
+
+    tool_use_id: str
+    tool_name: str
+    server_id: str
+    input: dict[str, Any]
+    spec: ToolSpec | None
+    decision: Decision
+    preview: str | None = None
+
+
+@dataclass(frozen=True)
+class ApprovalResponse:
+    """The person's answer. ``reason`` is sent to the model on decline; ``remember_rule`` is
+    added to the rule table before the call runs ("Always allow ...")."""
+
+    approved: bool
+    reason: str = ""
+    remember_rule: PermissionRule | None = None
+
+    @classmethod
+    def approve(cls, remember_rule: PermissionRule | None = None) -> ApprovalResponse:
+        return cls(True, "", remember_rule)
+
+    @classmethod
+    def decline(cls, reason: str = "", remember_rule: PermissionRule | None = None
+                ) -> ApprovalResponse:
+        return cls(False, reason, remember_rule)
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the assistant's text, as it streams."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolRequested:
+    """The model asked for a tool call; ``decision`` says what the rules made of it (for calls
+    that are invalid or not offered, a ``deny`` with a note, and the call is never run)."""
+
+    tool_use_id: str
+    tool_name: str
+    server_id: str
+    input: dict[str, Any]
+    decision: Decision
+
+
+@dataclass(frozen=True)
+class AwaitingApproval:
+    request: ApprovalRequest
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    tool_use_id: str
+    tool_name: str
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """A call is over, whatever happened. ``outcome`` is the audit outcome: executed, declined,
+    denied, cancelled or invalid; ``content`` is exactly what the model receives."""
+
+    tool_use_id: str
+    tool_name: str
+    is_error: bool
+    duration_ms: int
+    content: str
+    outcome: str
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run ended normally: ``stop_reason`` is the model's (end_turn, max_tokens, ...) or
+    ``max_iterations`` when the profile's iteration cap stopped it."""
+
+    stop_reason: str
+    iterations: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class RunFailed:
+    """The model API failed. ``kind``: auth, rate_limit, overloaded, server, connection,
+    bad_request. The transcript is intact; ``AgentSession.retry()`` re-sends when
+    ``retryable`` (and may also work after the cause, e.g. a key, was fixed)."""
+
+    message: str
+    kind: str
+    retryable: bool
+
+
+@dataclass(frozen=True)
+class RunCancelled:
+    """Stop was pressed (or the run's task was cancelled); the partial transcript is kept."""
+
+    detail: str = field(default="", compare=False)
+
+
+AgentEvent = (TextDelta | ToolRequested | AwaitingApproval | ToolStarted | ToolFinished
+              | RunFinished | RunFailed | RunCancelled)
+
+Approver = Callable[[ApprovalRequest], Awaitable[ApprovalResponse]]
+EventSink = Callable[[AgentEvent], None]

@@ -1,0 +1,234 @@
+"""An OpenAI-compatible chat-completions provider (Ollama, llama.cpp server, LM Studio, vLLM).
+
+Speaks ``POST {base}/chat/completions`` with ``stream: true`` and function tools over httpx, and
+maps it onto the loop's Anthropic-format transcript: assistant tool calls become ``tool_use``
+blocks, ``tool_result`` blocks go back as ``role: tool`` messages, and finish reasons map to
+stop reasons (tool_calls → tool_use, stop → end_turn, length → max_tokens). Retries 408, 409,
+429, 5xx and connection failures before the first byte, like the Anthropic SDK does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from typing import Any
+
+import httpx
+
+from app.core.agent.anthropic_client import parse_tool_call
+from app.core.agent.providers import (
+    ModelRequest,
+    ModelTurn,
+    ProviderError,
+    TextCallback,
+    ToolCall,
+    connection_error,
+    error_from_body,
+)
+from app.core.agent.sse import iter_sse
+
+LABEL = "OpenAI-compatible API"
+DEFAULT_TIMEOUT = 300.0
+_FINISH_TO_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use",
+                   "length": "max_tokens", "content_filter": "refusal"}
+_RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def normalize_base_url(url: str) -> str:
+    """Accept ``http://host:port`` or ``.../v1``; return the URL that ``/chat/completions``
+    and ``/models`` hang off."""
+    url = url.strip().rstrip("/")
+    if url.endswith("/chat/completions"):
+        url = url[: -len("/chat/completions")]
+    if not re.search(r"/v\d+[a-z]*$", url):
+        url += "/v1"
+    return url + "/"
+
+
+class OpenAICompatibleProvider:
+    name = "openai_compatible"
+
+    def __init__(self, *, base_url: str, api_key: str | None = None, max_retries: int = 2,
+                 timeout: float | None = None) -> None:
+        headers = {"Accept": "text/event-stream"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self.max_retries = max(0, int(max_retries))
+        self._http = httpx.AsyncClient(
+            base_url=normalize_base_url(base_url), headers=headers,
+            timeout=httpx.Timeout(timeout or DEFAULT_TIMEOUT, connect=10.0))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def list_models(self) -> list[str]:
+        try:
+            resp = await self._http.get("models")
+        except httpx.TransportError as exc:
+            raise connection_error(LABEL, exc) from None
+        if resp.status_code >= 400:
+            raise error_from_body(resp.status_code, _json_or_text(resp), LABEL)
+        data = _json_or_text(resp)
+        items = data.get("data") if isinstance(data, dict) else None
+        return [m["id"] for m in items or [] if isinstance(m, dict) and isinstance(m.get("id"),
+                                                                                   str)]
+
+    async def stream(self, request: ModelRequest, on_text: TextCallback) -> ModelTurn:
+        body = build_body(request)
+        for attempt in range(self.max_retries + 1):
+            retry_in = None
+            try:
+                async with self._http.stream("POST", "chat/completions", json=body) as resp:
+                    if resp.status_code >= 400:
+                        await resp.aread()
+                        if attempt < self.max_retries and resp.status_code in _RETRY_STATUSES:
+                            retry_in = _retry_delay(resp, attempt)
+                        else:
+                            raise error_from_body(resp.status_code, _json_or_text(resp), LABEL)
+                    else:
+                        return await _read_stream(resp, on_text)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                if attempt >= self.max_retries:
+                    raise connection_error(LABEL, exc) from None
+                retry_in = _retry_delay(None, attempt)
+            except httpx.TransportError as exc:  # mid-stream: never replayed, text was shown
+                raise connection_error(LABEL, exc, mid_stream=True) from None
+            await asyncio.sleep(retry_in or 0)
+        raise ProviderError(f"{LABEL}: retries exhausted", "server", True)  # pragma: no cover
+
+
+def _retry_delay(resp: httpx.Response | None, attempt: int) -> float:
+    if resp is not None:
+        for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+            try:
+                value = float(resp.headers.get(header, "")) * scale
+            except ValueError:
+                continue
+            if 0 < value <= 60:
+                return value
+    return min(0.5 * 2 ** attempt, 8.0) * (1 - 0.25 * random.random())
+
+
+def _json_or_text(resp: httpx.Response) -> Any:
+    try:
+        return resp.json()
+    except ValueError:
+        return resp.text
+
+
+async def _read_stream(resp: httpx.Response, on_text: TextCallback) -> ModelTurn:
+    text_parts: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    finish: str | None = None
+    done = False
+    input_tokens = output_tokens = 0
+    async for sse in iter_sse(resp.aiter_lines()):
+        if sse.data.strip() == "[DONE]":
+            done = True
+            break
+        try:
+            chunk = json.loads(sse.data)
+        except ValueError:
+            raise ProviderError(f"{LABEL} sent an unreadable stream chunk. Retry.", "server",
+                                True) from None
+        if not isinstance(chunk, dict):
+            continue
+        if isinstance(chunk.get("error"), dict | str):
+            raise error_from_body(None, chunk, LABEL)
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            input_tokens = int(usage.get("prompt_tokens") or input_tokens)
+            output_tokens = int(usage.get("completion_tokens") or output_tokens)
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or {}
+            content = delta.get("content")
+            if content:
+                text_parts.append(content)
+                on_text(content)
+            for tc in delta.get("tool_calls") or ():
+                slot = calls.setdefault(int(tc.get("index", len(calls))),
+                                        {"id": "", "name": "", "args": []})
+                if tc.get("id"):
+                    slot["id"] = tc["id"]
+                fn = tc.get("function") or {}
+                if fn.get("name"):
+                    slot["name"] += fn["name"]
+                if fn.get("arguments"):
+                    slot["args"].append(fn["arguments"])
+            if choice.get("finish_reason"):
+                finish = choice["finish_reason"]
+    if not done and finish is None:
+        raise connection_error(LABEL, "no finish_reason or [DONE]", mid_stream=True)
+    stop = _FINISH_TO_STOP.get(finish or "stop", finish or "end_turn")
+    content_blocks: list[dict[str, Any]] = []
+    text = "".join(text_parts)
+    if text:
+        content_blocks.append({"type": "text", "text": text})
+    tool_calls: list[ToolCall] = []
+    for n, index in enumerate(sorted(calls)):
+        slot = calls[index]
+        call_id = _ID_UNSAFE.sub("_", slot["id"]) or f"call_{n}"
+        call = parse_tool_call(call_id, slot["name"], "".join(slot["args"]), stop)
+        tool_calls.append(call)
+        content_blocks.append({"type": "tool_use", "id": call.id, "name": call.name,
+                               "input": call.input})
+    if tool_calls and stop == "end_turn":
+        stop = "tool_use"  # some servers say "stop" even when they called tools
+    return ModelTurn(content_blocks, tool_calls, stop, input_tokens, output_tokens)
+
+
+def build_body(request: ModelRequest) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": to_openai_messages(request.system, request.messages),
+        "max_tokens": request.max_tokens,
+        "stream": True,
+        # No "stream_options": some local servers reject unknown fields; usage is optional.
+    }
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.tools:
+        body["tools"] = [{"type": "function",
+                          "function": {"name": t["name"], "description": t.get("description", ""),
+                                       "parameters": t.get("input_schema", {"type": "object"})}}
+                         for t in request.tools]
+    return body
+
+
+def to_openai_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Anthropic-format transcript → chat-completions messages."""
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": system})
+    for msg in messages:
+        content = msg["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if msg["role"] == "assistant":
+            text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+            calls = [{"id": b["id"], "type": "function",
+                      "function": {"name": b["name"],
+                                   "arguments": json.dumps(b.get("input") or {},
+                                                           ensure_ascii=False)}}
+                     for b in blocks if b.get("type") == "tool_use"]
+            item: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                item["tool_calls"] = calls
+            out.append(item)
+            continue
+        texts: list[str] = []
+        for b in blocks:
+            if b.get("type") == "tool_result":
+                result = b.get("content", "")
+                if isinstance(result, list):
+                    result = "".join(p.get("text", "") for p in result if isinstance(p, dict))
+                if b.get("is_error"):
+                    result = f"Error: {result}"
+                out.append({"role": "tool", "tool_call_id": b["tool_use_id"], "content": result})
+            elif b.get("type") == "text":
+                texts.append(b.get("text", ""))
+        if texts:
+            out.append({"role": "user", "content": "\n\n".join(texts)})
+    return out

@@ -1,0 +1,48 @@
+"""Fixtures for the agent loop: the fake Anthropic server, an isolated keyring, a harness."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from app.core.permissions.service import ToolPermissionService
+from app.core.store.profiles import ProfileRepository
+from app.core.tools.builtin import builtin_provider
+from app.core.tools.providers.base import StaticProvider
+from app.core.tools.registry import ToolRegistry
+from tests.fakes.anthropic_server import (  # noqa: F401  (fixtures used by the tests here)
+    FakeAnthropicServer,
+    MemoryKeyring,
+    fake_anthropic,
+    fake_anthropic_env,
+    isolated_keyring,
+)
+from tests.unit.agent.helpers import Harness, RecordTool, SlowTool
+
+
+@pytest.fixture(autouse=True)
+def _no_real_keyring(isolated_keyring: MemoryKeyring) -> MemoryKeyring:  # noqa: F811
+    """No agent test may read or write the developer's keyring."""
+    return isolated_keyring
+
+
+@pytest.fixture
+async def harness(db, project: Path, fake_anthropic: FakeAnthropicServer  # noqa: F811
+                  ) -> AsyncIterator[Harness]:
+    record, slow = RecordTool(), SlowTool()
+    registry = ToolRegistry([builtin_provider(),
+                             StaticProvider([record, slow], id="test", display_name="Test",
+                                            priority=0)])
+    permissions = ToolPermissionService(db, registry, working_dir=project)
+    profiles = ProfileRepository(db)
+    profile = profiles.ensure_default()
+    assert profile.id is not None
+    h = Harness(db, project, fake_anthropic, registry, permissions, profile.id, record, slow)
+    h.enable("record")
+    h.enable("slow")
+    yield h
+    for session in h.sessions:  # release HTTP clients inside the test's event loop
+        await session.aclose()
+    permissions.close()
