@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from app.core.config import APP_ID, APP_NAME, resolve_paths, resolve_project_root
 
@@ -49,12 +50,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.core.store.db import open_database
+    from app.ui.gc_guard import MainThreadGarbageCollector
     from app.ui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
+    garbage_collector = MainThreadGarbageCollector(app)
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(APP_NAME)
     app.setDesktopFileName(APP_ID)
+    from app.resources import app_icon
+
+    app.setWindowIcon(app_icon())
 
     try:
         db = open_database(paths.database)
@@ -63,8 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fatal(f"Tebiki cannot open its database at {paths.database}:\n{exc}", args.smoke_test)
         return 1
 
-    project_root = resolve_project_root(args.project)
-    window = MainWindow(db=db, data_dir=paths.data_dir, project_root=project_root)
+    from app.core.services import build_services
+
+    services = build_services(db, paths.data_dir)
+    window = MainWindow(services=services, project_root=resolve_project_root(args.project))
     window.show()
 
     async def run_until_closed() -> int:
@@ -73,15 +81,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.smoke_test:
             await asyncio.sleep(0.2)
             window.close()
-            app.quit()
-            return 0
-        await closed
+        else:
+            await closed
+        # Nothing pending may run after the window is gone; then release network clients.
+        await window.ai_panel.shutdown()
+        await services.registry.aclose()
         return 0
+
+    from app.ui import crash
 
     try:
         with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
+            loop = runner.get_loop()
+            # Plain worker threads for asyncio.to_thread (database, SDK import), not QThreads.
+            loop.set_default_executor(ThreadPoolExecutor(max_workers=4,
+                                                         thread_name_prefix="tebiki-worker"))
+            crash.install(loop)
             code = runner.run(run_until_closed())
     finally:
+        garbage_collector.stop()
         db.close()
     if args.smoke_test:
         print(f"smoke test ok: window {window.windowTitle()!r}, data dir {paths.data_dir}")

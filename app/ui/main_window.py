@@ -1,26 +1,281 @@
-"""The main window. A placeholder until the desktop UI issue builds the real one."""
+"""The main window: tools list on the left, the AI panel in the centre, history, status bar."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
+from dataclasses import replace
 from pathlib import Path
 
-import sqlite_utils
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QMainWindow
+from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QTabWidget,
+    QToolBar,
+    QWidget,
+)
 
 from app.core.config import APP_NAME
+from app.core.services import Services
+from app.core.store.profiles import DEFAULT_MODEL
+from app.ui.dialogs.approval import ApprovalQueue
+from app.ui.dialogs.profile import ProfileDialog
+from app.ui.dialogs.settings import SettingsDialog
+from app.ui.widgets.ai_panel import AIPanel
+from app.ui.widgets.history_view import HistoryView
+from app.ui.widgets.tools_panel import ToolsPanel
+
+MAX_RECENT = 8
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, *, db: sqlite_utils.Database, data_dir: Path,
-                 project_root: Path | None = None) -> None:
+    def __init__(self, *, services: Services, project_root: Path | None = None) -> None:
         super().__init__()
-        self.db = db
-        self.data_dir = data_dir
-        self.project_root = project_root
-        title = APP_NAME if project_root is None else f"{project_root.name} — {APP_NAME}"
-        self.setWindowTitle(title)
-        label = QLabel(f"{APP_NAME}\n\nProject: {project_root or '(none)'}\nData: {data_dir}")
-        label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.setCentralWidget(label)
-        self.resize(1100, 720)
+        self.services = services
+        self.project_root: Path | None = None
+        self._closing = False
+        self.profile_id = services.profiles.ensure_default().id
+        assert self.profile_id is not None
+
+        self.approvals = ApprovalQueue(self, lambda: self.project_root)
+        self.ai_panel = AIPanel(services, self.profile_id, self.approvals,
+                                lambda: self.project_root)
+        self.history = HistoryView(services.audit, services.registry.names())
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.ai_panel, "Assistant")
+        self.tabs.addTab(self.history, "Tool history")
+        self.tabs.currentChanged.connect(lambda i: i == 1 and self.history.model.reload())
+        self.setCentralWidget(self.tabs)
+
+        self.tools_panel = ToolsPanel(services, self.profile_id)
+        dock = QDockWidget("Tools", self)
+        dock.setObjectName("tools-dock")
+        dock.setWidget(self.tools_panel)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable |
+                         QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+        self.tools_dock = dock
+
+        self._build_toolbar()
+        self._build_menus()
+        self.status_label = QLabel("Ready")
+        self.approvals_label = QLabel("")
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.approvals_label)
+        self.ai_panel.status_message.connect(self.status_label.setText)
+        self.approvals.pending_changed.connect(
+            lambda n: self.approvals_label.setText(f"{n} approval(s) pending" if n else ""))
+
+        self.resize(1200, 780)
+        self._restore_geometry()
+        self.open_project(project_root or self._last_project())
+
+    # -- chrome ----------------------------------------------------------------------------
+
+    def _build_toolbar(self) -> None:
+        bar = QToolBar("Profile")
+        bar.setObjectName("profile-toolbar")
+        bar.setMovable(False)
+        self.profile_picker = QComboBox()
+        self.profile_picker.setObjectName("profile-picker")
+        self.model_picker = QComboBox()
+        self.model_picker.setObjectName("model-picker")
+        self.model_picker.setEditable(True)
+        self.model_picker.setMinimumWidth(220)
+        self.project_label = QLabel()
+        self.project_label.setObjectName("project-label")
+        profile_button = QPushButton("Profile…")
+        bar.addWidget(QLabel(" Profile "))
+        bar.addWidget(self.profile_picker)
+        bar.addWidget(QLabel("  Model "))
+        bar.addWidget(self.model_picker)
+        bar.addWidget(profile_button)
+        spacer = QWidget()
+        spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding,
+                             spacer.sizePolicy().verticalPolicy())
+        bar.addWidget(spacer)
+        bar.addWidget(self.project_label)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        self._refresh_profiles()
+        self.profile_picker.activated.connect(
+            lambda i: self.set_profile(self.profile_picker.itemData(i)))
+        self.model_picker.currentTextChanged.connect(self._on_model_edited)
+        profile_button.clicked.connect(self.edit_profile)
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        open_action = QAction("&Open Folder…", self, shortcut=QKeySequence.StandardKey.Open)
+        open_action.triggered.connect(self.choose_project)
+        file_menu.addAction(open_action)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        new_action = QAction("&New Conversation", self, shortcut=QKeySequence.StandardKey.New)
+        new_action.triggered.connect(self.ai_panel.new_conversation)
+        file_menu.addAction(new_action)
+        file_menu.addSeparator()
+        quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
+        quit_action.setMenuRole(QAction.MenuRole.QuitRole)
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+
+        edit_menu = self.menuBar().addMenu("&Edit")
+        settings_action = QAction("&Settings…", self, shortcut=QKeySequence.StandardKey.Preferences)
+        if settings_action.shortcut().isEmpty():
+            settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
+        settings_action.triggered.connect(self.open_settings)
+        edit_menu.addAction(settings_action)
+
+        run_menu = self.menuBar().addMenu("&Run")
+        stop_action = QAction("&Stop", self, shortcut=QKeySequence("Ctrl+."))
+        stop_action.triggered.connect(self.ai_panel.stop)
+        run_menu.addAction(stop_action)
+
+        view_menu = self.menuBar().addMenu("&View")
+        view_menu.addAction(self.tools_dock.toggleViewAction())
+        history_action = QAction("Tool &History", self, shortcut=QKeySequence("Ctrl+H"))
+        history_action.triggered.connect(lambda: self.tabs.setCurrentIndex(1))
+        view_menu.addAction(history_action)
+
+        help_menu = self.menuBar().addMenu("&Help")
+        about = QAction(f"&About {APP_NAME}", self)
+        about.setMenuRole(QAction.MenuRole.AboutRole)
+        about.triggered.connect(lambda: QMessageBox.about(
+            self, APP_NAME, f"<b>{APP_NAME}</b><br>A desktop AI agent workbench.<br>"
+            f"Data: {self.services.data_dir}"))
+        help_menu.addAction(about)
+        self._refresh_recent()
+
+    # -- project ---------------------------------------------------------------------------
+
+    def choose_project(self) -> None:
+        start = str(self.project_root or Path.home())
+        chosen = QFileDialog.getExistingDirectory(self, "Open project folder", start)
+        if chosen:
+            self.open_project(Path(chosen))
+
+    def open_project(self, root: Path | None) -> None:
+        if root is not None and not root.is_dir():
+            root = None
+        self.project_root = root.resolve() if root is not None else None
+        self.services.set_project_root(self.project_root)
+        self.tools_panel.project_root = self.project_root
+        if self.ai_panel.session is not None and not self.ai_panel.running:
+            self.ai_panel.new_conversation()
+        name = self.project_root.name if self.project_root else None
+        self.setWindowTitle(f"{name} — {APP_NAME}" if name else APP_NAME)
+        self.project_label.setText(f"📁 {self.project_root}  " if self.project_root
+                                   else "No project folder — File → Open Folder…  ")
+        if self.project_root is not None:
+            recent = [str(self.project_root)] + [
+                p for p in self.services.settings.get("ui.recent_folders", [])
+                if p != str(self.project_root)]
+            self.services.settings.set("ui.recent_folders", recent[:MAX_RECENT])
+            self._refresh_recent()
+
+    def _last_project(self) -> Path | None:
+        for path in self.services.settings.get("ui.recent_folders", []):
+            if Path(path).is_dir():
+                return Path(path)
+        return None
+
+    def _refresh_recent(self) -> None:
+        self.recent_menu.clear()
+        folders = self.services.settings.get("ui.recent_folders", [])
+        for folder in folders:
+            action = self.recent_menu.addAction(folder)
+            action.triggered.connect(lambda _=False, f=folder: self.open_project(Path(f)))
+        self.recent_menu.setEnabled(bool(folders))
+
+    # -- profiles --------------------------------------------------------------------------
+
+    def _refresh_profiles(self) -> None:
+        self.profile_picker.blockSignals(True)
+        self.profile_picker.clear()
+        for profile in self.services.profiles.list():
+            self.profile_picker.addItem(profile.name, profile.id)
+        self.profile_picker.setCurrentIndex(self.profile_picker.findData(self.profile_id))
+        self.profile_picker.blockSignals(False)
+        profile = self.services.profiles.get(self.profile_id)
+        self.model_picker.blockSignals(True)
+        self.model_picker.clear()
+        self.model_picker.addItems(sorted({profile.model, DEFAULT_MODEL}))
+        self.model_picker.setCurrentText(profile.model)
+        self.model_picker.blockSignals(False)
+
+    def set_profile(self, profile_id: int) -> None:
+        if self.ai_panel.running:
+            return
+        self.profile_id = profile_id
+        self.ai_panel.profile_id = profile_id
+        self.ai_panel.new_conversation()
+        self.tools_panel.set_profile(profile_id)
+        self._refresh_profiles()
+
+    def _on_model_edited(self, text: str) -> None:
+        text = text.strip()
+        if text:
+            profile = self.services.profiles.get(self.profile_id)
+            if profile.model != text:
+                self.services.profiles.update(replace(profile, model=text))
+
+    def edit_profile(self) -> None:
+        profile = self.services.profiles.get(self.profile_id)
+        dialog = ProfileDialog(profile, [DEFAULT_MODEL], self)
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def done(code: int) -> None:
+            updated = dialog.profile()
+            if code and updated is not None:
+                self.services.profiles.update(updated)
+                self._refresh_profiles()
+            dialog.deleteLater()
+
+        dialog.finished.connect(done)
+        dialog.open()
+
+    def open_settings(self) -> SettingsDialog:
+        dialog = SettingsDialog(self.services, self.profile_id, self)
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.finished.connect(lambda _code: (self._refresh_profiles(), dialog.deleteLater()))
+        dialog.open()
+        return dialog
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def _close_when_stopped(self) -> None:
+        await self.ai_panel.shutdown()
+        self.close()
+
+    def _restore_geometry(self) -> None:
+        geometry = self.services.settings.get("ui.geometry")
+        state = self.services.settings.get("ui.state")
+        if geometry:
+            self.restoreGeometry(QByteArray(base64.b64decode(geometry)))
+        if state:
+            self.restoreState(QByteArray(base64.b64decode(state)))
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        # Quitting declines every pending approval and cancels the run: nothing unapproved runs.
+        # While a run winds down (recording the declines, closing the transcript) the window
+        # stays; it closes itself once the run has ended.
+        if self.ai_panel.running:
+            event.ignore()
+            if not self._closing:
+                self._closing = True
+                self.status_label.setText("Stopping before closing…")
+                self.ai_panel.stop()
+                self._close_task = asyncio.ensure_future(self._close_when_stopped())
+            return
+        self.services.settings.set(
+            "ui.geometry", base64.b64encode(bytes(self.saveGeometry())).decode())
+        self.services.settings.set(
+            "ui.state", base64.b64encode(bytes(self.saveState())).decode())
+        event.accept()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import keyring
@@ -44,3 +45,32 @@ def memory_keyring() -> MemoryKeyring:
 @pytest.fixture
 def services(db, fresh_data_dir: Path, project: Path) -> Services:
     return build_services(db, fresh_data_dir, project)
+
+
+def pytest_asyncio_loop_factories(config, item):
+    """Async UI tests run on a qasync loop, so Qt timers and signals work inside coroutines."""
+
+    def qasync_loop():
+        import qasync
+        from PySide6.QtWidgets import QApplication
+
+        app = QApplication.instance() or QApplication([])
+        loop = qasync.QEventLoop(app)
+        # Plain threads for to_thread(): qasync's default executor is QThread-based, and a
+        # QThread collected while running takes the process down.
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=4))
+        return loop
+
+    return {"qasync": qasync_loop}
+
+
+async def wait_for(condition, timeout: float = 10.0) -> None:
+    """Await until ``condition()`` is true while the qasync loop keeps Qt responsive."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        await asyncio.sleep(0.005)

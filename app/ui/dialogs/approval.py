@@ -1,0 +1,252 @@
+"""The approval dialog and the queue that shows one at a time.
+
+The dialog is window-modal and opened with ``open()``; callers await a future that the
+dialog's ``finished`` signal resolves (never ``exec()`` inside a coroutine). Closing the dialog,
+Stop, or quitting resolves it as Decline, so an unapproved call can never run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.agent.events import ApprovalRequest, ApprovalResponse
+from app.core.permissions.suggestions import RuleSuggestion, suggest_allow_rules
+from app.core.tools.base import RiskLevel
+from app.ui.widgets.badges import badge
+from app.ui.widgets.highlighters import DiffHighlighter, JsonHighlighter
+
+_HIGH_RISK_WARNING = {
+    "file_system": "This tool changes files on your computer.",
+    "execution": "This tool runs programs on your computer.",
+    "version_control": "This tool can change your git repository.",
+    "composite": "This tool runs several commands on your computer.",
+}
+
+
+def _code_view(text: str, highlighter: type | None = None) -> QPlainTextEdit:
+    view = QPlainTextEdit(text)
+    view.setReadOnly(True)
+    view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+    view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    if highlighter is not None:
+        view._highlighter = highlighter(view.document())  # type: ignore[attr-defined]
+    return view
+
+
+class ApprovalDialog(QDialog):
+    """Shows one pending tool call. ``response()`` says what the person chose."""
+
+    def __init__(self, request: ApprovalRequest, parent: QWidget | None = None,
+                 working_dir=None) -> None:
+        super().__init__(parent)
+        self.request = request
+        self.setWindowTitle(f"Approve {request.tool_name}?")
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        self.setMinimumSize(640, 480)
+        self._suggestions: list[RuleSuggestion] = suggest_allow_rules(
+            request.server_id, request.tool_name, request.input, request.spec, working_dir)
+
+        layout = QVBoxLayout(self)
+        layout.setSpacing(10)
+
+        title = QLabel(f"<span style='font-size:15px'>The AI wants to run "
+                       f"<b>{request.tool_name}</b></span>")
+        title.setObjectName("approval-title")
+        header = QHBoxLayout()
+        header.addWidget(title)
+        header.addStretch(1)
+        header.addWidget(badge(f"server: {request.server_id}", "neutral", "Tool server id"))
+        spec = request.spec
+        if spec is not None:
+            header.addWidget(badge(spec.category.value.replace("_", " "), "neutral"))
+            header.addWidget(badge(f"{spec.risk.value} risk",
+                                   "high" if spec.risk == RiskLevel.HIGH else "low"))
+        layout.addLayout(header)
+
+        why = QLabel(f"Why you are asked: {request.decision.explain()}")
+        why.setObjectName("approval-why")
+        why.setWordWrap(True)
+        layout.addWidget(why)
+
+        if spec is not None and spec.risk == RiskLevel.HIGH:
+            warning = QLabel("⚠ " + _HIGH_RISK_WARNING.get(
+                spec.category.value, "This tool can make changes.") +
+                " Check the details before approving.")
+            warning.setObjectName("approval-warning")
+            warning.setWordWrap(True)
+            warning.setStyleSheet("QLabel { background: #fff8c5; color: #4d2d00; border: 1px solid "
+                                  "#d4a72c; border-radius: 6px; padding: 6px; }")
+            layout.addWidget(warning)
+
+        self.tabs = QTabWidget()
+        if request.preview:
+            self.diff_view = _code_view(request.preview, DiffHighlighter)
+            self.tabs.addTab(self.diff_view, "Changes")
+        parts = self._command_parts()
+        if parts:
+            self.tabs.addTab(_code_view("\n".join(parts)), f"Commands ({len(parts)})")
+        self.input_view = _code_view(
+            json.dumps(request.input, indent=2, ensure_ascii=False, sort_keys=True),
+            JsonHighlighter)
+        self.tabs.addTab(self.input_view, "Input (JSON)")
+        layout.addWidget(self.tabs, 1)
+
+        line = QFrame()
+        line.setFrameShape(QFrame.Shape.HLine)
+        layout.addWidget(line)
+
+        remember_row = QHBoxLayout()
+        self.remember = QCheckBox("Remember:")
+        self.remember_choice = QComboBox()
+        for suggestion in self._suggestions:
+            self.remember_choice.addItem(suggestion.label)
+        self.remember_choice.setEnabled(False)
+        self.remember.toggled.connect(self.remember_choice.setEnabled)
+        remember_row.addWidget(self.remember)
+        remember_row.addWidget(self.remember_choice, 1)
+        layout.addLayout(remember_row)
+
+        self.reason = QLineEdit()
+        self.reason.setPlaceholderText("Reason or instructions for the AI if you decline "
+                                       "(optional)")
+        layout.addWidget(self.reason)
+
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        self.decline_button = QPushButton("Decline")
+        self.approve_button = QPushButton("Approve")
+        self.approve_button.setObjectName("approve")
+        self.decline_button.setAutoDefault(False)
+        self.approve_button.setAutoDefault(False)
+        buttons.addWidget(self.decline_button)
+        buttons.addWidget(self.approve_button)
+        layout.addLayout(buttons)
+        self.decline_button.clicked.connect(self.reject)
+        self.approve_button.clicked.connect(self.accept)
+        # Ctrl+Enter approves deliberately; a bare Enter in the reason box declines.
+        QShortcut(QKeySequence("Ctrl+Return"), self, activated=self.accept)
+        self.reason.returnPressed.connect(self.reject)
+
+    def _command_parts(self) -> list[str]:
+        if self.request.tool_name != "shell_exec" or self.request.spec is None:
+            return []
+        try:
+            return self.request.spec.subjects(self.request.input, None)
+        except Exception:
+            return []
+
+    def response(self) -> ApprovalResponse:
+        approved = self.result() == QDialog.DialogCode.Accepted
+        remember = None
+        if approved and self.remember.isChecked() and self._suggestions:
+            remember = self._suggestions[self.remember_choice.currentIndex()].rule
+        return ApprovalResponse(approved=approved, reason=self.reason.text().strip(),
+                                remember_rule=remember)
+
+
+@dataclass
+class _Pending:
+    request: ApprovalRequest
+    future: asyncio.Future[ApprovalResponse]
+
+
+class ApprovalQueue(QObject):
+    """Serialises approval requests: one dialog at a time, the rest wait their turn."""
+
+    dialog_shown = Signal(object)  # ApprovalDialog
+    pending_changed = Signal(int)
+
+    def __init__(self, parent_widget: QWidget, working_dir_getter=lambda: None) -> None:
+        super().__init__(parent_widget)
+        self._parent_widget = parent_widget
+        self._working_dir = working_dir_getter
+        self._waiting: deque[_Pending] = deque()
+        self._current: tuple[_Pending, ApprovalDialog] | None = None
+
+    @property
+    def current_dialog(self) -> ApprovalDialog | None:
+        return self._current[1] if self._current else None
+
+    def pending_count(self) -> int:
+        return len(self._waiting) + (1 if self._current else 0)
+
+    async def request(self, request: ApprovalRequest) -> ApprovalResponse:
+        """The ``Approver`` for an agent session."""
+        future: asyncio.Future[ApprovalResponse] = asyncio.get_running_loop().create_future()
+        self._waiting.append(_Pending(request, future))
+        self.pending_changed.emit(self.pending_count())
+        self._show_next()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            self._forget(future)
+            raise
+
+    def decline_all(self, reason: str = "The run was stopped.") -> None:
+        """Stop or quit: every pending call is declined and never runs."""
+        while self._waiting:
+            pending = self._waiting.popleft()
+            if not pending.future.done():
+                pending.future.set_result(ApprovalResponse(approved=False, reason=reason))
+        if self._current is not None:
+            pending, dialog = self._current
+            self._current = None
+            if not pending.future.done():
+                pending.future.set_result(ApprovalResponse(approved=False, reason=reason))
+            dialog.finished.disconnect()
+            dialog.reject()
+            dialog.deleteLater()
+        self.pending_changed.emit(0)
+
+    def _forget(self, future: asyncio.Future[ApprovalResponse]) -> None:
+        self._waiting = deque(p for p in self._waiting if p.future is not future)
+        if self._current is not None and self._current[0].future is future:
+            dialog = self._current[1]
+            self._current = None
+            dialog.finished.disconnect()
+            dialog.reject()
+            dialog.deleteLater()
+            self._show_next()
+        self.pending_changed.emit(self.pending_count())
+
+    def _show_next(self) -> None:
+        if self._current is not None or not self._waiting:
+            return
+        pending = self._waiting.popleft()
+        dialog = ApprovalDialog(pending.request, self._parent_widget, self._working_dir())
+        self._current = (pending, dialog)
+        dialog.finished.connect(lambda _code, d=dialog: self._on_finished(d))
+        dialog.open()
+        dialog.reason.setFocus()  # typing goes to the reason; approving takes a deliberate click
+        self.dialog_shown.emit(dialog)
+
+    def _on_finished(self, dialog: ApprovalDialog) -> None:
+        if self._current is None or self._current[1] is not dialog:
+            return
+        pending, _ = self._current
+        self._current = None
+        if not pending.future.done():
+            pending.future.set_result(dialog.response())
+        dialog.deleteLater()
+        self.pending_changed.emit(self.pending_count())
+        self._show_next()

@@ -1,0 +1,150 @@
+"""GUI responsiveness, start-up time and idle memory, each against a baseline in the same run.
+
+1. Max GUI stall: a 16 ms heartbeat timer runs while a 10,000-token response streams from the
+   fake Messages API at full speed and then a 10-second tool runs; the longest gap between
+   heartbeats minus 16 ms is the stall. Goal: ≤ 50 ms.
+2. Process start → window shown, Tebiki vs a bare PySide6 window (goal ≤ 2.5×).
+3. Idle RSS after the window is shown, Tebiki vs bare (goal ≤ 2×).
+Prints `name: value` lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = Path(__file__).with_name("startup_probe.py")
+RUNS = 5
+HEARTBEAT_MS = 16
+
+
+def measure_startup(kind: str) -> tuple[float, int]:
+    proc = subprocess.run([sys.executable, str(PROBE), kind], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    if proc.returncode != 0:
+        raise SystemExit(f"startup probe {kind} failed:\n{proc.stderr}")
+    values = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+    return float(values["shown"]), int(values["rss_kb"])
+
+
+class SlowTool:
+    """A tool that takes 10 seconds without blocking the loop (like a build or a test run)."""
+
+    def __init__(self, seconds: float) -> None:
+        from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
+
+        self.seconds = seconds
+        self.spec = ToolSpec("slow_build", "runs for a while", {"type": "object"},
+                             ToolCategory.EXECUTION, RiskLevel.LOW)
+
+    async def execute(self, input: Mapping[str, Any], ctx: Any):
+        from app.core.tools.base import ToolResult
+
+        proc = await asyncio.create_subprocess_exec("sleep", str(self.seconds))
+        await proc.wait()
+        return ToolResult.ok("built")
+
+
+def measure_stall(tool_seconds: float) -> tuple[float, float, int]:
+    import qasync
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from app.core.permissions.rules import PermissionRule
+    from app.core.services import build_services
+    from app.core.store.db import open_database
+    from app.core.store.profiles import ToolSetting
+    from app.core.tools.builtin import builtin_provider
+    from app.core.tools.providers.base import StaticProvider
+    from app.core.tools.registry import ToolRegistry
+    from app.ui.main_window import MainWindow
+    from tests.fakes.anthropic_server import FakeAnthropicServer, Response
+
+    app = QApplication.instance() or QApplication([])
+    data = Path(tempfile.mkdtemp(prefix="tebiki-bench-"))
+    project = data / "project"
+    project.mkdir()
+    server = FakeAnthropicServer().start()
+    os.environ["ANTHROPIC_BASE_URL"] = server.base_url
+    os.environ["ANTHROPIC_API_KEY"] = "sk-ant-bench"
+    words = " ".join(f"token{i}" for i in range(10_000))
+    server.script(Response.text(words, chunk_chars=8),
+                  Response.tool_use("slow_build", {}), Response.text("done"))
+
+    registry = ToolRegistry([builtin_provider(),
+                             StaticProvider([SlowTool(tool_seconds)], id="bench", priority=1)])
+    db = open_database(data / "tebiki.sqlite3")
+    services = build_services(db, data, project, registry=registry)
+    profile_id = services.profiles.ensure_default().id
+    services.profiles.set_tool(profile_id, ToolSetting("slow_build", True, {}))
+    services.permissions.rules.add(PermissionRule(decision="allow", tool_name="slow_build",
+                                                  priority=100))
+    window = MainWindow(services=services, project_root=project)
+    window.show()
+
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+
+    def beat() -> None:
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(HEARTBEAT_MS)
+    timer.timeout.connect(beat)
+
+    async def scenario() -> float:
+        timer.start()
+        start = time.perf_counter()
+        window.ai_panel.send("stream a long answer")
+        while window.ai_panel.running:
+            await asyncio.sleep(0.05)
+        window.ai_panel.send("now build")
+        while window.ai_panel.running:
+            await asyncio.sleep(0.05)
+        timer.stop()
+        return time.perf_counter() - start
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        elapsed = loop.run_until_complete(scenario())
+    server.close()
+    db.close()
+    stall_ms = max(0.0, (max(gaps) - HEARTBEAT_MS / 1000) * 1000)
+    return stall_ms, elapsed, len(gaps)
+
+
+def main() -> None:
+    tool_seconds = float(os.environ.get("TEBIKI_BENCH_TOOL_SECONDS", "10"))
+    bare = [measure_startup("bare") for _ in range(RUNS)]
+    ours = [measure_startup("tebiki") for _ in range(RUNS)]
+    bare_start = statistics.median(s for s, _ in bare)
+    our_start = statistics.median(s for s, _ in ours)
+    bare_rss = statistics.median(r for _, r in bare)
+    our_rss = statistics.median(r for _, r in ours)
+    print(f"ui_start_to_window_bare_ms: {bare_start * 1000:.0f}")
+    print(f"ui_start_to_window_tebiki_ms: {our_start * 1000:.0f}")
+    print(f"ui_start_ratio_vs_bare: {our_start / bare_start:.2f}")
+    print(f"ui_idle_rss_bare_mb: {bare_rss / 1024:.1f}")
+    print(f"ui_idle_rss_tebiki_mb: {our_rss / 1024:.1f}")
+    print(f"ui_idle_rss_ratio_vs_bare: {our_rss / bare_rss:.2f}")
+    stall, elapsed, beats = measure_stall(tool_seconds)
+    print(f"ui_max_stall_ms: {stall:.1f}")
+    print(f"ui_stall_scenario_s: {elapsed:.1f} ({beats} heartbeats, 10000-token stream + "
+          f"{tool_seconds:.0f}s tool)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""Approval dialog and queue: what the person sees, and that every exit except Approve declines."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QTabWidget, QWidget
+
+from app.core.agent.events import ApprovalRequest
+from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
+from app.ui.dialogs.approval import ApprovalDialog, ApprovalQueue
+from tests.ui.conftest import wait_for
+
+DIFF = "--- a/doc/x.md\n+++ b/doc/x.md\n@@ -1 +1 @@\n-old\n+new\n"
+
+
+def _spec(name="write_file", kind="path", risk=RiskLevel.HIGH,
+          category=ToolCategory.FILE_SYSTEM, subjects_fn=None):
+    return ToolSpec(name, "d", {"type": "object"}, category, risk,
+                    subjects_fn=subjects_fn or (lambda i, wd: [str((wd or "") / i["path"])
+                                                               if wd else i["path"]]),
+                    subject_kind=kind)
+
+
+def _request(services, name="write_file", tool_input=None, spec=None, preview=DIFF,
+             tool_use_id="tu_1"):
+    tool_input = tool_input or {"path": "doc/x.md", "content": "new"}
+    decision = services.permissions.decide("builtin", name, tool_input)
+    return ApprovalRequest(tool_use_id, name, "builtin", tool_input,
+                           spec or _spec(name), decision, preview)
+
+
+def test_dialog_shows_everything(qtbot, services, project):
+    dialog = ApprovalDialog(_request(services), None, project)
+    qtbot.addWidget(dialog)
+    assert "write_file" in dialog.windowTitle()
+    labels = " ".join(label.text() for label in dialog.findChildren(QLabel))
+    assert "server: builtin" in labels and "high risk" in labels
+    assert "no rule matched" in labels or "rule #" in labels
+    assert "changes files" in labels
+    tabs = dialog.findChild(QTabWidget)
+    assert [tabs.tabText(i) for i in range(tabs.count())] == ["Changes", "Input (JSON)"]
+    assert "+new" in dialog.diff_view.toPlainText()
+    assert '"content": "new"' in dialog.input_view.toPlainText()
+
+
+def test_low_risk_has_no_warning_and_shell_lists_commands(qtbot, services, project):
+    spec = ToolSpec("shell_exec", "d", {"type": "object"}, ToolCategory.EXECUTION,
+                    RiskLevel.HIGH, subjects_fn=lambda i, _wd: i["command"].split(" && "))
+    request = _request(services, "shell_exec", {"command": "git status && ls -la"}, spec, None)
+    dialog = ApprovalDialog(request, None, project)
+    qtbot.addWidget(dialog)
+    tabs = dialog.findChild(QTabWidget)
+    assert tabs.tabText(0) == "Commands (2)"
+    low = ApprovalDialog(_request(services, "read_file", {"path": "a"}, _spec(
+        "read_file", risk=RiskLevel.LOW, category=ToolCategory.READ_ONLY), None), None, project)
+    qtbot.addWidget(low)
+    assert low.findChild(QWidget, "approval-warning") is None
+
+
+def test_remember_offers_narrow_rule_first(qtbot, services, project):
+    dialog = ApprovalDialog(_request(services), None, project)
+    qtbot.addWidget(dialog)
+    first_choice = dialog.remember_choice.itemText(0)
+    assert first_choice == "Always allow write_file for files directly in doc/"
+    dialog.remember.setChecked(True)
+    dialog.accept()
+    response = dialog.response()
+    assert response.approved
+    assert response.remember_rule.input_pattern == "doc/*"
+    assert response.remember_rule.tool_name == "write_file"
+
+
+async def test_queue_shows_one_dialog_at_a_time(qtbot, services, project):
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    queue = ApprovalQueue(parent, lambda: project)
+    first = asyncio.ensure_future(queue.request(_request(services, tool_use_id="a")))
+    second = asyncio.ensure_future(queue.request(_request(services, tool_use_id="b")))
+    await wait_for(lambda: queue.current_dialog is not None)
+    dialog = queue.current_dialog
+    assert dialog.request.tool_use_id == "a" and queue.pending_count() == 2
+    assert dialog.isVisible()
+    assert dialog.windowModality() == Qt.WindowModality.WindowModal
+    dialog.reason.setText("not now")
+    dialog.decline_button.click()
+    response = await first
+    assert not response.approved and response.reason == "not now"
+    await wait_for(lambda: queue.current_dialog is not None)
+    assert queue.current_dialog.request.tool_use_id == "b"
+    queue.current_dialog.approve_button.click()
+    assert (await second).approved
+    assert queue.pending_count() == 0
+
+
+async def test_closing_the_dialog_declines(qtbot, services, project):
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    queue = ApprovalQueue(parent, lambda: project)
+    pending = asyncio.ensure_future(queue.request(_request(services)))
+    await wait_for(lambda: queue.current_dialog is not None)
+    queue.current_dialog.close()
+    response = await pending
+    assert response.approved is False
+
+
+async def test_decline_all_resolves_everything(qtbot, services, project):
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    queue = ApprovalQueue(parent, lambda: project)
+    futures = [asyncio.ensure_future(queue.request(_request(services, tool_use_id=str(i))))
+               for i in range(3)]
+    await wait_for(lambda: queue.current_dialog is not None)
+    queue.decline_all("stopped")
+    responses = await asyncio.gather(*futures)
+    assert [r.approved for r in responses] == [False, False, False]
+    assert all(r.reason == "stopped" for r in responses)
+    assert queue.current_dialog is None
+
+
+async def test_cancelled_request_removes_its_dialog(qtbot, services, project):
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    queue = ApprovalQueue(parent, lambda: project)
+    task = asyncio.ensure_future(queue.request(_request(services)))
+    await wait_for(lambda: queue.current_dialog is not None)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert queue.current_dialog is None and queue.pending_count() == 0
