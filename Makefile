@@ -13,12 +13,16 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
-# Optional system tools: ripgrep speeds up grep_search, git backs git_ops.
+# System tools: ripgrep speeds up grep_search, git backs git_ops, desktop-file-utils checks the
+# desktop entry in tests, and two xcb libraries are bundled by `make package`.
 # Installed when we are root on a Debian-like machine; otherwise we say what is missing.
 sysdeps:
 	@missing=""; \
 	command -v rg >/dev/null 2>&1 || missing="$$missing ripgrep"; \
 	command -v git >/dev/null 2>&1 || missing="$$missing git"; \
+	command -v desktop-file-validate >/dev/null 2>&1 || missing="$$missing desktop-file-utils"; \
+	{ ldconfig -p 2>/dev/null | grep -q 'libxcb-icccm.so.4 '; } || missing="$$missing libxcb-icccm4"; \
+	{ ldconfig -p 2>/dev/null | grep -q 'libxcb-keysyms.so.1 '; } || missing="$$missing libxcb-keysyms1"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "Installing system packages:$$missing"; \
@@ -45,3 +49,24 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
+
+# ---- Packaging (issue 8): `make package`, `make install-desktop`, `make uninstall-desktop` ----
+# `package` builds the PyInstaller one-dir bundle into dist/tebiki/ and, on Linux, the tarball
+# dist/tebiki-<version>-linux-<arch>.tar.gz. install-desktop installs that bundle for the current
+# user (~/.local/lib/tebiki, ~/.local/bin/tebiki, menu entry and icons; PREFIX, XDG_DATA_HOME and
+# DESTDIR override the locations). `icons` re-renders resources/icons from the SVG sources.
+.PHONY: package install-desktop uninstall-desktop icons
+
+package: $(STAMP)
+	$(PY) packaging/build.py
+
+install-desktop: $(STAMP)
+	@test -x dist/tebiki/tebiki || $(MAKE) --no-print-directory package
+	sh packaging/linux/install-desktop.sh dist/tebiki
+
+uninstall-desktop:
+	sh packaging/linux/uninstall-desktop.sh
+
+icons: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) packaging/make_icons.py
+# ---- end of packaging block ----
