@@ -62,6 +62,7 @@ class MainWindow(QMainWindow):
         dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable |
                          QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+        self.resizeDocks([dock], [340], Qt.Orientation.Horizontal)
         self.tools_dock = dock
 
         self._build_toolbar()
@@ -171,7 +172,7 @@ class MainWindow(QMainWindow):
             self.ai_panel.new_conversation()
         name = self.project_root.name if self.project_root else None
         self.setWindowTitle(f"{name} — {APP_NAME}" if name else APP_NAME)
-        self.project_label.setText(f"📁 {self.project_root}  " if self.project_root
+        self.project_label.setText(f"Project: {self.project_root}  " if self.project_root
                                    else "No project folder — File → Open Folder…  ")
         if self.project_root is not None:
             recent = [str(self.project_root)] + [

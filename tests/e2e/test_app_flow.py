@@ -186,3 +186,20 @@ async def test_api_errors_show_inline_with_retry(window, fake_anthropic, status)
         errors[-1].retry_button.click()
         await wait_for(lambda: not window.ai_panel.running and "recovered" in _texts(window),
                        timeout=20)
+
+
+async def test_provider_tab_tests_the_connection(window, fake_anthropic):
+    from app.ui.dialogs.settings import ProviderTab
+
+    tab = ProviderTab(window.services, window.profile_id)
+    tab.base_url.setText(fake_anthropic.base_url)
+    tab.start_connection_test()
+    await wait_for(lambda: tab.test_button.isEnabled(), timeout=20)
+    assert tab.status.text().startswith("Connected:")
+    assert tab.model.count() >= 1
+
+    fake_anthropic.api_key = "sk-ant-test-fake-key-0000"  # the key fake_anthropic_env set
+    tab.api_key.setText("sk-ant-wrong")  # the typed, unsaved key is the one tested
+    tab.start_connection_test()
+    await wait_for(lambda: tab.test_button.isEnabled(), timeout=20)
+    assert "Connected" not in tab.status.text()

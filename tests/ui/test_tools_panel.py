@@ -98,3 +98,14 @@ def test_configure_saves_to_profile(qtbot, panel, services):
     settings = services.profiles.tool_settings(panel.profile_id)["web_fetch"]
     assert settings.config["allow_private_network"] is True
     assert settings.enabled  # configuring keeps the checkbox state
+
+
+def test_web_fetch_options_round_trip(qtbot, project):
+    dialog = ToolConfigDialog(_spec("web_fetch", ToolCategory.READ_ONLY), {}, project)
+    qtbot.addWidget(dialog)
+    assert dialog._fields["main_content"].isChecked()  # the tool's own default
+    dialog._fields["follow_cross_host_redirects"].setChecked(True)
+    dialog._fields["main_content"].setChecked(False)
+    dialog._try_accept()
+    assert dialog.config() == {"http_timeout_s": 30.0, "allow_private_network": False,
+                               "main_content": False, "follow_cross_host_redirects": True}

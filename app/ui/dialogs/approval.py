@@ -53,6 +53,25 @@ def _code_view(text: str, highlighter: type | None = None) -> QPlainTextEdit:
     return view
 
 
+def _why_text(request: ApprovalRequest) -> str:
+    decision = request.decision
+    rule = decision.rule
+    if rule is None:
+        text = "No permission rule matches this call, so Tebiki asks you (the safe default)."
+    else:
+        label = rule.description or rule.summary()
+        text = (f"Asked because of rule #{rule.id}: <i>{_escape(label)}</i> "
+                f"<span style='color:palette(placeholder-text)'>({_escape(rule.summary())})"
+                "</span>")
+    if decision.note:
+        text += f"<br>{_escape(decision.note)}"
+    return text
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 class ApprovalDialog(QDialog):
     """Shows one pending tool call. ``response()`` says what the person chose."""
 
@@ -83,7 +102,7 @@ class ApprovalDialog(QDialog):
                                    "high" if spec.risk == RiskLevel.HIGH else "low"))
         layout.addLayout(header)
 
-        why = QLabel(f"Why you are asked: {request.decision.explain()}")
+        why = QLabel(_why_text(request))
         why.setObjectName("approval-why")
         why.setWordWrap(True)
         layout.addWidget(why)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -236,10 +237,48 @@ class ProviderTab(QWidget):
         self.status = QLabel()
         self.status.setObjectName("provider-status")
         self.status.setWordWrap(True)
+        self.test_button = QPushButton("Test connection")
         form.addRow("API key", self.api_key)
         form.addRow("Model", self.model)
         form.addRow("Base URL", self.base_url)
+        form.addRow("", self.test_button)
         form.addRow("", self.status)
+        self._test_task: asyncio.Future[None] | None = None
+        self.test_button.clicked.connect(self.start_connection_test)
+
+    def start_connection_test(self) -> None:
+        self.test_button.setEnabled(False)
+        self.status.setText("Connecting…")
+        self._test_task = asyncio.ensure_future(self.test_connection())
+
+    async def test_connection(self) -> None:
+        """List the models with the values in the form (not yet saved); report what happened."""
+        from dataclasses import replace
+
+        from app.core.agent.providers import ProviderError, create_provider
+
+        profile = replace(self.services.profiles.get(self.profile_id),
+                          base_url=self.base_url.text().strip() or None)
+        try:
+            provider = await asyncio.to_thread(
+                create_provider, profile, api_key=self.api_key.text().strip() or None,
+                max_retries=0)
+            try:
+                models = await provider.list_models()
+            finally:
+                await provider.aclose()
+        except ProviderError as exc:
+            self.status.setText(f"<span style='color:#cf222e'>{_escape(exc.message)}</span>")
+        except Exception as exc:  # network errors and the like: say what, not crash
+            self.status.setText(f"<span style='color:#cf222e'>{_escape(str(exc))}</span>")
+        else:
+            current = self.model.currentText()
+            self.model.clear()
+            self.model.addItems(models)
+            self.model.setCurrentText(current)
+            self.status.setText(f"Connected: {len(models)} models available.")
+        finally:
+            self.test_button.setEnabled(True)
 
     def save(self) -> bool:
         key = self.api_key.text().strip()

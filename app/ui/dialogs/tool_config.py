@@ -94,12 +94,20 @@ class ToolConfigDialog(QDialog):
             private.setChecked(bool(config.get("allow_private_network", False)))
             self._fields["allow_private_network"] = private
             self.form.addRow("Network", private)
+            main = QCheckBox("Keep only the page's main content (drop navigation, sidebars)")
+            main.setChecked(bool(config.get("main_content", True)))
+            self._fields["main_content"] = main
+            self.form.addRow("Content", main)
+            cross = QCheckBox("Follow redirects to other hosts (off: the AI is told the new URL)")
+            cross.setChecked(bool(config.get("follow_cross_host_redirects", False)))
+            self._fields["follow_cross_host_redirects"] = cross
+            self.form.addRow("Redirects", cross)
         if name == "web_search":
             provider = QComboBox()
+            provider.addItem("Automatic (Brave when a key is set, else DuckDuckGo)", "auto")
             provider.addItem("DuckDuckGo (no key)", "duckduckgo")
             provider.addItem("Brave Search API (key)", "brave")
-            provider.setCurrentIndex(max(0, provider.findData(config.get("provider",
-                                                                         "duckduckgo"))))
+            provider.setCurrentIndex(max(0, provider.findData(config.get("provider", "auto"))))
             self._fields["provider"] = provider
             self.form.addRow("Provider", provider)
             key = QLineEdit()
@@ -236,7 +244,8 @@ class ToolConfigDialog(QDialog):
                 config[key] = widget.value()
             elif key in ("git_permission", "provider"):
                 config[key] = widget.currentData()
-            elif key in ("run_hooks", "allow_private_network"):
+            elif key in ("run_hooks", "allow_private_network", "main_content",
+                         "follow_cross_host_redirects"):
                 config[key] = widget.isChecked()
             elif key == "brave_key":
                 if widget.text().strip():

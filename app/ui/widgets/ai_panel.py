@@ -286,6 +286,8 @@ class AIPanel(QWidget):
         elif isinstance(event, ToolStarted):
             card = self.cards.get(event.tool_use_id)
             if card is not None:
+                if card.status == "awaiting":
+                    card.mark_approved()
                 card.set_status("running")
             self.status_message.emit(f"Running {event.tool_name}…")
         elif isinstance(event, ToolFinished):

@@ -21,12 +21,12 @@ from app.ui.widgets.highlighters import JsonHighlighter
 
 _STATUS_TEXT = {
     "requested": "⋯ requested",
-    "awaiting": "⏸ waiting for your approval",
+    "awaiting": "● waiting for your approval",
     "running": "▶ running",
     "executed": "✓ done",
     "error": "✗ failed",
     "declined": "✗ declined",
-    "denied": "⛔ denied by rule",
+    "denied": "✗ denied by a rule",
     "cancelled": "■ cancelled",
     "invalid": "✗ invalid input",
 }
@@ -79,7 +79,7 @@ class ToolCard(QFrame):
         self.setStyleSheet("QFrame#tool-card { border: 1px solid palette(mid); "
                            "border-radius: 8px; }")
         header = QHBoxLayout()
-        name = QLabel(f"🔧 <b>{tool_name}</b>")
+        name = QLabel(f"<b>{tool_name}</b>")
         header.addWidget(name)
         if server_id != "builtin":
             header.addWidget(badge(server_id, "neutral", "server"))
@@ -106,6 +106,10 @@ class ToolCard(QFrame):
         layout.addWidget(self.rule_label)
         layout.addWidget(self.input_section)
         layout.addWidget(self.result_section)
+
+    def mark_approved(self) -> None:
+        """The person approved an 'ask' call: say so instead of the rule's verdict."""
+        self.decision_badge.setText("approved by you")
 
     def set_status(self, status: str) -> None:
         self.status = status

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QPushButton,
+    QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -51,12 +51,15 @@ class ToolsPanel(QWidget):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        # Item widgets do not count for ResizeToContents: size the Configure column by hand.
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Fixed)
+        self.tree.setColumnWidth(2, QToolButton(text="Configure…").sizeHint().width() + 12)
         title = QLabel("<b>Tools</b>")
         hint = QLabel("Checked tools are offered to the AI.")
         hint.setStyleSheet("color: palette(placeholder-text);")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
+        self.setMinimumWidth(300)
         layout.addWidget(title)
         layout.addWidget(hint)
         layout.addWidget(self.tree, 1)
@@ -108,9 +111,11 @@ class ToolsPanel(QWidget):
         self.tree.blockSignals(False)
 
     def _configure_button(self, spec: ToolSpec) -> QWidget:
-        button = QPushButton("Configure…")
+        button = QToolButton()
+        button.setText("Configure…")
+        button.setToolTip(f"Capabilities of {spec.name}: what it can do at all")
         button.setObjectName(f"configure-{spec.name}")
-        button.setFlat(True)
+        button.setAutoRaise(True)
         button.clicked.connect(lambda: self.open_configure(spec.name))
         holder = QWidget()
         row = QHBoxLayout(holder)
