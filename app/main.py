@@ -76,14 +76,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     window.show()
 
     async def run_until_closed() -> int:
+        from app.core.warmup import warm_up
+
+        # We end the loop ourselves after cleaning up, not Qt when the last window closes.
+        app.setQuitOnLastWindowClosed(False)
         closed = asyncio.get_running_loop().create_future()
-        app.aboutToQuit.connect(lambda: closed.done() or closed.set_result(None))
+
+        def on_closed() -> None:
+            if not closed.done():
+                closed.set_result(None)
+
+        app.lastWindowClosed.connect(on_closed)
+        app.aboutToQuit.connect(on_closed)
+        warming = asyncio.ensure_future(warm_up())  # window is up; import the SDK meanwhile
         if args.smoke_test:
             await asyncio.sleep(0.2)
             window.close()
-        else:
-            await closed
+        await closed
         # Nothing pending may run after the window is gone; then release network clients.
+        await warming
         await window.ai_panel.shutdown()
         await services.registry.aclose()
         return 0

@@ -11,13 +11,13 @@ import asyncio
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+from typing import TYPE_CHECKING, Any
 
 from app.core.tools.base import Tool, ToolContext, ToolResult, ToolSpec
 from app.core.tools.providers.base import ToolProvider
+
+if TYPE_CHECKING:  # jsonschema costs ~70 ms to import: loaded on first validation instead
+    from jsonschema import Draft202012Validator
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class ToolRegistry:
     def __init__(self, providers: Iterable[ToolProvider] = ()) -> None:
         self._providers: list[ToolProvider] = []
         self._routes: dict[str, RegisteredTool] = {}
-        self._validators: dict[int, Draft202012Validator] = {}
+        self._validators: dict[int, Any] = {}
         # Bumped whenever routes change, so caches keyed on tools (permissions) can tell.
         self.generation = 0
         for provider in providers:
@@ -163,6 +163,9 @@ class ToolRegistry:
         key = id(spec)
         validator = self._validators.get(key)
         if validator is None:
+            from jsonschema import Draft202012Validator
+            from jsonschema.exceptions import SchemaError
+
             try:
                 Draft202012Validator.check_schema(spec.input_schema)
             except SchemaError:

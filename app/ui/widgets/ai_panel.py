@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSizePolicy,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -39,33 +40,70 @@ from app.core.agent.events import (
 from app.core.agent.session import AgentSession
 from app.core.services import Services
 from app.ui.dialogs.approval import ApprovalQueue
+from app.ui.widgets.markdown_stream import SplitState, freeze_ready_blocks
 from app.ui.widgets.tool_card import ToolCard
 
 log = logging.getLogger(__name__)
 _RENDER_INTERVAL_MS = 60
 
 
-class MessageView(QLabel):
-    """One message rendered as Markdown; selectable, links open in the browser."""
+class MessageView(QTextBrowser):
+    """One message as Markdown in its own document, sized to its content.
+
+    While streaming, finished parts are appended once (see markdown_stream) and only the tail
+    range of the document is replaced on each render; QTextDocument lays out just the blocks
+    that changed, so a tick costs the same at token 10 and at token 10,000.
+    """
 
     def __init__(self, text: str = "", role: str = "assistant") -> None:
         super().__init__()
         self.role = role
         self.setObjectName(f"message-{role}")
-        self.setTextFormat(Qt.TextFormat.MarkdownText)
-        self.setWordWrap(True)
         self.setOpenExternalLinks(True)
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.viewport().setAutoFillBackground(role == "user")
         if role == "user":
-            self.setStyleSheet("QLabel { background: palette(alternate-base); border-radius: 8px;"
-                               " padding: 8px; }")
+            self.setStyleSheet("QTextBrowser { background: palette(alternate-base);"
+                               " border-radius: 8px; padding: 4px; }")
+        else:
+            self.setStyleSheet("QTextBrowser { background: transparent; }")
+        self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
+        self._state = SplitState()
+        self._tail_start = 0
         self.markdown = ""
         self.set_markdown(text)
 
+    def _fit_height(self, size) -> None:
+        margins = self.contentsMargins()
+        self.setFixedHeight(int(size.height()) + margins.top() + margins.bottom() + 2)
+
     def set_markdown(self, text: str) -> None:
+        """Replace the whole message (history, tests); renders immediately."""
+        self.document().clear()
+        self._state = SplitState()
+        self._tail_start = 0
         self.markdown = text
-        self.setText(text)
+        self.render()
+
+    def append(self, delta: str) -> None:
+        self.markdown += delta
+
+    def render(self) -> None:
+        frozen, tail = freeze_ready_blocks(self.markdown, self._state)
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        cursor.setPosition(self._tail_start)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        for block in frozen:
+            cursor.insertMarkdown(block)
+        self._tail_start = cursor.position()
+        if tail:
+            cursor.insertMarkdown(tail)
+        cursor.endEditBlock()
 
 
 class ErrorCard(QFrame):
@@ -268,7 +306,7 @@ class AIPanel(QWidget):
             if self._current_text is None:
                 self._current_text = MessageView("", "assistant")
                 self.transcript.add(self._current_text)
-            self._current_text.markdown += event.text
+            self._current_text.append(event.text)
             if not self._render_timer.isActive():
                 self._render_timer.start()
         elif isinstance(event, ToolRequested):
@@ -313,7 +351,7 @@ class AIPanel(QWidget):
 
     def _render_current_text(self) -> None:
         if self._current_text is not None:
-            self._current_text.set_markdown(self._current_text.markdown)
+            self._current_text.render()
 
     def _flush_text(self) -> None:
         self._render_timer.stop()
