@@ -101,3 +101,19 @@ def test_settings_rules_tab_test_box_and_export(qtbot, services, tmp_path):
     tab.import_rules(str(bad))
     assert "Not imported" in tab.status.text()
     assert tab.model.rowCount() == len(exported["rules"])
+
+
+def test_history_model_passes_qtmodeltester(qtmodeltester, services):
+    from app.ui.models.history_model import HistoryTableModel
+
+    services.audit.record(tool_name="read_file", server_id="builtin", tool_input={"path": "a"},
+                          decision="allow", outcome="executed", output="x", duration_ms=2)
+    services.audit.record(tool_name="shell_exec", server_id="builtin",
+                          tool_input={"command": "rm -rf /"}, decision="deny",
+                          outcome="denied", is_error=True, output="refused")
+    model = HistoryTableModel(services.audit)
+    qtmodeltester.check(model, force_py=True)
+    assert model.rowCount() == 2
+    model.set_filters(tool=None, decision="deny", errors_only=False)
+    assert model.rowCount() == 1
+    assert model.execution_at(0).tool_name == "shell_exec"
