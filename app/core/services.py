@@ -13,6 +13,8 @@ from app.core.store.conversations import ConversationRepository
 from app.core.store.profiles import ProfileRepository
 from app.core.store.settings import SettingsRepository
 from app.core.tools.builtin import default_registry
+from app.core.tools.providers.cli import CliProvider
+from app.core.tools.providers.custom import CustomToolsProvider
 from app.core.tools.registry import ToolRegistry
 
 
@@ -29,12 +31,43 @@ class Services:
 
     def set_project_root(self, root: Path | None) -> None:
         self.permissions.working_dir = root.resolve() if root is not None else None
+        custom = self.custom_tools
+        if custom is not None:
+            custom.set_project_root(root)  # the project's .tebiki/tools.toml
+            self.registry.refresh()
+
+    @property
+    def custom_tools(self) -> CustomToolsProvider | None:
+        return next((p for p in self.registry.providers()
+                     if isinstance(p, CustomToolsProvider)), None)
+
+    def reload_tools(self) -> list[str]:
+        """Re-read tools.toml files and look for rg/fd again; returns problems to show."""
+        for provider in self.registry.providers():
+            if isinstance(provider, CustomToolsProvider | CliProvider):
+                provider.reload()
+        self.registry.refresh()
+        return self.tool_notices()
+
+    def tool_notices(self) -> list[str]:
+        """What the person should know about the tools: broken custom tool files, faster
+        tools they could install."""
+        notices: list[str] = []
+        for provider in self.registry.providers():
+            if isinstance(provider, CustomToolsProvider):
+                notices += provider.load_errors
+            elif isinstance(provider, CliProvider):
+                notices += provider.suggestions()
+        return notices
 
 
 def build_services(db: sqlite_utils.Database, data_dir: Path,
                    project_root: Path | None = None,
                    registry: ToolRegistry | None = None) -> Services:
-    registry = registry or default_registry()
+    if registry is None:
+        registry = default_registry()
+        registry.register_provider(CliProvider())
+        registry.register_provider(CustomToolsProvider(data_dir, project_root))
     profiles = ProfileRepository(db)
     profiles.ensure_default()
     return Services(

@@ -168,6 +168,7 @@ class MainWindow(QMainWindow):
         self.project_root = root.resolve() if root is not None else None
         self.services.set_project_root(self.project_root)
         self.tools_panel.project_root = self.project_root
+        self.tools_panel.rebuild()  # the project's own .tebiki/tools.toml may add tools
         if self.ai_panel.session is not None and not self.ai_panel.running:
             self.ai_panel.new_conversation()
         name = self.project_root.name if self.project_root else None

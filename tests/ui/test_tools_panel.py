@@ -109,3 +109,25 @@ def test_web_fetch_options_round_trip(qtbot, project):
     dialog._try_accept()
     assert dialog.config() == {"http_timeout_s": 30.0, "allow_private_network": False,
                                "main_content": False, "follow_cross_host_redirects": True}
+
+
+def test_custom_tools_appear_reload_and_report_broken_files(qtbot, services, fresh_data_dir):
+    profile_id = services.profiles.ensure_default().id
+    panel = ToolsPanel(services, profile_id)
+    qtbot.addWidget(panel)
+    assert "lint_docs" not in panel._items
+    toml = fresh_data_dir / "tools.toml"
+    toml.write_text('[lint_docs]\ndescription = "Lint the docs"\ncommand = "echo {path}"\n'
+                    '[lint_docs.parameters.path]\ntype = "string"\nrequired = true\n')
+    panel.reload_button.click()
+    item = panel.item("lint_docs")
+    groups = [panel.tree.topLevelItem(i).text(0) for i in range(panel.tree.topLevelItemCount())]
+    assert "Server: custom" in groups
+    assert item.checkState(0) == Qt.CheckState.Unchecked  # new tools start disabled
+    assert panel.notices.isHidden() or "tools.toml" not in panel.notices.text()
+
+    toml.write_text("[broken\n")
+    panel.reload_button.click()
+    assert "lint_docs" not in panel._items
+    assert not panel.notices.isHidden()
+    assert "tools.toml:1" in panel.notices.text()

@@ -55,14 +55,30 @@ class ToolsPanel(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Fixed)
         self.tree.setColumnWidth(2, QToolButton(text="Configure…").sizeHint().width() + 12)
         title = QLabel("<b>Tools</b>")
+        self.reload_button = QToolButton()
+        self.reload_button.setText("Reload tools")
+        self.reload_button.setToolTip("Re-read tools.toml (yours and the project's) and look "
+                                      "for ripgrep/fd again")
+        self.reload_button.clicked.connect(self.reload_tools)
+        header_row = QHBoxLayout()
+        header_row.addWidget(title)
+        header_row.addStretch(1)
+        header_row.addWidget(self.reload_button)
         hint = QLabel("Checked tools are offered to the AI.")
         hint.setStyleSheet("color: palette(placeholder-text);")
+        self.notices = QLabel()
+        self.notices.setObjectName("tool-notices")
+        self.notices.setWordWrap(True)
+        self.notices.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notices.setStyleSheet("QLabel { background: palette(alternate-base); "
+                                   "border-radius: 6px; padding: 6px; }")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         self.setMinimumWidth(300)
-        layout.addWidget(title)
+        layout.addLayout(header_row)
         layout.addWidget(hint)
         layout.addWidget(self.tree, 1)
+        layout.addWidget(self.notices)
         self._items: dict[str, QTreeWidgetItem] = {}
         self.tree.itemChanged.connect(self._on_item_changed)
         self.rebuild()
@@ -104,11 +120,26 @@ class ToolsPanel(QWidget):
                                          else "#1a7f37"))
             provider = self.services.registry.provider_of(spec.name)
             if provider is not None and provider.id != "builtin":
-                item.setToolTip(1, f"served by {provider.display_name}")
+                item.setToolTip(0, f"{spec.description}\n\nServed by {provider.display_name}")
+            custom = self.services.custom_tools
+            problem = custom.unavailable().get(spec.name) if custom is not None and \
+                provider is custom else None
+            if problem:
+                item.setForeground(0, QColor("#8c959f"))
+                item.setToolTip(0, problem)
             self._items[spec.name] = item
             self.tree.setItemWidget(item, 2, self._configure_button(spec))
         self.tree.expandAll()
         self.tree.blockSignals(False)
+        self._show_notices(self.services.tool_notices())
+
+    def reload_tools(self) -> None:
+        self.services.reload_tools()
+        self.rebuild()
+
+    def _show_notices(self, notices: list[str]) -> None:
+        self.notices.setText("\n".join(f"• {n}" for n in notices))
+        self.notices.setVisible(bool(notices))
 
     def _configure_button(self, spec: ToolSpec) -> QWidget:
         button = QToolButton()

@@ -1,0 +1,412 @@
+"""CLI provider (seed 003, priority 50): grep_search on ripgrep and glob_search on fd.
+
+Why a provider when the built-in grep_search already uses ``rg`` when it finds one: this one
+finds the programs under configurable names or paths (Debian installs fd as ``fdfind``), only
+trusts absolute PATH entries outside any project, checks that the version is new enough for the
+flags used, runs the folder walk of glob_search on fd's parallel walker, tells the UI which
+program serves a tool, and says what to install when a program is missing (``suggestions()``).
+
+The tools it serves keep the built-ins' names, input schemas, ToolSpecs (``server_id`` stays
+``"builtin"``, so permission rules written for the built-ins keep deciding these calls) and
+output format, so routing by priority swaps them transparently:
+
+- grep_search: the built-in tool run with ``rg_path`` set to the detected ripgrep. Same argv
+  hardening (``--no-config``, pattern after ``--regexp``, ``--`` before the path, no
+  ``--pre``), same parsing and formatting; patterns only Python's ``re`` understands still fall
+  back to the Python backend. An explicit ``use_rg = "never"`` or ``rg_path`` in the tool's
+  configuration still wins.
+- glob_search: fd lists the entries (``--hidden``, ``.git`` excluded, symlinks not followed,
+  ``--max-depth`` when the pattern has no ``**``; no pattern is passed to fd, it runs with the
+  search folder as its working directory), and the same glob matcher, stat, sort and output code
+  as the built-in does the rest. Cases without a walk (a plain path, a missing folder) are
+  answered by the built-in itself. fd older than 8.7 honours .gitignore only inside git
+  repositories, so outside one the built-in walker serves the call. Known differences from the
+  built-in walker: fd reads ``.fdignore`` and ``.git/info/exclude`` but not ``.rgignore``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.tools.base import Tool, ToolContext, ToolResult
+from app.core.tools.builtin.glob_search import (
+    DEFAULT_MAX_RESULTS,
+    MAX_RESULTS_LIMIT,
+    GlobSearchTool,
+    split_pattern,
+)
+from app.core.tools.builtin.grep_search import GrepSearchTool
+from app.core.tools.process_runner import OutputBuffer, minimal_env, run_steps
+from app.core.tools.providers.base import ProviderPriority
+from app.core.tools.scoped_fs import (
+    FsError,
+    ScopedFs,
+    ToolInputError,
+    arg_int,
+    arg_str,
+    check_path_text,
+    compile_glob,
+    has_glob_magic,
+    printable,
+    unknown_args,
+)
+from app.core.tools.shell_syntax import ChainStep, Pipeline, SimpleCommand
+
+__all__ = [
+    "DEFAULT_ALIASES",
+    "CliGlobSearchTool",
+    "CliGrepSearchTool",
+    "CliProvider",
+    "DetectedProgram",
+]
+
+# Program → names (or absolute paths) tried in order. Debian/Ubuntu ship fd as `fdfind`.
+DEFAULT_ALIASES: Mapping[str, tuple[str, ...]] = {"rg": ("rg",), "fd": ("fd", "fdfind")}
+# Which program serves which tool; also accepted as alias keys (seed 003's `[tools.cli.aliases]`).
+TOOL_PROGRAMS: Mapping[str, str] = {"grep_search": "rg", "glob_search": "fd"}
+# rg: the built-in argv uses --no-ignore-exclude (12.0). fd: --strip-cwd-prefix (8.3).
+MIN_VERSIONS: Mapping[str, tuple[int, ...]] = {"rg": (12, 0), "fd": (8, 3)}
+FD_NO_REQUIRE_GIT = (8, 7)
+MAX_FD_OUTPUT_BYTES = 64 * 1024 * 1024
+_VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+_PROGRAM_INFO = {
+    "rg": ("ripgrep", "grep_search"),
+    "fd": ("fd", "glob_search"),
+}
+
+
+@dataclass(frozen=True)
+class DetectedProgram:
+    """What detection found for one program; ``path`` is None when it is unusable."""
+
+    program: str  # "rg" or "fd"
+    path: str | None
+    version: tuple[int, ...] | None = None
+    tried: tuple[str, ...] = ()
+    problem: str | None = None  # why a found binary is not used (too old, --version failed)
+
+
+def _install_hint(program: str, platform: str) -> str:
+    if platform.startswith("linux"):
+        return {"rg": "apt install ripgrep",
+                "fd": "apt install fd-find (installed as fdfind, which is found too)"}[program]
+    if platform == "darwin":
+        return {"rg": "brew install ripgrep", "fd": "brew install fd"}[program]
+    if platform.startswith("win"):
+        return {"rg": "winget install BurntSushi.ripgrep.MSVC",
+                "fd": "winget install sharkdp.fd"}[program]
+    return {"rg": "install ripgrep from your package manager",
+            "fd": "install fd from your package manager"}[program]
+
+
+def _normalise_aliases(aliases: Mapping[str, str | Sequence[str]] | None
+                       ) -> dict[str, tuple[str, ...]]:
+    merged = {k: tuple(v) for k, v in DEFAULT_ALIASES.items()}
+    for key, value in (aliases or {}).items():
+        program = TOOL_PROGRAMS.get(key, key)
+        if program not in merged:
+            raise ValueError(f"unknown CLI alias key {key!r}; use one of "
+                             f"{', '.join([*DEFAULT_ALIASES, *TOOL_PROGRAMS])}")
+        names = (value,) if isinstance(value, str) else tuple(value)
+        if not names or not all(isinstance(n, str) and n.strip() for n in names):
+            raise ValueError(f"CLI alias {key!r} needs one or more program names or paths")
+        merged[program] = names
+    return merged
+
+
+def _probe_version(path: str) -> tuple[tuple[int, ...] | None, str | None]:
+    try:
+        done = subprocess.run([path, "--version"], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=5, env=minimal_env(), check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"{path} --version failed: {exc}"
+    m = _VERSION_RE.search(done.stdout.decode("utf-8", "replace"))
+    if done.returncode != 0 or m is None:
+        return None, f"{path} --version did not print a version"
+    return tuple(int(g) for g in m.groups() if g is not None), None
+
+
+class CliProvider:
+    """Serves grep_search/glob_search backed by rg/fd when they are installed (seed 003).
+
+    Detection runs once (``shutil.which`` on an absolute-only PATH, then ``--version``) and is
+    cached; ``reload()`` detects again (call ``registry.refresh()`` afterwards).
+    """
+
+    id = "cli"
+    priority = int(ProviderPriority.CLI)
+
+    def __init__(self, aliases: Mapping[str, str | Sequence[str]] | None = None, *,
+                 search_path: str | None = None, suggest_enhanced_tools: bool = True,
+                 platform: str | None = None) -> None:
+        self.aliases = _normalise_aliases(aliases)
+        self._search_path = search_path
+        self.suggest_enhanced_tools = suggest_enhanced_tools
+        self._platform = platform or sys.platform
+        self._lock = threading.Lock()
+        self._detected: dict[str, DetectedProgram] | None = None
+        self._tools: list[Tool] = []
+
+    # -- detection -----------------------------------------------------------------------
+
+    def detect(self) -> dict[str, DetectedProgram]:
+        with self._lock:
+            if self._detected is None:
+                self._detected = {p: self._find(p, names) for p, names in self.aliases.items()}
+                self._tools = self._build_tools(self._detected)
+            return dict(self._detected)
+
+    def reload(self) -> dict[str, DetectedProgram]:
+        """Forget what was detected and look again (after installing rg or fd)."""
+        with self._lock:
+            self._detected = None
+        return self.detect()
+
+    def _find(self, program: str, names: tuple[str, ...]) -> DetectedProgram:
+        # Only absolute PATH entries: a relative one would let the project plant a program.
+        path_var = self._search_path if self._search_path is not None else minimal_env()["PATH"]
+        path_var = os.pathsep.join(e for e in path_var.split(os.pathsep) if os.path.isabs(e))
+        problem = None
+        for name in names:
+            if os.path.isabs(name):
+                found = name if os.path.isfile(name) and os.access(name, os.X_OK) else None
+            elif os.sep in name or "/" in name:
+                found = None  # a relative path would depend on the working directory
+            else:
+                found = shutil.which(name, path=path_var)
+            if found is None:
+                continue
+            version, problem = _probe_version(found)
+            minimum = MIN_VERSIONS[program]
+            if version is not None and version < minimum:
+                problem = (f"{found} is version {'.'.join(map(str, version))}; "
+                           f"{'.'.join(map(str, minimum))} or newer is needed")
+                continue
+            if version is None:
+                continue
+            return DetectedProgram(program, found, version, names)
+        return DetectedProgram(program, None, None, names, problem)
+
+    @staticmethod
+    def _build_tools(detected: Mapping[str, DetectedProgram]) -> list[Tool]:
+        tools: list[Tool] = []
+        rg, fd = detected.get("rg"), detected.get("fd")
+        if rg is not None and rg.path is not None:
+            tools.append(CliGrepSearchTool(rg.path))
+        if fd is not None and fd.path is not None and fd.version is not None:
+            tools.append(CliGlobSearchTool(fd.path, fd.version))
+        return tools
+
+    # -- ToolProvider --------------------------------------------------------------------
+
+    @property
+    def display_name(self) -> str:
+        found = [_PROGRAM_INFO[p][0] for p, d in self.detect().items() if d.path is not None]
+        return f"CLI tools ({', '.join(found)})" if found else "CLI tools"
+
+    def is_available(self) -> bool:
+        return any(d.path is not None for d in self.detect().values())
+
+    def tools(self) -> Sequence[Tool]:
+        self.detect()
+        return list(self._tools)
+
+    def suggestions(self) -> list[str]:
+        """Install hints for the programs that are missing (or too old), for the UI."""
+        if not self.suggest_enhanced_tools:
+            return []
+        out = []
+        for program, found in self.detect().items():
+            if found.path is not None:
+                continue
+            label, tool = _PROGRAM_INFO[program]
+            why = found.problem or f"not found (looked for: {', '.join(found.tried)})"
+            out.append(f"Install {label} for a faster {tool}: "
+                       f"{_install_hint(program, self._platform)}. {label}: {why}.")
+        return out
+
+
+# -- grep_search on ripgrep ---------------------------------------------------------------------
+
+class CliGrepSearchTool:
+    """The built-in grep_search, pinned to the detected ripgrep binary."""
+
+    spec = GrepSearchTool.spec
+
+    def __init__(self, rg_path: str) -> None:
+        self.rg_path = rg_path
+        self._inner = GrepSearchTool()
+
+    async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        cfg = dict(ctx.config_for("grep_search"))
+        cfg.setdefault("rg_path", self.rg_path)
+        pinned = dataclasses.replace(ctx, tool_config={**ctx.tool_config, "grep_search": cfg})
+        return await self._inner.execute(input, pinned)
+
+
+# -- glob_search on fd --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Plan:
+    base: Path
+    shown_base: str
+    rest: str
+    rx: re.Pattern[str]
+    max_depth: int | None
+
+
+def _in_git_tree(path: Path) -> bool:
+    return any(os.path.lexists(p / ".git") for p in (path, *path.parents))
+
+
+class CliGlobSearchTool:
+    """glob_search whose folder walk runs on fd; matching and output are the built-in's."""
+
+    spec = GlobSearchTool.spec
+
+    def __init__(self, fd_path: str, fd_version: tuple[int, ...]) -> None:
+        self.fd_path = fd_path
+        self.fd_version = fd_version
+        self._builtin = GlobSearchTool()
+
+    async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            unknown_args(input, ("pattern", "base_dir", "max_results"))
+            pattern = arg_str(input, "pattern", required=True, allow_empty=False)
+            base_dir = arg_str(input, "base_dir")
+            max_results = arg_int(input, "max_results", DEFAULT_MAX_RESULTS, minimum=1,
+                                  maximum=MAX_RESULTS_LIMIT)
+            assert pattern is not None and max_results is not None
+            check_path_text(pattern, "pattern")
+            if base_dir is not None:
+                check_path_text(base_dir, "base_dir")
+        except (ToolInputError, FsError):
+            return await self._builtin.execute(input, ctx)  # same message as the built-in
+        cfg = ctx.config_for("glob_search")
+        if cfg.get("use_fd") in (False, "never"):
+            return await self._builtin.execute(input, ctx)
+        fs = ScopedFs.from_context(ctx)
+        try:
+            plan = await asyncio.to_thread(self._plan, fs, pattern, base_dir)
+        except FsError:
+            plan = None
+        if plan is None:  # no walk needed, or an error: the built-in answers identically
+            return await self._builtin.execute(input, ctx)
+        timeout = float(cfg.get("timeout_s", ctx.shell_timeout_s))
+        listing = await self._run_fd(plan, timeout)
+        if listing is None:  # fd could not run (removed since detection?): walk in Python
+            return await self._builtin.execute(input, ctx)
+        names, stopped, errors = listing
+        found = await asyncio.to_thread(_match_and_stat, plan, names)
+        return ToolResult.ok(_format(found, plan, max_results, stopped, errors))
+
+    def _plan(self, fs: ScopedFs, pattern: str, base_dir: str | None) -> _Plan | None:
+        base_abs, rest = split_pattern(pattern, base_dir, fs.working_dir)
+        base = fs.resolve(base_abs)
+        if not has_glob_magic(rest) or not base.is_dir():
+            return None
+        if self.fd_version < FD_NO_REQUIRE_GIT and not _in_git_tree(base):
+            return None  # this fd would ignore .gitignore files here
+        try:
+            rx = compile_glob(rest)
+        except Exception:
+            return None
+        max_depth = None if "**" in rest else rest.count("/") + 1
+        return _Plan(base, fs.display(base), rest, rx, max_depth)
+
+    def argv(self, plan: _Plan) -> list[str]:
+        """fd gets no user text at all: the folder is its cwd, the glob is matched here."""
+        argv = [self.fd_path, "--hidden", "--exclude", ".git", "--print0", "--color", "never",
+                "--show-errors", "--strip-cwd-prefix"]
+        if self.fd_version >= FD_NO_REQUIRE_GIT:
+            argv.append("--no-require-git")
+        if plan.max_depth is not None:
+            argv += ["--max-depth", str(plan.max_depth)]
+        return argv
+
+    async def _run_fd(self, plan: _Plan, timeout: float
+                      ) -> tuple[list[str], str | None, list[str]] | None:
+        out = OutputBuffer(MAX_FD_OUTPUT_BYTES)
+        argv = self.argv(plan)
+        with tempfile.TemporaryDirectory(prefix="tebiki-fd-") as empty_home:
+            # An empty HOME/XDG_CONFIG_HOME: no global gitignore or fd ignore file applies,
+            # as the built-in walker (and rg's --no-ignore-global) ignore them too.
+            env = minimal_env({"HOME": empty_home, "XDG_CONFIG_HOME": empty_home})
+            step = ChainStep(None, Pipeline([SimpleCommand(argv, " ".join(argv))]))
+            result = await run_steps([step], cwd=plan.base, root=plan.base, timeout_s=timeout,
+                                     max_output_bytes=64 * 1024, env=env, stdout_buffer=out)
+        if not result.timed_out and (result.exit_code == 127 or (
+                result.exit_code not in (0, 1) and not out.total)):
+            return None
+        raw = bytes(out.head)
+        stopped = None
+        if out.dropped > 0 or result.timed_out:
+            raw = raw[: raw.rfind(b"\0") + 1]  # the last name may be cut
+            stopped = (f"stopped at the {timeout:g} s limit" if result.timed_out else
+                       f"stopped after {MAX_FD_OUTPUT_BYTES // (1 << 20)} MB of paths")
+        names = [os.fsdecode(n) for n in raw.split(b"\0") if n]
+        errors = [ln.removeprefix("[fd error]: ") for ln in result.stderr.splitlines()
+                  if ln.startswith("[fd error]")]
+        return names, stopped, errors
+
+
+def _match_and_stat(plan: _Plan, names: Sequence[str]) -> list[tuple[float, str]]:
+    prefix = "" if plan.shown_base == "." else plan.shown_base.rstrip("/") + "/"
+    found: list[tuple[float, str]] = []
+    base = str(plan.base)
+    for name in names:
+        rel = name.removeprefix("./").rstrip("/")
+        if not rel or plan.rx.fullmatch(rel) is None:
+            continue
+        path = os.path.join(base, rel)
+        try:
+            lst = os.lstat(path)
+        except OSError:
+            continue  # vanished since fd listed it
+        try:
+            mtime = os.stat(path).st_mtime
+        except OSError:  # dangling symlink
+            mtime = lst.st_mtime
+        is_dir = stat.S_ISDIR(lst.st_mode)
+        found.append((mtime, printable(prefix + rel) + ("/" if is_dir else "")))
+    return found
+
+
+def _format(found: list[tuple[float, str]], plan: _Plan, max_results: int,
+            stopped: str | None, errors: list[str]) -> str:
+    """The built-in glob_search's output format, line for line."""
+    found.sort(key=lambda t: (-t[0], t[1]))
+    lines: list[str] = []
+    total = len(found)
+    rest, shown_base = plan.rest, plan.shown_base
+    where = f"under {shown_base}" if shown_base != "." else "in the working directory"
+    if not total:
+        lines.append(f"No files match {rest!r} {where} (files ignored by .gitignore and the .git "
+                     "folder are not searched).")
+    else:
+        shown_n = min(total, max_results)
+        lines.append(f"Found {total} path{'s' if total != 1 else ''} matching {rest!r} {where}"
+                     f", newest first:")
+        lines.extend(p for _, p in found[:shown_n])
+        if total > shown_n:
+            lines.append(f"[Showing {shown_n} of {total} paths. Narrow the pattern or base_dir, "
+                         f"or raise max_results (up to {MAX_RESULTS_LIMIT}).]")
+    if stopped:
+        lines.append(f"[Search incomplete: {stopped}. Narrow base_dir or the pattern.]")
+    if errors:
+        lines.append(f"[{len(errors)} folder(s) could not be read, e.g. "
+                     f"{printable(errors[0])}]")
+    return "\n".join(lines)
