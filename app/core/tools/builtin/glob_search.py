@@ -188,6 +188,16 @@ def _glob(fs: ScopedFs, pattern: str, base_dir: str | None, max_results: int,
         found.append((mtime, shown))
     if stats.stopped == "cancelled":
         return ToolResult.error("glob_search was cancelled.")
+    return ToolResult.ok(format_glob_results(found, rest, shown_base, max_results,
+                                             stats.stopped, stats.errors))
+
+
+def format_glob_results(found: list[tuple[float, str]], rest: str, shown_base: str,
+                        max_results: int, stopped: str | None, errors: list[str]) -> str:
+    """The tool's output: newest first, a truncation marker, incomplete-search notes.
+
+    Shared with the CLI provider's fd-backed variant, so both read exactly alike.
+    """
     found.sort(key=lambda t: (-t[0], t[1]))
     lines: list[str] = []
     total = len(found)
@@ -203,12 +213,12 @@ def _glob(fs: ScopedFs, pattern: str, base_dir: str | None, max_results: int,
         if total > shown_n:
             lines.append(f"[Showing {shown_n} of {total} paths. Narrow the pattern or base_dir, "
                          f"or raise max_results (up to {MAX_RESULTS_LIMIT}).]")
-    if stats.stopped:
-        lines.append(f"[Search incomplete: {stats.stopped}. Narrow base_dir or the pattern.]")
-    if stats.errors:
-        lines.append(f"[{len(stats.errors)} folder(s) could not be read, e.g. "
-                     f"{printable(stats.errors[0])}]")
-    return ToolResult.ok("\n".join(lines))
+    if stopped:
+        lines.append(f"[Search incomplete: {stopped}. Narrow base_dir or the pattern.]")
+    if errors:
+        lines.append(f"[{len(errors)} folder(s) could not be read, e.g. "
+                     f"{printable(errors[0])}]")
+    return "\n".join(lines)
 
 
 def create() -> GlobSearchTool:

@@ -46,6 +46,7 @@ from app.core.tools.builtin.glob_search import (
     DEFAULT_MAX_RESULTS,
     MAX_RESULTS_LIMIT,
     GlobSearchTool,
+    format_glob_results,
     split_pattern,
 )
 from app.core.tools.builtin.grep_search import GrepSearchTool
@@ -388,25 +389,4 @@ def _match_and_stat(plan: _Plan, names: Sequence[str]) -> list[tuple[float, str]
 def _format(found: list[tuple[float, str]], plan: _Plan, max_results: int,
             stopped: str | None, errors: list[str]) -> str:
     """The built-in glob_search's output format, line for line."""
-    found.sort(key=lambda t: (-t[0], t[1]))
-    lines: list[str] = []
-    total = len(found)
-    rest, shown_base = plan.rest, plan.shown_base
-    where = f"under {shown_base}" if shown_base != "." else "in the working directory"
-    if not total:
-        lines.append(f"No files match {rest!r} {where} (files ignored by .gitignore and the .git "
-                     "folder are not searched).")
-    else:
-        shown_n = min(total, max_results)
-        lines.append(f"Found {total} path{'s' if total != 1 else ''} matching {rest!r} {where}"
-                     f", newest first:")
-        lines.extend(p for _, p in found[:shown_n])
-        if total > shown_n:
-            lines.append(f"[Showing {shown_n} of {total} paths. Narrow the pattern or base_dir, "
-                         f"or raise max_results (up to {MAX_RESULTS_LIMIT}).]")
-    if stopped:
-        lines.append(f"[Search incomplete: {stopped}. Narrow base_dir or the pattern.]")
-    if errors:
-        lines.append(f"[{len(errors)} folder(s) could not be read, e.g. "
-                     f"{printable(errors[0])}]")
-    return "\n".join(lines)
+    return format_glob_results(found, plan.rest, plan.shown_base, max_results, stopped, errors)
