@@ -89,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         app.lastWindowClosed.connect(on_closed)
         app.aboutToQuit.connect(on_closed)
         warming = asyncio.ensure_future(warm_up())  # window is up; import the SDK meanwhile
+        mcp_start = asyncio.ensure_future(services.start_mcp())
         if args.smoke_test:
             await asyncio.sleep(0.2)
             window.close()
@@ -96,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Nothing pending may run after the window is gone; then release network clients.
         await warming
         await window.ai_panel.shutdown()
-        await services.registry.aclose()
+        mcp_start.cancel()
+        await services.aclose()
         return 0
 
     from app.ui import crash

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from app.core.store.settings import SettingsRepository
 from app.core.tools.builtin import default_registry
 from app.core.tools.providers.cli import CliProvider
 from app.core.tools.providers.custom import CustomToolsProvider
+from app.core.tools.providers.mcp import McpProvider
+from app.core.tools.providers.mcp_config import McpConfigStore
 from app.core.tools.registry import ToolRegistry
 
 
@@ -28,6 +31,21 @@ class Services:
     conversations: ConversationRepository
     audit: AuditRepository
     settings: SettingsRepository
+    mcp: McpProvider | None = None
+    mcp_config: McpConfigStore | None = None
+
+    async def start_mcp(self) -> None:
+        """Start the configured MCP servers (their tools appear as each one comes up)."""
+        if self.mcp is None or self.mcp_config is None:
+            return
+        configs = await asyncio.to_thread(self.mcp_config.load)  # keyring: off the GUI thread
+        await self.mcp.apply_config(configs)
+
+    async def aclose(self) -> None:
+        """Quit: stop MCP servers (processes killed and reaped), release tool clients."""
+        if self.mcp is not None:
+            await self.mcp.aclose()
+        await self.registry.aclose()
 
     def set_project_root(self, root: Path | None) -> None:
         self.permissions.working_dir = root.resolve() if root is not None else None
@@ -64,11 +82,15 @@ class Services:
 def build_services(db: sqlite_utils.Database, data_dir: Path,
                    project_root: Path | None = None,
                    registry: ToolRegistry | None = None) -> Services:
+    mcp: McpProvider | None = None
     if registry is None:
         registry = default_registry()
         registry.register_provider(CliProvider())
         registry.register_provider(CustomToolsProvider(data_dir, project_root))
+        mcp = McpProvider(on_tools_changed=registry.refresh)
+        registry.register_provider(mcp)
     profiles = ProfileRepository(db)
+    settings = SettingsRepository(db)
     profiles.ensure_default()
     return Services(
         db=db,
@@ -78,5 +100,7 @@ def build_services(db: sqlite_utils.Database, data_dir: Path,
         profiles=profiles,
         conversations=ConversationRepository(db),
         audit=AuditRepository(db),
-        settings=SettingsRepository(db),
+        settings=settings,
+        mcp=mcp,
+        mcp_config=McpConfigStore(settings) if mcp is not None else None,
     )

@@ -75,6 +75,10 @@ class MainWindow(QMainWindow):
         self.approvals.pending_changed.connect(
             lambda n: self.approvals_label.setText(f"{n} approval(s) pending" if n else ""))
 
+        mcp = services.mcp
+        self._mcp_unsubscribe = mcp.subscribe(lambda _server: self.tools_panel.rebuild()) \
+            if mcp is not None else (lambda: None)
+
         self.resize(1200, 780)
         self._restore_geometry()
         self.open_project(project_root or self._last_project())
@@ -276,6 +280,7 @@ class MainWindow(QMainWindow):
                 self.ai_panel.stop()
                 self._close_task = asyncio.ensure_future(self._close_when_stopped())
             return
+        self._mcp_unsubscribe()
         self.services.settings.set(
             "ui.geometry", base64.b64encode(bytes(self.saveGeometry())).decode())
         self.services.settings.set(

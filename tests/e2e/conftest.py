@@ -28,4 +28,4 @@ async def window(qtbot, db, fresh_data_dir, project, fake_anthropic_env):  # noq
     yield win
     # Close the session's HTTP client on this test's loop, before the loop goes away.
     await win.ai_panel.shutdown()
-    await services.registry.aclose()
+    await services.aclose()

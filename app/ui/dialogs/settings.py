@@ -307,6 +307,11 @@ class SettingsDialog(QDialog):
         self.rules_tab = RulesTab(services)
         self.tabs.addTab(self.provider_tab, "Provider")
         self.tabs.addTab(self.rules_tab, "Permission rules")
+        if services.mcp is not None and services.mcp_config is not None:
+            from app.ui.dialogs.mcp_settings import McpServersTab
+
+            self.mcp_tab = McpServersTab(services.mcp_config, services.mcp)
+            self.tabs.addTab(self.mcp_tab, "MCP servers")
         about = QLabel(f"<h3>{APP_NAME}</h3><p>A desktop AI agent workbench. Every tool call "
                        "passes your permission rules.</p><p>Data folder: "
                        f"<code>{services.data_dir}</code></p>")

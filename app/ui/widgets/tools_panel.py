@@ -124,6 +124,16 @@ class ToolsPanel(QWidget):
             custom = self.services.custom_tools
             problem = custom.unavailable().get(spec.name) if custom is not None and \
                 provider is custom else None
+            mcp = self.services.mcp
+            if mcp is not None and provider is mcp:
+                hints = ", ".join(f"{k}={v}" for k, v in spec.annotations.items()
+                                  if k.endswith("Hint"))
+                if hints:
+                    item.setToolTip(0, f"{spec.description}\n\nServer hints (not trusted): "
+                                       f"{hints}")
+                if not mcp.tool_available(spec.name):
+                    problem = (f"{mcp.server_status(spec.server_id).message}\nRestart it in "
+                               "Settings → MCP servers.")
             if problem:
                 item.setForeground(0, QColor("#8c959f"))
                 item.setToolTip(0, problem)

@@ -1,0 +1,15 @@
+"""MCP servers written with the SDK's server API, run as real subprocesses by the tests."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+DEMO_SERVER = Path(__file__).with_name("demo_server.py")
+
+
+def demo_server_entry(**extra: object) -> dict[str, object]:
+    """A Claude Desktop style ``mcpServers`` entry that runs the demo server over stdio."""
+    entry: dict[str, object] = {"command": sys.executable, "args": [str(DEMO_SERVER)]}
+    entry.update(extra)
+    return entry
