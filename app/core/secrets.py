@@ -44,7 +44,7 @@ def _from_keyring(name: str) -> str | None:
 
         value = keyring.get_password(KEYRING_SERVICE, name)
     except Exception as exc:
-        log.warning("OS keyring unavailable for %s (%s)", name, type(exc).__name__)
+        log.info("OS keyring unavailable for %s (%s)", name, type(exc).__name__)
         return None
     value = (value or "").strip()
     return value or None
