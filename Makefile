@@ -13,12 +13,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
-# System tools: ripgrep speeds up grep_search, git backs git_ops, desktop-file-utils checks the
+# System tools: ripgrep and fd speed up grep/glob_search, git backs git_ops, desktop-file-utils checks the
 # desktop entry in tests, and two xcb libraries are bundled by `make package`.
 # Installed when we are root on a Debian-like machine; otherwise we say what is missing.
 sysdeps:
 	@missing=""; \
 	command -v rg >/dev/null 2>&1 || missing="$$missing ripgrep"; \
+	command -v fd >/dev/null 2>&1 || command -v fdfind >/dev/null 2>&1 || missing="$$missing fd-find"; \
 	command -v git >/dev/null 2>&1 || missing="$$missing git"; \
 	command -v desktop-file-validate >/dev/null 2>&1 || missing="$$missing desktop-file-utils"; \
 	{ ldconfig -p 2>/dev/null | grep -q 'libxcb-icccm.so.4 '; } || missing="$$missing libxcb-icccm4"; \
