@@ -76,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     window.show()
 
     async def run_until_closed() -> int:
-        from app.core.warmup import warm_up
+        from app.core.warmup import HEAVY_MODULES, warm_up
 
         # We end the loop ourselves after cleaning up, not Qt when the last window closes.
         app.setQuitOnLastWindowClosed(False)
@@ -88,7 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         app.lastWindowClosed.connect(on_closed)
         app.aboutToQuit.connect(on_closed)
-        warming = asyncio.ensure_future(warm_up())  # window is up; import the SDK meanwhile
+        # Window is up: import the SDK meanwhile (not for --smoke-test, which only checks the
+        # window and must not wait seconds for imports it will never use).
+        warming = asyncio.ensure_future(warm_up(() if args.smoke_test else HEAVY_MODULES))
         mcp_start = asyncio.ensure_future(services.start_mcp())
         if args.smoke_test:
             await asyncio.sleep(0.2)
