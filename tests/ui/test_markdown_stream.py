@@ -52,3 +52,19 @@ def test_code_fence_cut_is_closed_and_reopened():
     assert tail == "After the code."
     joined_lines = [line for b in code_blocks for line in b.splitlines() if line.startswith("line")]
     assert joined_lines == code.splitlines()
+
+
+def test_transcript_empty_hint_shows_only_when_empty(qtbot):
+    from PySide6.QtWidgets import QLabel
+
+    from app.ui.widgets.ai_panel import MessageView, Transcript
+
+    transcript = Transcript()
+    qtbot.addWidget(transcript)
+    transcript.show()
+    assert transcript.empty_hint.isVisible() and transcript.items() == []
+    message = transcript.add(MessageView("hi", "user"))
+    assert not transcript.empty_hint.isVisible() and transcript.items() == [message]
+    transcript.clear()
+    assert transcript.empty_hint.isVisible()
+    assert isinstance(transcript.empty_hint, QLabel)

@@ -131,6 +131,18 @@ class Transcript(QScrollArea):
         body = QWidget()
         self.column = QVBoxLayout(body)
         self.column.setSpacing(8)
+        self.empty_hint = QLabel(
+            "<p style='font-size:15px'><b>Ask for work.</b></p>"
+            "<p>The AI works in the project folder with the tools checked on the left. "
+            "Calls your permission rules do not allow wait for your approval, with the exact "
+            "input and, for file changes, the diff.</p>"
+            "<p>Ctrl+Enter sends · Ctrl+. stops · Edit → Settings holds the API key and "
+            "the rules.</p>")
+        self.empty_hint.setObjectName("empty-hint")
+        self.empty_hint.setWordWrap(True)
+        self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_hint.setStyleSheet("color: palette(placeholder-text); padding: 40px;")
+        self.column.addWidget(self.empty_hint)
         self.column.addStretch(1)
         self.setWidget(body)
         self._stick_to_bottom = True
@@ -140,16 +152,19 @@ class Transcript(QScrollArea):
         bar.rangeChanged.connect(lambda _lo, hi: self._stick_to_bottom and bar.setValue(hi))
 
     def add(self, widget: QWidget) -> QWidget:
+        self.empty_hint.hide()
         self.column.insertWidget(self.column.count() - 1, widget)
         return widget
 
     def items(self) -> list[QWidget]:
-        return [self.column.itemAt(i).widget() for i in range(self.column.count() - 1)]
+        widgets = (self.column.itemAt(i).widget() for i in range(self.column.count() - 1))
+        return [w for w in widgets if w is not self.empty_hint]
 
     def clear(self) -> None:
         for widget in self.items():
             widget.setParent(None)
             widget.deleteLater()
+        self.empty_hint.show()
 
 
 class AIPanel(QWidget):
