@@ -74,6 +74,7 @@ from app.core.permissions.service import Decision, ToolPermissionService
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
 from app.core.store.profiles import AgentProfile, ProfileRepository, ToolSetting
+from app.core.store.writer import BackgroundWriter
 from app.core.tools.base import Tool, ToolContext
 from app.core.tools.registry import ToolRegistry
 
@@ -151,6 +152,7 @@ class AgentSession:
         self._profiles = ProfileRepository(db)
         self._conversations = ConversationRepository(db)
         self._audit = AuditRepository(db)
+        self._writer = BackgroundWriter()
         self._history: list[Message] | None = None
         self._tool_session: dict[str, Any] = {}
         self._provider: ModelProvider | None = None
@@ -202,6 +204,7 @@ class AgentSession:
             with contextlib.suppress(BaseException):
                 await asyncio.wait({task})
         await self._close_provider()
+        await asyncio.to_thread(self._writer.close)
 
     # -- driving -----------------------------------------------------------------------------
 
@@ -219,6 +222,10 @@ class AgentSession:
             current = asyncio.current_task()
             if not self._stop_requested or (current is not None and current.cancelling()):
                 raise  # the caller itself is being cancelled (e.g. the app quits)
+        finally:
+            # When run() returns, the transcript and the audit trail are on disk.
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(self._writer.flush())
 
     async def _guarded(self, user_text: str | None) -> None:
         try:
@@ -412,7 +419,8 @@ class AgentSession:
 
     def _finish(self, call: ToolCall, server_id: str, decision: Decision, outcome: str,
                 content: str, is_error: bool, duration_ms: int | None) -> dict[str, Any]:
-        self._audit.record(
+        self._writer.submit(
+            self._audit.record,
             tool_name=call.name, server_id=server_id,
             tool_input=call.input if call.error is None else call.raw_input,
             decision=decision.kind, outcome=outcome,  # type: ignore[arg-type]
@@ -480,7 +488,7 @@ class AgentSession:
         """Persist a message as it is, and add it to the in-memory transcript the way
         ``normalize`` would (empty text dropped, a second turn of the same role merged)."""
         assert self._conversation_id is not None and self._history is not None
-        self._conversations.append(self._conversation_id, role, content)  # type: ignore[arg-type]
+        self._writer.submit(self._conversations.append, self._conversation_id, role, content)
         blocks = [b for b in content if b.get("type") != "text" or b.get("text")]
         if not blocks:
             return
