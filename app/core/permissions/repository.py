@@ -67,6 +67,8 @@ def _row_to_rule(row: sqlite3.Row | tuple) -> PermissionRule:
     return rule
 
 
+# The one definition of evaluation order (DESIGN §3): priority high to low, then deny before ask
+# before allow, then lower id.
 _EVALUATION_ORDER = (" ORDER BY priority DESC,"
                      " CASE decision WHEN 'deny' THEN 0 WHEN 'ask' THEN 1 ELSE 2 END, id")
 

@@ -39,10 +39,6 @@ class PermissionRule:
         """The releio spec's flag, kept for compatibility: true iff the decision is allow."""
         return self.decision == "allow"
 
-    def evaluation_key(self) -> tuple[int, int, int]:
-        """Sort key: priority high→low, then deny before ask before allow, then lower id."""
-        return (-self.priority, -STRICTNESS[self.decision], self.id if self.id is not None else 0)
-
     def validated(self) -> PermissionRule:
         return validate_rule(self)
 
