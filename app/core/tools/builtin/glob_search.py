@@ -119,15 +119,7 @@ class GlobSearchTool:
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            unknown_args(input, _PARAMS)
-            pattern = arg_str(input, "pattern", required=True, allow_empty=False)
-            base_dir = arg_str(input, "base_dir")
-            max_results = arg_int(input, "max_results", DEFAULT_MAX_RESULTS, minimum=1,
-                                  maximum=MAX_RESULTS_LIMIT)
-            assert pattern is not None and max_results is not None
-            check_path_text(pattern, "pattern")
-            if base_dir is not None:
-                check_path_text(base_dir, "base_dir")
+            pattern, base_dir, max_results = parse_glob_args(input)
         except (ToolInputError, FsError) as exc:
             return ToolResult.error(f"glob_search: {exc}")
         cfg = ctx.config_for("glob_search")
@@ -190,6 +182,20 @@ def _glob(fs: ScopedFs, pattern: str, base_dir: str | None, max_results: int,
         return ToolResult.error("glob_search was cancelled.")
     return ToolResult.ok(format_glob_results(found, rest, shown_base, max_results,
                                              stats.stopped, stats.errors))
+
+
+def parse_glob_args(input: Mapping[str, Any]) -> tuple[str, str | None, int]:
+    """(pattern, base_dir, max_results), or ToolInputError/FsError saying what is wrong."""
+    unknown_args(input, _PARAMS)
+    pattern = arg_str(input, "pattern", required=True, allow_empty=False)
+    base_dir = arg_str(input, "base_dir")
+    max_results = arg_int(input, "max_results", DEFAULT_MAX_RESULTS, minimum=1,
+                          maximum=MAX_RESULTS_LIMIT)
+    assert pattern is not None and max_results is not None
+    check_path_text(pattern, "pattern")
+    if base_dir is not None:
+        check_path_text(base_dir, "base_dir")
+    return pattern, base_dir, max_results
 
 
 def format_glob_results(found: list[tuple[float, str]], rest: str, shown_base: str,

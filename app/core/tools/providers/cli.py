@@ -43,10 +43,9 @@ from typing import Any
 
 from app.core.tools.base import Tool, ToolContext, ToolResult
 from app.core.tools.builtin.glob_search import (
-    DEFAULT_MAX_RESULTS,
-    MAX_RESULTS_LIMIT,
     GlobSearchTool,
     format_glob_results,
+    parse_glob_args,
     split_pattern,
 )
 from app.core.tools.builtin.grep_search import GrepSearchTool
@@ -56,13 +55,9 @@ from app.core.tools.scoped_fs import (
     FsError,
     ScopedFs,
     ToolInputError,
-    arg_int,
-    arg_str,
-    check_path_text,
     compile_glob,
     has_glob_magic,
     printable,
-    unknown_args,
 )
 from app.core.tools.shell_syntax import ChainStep, Pipeline, SimpleCommand
 
@@ -285,15 +280,7 @@ class CliGlobSearchTool:
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            unknown_args(input, ("pattern", "base_dir", "max_results"))
-            pattern = arg_str(input, "pattern", required=True, allow_empty=False)
-            base_dir = arg_str(input, "base_dir")
-            max_results = arg_int(input, "max_results", DEFAULT_MAX_RESULTS, minimum=1,
-                                  maximum=MAX_RESULTS_LIMIT)
-            assert pattern is not None and max_results is not None
-            check_path_text(pattern, "pattern")
-            if base_dir is not None:
-                check_path_text(base_dir, "base_dir")
+            pattern, base_dir, max_results = parse_glob_args(input)
         except (ToolInputError, FsError):
             return await self._builtin.execute(input, ctx)  # same message as the built-in
         cfg = ctx.config_for("glob_search")
