@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
 from app.core.store.audit import AuditRepository, ToolExecution
+from app.ui.models.base import Index, RowsTableModel
 
-Index = QModelIndex | QPersistentModelIndex
 
-
-class HistoryTableModel(QAbstractTableModel):
+class HistoryTableModel(RowsTableModel[ToolExecution]):
     COL_TIME, COL_TOOL, COL_SERVER, COL_DECISION, COL_OUTCOME, COL_DURATION, COL_INPUT = range(7)
     HEADERS = ("Time", "Tool", "Server", "Decision", "Outcome", "Duration", "Input")
     ExecutionRole = Qt.ItemDataRole.UserRole + 1
@@ -40,23 +39,10 @@ class HistoryTableModel(QAbstractTableModel):
     def execution_at(self, row: int) -> ToolExecution:
         return self._rows[row]
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal \
-                and 0 <= section < len(self.HEADERS):
-            return self.HEADERS[section]
-        return None
-
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+        row = self.row_for(index)
+        if row is None:
             return None
-        row = self._rows[index.row()]
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == self.COL_TIME:

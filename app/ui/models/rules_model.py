@@ -5,10 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
     QObject,
-    QPersistentModelIndex,
     Qt,
     Signal,
 )
@@ -16,11 +13,10 @@ from PySide6.QtGui import QColor
 
 from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import DECISIONS, InvalidRuleError, PermissionRule
+from app.ui.models.base import Index, RowsTableModel
 
-Index = QModelIndex | QPersistentModelIndex
 
-
-class RulesTableModel(QAbstractTableModel):
+class RulesTableModel(RowsTableModel[PermissionRule]):
     COL_PRIORITY, COL_SERVER, COL_TOOL, COL_TOOL_PATTERN, COL_INPUT_PATTERN, COL_DECISION, \
         COL_DESCRIPTION = range(7)
     HEADERS = ("Priority", "Server", "Tool", "Tool pattern", "Input pattern", "Decision",
@@ -39,7 +35,7 @@ class RulesTableModel(QAbstractTableModel):
     def __init__(self, repository: RuleRepository, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.repository = repository
-        self._rules: list[PermissionRule] = repository.list()
+        self._rows: list[PermissionRule] = repository.list()
         # Repository listeners may fire on any thread; hop to ours through a queued signal.
         self._changed_elsewhere.connect(self.reload, Qt.ConnectionType.QueuedConnection)
         self._unsubscribe = repository.changes.subscribe(self._changed_elsewhere.emit)
@@ -47,23 +43,10 @@ class RulesTableModel(QAbstractTableModel):
 
     # -- read ------------------------------------------------------------------------------
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._rules)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal \
-                and 0 <= section < len(self.HEADERS):
-            return self.HEADERS[section]
-        return None
-
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rules):
+        rule = self.row_for(index)
+        if rule is None:
             return None
-        rule = self._rules[index.row()]
         column = index.column()
         value = getattr(rule, self.FIELDS[column])
         if role == Qt.ItemDataRole.DisplayRole:
@@ -95,10 +78,10 @@ class RulesTableModel(QAbstractTableModel):
                 Qt.ItemFlag.ItemIsEditable)
 
     def rule_at(self, row: int) -> PermissionRule:
-        return self._rules[row]
+        return self._rows[row]
 
     def row_of(self, rule_id: int) -> int:
-        for row, rule in enumerate(self._rules):
+        for row, rule in enumerate(self._rows):
             if rule.id == rule_id:
                 return row
         return -1
@@ -110,7 +93,7 @@ class RulesTableModel(QAbstractTableModel):
         if role != Qt.ItemDataRole.EditRole or not index.isValid():
             return False
         field = self.FIELDS[index.column()]
-        rule = self._rules[index.row()]
+        rule = self._rows[index.row()]
         if field == "priority":
             try:
                 value = int(str(value).strip())
@@ -144,15 +127,15 @@ class RulesTableModel(QAbstractTableModel):
         return self.row_of(added.id)
 
     def delete_rows(self, rows: list[int]) -> None:
-        for rule_id in [self._rules[r].id for r in sorted(set(rows))]:
+        for rule_id in [self._rows[r].id for r in sorted(set(rows))]:
             assert rule_id is not None
             self.repository.delete(rule_id)
         self.reload()
 
     def reload(self) -> None:
         rules = self.repository.list()
-        if rules == self._rules:
+        if rules == self._rows:
             return
         self.beginResetModel()
-        self._rules = rules
+        self._rows = rules
         self.endResetModel()
