@@ -92,10 +92,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         # window and must not wait seconds for imports it will never use).
         warming = asyncio.ensure_future(warm_up(() if args.smoke_test else HEAVY_MODULES))
         mcp_start = asyncio.ensure_future(services.start_mcp())
+        models = None
         if args.smoke_test:
             await asyncio.sleep(0.2)
             window.close()
+        else:
+            await warming  # the SDK is imported: now ask the API which models it offers
+            models = asyncio.ensure_future(window.refresh_models())
         await closed
+        if models is not None:
+            models.cancel()
         # Nothing pending may run after the window is gone; then release network clients.
         await warming
         await window.ai_panel.shutdown()

@@ -41,6 +41,7 @@ class MainWindow(QMainWindow):
         self.services = services
         self.project_root: Path | None = None
         self._closing = False
+        self._models_task: asyncio.Future[None] | None = None
         self.profile_id = services.profiles.ensure_default().id
         assert self.profile_id is not None
 
@@ -112,7 +113,9 @@ class MainWindow(QMainWindow):
         self._refresh_profiles()
         self.profile_picker.activated.connect(
             lambda i: self.set_profile(self.profile_picker.itemData(i)))
-        self.model_picker.currentTextChanged.connect(self._on_model_edited)
+        # Saved when the person picks or finishes typing a model, not on every keystroke.
+        self.model_picker.activated.connect(lambda _index: self._commit_model())
+        self.model_picker.lineEdit().editingFinished.connect(self._commit_model)
         profile_button.clicked.connect(self.edit_profile)
 
     def _build_menus(self) -> None:
@@ -225,12 +228,32 @@ class MainWindow(QMainWindow):
         self.tools_panel.set_profile(profile_id)
         self._refresh_profiles()
 
-    def _on_model_edited(self, text: str) -> None:
-        text = text.strip()
+    def _commit_model(self) -> None:
+        text = self.model_picker.currentText().strip()
         if text:
             profile = self.services.profiles.get(self.profile_id)
             if profile.model != text:
                 self.services.profiles.update(replace(profile, model=text))
+
+    async def refresh_models(self) -> None:
+        """Offer the models the provider lists (when a key is set); keep the current choice."""
+        from app.core.agent.providers import list_models
+
+        profile = self.services.profiles.get(self.profile_id)
+        models = await list_models(profile)
+        current = self.model_picker.currentText()
+        self.model_picker.blockSignals(True)
+        self.model_picker.clear()
+        self.model_picker.addItems(sorted(set(models) | {profile.model}))
+        self.model_picker.setCurrentText(current)
+        self.model_picker.blockSignals(False)
+
+    def _after_settings(self) -> None:
+        # A new key or base URL: the next run builds a new client, and the model list may grow.
+        if self.ai_panel.session is not None:
+            self.ai_panel.session.invalidate_client()
+        self._refresh_profiles()
+        self._models_task = asyncio.ensure_future(self.refresh_models())
 
     def edit_profile(self) -> None:
         profile = self.services.profiles.get(self.profile_id)
@@ -250,7 +273,7 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self.services, self.profile_id, self)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        dialog.finished.connect(lambda _code: (self._refresh_profiles(), dialog.deleteLater()))
+        dialog.finished.connect(lambda _code: (self._after_settings(), dialog.deleteLater()))
         dialog.open()
         return dialog
 
@@ -281,6 +304,8 @@ class MainWindow(QMainWindow):
                 self._close_task = asyncio.ensure_future(self._close_when_stopped())
             return
         self._mcp_unsubscribe()
+        if self._models_task is not None:
+            self._models_task.cancel()
         self.services.settings.set(
             "ui.geometry", base64.b64encode(bytes(self.saveGeometry())).decode())
         self.services.settings.set(

@@ -203,3 +203,22 @@ async def test_provider_tab_tests_the_connection(window, fake_anthropic):
     tab.start_connection_test()
     await wait_for(lambda: tab.test_button.isEnabled(), timeout=20)
     assert "Connected" not in tab.status.text()
+
+
+async def test_model_picker_saves_on_finish_not_per_keystroke(window, qtbot):
+    from PySide6.QtCore import Qt as QtNs
+
+    picker = window.model_picker
+    editor = picker.lineEdit()
+    editor.selectAll()
+    qtbot.keyClicks(editor, "claude-x")
+    assert window.services.profiles.get(window.profile_id).model == "claude-sonnet-4-5"
+    qtbot.keyClick(editor, QtNs.Key.Key_Return)
+    assert window.services.profiles.get(window.profile_id).model == "claude-x"
+
+
+async def test_model_picker_lists_the_providers_models(window, fake_anthropic):
+    await window.refresh_models()
+    offered = {window.model_picker.itemText(i) for i in range(window.model_picker.count())}
+    assert set(fake_anthropic.models) <= offered
+    assert window.model_picker.currentText() == "claude-sonnet-4-5"
