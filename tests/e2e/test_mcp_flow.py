@@ -42,6 +42,13 @@ async def test_mcp_tool_needs_approval_showing_its_server(window, fake_anthropic
     assert (audit.tool_name, audit.server_id, audit.outcome) == ("demo__echo", "demo",
                                                                  "executed")
 
+    # Reloaded from the database, the card still names the tool's server.
+    from app.ui.widgets.tool_card import ToolCard
+
+    window.ai_panel.load_conversation(window.ai_panel.session.conversation_id)
+    cards = [w for w in window.ai_panel.transcript.items() if isinstance(w, ToolCard)]
+    assert cards and "demo" in [label.text() for label in cards[0].findChildren(QLabel)]
+
 
 async def test_stop_cancels_a_slow_mcp_call(window, fake_anthropic):
     from app.core.permissions.rules import PermissionRule

@@ -307,12 +307,15 @@ class AIPanel(QWidget):
 
     def _ensure_session(self, root: Path) -> AgentSession:
         if self.session is None:
-            self.session = AgentSession(
-                db=self.services.db, registry=self.services.registry,
-                permissions=self.services.permissions, profile_id=self.profile_id,
-                project_root=root, approver=self.approvals.request,
-                on_event=self.handle_event)
+            self.session = self._new_session(root)
         return self.session
+
+    def _new_session(self, root: Path, conversation_id: int | None = None) -> AgentSession:
+        return AgentSession(
+            db=self.services.db, registry=self.services.registry,
+            permissions=self.services.permissions, profile_id=self.profile_id,
+            project_root=root, approver=self.approvals.request, on_event=self.handle_event,
+            conversation_id=conversation_id)
 
     # -- events --------------------------------------------------------------------------------
 
@@ -427,7 +430,9 @@ class AIPanel(QWidget):
                 if kind == "text" and block.get("text"):
                     self.transcript.add(MessageView(block["text"], message.role))
                 elif kind == "tool_use":
-                    card = ToolCard(block["id"], block["name"], "builtin", block.get("input"),
+                    tool = self.services.registry.get(block["name"])
+                    server_id = tool.spec.server_id if tool is not None else "builtin"
+                    card = ToolCard(block["id"], block["name"], server_id, block.get("input"),
                                     "history", "from an earlier session")
                     content, is_error = results.get(block["id"], ("", False))
                     card.finish("executed", is_error, 0, content)
@@ -435,9 +440,5 @@ class AIPanel(QWidget):
         root = self._project_root()
         self._discard_session()
         if root is not None:
-            self.session = AgentSession(
-                db=self.services.db, registry=self.services.registry,
-                permissions=self.services.permissions, profile_id=self.profile_id,
-                project_root=root, approver=self.approvals.request, on_event=self.handle_event,
-                conversation_id=conversation_id)
+            self.session = self._new_session(root, conversation_id)
         self.refresh_conversations()
