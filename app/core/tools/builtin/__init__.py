@@ -1,4 +1,8 @@
-"""Built-in tools, one module each. ``default_registry()`` holds all of them."""
+"""Built-in tools, one module each. ``default_registry()`` holds all of them.
+
+The web tools are registered by spec and imported on first use (``LazyTool``): their libraries
+would otherwise be a large part of start-up time and idle memory.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ import importlib
 import logging
 
 from app.core.tools.base import Tool
+from app.core.tools.builtin.web_specs import WEB_FETCH_SPEC, WEB_SEARCH_SPEC
+from app.core.tools.lazy import LazyTool
 from app.core.tools.providers.base import StaticProvider
 from app.core.tools.registry import ToolRegistry
 
@@ -20,9 +26,12 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "grep_search",
     "shell_exec",
     "git_ops",
-    "web_fetch",
-    "web_search",
     "self_eval",
+)
+# (spec, module): imported when the tool first runs, or by the run warm-up (app.core.warmup).
+LAZY_BUILTINS = (
+    (WEB_FETCH_SPEC, f"{__name__}.web_fetch"),
+    (WEB_SEARCH_SPEC, f"{__name__}.web_search"),
 )
 
 
@@ -32,6 +41,7 @@ def builtin_tools() -> list[Tool]:
         module = importlib.import_module(f"{__name__}.{module_name}")
         made = module.create()
         tools.extend(made if isinstance(made, list) else [made])
+    tools.extend(LazyTool(spec, module) for spec, module in LAZY_BUILTINS)
     return tools
 
 
