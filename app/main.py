@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
+import gc
+import importlib
 import logging
 import os
 import sys
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
-from app.core.config import APP_ID, APP_NAME, resolve_paths, resolve_project_root
+from app.core.config import APP_ID, APP_NAME, AppPaths, resolve_paths, resolve_project_root
+from app.core.store.errors import DatabaseError
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
+    from app.core.services import Services
+    from app.ui.main_window import MainWindow
 
 log = logging.getLogger("tebiki")
 
@@ -46,12 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                   logging.StreamHandler()],
     )
 
-    import qasync
     from PySide6.QtWidgets import QApplication
 
-    from app.core.store.db import open_database
     from app.ui.gc_guard import MainThreadGarbageCollector
-    from app.ui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     garbage_collector = MainThreadGarbageCollector(app)
@@ -61,23 +66,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     from app.resources import app_icon
 
     app.setWindowIcon(app_icon())
+    window = show_window(paths)
+    app.processEvents()  # paint it before anything else is imported
+    # The event loop's modules come after the first paint: they are not needed to draw it.
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
-    try:
-        db = open_database(paths.database)
-    except Exception as exc:  # say why instead of dying silently
-        log.exception("cannot open the database")
-        _fatal(f"Tebiki cannot open its database at {paths.database}:\n{exc}", args.smoke_test)
-        return 1
+    import qasync
 
-    from app.core.services import build_services
-
-    services = build_services(db, paths.data_dir)
-    window = MainWindow(services=services, project_root=resolve_project_root(args.project))
-    window.show()
+    loaded: list[Services] = []
+    failures: list[str] = []
 
     async def run_until_closed() -> int:
-        from app.core.warmup import HEAVY_MODULES, warm_up
-
         # We end the loop ourselves after cleaning up, not Qt when the last window closes.
         app.setQuitOnLastWindowClosed(False)
         closed = asyncio.get_running_loop().create_future()
@@ -88,22 +88,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         app.lastWindowClosed.connect(on_closed)
         app.aboutToQuit.connect(on_closed)
-        # Window is up: import the SDK meanwhile (not for --smoke-test, which only checks the
-        # window and must not wait seconds for imports it will never use).
-        warming = asyncio.ensure_future(warm_up(() if args.smoke_test else HEAVY_MODULES))
+        try:
+            services = await asyncio.to_thread(load_services, paths)
+        except DatabaseError as exc:  # say why instead of dying silently (after the loop)
+            log.exception("cannot open the database")
+            failures.append(f"Tebiki cannot open its database at {paths.database}:\n{exc}")
+            return 1
+        loaded.append(services)
+        if closed.done():  # the window was closed while it was starting
+            await services.aclose()
+            return 0
+        window.attach_services(services, resolve_project_root(args.project))
+        # What start-up imported lives as long as the app: keep it out of every collection.
+        gc.freeze()
         mcp_start = asyncio.ensure_future(services.start_mcp())
-        models = None
         if args.smoke_test:
             await asyncio.sleep(0.2)
             window.close()
-        else:
-            await warming  # the SDK is imported: now ask the API which models it offers
-            models = asyncio.ensure_future(window.refresh_models())
         await closed
-        if models is not None:
-            models.cancel()
         # Nothing pending may run after the window is gone; then release network clients.
-        await warming
         await window.ai_panel.shutdown()
         mcp_start.cancel()
         await services.aclose()
@@ -114,26 +117,63 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
             loop = runner.get_loop()
-            # Plain worker threads for asyncio.to_thread (database, SDK import), not QThreads.
+            # Plain worker threads for asyncio.to_thread (database, imports), not QThreads.
             loop.set_default_executor(ThreadPoolExecutor(max_workers=4,
                                                          thread_name_prefix="tebiki-worker"))
             crash.install(loop)
             code = runner.run(run_until_closed())
     finally:
         garbage_collector.stop()
-        db.close()
-    if args.smoke_test:
+        for services in loaded:
+            services.db.close()
+    for message in failures:
+        _fatal(message, args.smoke_test, window)
+    if args.smoke_test and code == 0:
         print(f"smoke test ok: window {window.windowTitle()!r}, data dir {paths.data_dir}")
     return code
 
 
-def _fatal(message: str, headless: bool) -> None:
+def show_window(paths: AppPaths) -> MainWindow:
+    """The main window's shell, at its saved size and place, on screen now; the store and the
+    tools load behind it (``load_services``, then ``MainWindow.attach_services``)."""
+    from app.core.store.early import read_settings_early
+    from app.ui.main_window import LAYOUT_KEYS, MainWindow
+
+    window = MainWindow()
+    window.restore_layout(read_settings_early(paths.database, LAYOUT_KEYS))
+    window.show()
+    return window
+
+
+# Modules the panels need, imported in the worker too, so the GUI thread only builds widgets.
+_PANEL_MODULES = ("app.ui.widgets.ai_panel", "app.ui.widgets.tools_panel",
+                  "app.ui.widgets.history_view", "app.ui.dialogs.approval")
+
+
+def load_services(paths: AppPaths) -> Services:
+    """Open (create, migrate) the database and build the services. Runs in a worker thread:
+    it is mostly imports, and the window is already up."""
+    from app.core.services import build_services
+    from app.core.store.db import open_database
+
+    db = open_database(paths.database)
+    try:
+        services = build_services(db, paths.data_dir)
+        for name in _PANEL_MODULES:
+            importlib.import_module(name)
+    except BaseException:
+        db.close()
+        raise
+    return services
+
+
+def _fatal(message: str, headless: bool, window: QWidget | None = None) -> None:
     print(message, file=sys.stderr)
     if headless:
         return
     from PySide6.QtWidgets import QMessageBox
 
-    QMessageBox.critical(None, APP_NAME, message)
+    QMessageBox.critical(window, APP_NAME, message)
 
 
 if __name__ == "__main__":

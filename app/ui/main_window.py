@@ -1,13 +1,21 @@
-"""The main window: tools list on the left, the AI panel in the centre, history, status bar."""
+"""The main window: tools list on the left, the AI panel in the centre, history, status bar.
+
+It starts as a shell (menus, toolbar, empty panes at the saved size and place) so it can be
+on screen before the database and the tools are loaded; ``attach_services`` then fills it in.
+Start-up time is dominated by imports, and this way a person sees the window after Qt's own
+start-up cost instead of after everything's (tests/bench/bench_ui_responsiveness.py).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import QByteArray, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -23,25 +31,92 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.config import APP_NAME
-from app.core.services import Services
-from app.core.store.profiles import DEFAULT_MODEL
-from app.ui.dialogs.approval import ApprovalQueue
-from app.ui.dialogs.profile import ProfileDialog
-from app.ui.dialogs.settings import SettingsDialog
-from app.ui.widgets.ai_panel import AIPanel
-from app.ui.widgets.history_view import HistoryView
-from app.ui.widgets.tools_panel import ToolsPanel
+
+if TYPE_CHECKING:
+    from app.core.services import Services
+    from app.ui.dialogs.settings import SettingsDialog
 
 MAX_RECENT = 8
+# Read before the store opens (app.core.store.early) so the window appears where it was.
+LAYOUT_KEYS = ("ui.geometry", "ui.state")
+
+
+def _placeholder(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setEnabled(False)
+    return label
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, *, services: Services, project_root: Path | None = None) -> None:
+    ready = Signal()  # services attached: the panels are live
+
+    def __init__(self, *, services: Services | None = None,
+                 project_root: Path | None = None) -> None:
         super().__init__()
-        self.services = services
+        self.services: Services | None = None
         self.project_root: Path | None = None
         self._closing = False
+        self._layout_restored = False
         self._models_task: asyncio.Future[None] | None = None
+        self._needs_services: list[QAction | QWidget] = []
+
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(_placeholder("Starting…"), "Assistant")
+        self.tabs.addTab(_placeholder(""), "Tool history")
+        self.setCentralWidget(self.tabs)
+
+        dock = QDockWidget("Tools", self)
+        dock.setObjectName("tools-dock")
+        dock.setWidget(_placeholder("Loading tools…"))
+        # Closable, so View → Tools can hide it and bring it back.
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable |
+                         QDockWidget.DockWidgetFeature.DockWidgetFloatable |
+                         QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+        self.resizeDocks([dock], [340], Qt.Orientation.Horizontal)
+        self.tools_dock = dock
+
+        self._build_toolbar()
+        self._build_menus()
+        self.status_label = QLabel("Starting…")
+        self.approvals_label = QLabel("")
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.approvals_label)
+        for item in self._needs_services:
+            item.setEnabled(False)
+        self.setWindowTitle(APP_NAME)
+        self.resize(1200, 780)
+        if services is not None:
+            self.attach_services(services, project_root)
+
+    def restore_layout(self, saved: Mapping[str, Any]) -> None:
+        """Size, place and dock layout saved at the last quit (``LAYOUT_KEYS``)."""
+        def decoded(key: str) -> QByteArray | None:
+            value = saved.get(key)
+            try:  # a damaged value only costs the saved layout, never the start
+                return QByteArray(base64.b64decode(value, validate=True)) \
+                    if isinstance(value, str) and value else None
+            except ValueError:
+                return None
+
+        geometry, state = decoded("ui.geometry"), decoded("ui.state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)  # Qt ignores bytes it cannot read
+        if state is not None:
+            self.restoreState(state)
+        self._layout_restored = True
+
+    def attach_services(self, services: Services, project_root: Path | None = None) -> None:
+        """Fill the shell in: panels, pickers, recent folders, the project."""
+        # Imported here, not at the top: the shell must not wait for them (see module doc).
+        from app.ui.dialogs.approval import ApprovalQueue
+        from app.ui.widgets.ai_panel import AIPanel
+        from app.ui.widgets.history_view import HistoryView
+        from app.ui.widgets.tools_panel import ToolsPanel
+
+        self.services = services
         self.profile_id = services.profiles.ensure_default().id
         assert self.profile_id is not None
 
@@ -49,40 +124,38 @@ class MainWindow(QMainWindow):
         self.ai_panel = AIPanel(services, self.profile_id, self.approvals,
                                 lambda: self.project_root)
         self.history = HistoryView(services.audit, services.registry.names())
-        self.tabs = QTabWidget()
-        self.tabs.setDocumentMode(True)
+        current = self.tabs.currentIndex()
+        for index in reversed(range(self.tabs.count())):
+            placeholder = self.tabs.widget(index)
+            self.tabs.removeTab(index)
+            placeholder.deleteLater()
         self.tabs.addTab(self.ai_panel, "Assistant")
         self.tabs.addTab(self.history, "Tool history")
+        self.tabs.setCurrentIndex(max(current, 0))
         self.tabs.currentChanged.connect(lambda i: i == 1 and self.history.model.reload())
-        self.setCentralWidget(self.tabs)
 
         self.tools_panel = ToolsPanel(services, self.profile_id)
-        dock = QDockWidget("Tools", self)
-        dock.setObjectName("tools-dock")
-        dock.setWidget(self.tools_panel)
-        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable |
-                         QDockWidget.DockWidgetFeature.DockWidgetFloatable)
-        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
-        self.resizeDocks([dock], [340], Qt.Orientation.Horizontal)
-        self.tools_dock = dock
+        placeholder = self.tools_dock.widget()
+        self.tools_dock.setWidget(self.tools_panel)
+        placeholder.deleteLater()
 
-        self._build_toolbar()
-        self._build_menus()
-        self.status_label = QLabel("Ready")
-        self.approvals_label = QLabel("")
-        self.statusBar().addWidget(self.status_label, 1)
-        self.statusBar().addPermanentWidget(self.approvals_label)
         self.ai_panel.status_message.connect(self.status_label.setText)
+        self.ai_panel.writing_started.connect(self._prepare_for_runs)
         self.approvals.pending_changed.connect(
             lambda n: self.approvals_label.setText(f"{n} approval(s) pending" if n else ""))
-
         mcp = services.mcp
         self._mcp_unsubscribe = mcp.subscribe(lambda _server: self.tools_panel.rebuild()) \
             if mcp is not None else (lambda: None)
 
-        self.resize(1200, 780)
-        self._restore_geometry()
+        for item in self._needs_services:
+            item.setEnabled(True)
+        self._refresh_profiles()
+        self._refresh_recent()
+        if not self._layout_restored:
+            self.restore_layout({key: services.settings.get(key) for key in LAYOUT_KEYS})
+        self.status_label.setText("Ready")
         self.open_project(project_root or self._last_project())
+        self.ready.emit()
 
     # -- chrome ----------------------------------------------------------------------------
 
@@ -110,7 +183,7 @@ class MainWindow(QMainWindow):
         bar.addWidget(spacer)
         bar.addWidget(self.project_label)
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
-        self._refresh_profiles()
+        self._needs_services += [self.profile_picker, self.model_picker, profile_button]
         self.profile_picker.activated.connect(
             lambda i: self.set_profile(self.profile_picker.itemData(i)))
         # Saved when the person picks or finishes typing a model, not on every keystroke.
@@ -125,7 +198,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(open_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         new_action = QAction("&New Conversation", self, shortcut=QKeySequence.StandardKey.New)
-        new_action.triggered.connect(self.ai_panel.new_conversation)
+        new_action.triggered.connect(lambda: self.ai_panel.new_conversation())
         file_menu.addAction(new_action)
         file_menu.addSeparator()
         quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
@@ -143,7 +216,7 @@ class MainWindow(QMainWindow):
 
         run_menu = self.menuBar().addMenu("&Run")
         stop_action = QAction("&Stop", self, shortcut=QKeySequence("Ctrl+."))
-        stop_action.triggered.connect(self.ai_panel.stop)
+        stop_action.triggered.connect(lambda: self.ai_panel.stop())
         run_menu.addAction(stop_action)
 
         view_menu = self.menuBar().addMenu("&View")
@@ -157,9 +230,11 @@ class MainWindow(QMainWindow):
         about.setMenuRole(QAction.MenuRole.AboutRole)
         about.triggered.connect(lambda: QMessageBox.about(
             self, APP_NAME, f"<b>{APP_NAME}</b><br>A desktop AI agent workbench.<br>"
-            f"Data: {self.services.data_dir}"))
+            f"Data: {self.services.data_dir if self.services else '…'}"))
         help_menu.addAction(about)
-        self._refresh_recent()
+        self.recent_menu.setEnabled(False)
+        self._needs_services += [open_action, new_action, settings_action, stop_action,
+                                 history_action]
 
     # -- project ---------------------------------------------------------------------------
 
@@ -206,6 +281,8 @@ class MainWindow(QMainWindow):
     # -- profiles --------------------------------------------------------------------------
 
     def _refresh_profiles(self) -> None:
+        from app.core.store.profiles import DEFAULT_MODEL
+
         self.profile_picker.blockSignals(True)
         self.profile_picker.clear()
         for profile in self.services.profiles.list():
@@ -248,6 +325,18 @@ class MainWindow(QMainWindow):
         self.model_picker.setCurrentText(current)
         self.model_picker.blockSignals(False)
 
+    def _prepare_for_runs(self) -> None:
+        """The person started writing: load what a run needs meanwhile (the model SDK, the
+        web tools), then list the provider's models, which needs the SDK."""
+        async def prepare() -> None:
+            from app.core.warmup import warm_up
+
+            await warm_up()
+            await self.refresh_models()
+
+        if self._models_task is None or self._models_task.done():
+            self._models_task = asyncio.ensure_future(prepare())
+
     def _after_settings(self) -> None:
         # A new key or base URL: the next run builds a new client, and the model list may grow.
         if self.ai_panel.session is not None:
@@ -256,6 +345,9 @@ class MainWindow(QMainWindow):
         self._models_task = asyncio.ensure_future(self.refresh_models())
 
     def edit_profile(self) -> None:
+        from app.core.store.profiles import DEFAULT_MODEL
+        from app.ui.dialogs.profile import ProfileDialog
+
         profile = self.services.profiles.get(self.profile_id)
         dialog = ProfileDialog(profile, [DEFAULT_MODEL], self)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
@@ -271,6 +363,8 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def open_settings(self) -> SettingsDialog:
+        from app.ui.dialogs.settings import SettingsDialog
+
         dialog = SettingsDialog(self.services, self.profile_id, self)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
         dialog.finished.connect(lambda _code: (self._after_settings(), dialog.deleteLater()))
@@ -283,18 +377,13 @@ class MainWindow(QMainWindow):
         await self.ai_panel.shutdown()
         self.close()
 
-    def _restore_geometry(self) -> None:
-        geometry = self.services.settings.get("ui.geometry")
-        state = self.services.settings.get("ui.state")
-        if geometry:
-            self.restoreGeometry(QByteArray(base64.b64decode(geometry)))
-        if state:
-            self.restoreState(QByteArray(base64.b64decode(state)))
-
     def closeEvent(self, event: QCloseEvent) -> None:
         # Quitting declines every pending approval and cancels the run: nothing unapproved runs.
         # While a run winds down (recording the declines, closing the transcript) the window
         # stays; it closes itself once the run has ended.
+        if self.services is None:  # closed while starting: nothing to save or stop yet
+            event.accept()
+            return
         if self.ai_panel.running:
             event.ignore()
             if not self._closing:

@@ -3,8 +3,10 @@
 1. Max GUI stall: a 16 ms heartbeat timer runs while a 10,000-token response streams from the
    fake Messages API at full speed and then a 10-second tool runs; the longest gap between
    heartbeats minus 16 ms is the stall. Goal: ≤ 50 ms.
-2. Process start → window shown, Tebiki vs a bare PySide6 window (goal ≤ 2.5×).
-3. Idle RSS after the window is shown, Tebiki vs bare (goal ≤ 2×).
+   The first Send also loads the model SDK (in a worker thread), so that is inside the scenario.
+2. Process start → window shown, Tebiki vs a bare PySide6 window (goal ≤ 2.5×). Tebiki shows
+   its window shell first; "ready" (panels live, Send works) is printed as well.
+3. Idle RSS once started and settled, Tebiki vs bare (goal ≤ 2×).
 Prints `name: value` lines.
 """
 
@@ -25,17 +27,19 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # tests.fakes, when run as a script
 PROBE = Path(__file__).with_name("startup_probe.py")
-RUNS = 5
+RUNS = 7
 HEARTBEAT_MS = 16
 
 
-def measure_startup(kind: str) -> tuple[float, int]:
+def measure_startup(kind: str) -> tuple[float, float, int]:
+    """(seconds to window shown, seconds to ready, idle RSS in KiB) of one fresh process."""
     proc = subprocess.run([sys.executable, str(PROBE), kind], capture_output=True, text=True,
                           cwd=ROOT, timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     if proc.returncode != 0:
         raise SystemExit(f"startup probe {kind} failed:\n{proc.stderr}")
     values = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
-    return float(values["shown"]), int(values["rss_kb"])
+    shown = float(values["shown"])
+    return shown, float(values.get("ready", shown)), int(values["rss_kb"])
 
 
 class SlowTool:
@@ -56,7 +60,14 @@ class SlowTool:
         return ToolResult.ok("built")
 
 
+def _rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+
+
 def measure_stall(tool_seconds: float) -> tuple[float, float, int]:
+    import gc
+
     import qasync
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
@@ -68,10 +79,12 @@ def measure_stall(tool_seconds: float) -> tuple[float, float, int]:
     from app.core.tools.builtin import builtin_provider
     from app.core.tools.providers.base import StaticProvider
     from app.core.tools.registry import ToolRegistry
+    from app.ui.gc_guard import MainThreadGarbageCollector
     from app.ui.main_window import MainWindow
     from tests.fakes.anthropic_server import FakeAnthropicServer, Response
 
     app = QApplication.instance() or QApplication([])
+    collector = MainThreadGarbageCollector(app)  # as app.main: collections on the GUI thread
     data = Path(tempfile.mkdtemp(prefix="tebiki-bench-"))
     project = data / "project"
     project.mkdir()
@@ -92,6 +105,8 @@ def measure_stall(tool_seconds: float) -> tuple[float, float, int]:
                                                   priority=100))
     window = MainWindow(services=services, project_root=project)
     window.show()
+    gc.freeze()  # as app.main does once the window is up
+    assert "anthropic" not in sys.modules, "the SDK must load with the first run, not before"
 
     gaps: list[float] = []
     gap_times: list[float] = []
@@ -119,16 +134,10 @@ def measure_stall(tool_seconds: float) -> tuple[float, float, int]:
     timer.setInterval(HEARTBEAT_MS)
     timer.timeout.connect(beat)
 
-    async def scenario() -> tuple[float, float]:
-        from app.core.warmup import warm_up
-
-        # What the app does right after its window appears (app.main); measured on its own.
+    async def scenario() -> float:
+        # Sent straight away, without typing first: the model SDK and the tools' libraries
+        # are imported by this first run (app.core.warmup), inside the measured window.
         timer.start()
-        await warm_up()
-        warmup_stall = max(gaps, default=0.0)
-        gaps.clear()
-        gap_times.clear()
-        events.clear()
         start = time.perf_counter()
         window.ai_panel.send("stream a long answer")
         while window.ai_panel.running:
@@ -137,16 +146,17 @@ def measure_stall(tool_seconds: float) -> tuple[float, float, int]:
         while window.ai_panel.running:
             await asyncio.sleep(0.05)
         timer.stop()
-        return time.perf_counter() - start, warmup_stall
+        return time.perf_counter() - start
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
-        elapsed, warmup_stall = loop.run_until_complete(scenario())
+        elapsed = loop.run_until_complete(scenario())
     server.close()
     db.close()
+    collector.stop()
     stall_ms = max(0.0, (max(gaps) - HEARTBEAT_MS / 1000) * 1000)
-    print(f"ui_startup_warmup_max_stall_ms: {max(0.0, warmup_stall * 1000 - HEARTBEAT_MS):.1f}")
+    print(f"ui_rss_after_first_runs_mb: {_rss_mb():.1f} (model SDK and web tools loaded)")
     worst = sorted(zip(gaps, gap_times, strict=True), reverse=True)[:3]
     print("ui_stall_worst_gaps: " + ", ".join(f"{g * 1000:.0f}ms@{t:.2f}s" for g, t in worst))
     print("ui_stall_event_timeline: " + ", ".join(f"{n}@{t:.2f}s" for t, n in events[:12]))
@@ -155,15 +165,20 @@ def measure_stall(tool_seconds: float) -> tuple[float, float, int]:
 
 def main() -> None:
     tool_seconds = float(os.environ.get("TEBIKI_BENCH_TOOL_SECONDS", "10"))
-    bare = [measure_startup("bare") for _ in range(RUNS)]
-    ours = [measure_startup("tebiki") for _ in range(RUNS)]
-    bare_start = statistics.median(s for s, _ in bare)
-    our_start = statistics.median(s for s, _ in ours)
-    bare_rss = statistics.median(r for _, r in bare)
-    our_rss = statistics.median(r for _, r in ours)
+    bare, ours = [], []
+    for _ in range(RUNS):  # interleaved, so a busy moment on the machine hits both alike
+        bare.append(measure_startup("bare"))
+        ours.append(measure_startup("tebiki"))
+    bare_start = statistics.median(s for s, _, _ in bare)
+    our_start = statistics.median(s for s, _, _ in ours)
+    our_ready = statistics.median(r for _, r, _ in ours)
+    bare_rss = statistics.median(m for _, _, m in bare)
+    our_rss = statistics.median(m for _, _, m in ours)
     print(f"ui_start_to_window_bare_ms: {bare_start * 1000:.0f}")
     print(f"ui_start_to_window_tebiki_ms: {our_start * 1000:.0f}")
     print(f"ui_start_ratio_vs_bare: {our_start / bare_start:.2f}")
+    print(f"ui_start_to_ready_tebiki_ms: {our_ready * 1000:.0f}")
+    print(f"ui_ready_ratio_vs_bare_window: {our_ready / bare_start:.2f}")
     print(f"ui_idle_rss_bare_mb: {bare_rss / 1024:.1f}")
     print(f"ui_idle_rss_tebiki_mb: {our_rss / 1024:.1f}")
     print(f"ui_idle_rss_ratio_vs_bare: {our_rss / bare_rss:.2f}")

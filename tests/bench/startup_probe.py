@@ -1,8 +1,9 @@
 """Child process for bench_ui_responsiveness: start, show a window, report, exit.
 
-`bare`: a plain PySide6 QMainWindow. `tebiki`: the real startup path (database, services,
-MainWindow, then the start-up warm-up imports). Prints `shown <seconds since interpreter
-start>` and `rss_kb <idle RSS>`.
+`bare`: a plain PySide6 QMainWindow. `tebiki`: the app's start-up path (app.main's
+``show_window`` and ``load_services``, then ``attach_services``). Prints `shown <seconds since
+process start>`, for Tebiki also `ready <seconds>` (panels live, Send works), and
+`rss_kb <idle RSS>`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import os
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 
 def _process_age() -> float:
@@ -42,28 +42,41 @@ def main() -> None:
     if kind == "bare":
         window = QMainWindow()
         window.resize(1200, 780)
+        window.show()
+        app.processEvents()
+        print(f"shown {_process_age():.4f}", flush=True)
     else:
-        from app.core.services import build_services
-        from app.core.store.db import open_database
-        from app.ui.main_window import MainWindow
+        # The app's own start-up path (app.main): the window shell first, then the store and
+        # the tools in a worker thread, then the panels.
+        import gc
+        import threading
 
-        data = Path(tempfile.mkdtemp(prefix="tebiki-bench-"))
-        db = open_database(data / "tebiki.sqlite3")
-        window = MainWindow(services=build_services(db, data), project_root=None)
-    window.show()
-    app.processEvents()
-    print(f"shown {_process_age():.4f}", flush=True)
-    if kind != "bare":
-        # What app.main does next: import the model SDK and friends (app.core.warmup), so the
-        # idle figure is the app as a person has it, not a half-loaded one.
-        from app.core.warmup import HEAVY_MODULES, _import_all
+        from app.core.config import resolve_paths
+        from app.main import load_services, show_window
+        from app.ui.gc_guard import MainThreadGarbageCollector
 
-        _import_all(HEAVY_MODULES)
+        collector = MainThreadGarbageCollector(app)
+        paths = resolve_paths(tempfile.mkdtemp(prefix="tebiki-bench-"))
+        window = show_window(paths)
+        app.processEvents()
+        print(f"shown {_process_age():.4f}", flush=True)
+        loaded: list = []
+        worker = threading.Thread(target=lambda: loaded.append(load_services(paths)))
+        worker.start()
+        while worker.is_alive():  # the GUI keeps painting meanwhile, as in the app
+            app.processEvents()
+            worker.join(0.005)
+        window.attach_services(loaded[0])
+        gc.freeze()
+        app.processEvents()
+        print(f"ready {_process_age():.4f}", flush=True)
     deadline = time.monotonic() + 1.0
     while time.monotonic() < deadline:  # settle into idle before reading RSS
         app.processEvents()
         time.sleep(0.01)
     print(f"rss_kb {_rss_kb()}", flush=True)
+    if kind != "bare":
+        collector.stop()
 
 
 if __name__ == "__main__":

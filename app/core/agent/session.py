@@ -77,6 +77,7 @@ from app.core.store.profiles import AgentProfile, ProfileRepository, ToolSetting
 from app.core.store.writer import BackgroundWriter
 from app.core.tools.base import Tool, ToolContext
 from app.core.tools.registry import ToolRegistry
+from app.core.warmup import warm_up
 
 log = logging.getLogger(__name__)
 
@@ -505,6 +506,9 @@ class AgentSession:
         if self._provider is not None and self._provider_key == key:
             return self._provider
         await self._close_provider()
+        # The SDK and the tools' libraries are imported off the GUI thread (usually already
+        # done when the person started typing; app.core.warmup).
+        await warm_up()
         self._provider = await asyncio.to_thread(self._client_factory, profile)
         self._provider_key = key
         return self._provider

@@ -12,13 +12,13 @@ from typing import TypeVar
 
 import sqlite_utils
 
+from app.core.store.errors import DatabaseError
 from app.core.store.migrations import MIGRATIONS, SCHEMA_VERSION
 
+__all__ = ["DatabaseError", "attached", "db_lock", "migrate", "open_database", "schema_version",
+           "transaction", "utc_now"]
+
 T = TypeVar("T")
-
-
-class DatabaseError(RuntimeError):
-    """The database file cannot be used (newer schema, not a database, ...)."""
 
 
 _ATTACH_GUARD = threading.Lock()

@@ -40,11 +40,12 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
-
-import pathspec
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from app.core.tools.base import SubjectError
+
+if TYPE_CHECKING:
+    import pathspec
 
 WriteMode = Literal["create", "overwrite", "append"]
 WRITE_MODES: tuple[str, ...] = ("create", "overwrite", "append")
@@ -717,6 +718,8 @@ IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")  # later files take preced
 
 
 def _load_gitignore(dir_path: str) -> pathspec.GitIgnoreSpec | None:
+    import pathspec  # only when a folder has a .gitignore (and warmed up before runs)
+
     """The ignore rules of one directory: .gitignore, then .ignore and .rgignore (ripgrep's)."""
     lines: list[str] = []
     for name in IGNORE_FILES:

@@ -30,17 +30,18 @@ Decisions, documented because no shell is involved:
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from typing import TYPE_CHECKING, Any
 
 from app.core.tools.base import SubjectError
+
+if TYPE_CHECKING:
+    from tree_sitter import Language, Node, Parser
 
 __all__ = [
     "MAX_COMMAND_LENGTH",
@@ -56,15 +57,25 @@ MAX_COMMAND_LENGTH = 100_000
 _MAX_LEX_NESTED = 2_000
 _SUBST_MARKS = ("$", "`", "<(", ">(")
 
-_LANGUAGE = Language(tree_sitter_bash.language())
 _local = threading.local()
+
+
+@functools.cache
+def _language() -> Language:
+    # Loaded on first use (or by the run warm-up), not at start-up: the app's idle memory.
+    import tree_sitter_bash
+    from tree_sitter import Language
+
+    return Language(tree_sitter_bash.language())
 
 
 def _parser() -> Parser:
     # A Parser is not safe to share between threads; one per thread is cheap.
     parser = getattr(_local, "parser", None)
     if parser is None:
-        parser = _local.parser = Parser(_LANGUAGE)
+        from tree_sitter import Parser
+
+        parser = _local.parser = Parser(_language())
     return parser
 
 

@@ -170,6 +170,8 @@ class Transcript(QScrollArea):
 class AIPanel(QWidget):
     running_changed = Signal(bool)
     status_message = Signal(str)
+    # The first keystroke in the prompt: time to load what a run needs (app.core.warmup).
+    writing_started = Signal()
 
     def __init__(self, services: Services, profile_id: int, approvals: ApprovalQueue,
                  project_root: Callable[[], Path | None]) -> None:
@@ -230,7 +232,14 @@ class AIPanel(QWidget):
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             QShortcut(QKeySequence(keys), self.prompt, activated=lambda: self.send())
         self.conversation_picker.activated.connect(self._on_conversation_picked)
+        self.prompt.textChanged.connect(self._on_prompt_changed)
         self.refresh_conversations()
+
+    def _on_prompt_changed(self) -> None:
+        if self.prompt.document().isEmpty():
+            return
+        self.prompt.textChanged.disconnect(self._on_prompt_changed)
+        self.writing_started.emit()
 
     # -- running -----------------------------------------------------------------------------
 

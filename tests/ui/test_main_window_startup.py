@@ -1,0 +1,104 @@
+"""Progressive start: the window shell appears first, the services fill it in afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+
+from PySide6.QtWidgets import QApplication, QLabel
+
+from app.core.config import resolve_paths
+from app.main import load_services, show_window
+from app.ui.main_window import MainWindow
+from app.ui.widgets.ai_panel import AIPanel
+from app.ui.widgets.tools_panel import ToolsPanel
+from tests.ui.conftest import wait_for
+
+
+def _actions(window: MainWindow) -> dict[str, bool]:
+    found = {}
+    for menu_action in window.menuBar().actions():
+        for action in menu_action.menu().actions():
+            if action.text() and not action.isSeparator():
+                found[action.text().replace("&", "")] = action.isEnabled()
+    return found
+
+
+def test_shell_has_the_chrome_but_nothing_that_needs_services(qtbot):
+    window = MainWindow()
+    qtbot.addWidget(window)
+    actions = _actions(window)
+    assert actions["Settings…"] is False and actions["New Conversation"] is False
+    assert actions["Open Folder…"] is False and actions["Open Recent"] is False
+    assert actions["Quit"] is True and actions["Tools"] is True
+    assert not window.model_picker.isEnabled() and not window.profile_picker.isEnabled()
+    assert isinstance(window.tabs.widget(0), QLabel)
+    assert isinstance(window.tools_dock.widget(), QLabel)
+    assert window.status_label.text() == "Starting…"
+    assert window.close()  # closing while starting needs nothing from the services
+
+
+def test_attach_services_fills_the_shell_in(qtbot, services, project):
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    with qtbot.waitSignal(window.ready, timeout=5000):
+        window.attach_services(services, project)
+    assert window.tabs.count() == 2
+    assert isinstance(window.tabs.widget(0), AIPanel)
+    assert isinstance(window.tools_dock.widget(), ToolsPanel)
+    assert all(_actions(window).values())
+    assert window.model_picker.isEnabled() and window.profile_picker.currentText() == "Default"
+    assert window.status_label.text() == "Ready"
+    assert window.windowTitle() == f"{project.name} — Tebiki"
+
+
+def test_saved_size_is_restored_before_the_store_opens(qtbot, fresh_data_dir, project):
+    QApplication.instance().setQuitOnLastWindowClosed(False)
+    paths = resolve_paths(fresh_data_dir)
+    services = load_services(paths)
+    first = MainWindow(services=services, project_root=project)
+    qtbot.addWidget(first)
+    first.show()
+    first.resize(790, 520)  # within the offscreen screen (800x600): restoreGeometry clamps
+    QApplication.processEvents()
+    assert first.close()  # saves geometry and dock layout to the settings table
+    services.db.close()
+
+    second = show_window(paths)  # as app.main: no services yet
+    qtbot.addWidget(second)
+    assert second.services is None
+    assert (second.width(), second.height()) == (790, 520)
+    second.close()
+
+
+async def test_first_keystroke_prepares_runs_once(qtbot, services, project, monkeypatch):
+    import app.core.warmup as warmup
+
+    calls: list[str] = []
+
+    async def fake_warm_up(names=warmup.RUN_MODULES):
+        calls.append("warm_up")
+        return 0.0
+
+    monkeypatch.setattr(warmup, "warm_up", fake_warm_up)
+    window = MainWindow(services=services, project_root=project)
+    qtbot.addWidget(window)
+
+    async def fake_refresh() -> None:
+        calls.append("models")
+
+    monkeypatch.setattr(window, "refresh_models", fake_refresh)
+    with qtbot.waitSignal(window.ai_panel.writing_started, timeout=2000):
+        qtbot.keyClicks(window.ai_panel.prompt, "li")
+    qtbot.keyClicks(window.ai_panel.prompt, "st files")
+    await wait_for(lambda: calls == ["warm_up", "models"])
+    await asyncio.sleep(0.05)
+    assert calls == ["warm_up", "models"]
+
+
+def test_damaged_saved_layout_is_ignored(qtbot):
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.restore_layout({"ui.geometry": "not base64!!", "ui.state": "AAAA", "x": 1})
+    window.restore_layout({"ui.geometry": 12, "ui.state": None})
+    assert (window.width(), window.height()) == (1200, 780)

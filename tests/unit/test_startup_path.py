@@ -1,0 +1,134 @@
+"""Start-up loads only what the window needs; the heavy libraries load later, off the GUI thread.
+
+Each check runs in a fresh interpreter: the test session itself has imported everything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from app.core.store.early import read_settings_early
+from app.core.warmup import RUN_MODULES
+
+ROOT = Path(__file__).resolve().parents[2]
+# Large libraries a run needs but an idle window does not (each costs 5-75 MB and 50 ms-2 s).
+HEAVY = ("anthropic", "httpx", "httpx2", "jsonschema", "selectolax", "html_to_markdown",
+         "mcp", "pydantic", "keyring", "tree_sitter", "pathspec")
+
+
+def _run(code: str, tmp_path: Path) -> dict:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "TEBIKI_DATA_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_window_shell_and_ready_window_load_no_heavy_library(tmp_path):
+    result = _run(f"""
+        import json, sys
+        from PySide6.QtWidgets import QApplication
+        app = QApplication([])
+        from app.core.config import resolve_paths
+        from app.main import load_services, show_window
+        paths = resolve_paths()
+        window = show_window(paths)
+        app.processEvents()
+        at_shown = sorted(sys.modules)
+        window.attach_services(load_services(paths))
+        app.processEvents()
+        heavy = {HEAVY!r}
+        loaded = lambda names: sorted({{m.split('.')[0] for m in names}} & set(heavy))
+        print(json.dumps({{"shown": loaded(at_shown), "ready": loaded(sys.modules),
+                          "store_at_shown": "sqlite_utils" in at_shown,
+                          "tools": sorted(window.services.registry.names())}}))
+    """, tmp_path)
+    assert result["shown"] == []
+    assert result["store_at_shown"] is False  # the shell is up before the store is opened
+    assert result["ready"] == []
+    assert {"web_fetch", "web_search", "shell_exec", "read_file"} <= set(result["tools"])
+
+
+def test_a_run_warm_up_loads_the_sdk_and_freezes_what_it_imported(tmp_path):
+    result = _run("""
+        import gc, json, sys, asyncio
+        gc.disable()  # as in the app: collections happen on the GUI thread only
+        from app.core.warmup import RUN_MODULES, warm_up
+        frozen_before = gc.get_freeze_count()
+        seconds = asyncio.run(warm_up())
+        again = asyncio.run(warm_up())
+        print(json.dumps({"loaded": [m for m in RUN_MODULES if m in sys.modules],
+                          "sdk": "anthropic" in sys.modules,
+                          "frozen": gc.get_freeze_count() - frozen_before,
+                          "seconds": seconds, "again": again}))
+    """, tmp_path)
+    assert result["sdk"] is True
+    assert result["loaded"] == list(RUN_MODULES)
+    assert result["frozen"] > 10_000  # the SDK's objects left the collector's generations
+    assert result["seconds"] > 0
+    assert result["again"] == 0.0  # nothing left to import
+
+
+def test_importing_app_ui_turns_pysides_source_reading_import_hook_off(tmp_path):
+    result = _run("""
+        import builtins, json, linecache, sys
+        import PySide6.QtWidgets
+        hooked = builtins.__import__ is not builtins.__orig_import__
+        import app.ui
+        import email.mime.text  # any module imported afterwards
+        print(json.dumps({"hooked_by_pyside": hooked,
+                          "plain_after": builtins.__import__ is builtins.__orig_import__,
+                          "source_cached": any("email/mime" in f for f in linecache.cache)}))
+    """, tmp_path)
+    assert result["hooked_by_pyside"] is True  # what PySide6 does; if it stops, drop the fix
+    assert result["plain_after"] is True
+    assert result["source_cached"] is False
+
+
+def test_pyside_hook_reads_the_source_of_every_later_import_without_the_fix(tmp_path):
+    # The positive control for the test above: the cost exists while the hook is installed.
+    result = _run("""
+        import json, linecache
+        import PySide6.QtWidgets
+        import email.mime.text
+        print(json.dumps({"source_cached": any("email/mime" in f for f in linecache.cache)}))
+    """, tmp_path)
+    assert result["source_cached"] is True
+
+
+class TestEarlySettings:
+    def test_reads_what_the_store_saved(self, db, tmp_path):
+        from app.core.store.settings import SettingsRepository
+
+        settings = SettingsRepository(db)
+        settings.set("ui.geometry", "AAEC")
+        settings.set("ui.recent_folders", ["/a", "/b"])
+        path = Path(db.conn.execute("PRAGMA database_list").fetchone()[2])
+        assert read_settings_early(path, ["ui.geometry", "ui.recent_folders", "ui.none"]) == {
+            "ui.geometry": "AAEC", "ui.recent_folders": ["/a", "/b"]}
+
+    def test_missing_file_is_not_created(self, tmp_path):
+        path = tmp_path / "new" / "tebiki.sqlite3"
+        assert read_settings_early(path, ["ui.geometry"]) == {}
+        assert not path.exists() and not path.parent.exists()
+
+    @pytest.mark.parametrize("content", [b"garbage" * 500, b""])
+    def test_unreadable_file_means_no_settings(self, tmp_path, content):
+        path = tmp_path / "tebiki.sqlite3"
+        path.write_bytes(content)
+        assert read_settings_early(path, ["ui.geometry"]) == {}
+        assert path.read_bytes() == content  # untouched
+
+    def test_database_without_settings_table(self, tmp_path):
+        import sqlite3
+
+        path = tmp_path / "other.sqlite3"
+        sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.close()
+        assert read_settings_early(path, ["ui.geometry"]) == {}
