@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.core.tools.base import Tool, ToolContext, ToolResult, ToolSpec
+from app.core.warmup import import_all
 
 
 class LazyTool:
@@ -37,10 +38,9 @@ class LazyTool:
     async def load(self) -> Tool:
         async with self._lock:
             if self._tool is None:
-                if self.module in sys.modules:
-                    module = sys.modules[self.module]
-                else:  # imports hold the GIL in bursts: never on the GUI thread
-                    module = await asyncio.to_thread(importlib.import_module, self.module)
+                if self.module not in sys.modules:  # off the GUI thread (app.core.warmup)
+                    await asyncio.to_thread(import_all, (self.module,))
+                module = importlib.import_module(self.module)  # raises if it failed
                 tool = module.create()
                 if tool.spec != self.spec:
                     raise RuntimeError(f"{self.module}.create() made a tool whose spec differs "
