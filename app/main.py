@@ -94,6 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.exception("cannot open the database")
             failures.append(f"Tebiki cannot open its database at {paths.database}:\n{exc}")
             return 1
+        except Exception as exc:
+            log.exception("start-up failed")
+            failures.append(f"Tebiki could not start: {exc}\nDetails are in {paths.log_file}.")
+            return 1
         loaded.append(services)
         if closed.done():  # the window was closed while it was starting
             await services.aclose()

@@ -53,3 +53,18 @@ def test_config_resolution(tmp_path, monkeypatch):
     assert resolve_project_root() == tmp_path.resolve()
     monkeypatch.setenv("TEBIKI_PROJECT_ROOT", str(tmp_path / "missing"))
     assert resolve_project_root() is None
+
+
+def test_start_up_failure_after_the_window_is_shown_is_reported(tmp_path):
+    # The services load behind the window; a failure there must still say why and exit non-zero.
+    data = tmp_path / "data"
+    code = ("import sys, app.main\n"
+            "def broken(paths): raise RuntimeError('tools could not load')\n"
+            "app.main.load_services = broken\n"
+            f"sys.exit(app.main.main(['--smoke-test', '--data-dir', {str(data)!r}]))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=120)
+    assert proc.returncode == 1
+    assert "Tebiki could not start: tools could not load" in proc.stderr
+    assert "smoke test ok" not in proc.stdout
+    assert "tools could not load" in (data / "tebiki.log").read_text()
