@@ -68,3 +68,28 @@ def test_start_up_failure_after_the_window_is_shown_is_reported(tmp_path):
     assert "Tebiki could not start: tools could not load" in proc.stderr
     assert "smoke test ok" not in proc.stdout
     assert "tools could not load" in (data / "tebiki.log").read_text()
+
+
+def test_closing_the_window_while_it_starts_exits_cleanly(tmp_path):
+    data = tmp_path / "data"
+    code = ("import sys, time, app.main\n"
+            "from PySide6.QtCore import QTimer\n"
+            "real_load, real_show = app.main.load_services, app.main.show_window\n"
+            "def slow_load(paths):\n"
+            "    time.sleep(0.5)\n"
+            "    return real_load(paths)\n"
+            "shown = []\n"
+            "def show_then_close(paths):\n"
+            "    window = real_show(paths)\n"
+            "    shown.append(window)\n"
+            "    QTimer.singleShot(50, window.close)\n"
+            "    return window\n"
+            "app.main.load_services, app.main.show_window = slow_load, show_then_close\n"
+            f"code = app.main.main(['--data-dir', {str(data)!r}])\n"
+            "print('exit', code, 'attached', shown[0].services is not None)\n"
+            "sys.exit(code)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "exit 0 attached False" in proc.stdout  # nothing was built into a closed window
+    assert (data / "tebiki.sqlite3").is_file()  # the store was opened, then closed again
