@@ -68,3 +68,22 @@ def test_transcript_empty_hint_shows_only_when_empty(qtbot):
     transcript.clear()
     assert transcript.empty_hint.isVisible()
     assert isinstance(transcript.empty_hint, QLabel)
+
+
+def test_transcript_survives_many_clears_without_stale_layout_items(qtbot):
+    # Reading the transcript back through QLayout.itemAt() left PySide6 wrappers of deleted
+    # QWidgetItems alive; new widgets allocated at their addresses then came back as the
+    # stale QWidgetItem (AttributeError), as loading conversations did once in the e2e tests.
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from app.ui.widgets.ai_panel import MessageView, Transcript
+
+    transcript = Transcript()
+    qtbot.addWidget(transcript)
+    for _ in range(200):
+        for i in range(6):
+            transcript.add(MessageView(f"m{i}", "user" if i % 2 else "assistant"))
+        assert len(transcript.items()) == 6
+        transcript.clear()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    assert transcript.items() == [] and transcript.empty_hint.isVisibleTo(transcript)

@@ -145,6 +145,7 @@ class Transcript(QScrollArea):
         self.column.addWidget(self.empty_hint)
         self.column.addStretch(1)
         self.setWidget(body)
+        self._items: list[QWidget] = []
         self._stick_to_bottom = True
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(lambda v: setattr(self, "_stick_to_bottom",
@@ -154,14 +155,19 @@ class Transcript(QScrollArea):
     def add(self, widget: QWidget) -> QWidget:
         self.empty_hint.hide()
         self.column.insertWidget(self.column.count() - 1, widget)
+        self._items.append(widget)
         return widget
 
     def items(self) -> list[QWidget]:
-        widgets = (self.column.itemAt(i).widget() for i in range(self.column.count() - 1))
-        return [w for w in widgets if w is not self.empty_hint]
+        # Kept here rather than read back with QLayout.itemAt(): PySide6 keeps every
+        # QLayoutItem wrapper it hands out alive with the layout, and once Qt deletes that
+        # item (its widget removed) a new object at the same address came back as a stale
+        # QWidgetItem ("'QWidgetItem' object has no attribute 'setAutoFillBackground'").
+        return list(self._items)
 
     def clear(self) -> None:
-        for widget in self.items():
+        items, self._items = self._items, []
+        for widget in items:
             widget.setParent(None)
             widget.deleteLater()
         self.empty_hint.show()
