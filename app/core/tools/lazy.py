@@ -9,7 +9,6 @@ that does the work is imported the first time the tool runs, or earlier by the r
 from __future__ import annotations
 
 import asyncio
-import importlib
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -40,7 +39,10 @@ class LazyTool:
             if self._tool is None:
                 if self.module not in sys.modules:  # off the GUI thread (app.core.warmup)
                     await asyncio.to_thread(import_all, (self.module,))
-                module = importlib.import_module(self.module)  # raises if it failed
+                module = sys.modules.get(self.module)
+                if module is None:  # import_all logged why; never retried on this thread
+                    raise RuntimeError(f"{self.spec.name} is unavailable: its module "
+                                       f"{self.module} could not be imported (see the log)")
                 tool = module.create()
                 if tool.spec != self.spec:
                     raise RuntimeError(f"{self.module}.create() made a tool whose spec differs "

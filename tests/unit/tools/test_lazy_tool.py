@@ -97,3 +97,29 @@ async def test_builtin_web_tools_are_lazy_and_match_their_implementations():
         loaded = await tool.load()  # raises if the light spec drifted from the real one
         assert loaded.spec == spec
     await registry.aclose()
+
+
+async def test_unimportable_implementation_is_an_error_and_not_retried(tmp_path, monkeypatch):
+    (tmp_path / "lazy_impl_broken.py").write_text("raise ImportError('missing dependency')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    attempts: list[str] = []
+    import app.core.tools.lazy as lazy
+
+    real_import_all = lazy.import_all
+
+    def counting(names):
+        attempts.append(threading.current_thread().name)
+        return real_import_all(names)
+
+    monkeypatch.setattr(lazy, "import_all", counting)
+    tool = LazyTool(SPEC, "lazy_impl_broken")
+    with pytest.raises(RuntimeError, match="echo_lazy is unavailable"):
+        await tool.load()
+    assert len(attempts) == 1 and attempts[0] != threading.current_thread().name
+    assert "lazy_impl_broken" not in sys.modules
+
+
+def test_every_lazy_builtin_is_warmed_up_before_runs():
+    from app.core.warmup import RUN_MODULES
+
+    assert {module for _, module in LAZY_BUILTINS} <= set(RUN_MODULES)
