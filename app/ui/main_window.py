@@ -258,11 +258,12 @@ class MainWindow(QMainWindow):
         self.project_label.setText(f"Project: {self.project_root}  " if self.project_root
                                    else "No project folder — File → Open Folder…  ")
         if self.project_root is not None:
-            recent = [str(self.project_root)] + [
-                p for p in self.services.settings.get("ui.recent_folders", [])
-                if p != str(self.project_root)]
-            self.services.settings.set("ui.recent_folders", recent[:MAX_RECENT])
-            self._refresh_recent()
+            saved = self.services.settings.get("ui.recent_folders", [])
+            recent = ([str(self.project_root)] +
+                      [p for p in saved if p != str(self.project_root)])[:MAX_RECENT]
+            if recent != saved:  # reopening the last folder at start-up writes nothing
+                self.services.settings.set("ui.recent_folders", recent)
+                self._refresh_recent()
 
     def _last_project(self) -> Path | None:
         for path in self.services.settings.get("ui.recent_folders", []):

@@ -102,3 +102,32 @@ def test_damaged_saved_layout_is_ignored(qtbot):
     window.restore_layout({"ui.geometry": "not base64!!", "ui.state": "AAAA", "x": 1})
     window.restore_layout({"ui.geometry": 12, "ui.state": None})
     assert (window.width(), window.height()) == (1200, 780)
+
+
+def test_recent_folders_are_listed_remembered_and_not_rewritten(qtbot, services, tmp_path):
+    folders = [(tmp_path / f"p{i}").resolve() for i in range(10)]
+    for folder in folders:
+        folder.mkdir()
+    window = MainWindow(services=services, project_root=folders[0])
+    qtbot.addWidget(window)
+    for folder in folders[1:]:
+        window.open_project(folder)
+    listed = [a.text() for a in window.recent_menu.actions()]
+    assert listed == [str(f) for f in reversed(folders)][:8]  # newest first, capped
+
+    window.open_project(folders[3])  # an older one moves to the top
+    assert window.recent_menu.actions()[0].text() == str(folders[3])
+
+    def stamp() -> str:
+        return services.db.conn.execute(
+            "SELECT updated_at FROM settings WHERE key = 'ui.recent_folders'").fetchone()[0]
+
+    before = stamp()
+    window.open_project(folders[3])  # already first: nothing to write
+    assert stamp() == before
+
+    folders[3].rmdir()  # the last folder is gone: the next one that exists is opened
+    again = MainWindow(services=services)
+    qtbot.addWidget(again)
+    assert again.project_root == folders[9]
+    assert again.windowTitle() == "p9 — Tebiki"
