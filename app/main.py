@@ -15,6 +15,8 @@ from app.core.config import APP_ID, APP_NAME, AppPaths, resolve_paths, resolve_p
 from app.core.store.errors import DatabaseError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from PySide6.QtWidgets import QWidget
 
     from app.core.services import Services
@@ -102,9 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if closed.done():  # the window was closed while it was starting
             await services.aclose()
             return 0
-        window.attach_services(services, resolve_project_root(args.project))
-        # What start-up imported lives as long as the app: keep it out of every collection.
-        gc.freeze()
+        finish_start(window, services, resolve_project_root(args.project))
         mcp_start = asyncio.ensure_future(services.start_mcp())
         if args.smoke_test:
             await asyncio.sleep(0.2)
@@ -147,6 +147,13 @@ def show_window(paths: AppPaths) -> MainWindow:
     window.restore_layout(read_settings_early(paths.database, LAYOUT_KEYS))
     window.show()
     return window
+
+
+def finish_start(window: MainWindow, services: Services, project_root: Path | None) -> None:
+    """Fill the shell in, then take what start-up imported out of the garbage collector's
+    generations: it lives as long as the app (see app.core.warmup)."""
+    window.attach_services(services, project_root)
+    gc.freeze()
 
 
 # Modules the panels need, imported in the worker too, so the GUI thread only builds widgets.

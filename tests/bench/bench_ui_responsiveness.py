@@ -66,8 +66,6 @@ def _rss_mb() -> float:
 
 
 def measure_stall(tool_seconds: float) -> tuple[float, float, int]:
-    import gc
-
     import qasync
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
@@ -79,6 +77,7 @@ def measure_stall(tool_seconds: float) -> tuple[float, float, int]:
     from app.core.tools.builtin import builtin_provider
     from app.core.tools.providers.base import StaticProvider
     from app.core.tools.registry import ToolRegistry
+    from app.main import finish_start
     from app.ui.gc_guard import MainThreadGarbageCollector
     from app.ui.main_window import MainWindow
     from tests.fakes.anthropic_server import FakeAnthropicServer, Response
@@ -103,9 +102,9 @@ def measure_stall(tool_seconds: float) -> tuple[float, float, int]:
     services.profiles.set_tool(profile_id, ToolSetting("slow_build", True, {}))
     services.permissions.rules.add(PermissionRule(decision="allow", tool_name="slow_build",
                                                   priority=100))
-    window = MainWindow(services=services, project_root=project)
+    window = MainWindow()  # as app.main: the shell first, then the services
     window.show()
-    gc.freeze()  # as app.main does once the window is up
+    finish_start(window, services, project)
     assert "anthropic" not in sys.modules, "the SDK must load with the first run, not before"
 
     gaps: list[float] = []

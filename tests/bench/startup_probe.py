@@ -48,11 +48,10 @@ def main() -> None:
     else:
         # The app's own start-up path (app.main): the window shell first, then the store and
         # the tools in a worker thread, then the panels.
-        import gc
         import threading
 
         from app.core.config import resolve_paths
-        from app.main import load_services, show_window
+        from app.main import finish_start, load_services, show_window
         from app.ui.gc_guard import MainThreadGarbageCollector
 
         collector = MainThreadGarbageCollector(app)
@@ -66,8 +65,7 @@ def main() -> None:
         while worker.is_alive():  # the GUI keeps painting meanwhile, as in the app
             app.processEvents()
             worker.join(0.005)
-        window.attach_services(loaded[0])
-        gc.freeze()
+        finish_start(window, loaded[0], None)
         app.processEvents()
         print(f"ready {_process_age():.4f}", flush=True)
     deadline = time.monotonic() + 1.0
