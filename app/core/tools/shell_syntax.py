@@ -26,6 +26,28 @@ Decisions, documented because no shell is involved:
   continuations, ``\\r``, NUL and other control, format (bidi, zero-width) or non-ASCII space
   characters are refused anywhere: they make the text look different from what runs.
 - Comments (``# ...``) are refused rather than silently dropped.
+
+Robustness bounds (the parser runs on model output, i.e. on untrusted input, inside the app
+process, so it must neither crash nor stall it):
+
+- tree-sitter only ever sees an ASCII stand-in of the command: every non-ASCII character is
+  replaced by ``/`` repeated to its UTF-8 byte length, so byte offsets are unchanged and words
+  and text are read back from the original bytes. Why: the bash grammar's external scanner
+  crashes the process (SIGSEGV) on some code points above ~U+60000 right after ``{``;
+  keeping non-ASCII away from it is a general cure rather than a per-code-point patch. Why
+  ``/``: bash treats non-ASCII bytes as plain word characters, never as identifier characters,
+  and ``/`` is the same outside ``${...}`` (refused anyway). A letter would not be: tree-sitter
+  would read ``é@x`` as a malformed ``NAME`` and ``日本x=1`` as an assignment, which bash does
+  not. :func:`lex_word` still runs on the original text, so per-character refusals (glob,
+  ``$``, bidi, ...) are unaffected; a node boundary inside a character is refused.
+- Commands longer than ``MAX_COMMAND_LENGTH`` characters, or nested deeper than
+  ``_MAX_NESTING`` brackets/braces/quotes/substitutions (a cheap pre-scan), are refused before
+  tree-sitter sees them: its error recovery is quadratic on operator floods such as ``)))...``.
+- tree-sitter gets a CPU-time budget of ``_PARSE_BUDGET_S`` (cancelled through its progress
+  callback) and the tree a node cap of ``_MAX_NODES``, so the Python walkers, which are all
+  iterative, do bounded work. Together they keep any input under ~50 ms (see
+  tests/bench/bench_shell_policy.py); each bound yields a refusal that tells the model to
+  split the command.
 """
 
 from __future__ import annotations
@@ -33,6 +55,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import time
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 from app.core.tools.base import SubjectError
 
 if TYPE_CHECKING:
-    from tree_sitter import Language, Node, Parser
+    from tree_sitter import Language, Node, Parser, Tree
 
 __all__ = [
     "MAX_COMMAND_LENGTH",
@@ -53,7 +76,20 @@ __all__ = [
     "parse_command",
 ]
 
-MAX_COMMAND_LENGTH = 100_000
+# Long enough for any realistic command line (long text belongs in a file); short enough that
+# tree-sitter's worst case between two progress callbacks stays a few ms.
+MAX_COMMAND_LENGTH = 10_000
+# Accepted commands nest at most a quote or a HEAD@{1} deep; refused ones rarely go past a few
+# levels. Deeper input is refused unparsed (nested text is re-read per level by the walkers).
+_MAX_NESTING = 64
+# Parse nodes the Python walkers may visit: a 10,000-character command of one-letter commands
+# (`a;a;...`) has ~20,000; anything bigger is refused.
+_MAX_NODES = 8_000
+# CPU seconds tree-sitter may spend; ordinary commands need ~0.02 ms. CPU time rather than wall
+# time, so a busy machine does not refuse a command that a quiet one accepts.
+_PARSE_BUDGET_S = 0.02
+_READ_CHUNK = 4096
+_MAX_PROBLEMS = 20
 _MAX_LEX_NESTED = 2_000
 _SUBST_MARKS = ("$", "`", "<(", ">(")
 
@@ -333,21 +369,42 @@ def lex_word(text: str) -> tuple[str, list[str]]:
 class _Builder:
     def __init__(self, source: str) -> None:
         self.source = source
+        # The original text: tree-sitter parsed an ASCII stand-in with the same byte offsets
+        # (see _parse_tree), so every word and message is read from here.
         self.data = source.encode("utf-8")
+        self.ascii = self.data.isascii()
         self.result = ParsedCommand(source)
         self.covered: list[tuple[int, int]] = []
         self.accepted: set[tuple[int, int]] = set()
 
     # helpers
     def text(self, node: Node) -> str:
-        return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        return self.slice(node.start_byte, node.end_byte)
 
     def slice(self, a: int, b: int) -> str:
+        if not self.ascii and not (self.on_char_boundary(a) and self.on_char_boundary(b)):
+            # The stand-in split a placeholder run, so the parse does not match the original
+            # characters; refuse rather than run a word with half a character.
+            self.problem("could not split the command into words at a non-ASCII character; "
+                         "separate arguments with spaces and quote them")
         return self.data[a:b].decode("utf-8", "replace")
 
+    def on_char_boundary(self, offset: int) -> bool:
+        # UTF-8 continuation bytes are 0b10xxxxxx; an offset there is inside a character.
+        return offset >= len(self.data) or self.data[offset] & 0xC0 != 0x80
+
+    def preview(self, node: Node, limit: int = 40) -> str:
+        """The start of a node's text for messages; bounded, so nested errors stay linear."""
+        a = node.start_byte
+        raw = self.data[a:min(node.end_byte, a + 4 * limit)].decode("utf-8", "ignore")
+        return raw.strip()[:limit]
+
     def problem(self, message: str) -> None:
-        if message not in self.result.problems:
-            self.result.problems.append(message)
+        problems = self.result.problems
+        # Capped: thousands of distinct syntax errors help no one, and the dedup scan would
+        # turn quadratic.
+        if len(problems) < _MAX_PROBLEMS and message not in problems:
+            problems.append(message)
 
     def refuse_one(self, node: Node) -> None:
         if node.type == "file_redirect":
@@ -361,7 +418,7 @@ class _Builder:
         kind = node.type
         if node.is_error or kind == "ERROR":
             self.problem(f"the command could not be parsed (syntax error near "
-                         f"{self.text(node).strip()[:40]!r}); check quotes and operators")
+                         f"{self.preview(node)!r}); check quotes and operators")
         elif node.is_missing:
             self.problem("the command is incomplete (something is missing, e.g. after && or a "
                          "quote)")
@@ -383,7 +440,7 @@ class _Builder:
         elif kind in ("&", "|&", ";;", "&&", "||", "|", ";"):
             self.problem(_operator_problem(kind))
         else:
-            self.problem(f"shell construct {kind!r} ({self.text(node)[:40]!r}) is not allowed")
+            self.problem(f"shell construct {kind!r} ({self.preview(node)!r}) is not allowed")
 
     # structure
     def build(self, root: Node) -> None:
@@ -472,7 +529,7 @@ class _Builder:
                         self.problem("backslash-newline line continuation is not allowed; put the "
                                      "command on one line")
                     else:
-                        self.problem(f"could not split {self.text(node)[:60]!r} into words "
+                        self.problem(f"could not split {self.preview(node, 60)!r} into words "
                                      "unambiguously; separate arguments with spaces and quote "
                                      "them")
             prev_end = child.end_byte
@@ -637,10 +694,16 @@ def parse_command(command: str) -> ParsedCommand:
 def _parse(command: str) -> ParsedCommand:
     if not isinstance(command, str):
         raise TypeError("command must be a string")
-    bad: list[str] = []
+    # Cheap bounds first: tree-sitter's error recovery is quadratic on operator floods.
     if len(command) > MAX_COMMAND_LENGTH:
-        bad.append(f"the command is too long ({len(command)} characters, limit "
-                   f"{MAX_COMMAND_LENGTH})")
+        return _refused(command, f"the command is too long for analysis ({len(command)} "
+                        f"characters, limit {MAX_COMMAND_LENGTH}); split it into several shorter "
+                        "commands, and write long text to a file with write_file")
+    if _nesting_depth(command, _MAX_NESTING) > _MAX_NESTING:
+        return _refused(command, "the command is too deeply nested for analysis (limit "
+                        f"{_MAX_NESTING} levels of brackets, braces, quotes or substitutions); "
+                        "split it into several simpler commands")
+    bad: list[str] = []
     chars: list[str] = []
     clean = command.isascii() and not _BAD_ASCII_RE.search(command)
     for ch in "" if clean else command:
@@ -654,15 +717,101 @@ def _parse(command: str) -> ParsedCommand:
             chars.append(" ")  # keep parsing for deny-rule subjects
         else:
             chars.append(ch)
+    # Lone surrogates are refused above (category Cs) and replaced, so this always encodes.
     sanitized = "".join(chars) if bad or not clean else command
     builder = _Builder(sanitized)
     builder.result.source = command
-    tree = _parser().parse(builder.data)
+    tree = _parse_tree(builder.data)
+    if tree is None:
+        return _refused(command, *bad, "the command is too complex to analyse (the parser's time "
+                        "budget ran out); split it into several shorter commands")
     root = tree.root_node
+    if root.descendant_count > _MAX_NODES:
+        return _refused(command, *bad, f"the command is too complex to analyse (more than "
+                        f"{_MAX_NODES} syntax nodes); split it into several shorter commands")
     builder.build(root)
     builder.finish(root)
     builder.result.problems[:0] = bad
     return builder.result
+
+
+def _refused(command: str, *problems: str) -> ParsedCommand:
+    return ParsedCommand(command, problems=list(problems))
+
+
+# Bytes 0x80-0xFF (every byte of a multi-byte UTF-8 character) -> "/"; ASCII unchanged.
+# Why "/": see the module docstring.
+_ASCII_STAND_IN = bytes(range(0x80)) + b"/" * 0x80
+
+
+def _parse_tree(data: bytes) -> Tree | None:
+    """Parse an ASCII stand-in of ``data`` within the CPU budget; None when it ran out.
+
+    The stand-in keeps every byte offset (one ``/`` per UTF-8 byte), so the tree's offsets index
+    ``data`` directly. See the module docstring for why tree-sitter never sees non-ASCII.
+    """
+    stand_in = data if data.isascii() else data.translate(_ASCII_STAND_IN)
+    parser = _parser()
+    deadline = time.thread_time() + _PARSE_BUDGET_S
+    cancelled = False
+
+    def read(offset: int, _point: object) -> bytes:
+        return stand_in[offset:offset + _READ_CHUNK]
+
+    def over_budget(_offset: int, _has_error: bool) -> bool:
+        # Called by tree-sitter every ~100 parse operations; True cancels the parse.
+        nonlocal cancelled
+        cancelled = time.thread_time() > deadline
+        return cancelled
+
+    try:
+        # The progress callback only works with a read callback, not with a bytes source.
+        return parser.parse(read, progress_callback=over_budget)
+    except ValueError:
+        if not cancelled:
+            raise
+        parser.reset()  # a cancelled parse would otherwise resume on the next call
+        return None
+
+
+_NEST_TOKEN_RE = re.compile(r"""\\.|\$[({]|[\\'"`(){}\[\]]""", re.DOTALL)
+_CLOSER = {"(": ")", "$(": ")", "{": "}", "${": "}", "[": "]", '"': '"', "`": "`"}
+
+
+def _nesting_depth(text: str, limit: int) -> int:
+    """How deeply brackets, braces, quotes and substitutions nest; stops once above ``limit``.
+
+    Approximate but quote-aware, so literal text such as ``awk '{{{...'`` does not count.
+    Returns 0 when there are too few opening characters to exceed ``limit`` at all.
+    """
+    if sum(text.count(c) for c in "({[`\"") <= limit:
+        return 0  # every level needs an opening character: the common case stops here
+    stack: list[str] = []
+    deepest = pos = 0
+    while (match := _NEST_TOKEN_RE.search(text, pos)) is not None:
+        token, pos = match.group(), match.end()
+        inside = stack[-1] if stack else ""
+        if token[0] == "\\":
+            continue  # escaped character, literal
+        if inside == '"':  # in double quotes only substitutions nest
+            if token == '"':
+                stack.pop()
+            elif token in ("$(", "${", "`"):
+                stack.append(_CLOSER[token])
+        elif token == "'":
+            end = text.find("'", pos)  # single-quoted text is literal: skip it
+            pos = len(text) if end < 0 else end + 1
+        elif token in ")}]" or (token == "`" and inside == "`"):
+            if token == inside:
+                stack.pop()
+            # an unmatched closer is a syntax error; tree-sitter reports it
+        else:
+            stack.append(_CLOSER[token])
+        if len(stack) > deepest:
+            deepest = len(stack)
+            if deepest > limit:
+                break
+    return deepest
 
 
 def command_subjects(command: str | Mapping[str, Any], working_dir: object = None) -> list[str]:
