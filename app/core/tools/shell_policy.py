@@ -11,9 +11,18 @@ how a command is spelled. A command passes only if
    escalation, programs that run arbitrary other programs, pagers and editors), and
 4. no known *option escape* of an allowed program is used: options that make it run another
    program or write files the model did not name as a write (``find -exec``, ``git -c``,
-   ``rg --pre``, ``sed -i`` / ``w`` / ``e``, ``awk system()``, ``sort -o``, ``tar
-   --to-command``, ...). GNU and git long options may be abbreviated, so refused long options
-   are matched by prefix too.
+   ``rg --pre``, ``sed -i`` / ``w`` / ``e``, ``awk system()`` / ``-W exec``, ``sort -o``,
+   ``tar --to-command``, ``ssh -o``, ``git tag -s``, ...).
+
+Options are never matched by spelling. Each program's argv is parsed the way the program parses
+it (:mod:`app.core.tools.options`: getopt_long abbreviations, short-option clusters, attached
+values, ``--``, options after operands, git's ``--no-`` negations), and refusals are decided on
+the canonical option names, so ``sort --o=x``, ``sort -uox`` and ``sort f --out x`` are all
+``sort --output``. Where a program's option table is complete (``sort``, ``tee``, ``sed``,
+``awk``, ``ssh``, ``git config``, the wrappers) an option it does not list is refused; elsewhere
+an unknown option is read as a flag, which can only make more of the words look like options.
+``git config`` is read-only by construction: only the read forms, with a bounded number of
+names, are accepted.
 
 Wrappers with a simple grammar (``timeout``, ``nice``, ``nohup``, ``stdbuf``, ``ionice``) have
 their inner command checked by the same rules; other program runners are refused.
@@ -32,6 +41,16 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from app.core.tools.options import (
+    GIT_GLOBAL_TABLE,
+    GIT_HARMLESS_GLOBALS,
+    WRAPPER_TABLES,
+    OptionTable,
+    ParsedArgs,
+    ParsedOption,
+    parse_args,
+    unwrap,
+)
 from app.core.tools.shell_syntax import ParsedCommand, SimpleCommand, parse_command
 
 __all__ = [
@@ -89,7 +108,7 @@ ALWAYS_REFUSED: dict[str, str] = {
 }
 
 # Programs that run an inner command given after their own options: check the inner one.
-_WRAPPERS = frozenset({"timeout", "nice", "nohup", "stdbuf", "ionice"})
+_WRAPPERS = frozenset(WRAPPER_TABLES)
 
 
 @dataclass
@@ -182,103 +201,48 @@ def _check_builtin(program: str, args: list[str], in_pipeline: bool) -> list[str
 
 # --- wrappers -----------------------------------------------------------------------------
 
-_WRAPPER_VALUE_OPTS: dict[str, frozenset[str]] = {
-    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "nohup": frozenset(),
-    "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
-    "ionice": frozenset({"-c", "--class", "-n", "--classdata"}),
-}
-_WRAPPER_FLAG_OPTS: dict[str, frozenset[str]] = {
-    "timeout": frozenset({"--preserve-status", "--foreground", "-v", "--verbose"}),
-    "nice": frozenset(),
-    "nohup": frozenset(),
-    "stdbuf": frozenset(),
-    "ionice": frozenset({"-t", "--ignore"}),
-}
-
-
 def _check_wrapper(name: str, args: list[str], allowed: frozenset[str], in_pipeline: bool,
                    depth: int) -> list[str]:
     if depth >= _MAX_WRAPPER_DEPTH:
         return [f"`{name}` wrappers nested too deeply"]
-    value_opts, flag_opts = _WRAPPER_VALUE_OPTS[name], _WRAPPER_FLAG_OPTS[name]
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "--":
-            i += 1
-            break
-        if not a.startswith("-") or a == "-":
-            break
-        if name == "nice" and re.fullmatch(r"-\d+", a):
-            i += 1
-            continue
-        opt = a.split("=", 1)[0]
-        if opt in flag_opts:
-            i += 1
-        elif opt in value_opts:
-            i += 1 if "=" in a else 2
-        elif len(opt) > 2 and not opt.startswith("--") and opt[:2] in value_opts:
-            i += 1  # -s9 / -n5: value attached
-        else:
-            return [f"`{name}` option {a!r} is not supported here (inner commands of {name} "
-                    "are checked, so only its plain options are accepted)"]
-    if name == "timeout":
-        if i >= len(args):
-            return ["timeout needs a duration and a command"]
-        i += 1  # the duration
-    inner = args[i:]
-    if not inner:
-        return [] if name in ("nice", "ionice") else [f"{name} needs a command"]
-    problems = check_words(inner, allowed, in_pipeline=in_pipeline, _depth=depth + 1)
+    # Parsed exactly as the wrapper parses its argv, so the inner command checked here is the
+    # one that runs (an option we cannot place is refused rather than guessed).
+    unwrapped = unwrap(name, args)
+    if unwrapped.error:
+        if unwrapped.options.error:
+            return [f"`{name}` option not supported here: {unwrapped.error} (the inner command "
+                    f"of {name} is checked, so only its plain options are accepted)"]
+        return [unwrapped.error]
+    if not unwrapped.inner:
+        return []
+    problems = check_words(unwrapped.inner, allowed, in_pipeline=in_pipeline, _depth=depth + 1)
     return [f"inside `{name}`: {p}" for p in problems]
 
 
-# --- option scanning helpers ----------------------------------------------------------------
+# --- option helpers -------------------------------------------------------------------------
 
-def _long_hit(arg: str, refused: Iterable[str], min_len: int = 3) -> str | None:
-    """The refused long option ``arg`` names, accepting unambiguous-prefix abbreviations."""
-    if not arg.startswith("--") or arg == "--":
-        return None
-    name = arg.split("=", 1)[0]
-    for opt in refused:
-        if name == opt or (len(name) >= min_len and opt.startswith(name)):
-            return opt
-    return None
+def _parse(name: str, table: OptionTable, args: Sequence[str]) -> tuple[ParsedArgs, list[str]]:
+    """Parse with ``table``; a parse error is itself a refusal (the program would reject it, or
+    read it in a way we cannot predict)."""
+    parsed = parse_args(table, args)
+    if parsed.error:
+        return parsed, [f"`{name}` option not supported here: {parsed.error}"]
+    return parsed, []
 
 
-def _short_cluster_hit(arg: str, letters: str) -> str | None:
-    """A refused short option inside a cluster like ``-Hx``."""
-    if arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
-        for ch in arg[1:]:
-            if ch in letters:
-                return "-" + ch
-    return None
+def _refused(name: str, parsed: ParsedArgs, refused: Iterable[str], reason: str) -> list[str]:
+    hit = parsed.find(*refused)
+    return [f"`{name} {hit}` is not allowed: {reason}"] if hit is not None else []
 
 
-def _options(args: Sequence[str]) -> list[str]:
-    """Arguments before a ``--`` end-of-options marker."""
-    out = []
-    for a in args:
-        if a == "--":
-            break
-        out.append(a)
-    return out
+def _simple(table: OptionTable, refused: Iterable[str],
+            reason: str) -> Callable[[str, list[str]], list[str]]:
+    """A checker that only refuses some options (by canonical name, whatever the spelling)."""
+    names = tuple(refused)
 
-
-def _generic(refused_long: Sequence[str] = (), refused_short: str = "",
-             refused_exact: Sequence[str] = (), reason: str = "",
-             check_all_args: bool = False) -> Callable[[str, list[str]], list[str]]:
     def check(name: str, args: list[str]) -> list[str]:
-        scan = args if check_all_args else _options(args)
-        for a in scan:
-            hit = (_long_hit(a, refused_long) or _short_cluster_hit(a, refused_short)
-                   or (a if a in refused_exact or a.split("=", 1)[0] in refused_exact
-                       else None))
-            if hit:
-                return [f"`{name} {hit}` is not allowed: {reason}"]
-        return []
+        parsed, problems = _parse(name, table, args)
+        return problems or _refused(name, parsed, names, reason)
     return check
 
 
@@ -292,7 +256,8 @@ _FIND_REFUSED = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fp
 
 
 def _check_find(name: str, args: list[str]) -> list[str]:
-    # find's expression may appear anywhere, even after "--".
+    # find is not getopt: its expression may appear anywhere, even after "--", and its
+    # predicates are exact single-dash words (no abbreviation, no clusters).
     for a in args:
         if a in _FIND_REFUSED:
             why = _RUNS if a.startswith(("-exec", "-ok")) else (
@@ -302,84 +267,94 @@ def _check_find(name: str, args: list[str]) -> list[str]:
     return []
 
 
-def _check_fd(name: str, args: list[str]) -> list[str]:
-    for a in _options(args):
-        hit = _long_hit(a, ("--exec", "--exec-batch")) or _short_cluster_hit(a, "xX")
-        if hit:
-            return [f"`{name} {hit}` is not allowed: {_RUNS}"]
-    return []
-
-
-def _check_rg(name: str, args: list[str]) -> list[str]:
-    for a in _options(args):
-        hit = _long_hit(a, ("--pre", "--pre-glob", "--hostname-bin"), min_len=5)
-        if hit:
-            return [f"`rg {hit}` is not allowed: {_RUNS} (a preprocessor)"]
-    return []
-
-
-def _check_tree(name: str, args: list[str]) -> list[str]:
-    for a in _options(args):
-        hit = _long_hit(a, ("--output",)) or _short_cluster_hit(a, "oR")
-        if hit:
-            return [f"`tree {hit}` is not allowed: {_WRITES}"]
-    return []
-
-
-def _check_sort(name: str, args: list[str]) -> list[str]:
-    for a in _options(args):
-        if _long_hit(a, ("--compress-program",)):
-            return [f"`sort --compress-program` is not allowed: {_RUNS}"]
-        if _long_hit(a, ("--output",), min_len=4) or _short_cluster_hit(a, "o"):
-            return [f"`sort -o` is not allowed: {_WRITES}"]
-    return []
+# Open tables list the refused options and the value-taking options we are sure of: an unknown
+# option is read as a flag, so a value it may take is then scanned as options too (stricter).
+_FD = OptionTable("x|exec= X|exec-batch= e|extension= t|type= E|exclude= d|max-depth= "
+                  "c|color= j|threads= S|size=", closed=False)
+_RG = OptionTable("pre= pre-glob= hostname-bin= e|regexp= f|file= g|glob= t|type= "
+                  "T|type-not= m|max-count= A|after-context= B|before-context= C|context= "
+                  "j|threads= M|max-columns= E|encoding= r|replace= d|max-depth= "
+                  "engine= sort= sortr= color= colors= type-add= type-clear= ignore-file= "
+                  "path-separator=", closed=False)
+_TREE = OptionTable("o|output= R L= P= I= H= T= filelimit= timefmt= charset= sort= "
+                    "fromfile? infofile= hintro= houtro=", closed=False)
+_SORT = OptionTable(
+    "b|ignore-leading-blanks c check? C d|dictionary-order f|ignore-case "
+    "g|general-numeric-sort h|human-numeric-sort i|ignore-nonprinting k|key= m|merge "
+    "M|month-sort n|numeric-sort o|output= r|reverse R|random-sort random-source= sort= "
+    "s|stable S|buffer-size= t|field-separator= T|temporary-directory= u|unique "
+    "V|version-sort z|zero-terminated batch-size= compress-program= debug files0-from= "
+    "parallel= help version")
+_UNIQ = OptionTable("c|count d|repeated D all-repeated? f|skip-fields= i|ignore-case "
+                    "s|skip-chars= u|unique z|zero-terminated w|check-chars= group? help "
+                    "version")
+_TEE = OptionTable("a|append i|ignore-interrupts p output-error? help version")
 
 
 def _check_uniq(name: str, args: list[str]) -> list[str]:
-    positional: list[str] = []
-    i, options_done = 0, False
-    while i < len(args):
-        a = args[i]
-        if options_done or not a.startswith("-") or a == "-":
-            positional.append(a)
-        elif a == "--":
-            options_done = True
-        elif a in ("-f", "-s", "-w"):
-            i += 1  # the option's value
-        i += 1
-    if len(positional) >= 2:
+    parsed, problems = _parse(name, _UNIQ, args)
+    if problems:
+        return problems
+    if len(parsed.operands) >= 2:
         return [f"`uniq INPUT OUTPUT` is not allowed: the second file is written; {_WRITES}"]
     return []
 
 
 def _check_tee(name: str, args: list[str]) -> list[str]:
-    files = [a for a in args if not a.startswith("-") or a == "-"]
-    if [f for f in files if f != "-"]:
-        return [f"`tee FILE` is not allowed: {_WRITES}"]
+    parsed, problems = _parse(name, _TEE, args)
+    if problems:
+        return problems
+    # Every operand is written, whatever it looks like: `-` is a file named "-" (POSIX), and a
+    # word after `--` (`tee -- -link`) is a file even if it starts with a dash.
+    if parsed.operands:
+        return [f"`tee FILE` is not allowed: {_WRITES} (tee writes every file it is given)"]
     return []
 
 
 def _check_dd(name: str, args: list[str]) -> list[str]:
+    # dd's operands are KEY=VALUE words, not getopt options.
     for a in args:
         if a.startswith("of="):
             return [f"`dd of=` is not allowed: {_WRITES}"]
     return []
 
 
+_TAR = OptionTable(
+    "to-command= checkpoint-action= I|use-compress-program= rsh-command= "
+    "F|info-script|new-volume-script= rmt-command= index-file= b|blocking-factor= "
+    "C|directory= f|file= g|listed-incremental= H|format= K|starting-file= L|tape-length= "
+    "N|newer|after-date= T|files-from= V|label= X|exclude-from=", closed=False)
+_TAR_REFUSED = ("--to-command", "--checkpoint-action", "--use-compress-program",
+                "--rsh-command", "--info-script", "--rmt-command", "--index-file")
+
+
+def _tar_old_style(args: list[str]) -> list[str]:
+    """`tar xIf prog archive` -> `-x -I prog -f archive`: each value-taking letter of the
+    first-word cluster takes the next word, in order."""
+    if not args or args[0].startswith("-"):
+        return args
+    out: list[str] = []
+    values = iter(args[1:])
+    used = 0
+    for ch in args[0]:
+        out.append("-" + ch)
+        opt = _TAR.short.get(ch)
+        if opt is not None and opt.arg == "required":
+            value = next(values, None)
+            if value is None:
+                break
+            out.append(value)
+            used += 1
+    return out + args[1 + used:]
+
+
 def _check_tar(name: str, args: list[str]) -> list[str]:
-    refused_long = ("--to-command", "--checkpoint-action", "--use-compress-program",
-                    "--rsh-command", "--info-script", "--new-volume-script", "--rmt-command",
-                    "--index-file")
-    opts = _options(args)
-    for idx, a in enumerate(opts):
-        hit = _long_hit(a, refused_long)
-        if not hit:
-            if a.startswith("-"):
-                hit = _short_cluster_hit(a, "IF")
-            elif idx == 0:  # old-style cluster: `tar xIf prog archive`
-                hit = _short_cluster_hit("-" + a, "IF")
-        if hit:
-            return [f"`tar {hit}` is not allowed: {_RUNS}"]
+    parsed, problems = _parse(name, _TAR, _tar_old_style(args))
+    if problems:
+        return problems
+    hit = _refused(name, parsed, _TAR_REFUSED, _RUNS)
+    if hit:
+        return hit
     for a in args:
         if re.match(r"^[^/.-][^/]*:", a) and not a.startswith("--"):
             return [f"tar archive {a!r} looks like a remote host:path, which runs rsh/ssh; use a "
@@ -387,128 +362,229 @@ def _check_tar(name: str, args: list[str]) -> list[str]:
     return []
 
 
+# Info-ZIP zip has multi-letter short options (-TT, -tt, -df ...) that getopt cannot express,
+# so -TT is found in any single-dash word; long options go through the table.
+_ZIP = OptionTable("unzip-command=", closed=False)
+
+
 def _check_zip(name: str, args: list[str]) -> list[str]:
-    for a in _options(args):
-        hit = _long_hit(a, ("--unzip-command",)) or (a if a == "-TT" else None)
-        if hit:
-            return [f"`zip {hit}` is not allowed: {_RUNS}"]
-    return []
+    for a in args:
+        if a == "--":
+            break
+        if a.startswith("-") and not a.startswith("--") and "TT" in a:
+            return [f"`zip -TT` is not allowed: {_RUNS} ({a!r})"]
+    parsed, problems = _parse(name, _ZIP, [a for a in args if not (
+        a.startswith("-") and not a.startswith("--"))])
+    return problems or _refused(name, parsed, ("--unzip-command",), _RUNS)
+
+
+_DIFF3 = OptionTable("diff-program= L|label=", closed=False)
+_SDIFF = OptionTable("diff-program= o|output= w|width= I|ignore-matching-lines= "
+                     "tabsize=", closed=False)
 
 
 def _check_diff_program(name: str, args: list[str]) -> list[str]:
-    for a in _options(args):
-        if _long_hit(a, ("--diff-program",)):
-            return [f"`{name} --diff-program` is not allowed: {_RUNS}"]
-    return []
+    parsed, problems = _parse(name, _SDIFF if name == "sdiff" else _DIFF3, args)
+    if problems:
+        return problems
+    return (_refused(name, parsed, ("--diff-program",), _RUNS)
+            or _refused(name, parsed, ("--output",), _WRITES))
+
+
+# OpenSSH uses BSD getopt: no long options, stops at the first operand. ssh then restarts
+# option parsing after the host name, so `ssh host -o X=y` is an option too.
+_SSH = OptionTable("1 2 4 6 A a C f G g K k M N n q s T t V v X x Y y B= b= c= D= E= e= F= "
+                   "I= i= J= L= l= m= O= o= P= p= Q= R= S= W= w=", permute=False)
+_SSH_REFUSED = ("-o", "-F", "-S", "-E", "-I")
+_SCP = OptionTable("1 2 3 4 6 A B C O p q R r T v F= i= J= l= o= P= S= X= c= D=",
+                   closed=False)
+_SFTP = OptionTable("1 2 4 6 A a C f N p q r v B= b= c= D= F= i= J= l= o= P= R= s= S= X=",
+                    closed=False)
+_RSYNC = OptionTable("e|rsh= rsync-path= config= log-file= write-batch= only-write-batch= "
+                     "f|filter= B|block-size= M|remote-option= T|temp-dir= exclude= "
+                     "include= exclude-from= include-from= files-from=", closed=False)
+_NET_REASON = f"{_RUNS} (proxy/remote-shell commands, config files, logs and batch files)"
 
 
 def _check_net_copy(name: str, args: list[str]) -> list[str]:
-    # ssh/scp/sftp/rsync: ProxyCommand/LocalCommand/-S/-e run local programs.
-    for a in _options(args):
-        hit = (_long_hit(a, ("--rsh", "--rsync-path", "--config"))
-               or (a[:2] if a[:2] in ("-o", "-F", "-S") and name != "rsync" else None)
-               or (a[:2] if name == "rsync" and a[:2] == "-e" else None)
-               or (_short_cluster_hit(a, "e") if name == "rsync" else None))
-        if hit:
-            return [f"`{name} {hit}` is not allowed: {_RUNS} (proxy/remote-shell commands and "
-                    "config files)"]
-    return []
+    if name == "ssh":
+        parsed, problems = _parse(name, _SSH, args)
+        if problems:
+            return problems
+        options = list(parsed.options)
+        if parsed.operands:
+            again, problems = _parse(name, _SSH, parsed.operands[1:])
+            if problems:
+                return problems
+            options += again.options
+        hit = next((o for o in options if o.name in _SSH_REFUSED), None)
+        return [f"`ssh {hit}` is not allowed: {_NET_REASON}"] if hit else []
+    if name == "rsync":
+        return _simple(_RSYNC, ("--rsh", "--rsync-path", "--config", "--log-file",
+                                "--write-batch", "--only-write-batch"), _NET_REASON)(name, args)
+    table = _SFTP if name == "sftp" else _SCP
+    refused = ("-o", "-F", "-S", "-D", "-b") if name == "sftp" else ("-o", "-F", "-S", "-D")
+    return _simple(table, refused, _NET_REASON)(name, args)
+
+
+_CURL = OptionTable(
+    "o|output= O|remote-name remote-name-all output-dir= K|config= D|dump-header= "
+    "c|cookie-jar= trace= trace-ascii= libcurl= stderr= etag-save= hsts= alt-svc= "
+    "w|write-out= A|user-agent= b|cookie= C|continue-at= d|data= e|referer= E|cert= F|form= "
+    "H|header= m|max-time= P|ftp-port= Q|quote= r|range= T|upload-file= t|telnet-option= "
+    "u|user= U|proxy-user= x|proxy= X|request= y|speed-time= Y|speed-limit= z|time-cond= "
+    "data-raw= data-binary= data-urlencode= url= connect-timeout= retry=", closed=False)
+_CURL_REFUSED = ("--output", "--remote-name", "--remote-name-all", "--output-dir", "--config",
+                 "--dump-header", "--cookie-jar", "--trace", "--trace-ascii", "--libcurl",
+                 "--stderr", "--etag-save", "--hsts", "--alt-svc")
 
 
 def _check_curl(name: str, args: list[str]) -> list[str]:
-    for a in _options(args):
-        hit = (_long_hit(a, ("--output", "--remote-name", "--remote-name-all", "--output-dir",
-                             "--config", "--dump-header", "--cookie-jar", "--trace",
-                             "--trace-ascii", "--libcurl", "--stderr", "--etag-save",
-                             "--hsts", "--alt-svc"), min_len=5)
-               or _short_cluster_hit(a, "oODcK"))
-        if hit:
-            return [f"`curl {hit}` is not allowed: {_WRITES}; output is returned to you (or use "
-                    "web_fetch)"]
+    parsed, problems = _parse(name, _CURL, args)
+    if problems:
+        return problems
+    why = f"{_WRITES}; output is returned to you (or use web_fetch)"
+    hit = _refused(name, parsed, _CURL_REFUSED, why)
+    if hit:
+        return hit
+    # --write-out's %output{FILE} (curl 8.3+) writes a file.
+    if any("output{" in v for v in parsed.values("--write-out")):
+        return [f"`curl -w %output{{...}}` is not allowed: {why}"]
     return []
 
 
+_WGET = OptionTable(
+    "e|execute= o|output-file= a|append-output= config= P|directory-prefix= save-cookies= "
+    "warc-file= i|input-file= post-file= body-file= O|output-document= r|recursive m|mirror "
+    "p|page-requisites B|base= t|tries= T|timeout= w|wait= U|user-agent= header= "
+    "user= password= post-data= method= body-data= l|level= A|accept= R|reject= "
+    "D|domains= X|exclude-directories= I|include-directories= Q|quota=", closed=False)
+_WGET_REFUSED = ("--execute", "--output-file", "--append-output", "--config",
+                 "--directory-prefix", "--save-cookies", "--warc-file", "--input-file",
+                 "--post-file", "--body-file", "--recursive", "--mirror", "--page-requisites")
+
+
 def _check_wget(name: str, args: list[str]) -> list[str]:
-    opts = _options(args)
-    to_stdout = False
-    for i, a in enumerate(opts):
-        hit = (_long_hit(a, ("--execute", "--output-file", "--append-output", "--config",
-                             "--directory-prefix", "--save-cookies", "--warc-file",
-                             "--input-file", "--post-file", "--body-file"))
-               or (a[:2] if a[:2] in ("-e", "-o", "-a", "-P", "-i") else None))
-        if hit:
-            return [f"`wget {hit}` is not allowed: it runs wgetrc commands or writes files"]
-        if a in ("-O-", "-qO-", "--output-document=-") or (
-                a in ("-O", "-qO", "--output-document") and i + 1 < len(opts)
-                and opts[i + 1] == "-"):
-            to_stdout = True
-        elif a.startswith(("-O", "--output-document")) or (a.startswith("-") and "O" in a
-                                                             and not a.startswith("--")):
-            return [f"`wget {a}` is not allowed: {_WRITES}; use `wget -O - URL` or web_fetch"]
-    if not to_stdout:
+    parsed, problems = _parse(name, _WGET, args)
+    if problems:
+        return problems
+    hit = _refused(name, parsed, _WGET_REFUSED, "it runs wgetrc commands or writes files")
+    if hit:
+        return hit
+    documents = [o for o in parsed.options if o.name == "--output-document"]
+    bad = next((o for o in documents if o.value != "-"), None)
+    if bad is not None:
+        return [f"`wget {bad} {bad.value}` is not allowed: {_WRITES}; use `wget -O - URL` or "
+                "web_fetch"]
+    if not documents:
         return [f"wget saves to a file by default, which is not allowed: {_WRITES}; use "
                 "`wget -qO- URL` or the web_fetch tool"]
     return []
 
 
+# netcat variants disagree on which letters take values, so only the refused ones are declared.
+_NC = OptionTable("e|exec= c|sh-exec= lua-exec= o|output= x|hex-dump=", closed=False)
+
+
 def _check_nc(name: str, args: list[str]) -> list[str]:
-    for a in _options(args):
-        hit = (_long_hit(a, ("--exec", "--sh-exec", "--lua-exec"))
-               or _short_cluster_hit(a, "ec"))
-        if hit:
-            return [f"`{name} {hit}` is not allowed: {_RUNS}"]
-    return []
+    parsed, problems = _parse(name, _NC, args)
+    if problems:
+        return problems
+    return (_refused(name, parsed, ("--exec", "--sh-exec", "--lua-exec"), _RUNS)
+            or _refused(name, parsed, ("--output", "--hex-dump"), _WRITES))
+
+
+_MAKE = OptionTable("E|eval= C|directory= f|file|makefile= I|include-dir= o|old-file= "
+                    "W|what-if|new-file|assume-new=", closed=False)
 
 
 def _check_make(name: str, args: list[str]) -> list[str]:
-    for a in _options(args):
-        if _long_hit(a, ("--eval",)) or a.startswith("-E"):
-            return [f"`{name} --eval` is not allowed: it runs arbitrary recipes"]
+    parsed, problems = _parse(name, _MAKE, args)
+    if problems:
+        return problems
+    if parsed.find("--eval"):
+        return [f"`{name} --eval` is not allowed: it runs arbitrary recipes"]
+    for a in parsed.operands:
         if re.match(r"^[A-Za-z_][A-Za-z0-9_.-]*\s*(\+|\?|::?|!)?=", a):
             return [f"`{name} {a}` is not allowed: variable overrides can replace the commands "
                     "a recipe runs (SHELL=, CC=, ...); run a target without overrides"]
     return []
 
 
+_NPM = OptionTable("script-shell= shell= c|call= node-options= prefix= C|dir= w|workspace= "
+                   "filter=", closed=False)
+
+
 def _check_npm(name: str, args: list[str]) -> list[str]:
-    for a in _options(args):
-        if _long_hit(a, ("--script-shell", "--shell", "--call", "--node-options")) or a == "-c":
-            return [f"`{name} {a}` is not allowed: {_RUNS}"]
-    sub = next((a for a in args if not a.startswith("-")), "")
-    if sub in ("exec", "x", "dlx", "create", "init"):
-        return [f"`{name} {sub}` is not allowed: it downloads and runs arbitrary packages"]
-    if sub == "config" and any(a in ("set", "edit") for a in args):
+    parsed, problems = _parse(name, _NPM, args)
+    if problems:
+        return problems
+    hit = _refused(name, parsed, ("--script-shell", "--shell", "--call", "--node-options"),
+                   _RUNS)
+    if hit:
+        return hit
+    # Every operand is looked at, not only the first: an unknown option's value could make a
+    # later word the real subcommand.
+    for sub in parsed.operands:
+        if sub in ("exec", "x", "dlx", "create", "init"):
+            return [f"`{name} {sub}` is not allowed: it downloads and runs arbitrary packages"]
+    if "config" in parsed.operands and any(a in ("set", "edit") for a in parsed.operands):
         return [f"`{name} config set` is not allowed: it can change the shell scripts run with"]
     return []
 
 
+_CARGO = OptionTable("config= Z= C= p|package= j|jobs= target= F|features= manifest-path= "
+                     "target-dir=", closed=False)
+
+
 def _check_cargo(name: str, args: list[str]) -> list[str]:
-    for a in _options(args):
-        if _long_hit(a, ("--config",)) or a.startswith("-Z"):
-            return [f"`cargo {a}` is not allowed: config overrides can set programs to run "
-                    "(target runners, linkers)"]
+    parsed, problems = _parse(name, _CARGO, args)
+    if problems:
+        return problems
+    hit = parsed.find("--config", "-Z")
+    if hit is not None:
+        return [f"`cargo {hit}` is not allowed: config overrides can set programs to run "
+                "(target runners, linkers)"]
     return []
 
 
+# Go's flag package: -name or --name, value as -name=v or -name v, no clusters, no prefixes.
+_GO = OptionTable("toolexec= exec= o= C= p= tags= run= ldflags= gcflags= overlay= modfile= "
+                  "pkgdir= w u", closed=False, abbreviate=False, long_only=True)
+
+
 def _check_go(name: str, args: list[str]) -> list[str]:
-    for a in _options(args):
-        if a.split("=", 1)[0] in ("-toolexec", "--toolexec", "-exec", "--exec"):
-            return [f"`go {a}` is not allowed: {_RUNS}"]
+    parsed, problems = _parse(name, _GO, args)
+    if problems:
+        return problems
+    hit = parsed.find("-toolexec", "-exec")
+    if hit is not None:
+        return [f"`go {hit.spelled}` is not allowed: {_RUNS}"]
+    if parsed.operands[:1] == ["env"] and parsed.find("-w", "-u"):
+        return ["`go env -w/-u` is not allowed: GOFLAGS and other settings written there can "
+                "make later go commands run programs"]
     return []
 
 
 def _check_cc(name: str, args: list[str]) -> list[str]:
+    # Compiler drivers have their own single-dash, longest-match option grammar (-wrapper,
+    # -fplugin=, -B<dir>), not getopt, so their refused spellings are matched as prefixes.
     for a in args:
         if a.startswith(("-wrapper", "-fplugin", "-specs", "--specs", "-B")):
             return [f"`{name} {a}` is not allowed: {_RUNS}"]
     return []
 
 
-def _check_file(name: str, args: list[str]) -> list[str]:
-    for a in _options(args):
-        if _short_cluster_hit(a, "C") or _long_hit(a, ("--compile",)):
-            return [f"`file -C` is not allowed: {_WRITES}"]
-    return []
+def _check_sort(name: str, args: list[str]) -> list[str]:
+    parsed, problems = _parse(name, _SORT, args)
+    return (problems or _refused(name, parsed, ("--compress-program",), _RUNS)
+            or _refused(name, parsed, ("--output",), _WRITES))
+
+
+_FILE = OptionTable("C|compile m|magic-file= f|files-from= F|separator= e|exclude= "
+                    "P|parameter=", closed=False)
+_FD_REFUSED = ("--exec", "--exec-batch")
+_RG_REFUSED = ("--pre", "--pre-glob", "--hostname-bin")
 
 
 # sed: a small scanner over the script, refusing the commands/flags that run programs or write
@@ -621,66 +697,23 @@ def _sed_script_problem(script: str) -> str | None:
             return "the e command (runs a program)"
         return f"the command {cmd!r}"
 
+_SED = OptionTable("n|quiet|silent e|expression= f|file= l|line-length= i|in-place? "
+                   "E|r|regexp-extended s|separate z|null-data|zero-terminated u|unbuffered "
+                   "b|binary debug posix sandbox follow-symlinks help version")
+
 
 def _check_sed(name: str, args: list[str]) -> list[str]:
-    scripts: list[str] = []
-    i, have_e = 0, False
-    positional: list[str] = []
-    while i < len(args):
-        a = args[i]
-        if a == "--":
-            positional.extend(args[i + 1:])
-            break
-        if a.startswith("--"):
-            opt = a.split("=", 1)[0]
-            if _long_hit(a, ("--in-place",)):
-                return [f"`sed -i` is not allowed: {_WRITES}"]
-            if _long_hit(a, ("--file",)):
-                return ["`sed -f FILE` is not allowed: the script must be visible on the command "
-                        "line; use -e 'SCRIPT'"]
-            if _long_hit(a, ("--expression",)):
-                have_e = True
-                if "=" in a:
-                    scripts.append(a.split("=", 1)[1])
-                elif i + 1 < len(args):
-                    scripts.append(args[i + 1])
-                    i += 1
-            elif _long_hit(a, ("--line-length",)) and "=" not in a:
-                i += 1
-            elif opt not in ("--quiet", "--silent", "--regexp-extended", "--separate",
-                             "--null-data", "--zero-terminated", "--unbuffered", "--posix",
-                             "--debug", "--sandbox", "--follow-symlinks", "--binary",
-                             "--line-length", "--help", "--version", "--expression"):
-                return [f"sed option {a!r} is not supported here"]
-            i += 1
-            continue
-        if a.startswith("-") and a != "-":
-            j = 1
-            while j < len(a):
-                ch = a[j]
-                if ch == "i":
-                    return [f"`sed -i` is not allowed: {_WRITES}"]
-                if ch == "f":
-                    return ["`sed -f FILE` is not allowed: the script must be visible on the "
-                            "command line; use -e 'SCRIPT'"]
-                if ch in "el":
-                    value = a[j + 1:]
-                    if not value:
-                        i += 1
-                        value = args[i] if i < len(args) else ""
-                    if ch == "e":
-                        have_e = True
-                        scripts.append(value)
-                    break
-                if ch not in "nrEsuzb":
-                    return [f"sed option -{ch} is not supported here"]
-                j += 1
-            i += 1
-            continue
-        positional.append(a)
-        i += 1
-    if not have_e and positional:
-        scripts.append(positional[0])
+    parsed, problems = _parse(name, _SED, args)
+    if problems:
+        return problems
+    if parsed.find("--in-place"):
+        return [f"`sed -i` is not allowed: {_WRITES}"]
+    if parsed.find("--file"):
+        return ["`sed -f FILE` is not allowed: the script must be visible on the command line; "
+                "use -e 'SCRIPT'"]
+    scripts = parsed.values("--expression")
+    if not parsed.find("--expression") and parsed.operands:
+        scripts = [parsed.operands[0]]  # without -e, the first operand is the script
     for script in scripts:
         problem = _sed_script_problem(script)
         if problem:
@@ -703,60 +736,64 @@ _AWK_BAD = [
     (re.compile(r"\bPROCINFO\b"), "PROCINFO is not allowed"),
 ]
 
+# The union of gawk's, mawk's and busybox awk's options. They stop at the program text (gawk's
+# optstring starts with "+"). `-W NAME` is `--NAME` (gawk) or a mawk -W option; both may be
+# abbreviated, so -W values are looked up in the same long-option table.
+_AWK = OptionTable(
+    "F|field-separator= f|file= v|assign= W= b|characters-as-bytes c|traditional C|copyright "
+    "d|dump-variables? D|debug? e|source= E|exec= g|gen-pot h|help i|include= l|load= "
+    "L|lint? n|non-decimal-data N|use-lc-numeric o|pretty-print? O|optimize p|profile? "
+    "M|bignum P|posix r|re-interval s|no-optimize S|sandbox t|lint-old V|version k|csv "
+    "Y Z|locale= dump interactive posix_space random= sprintf= usage",
+    permute=False)
+_AWK_NO_INLINE = ("--file", "--exec", "--include", "--load")
+_AWK_WRITES = ("--dump-variables", "--debug", "--pretty-print", "--profile")
+
 
 def _check_awk(name: str, args: list[str]) -> list[str]:
-    program: str | None = None
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "--":
-            if program is None and i + 1 < len(args):
-                program = args[i + 1]
-            break
-        if a.startswith("-") and a != "-":
-            if a[:2] in ("-f", "-E", "-l", "-i") or _long_hit(
-                    a, ("--file", "--exec", "--load", "--include", "--source")):
-                return [f"`{name} {a}` is not allowed: the awk program must be given inline "
-                        "(files and extensions cannot be checked)"]
-            if a[:2] in ("-F", "-v") and len(a) == 2:
-                i += 2
-                continue
-            i += 1
+    parsed, problems = _parse(name, _AWK, args)
+    if problems:
+        return problems
+    options = []
+    for o in parsed.options:
+        if o.name != "-W":
+            options.append(o)
             continue
-        program = a
-        break
-    if program is None:
-        return []
-    for pattern, why in _AWK_BAD:
-        if pattern.search(program):
-            return [f"awk program not allowed: {why}"]
+        wname = (o.value or "").split("=", 1)[0]
+        wopt, error = _AWK.lookup_long(wname)
+        if wopt is None:
+            return [f"`{name} -W {o.value}` is not supported here: {error or 'unknown -W option'}"]
+        options.append(ParsedOption(wopt.canonical, o.value, o.spelled, True, wopt.display))
+    for o in options:
+        if o.name in _AWK_NO_INLINE:
+            return [f"`{name} {o}` is not allowed: the awk program must be given inline (files "
+                    "and extensions cannot be checked)"]
+        if o.name in _AWK_WRITES:
+            return [f"`{name} {o}` is not allowed: {_WRITES}"]
+    programs = [o.value for o in options if o.name == "--source" and o.value is not None]
+    if not programs and parsed.operands:
+        programs = [parsed.operands[0]]
+    for program in programs:
+        for pattern, why in _AWK_BAD:
+            if pattern.search(program):
+                return [f"awk program not allowed: {why}"]
     return []
 
 
 # git: the configuration, pager and external tools can all run programs, so global options are
-# limited to harmless ones, subcommands to known built-ins, and subcommand options are screened.
+# limited to harmless ones, subcommands to known built-ins, and subcommand options are screened
+# by canonical name after parsing them as git's parse-options does (unique-prefix
+# abbreviations, --no-NAME negations, short clusters, attached values, options after operands,
+# `--` / `--end-of-options`).
 
-_GIT_SAFE_GLOBALS = frozenset({
-    "--no-pager", "-P", "--no-replace-objects", "--literal-pathspecs", "--glob-pathspecs",
-    "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--version", "-v",
-    "--no-lazy-fetch", "--no-advice",
-})
 _GIT_GLOBAL_REASONS = {
     "-c": "sets configuration, which can name programs to run",
     "--config-env": "sets configuration, which can name programs to run",
-    "-p": "starts a pager, which can run commands",
     "--paginate": "starts a pager, which can run commands",
     "--exec-path": "changes where git finds its programs",
     "-C": "switches to another repository; cd into a folder inside the project instead",
     "--git-dir": "switches to another repository",
     "--work-tree": "switches to another work tree",
-    "--namespace": "is not supported",
-    "--html-path": "is not supported",
-    "--man-path": "is not supported",
-    "--info-path": "is not supported",
-    "--list-cmds": "is not supported",
-    "--super-prefix": "is not supported",
-    "--attr-source": "is not supported",
 }
 _GIT_KNOWN = frozenset({
     "status", "diff", "log", "show", "branch", "tag", "add", "commit", "checkout", "switch",
@@ -800,85 +837,136 @@ _GIT_REFUSED_SUBCOMMANDS = {
     "checkout-index": "it can write files outside the work tree (--prefix)",
     "gui": "it is interactive", "citool": "it is interactive", "gitk": "it is interactive",
 }
-_GIT_RUN_LONG = ("--ext-diff", "--textconv", "--exec", "--upload-pack", "--receive-pack",
-                 "--open-files-in-pager", "--template", "--config", "--remote",
-                 "--gpg-sign", "--trailer", "--interactive", "--edit-description")
-_GIT_WRITE_LONG = ("--output", "--output-directory", "--separate-git-dir", "--unsafe-paths")
-# Short options that run programs or write files, per subcommand (they mean other things
-# elsewhere, e.g. `git add -u`).
-_GIT_SHORT: dict[str, str] = {
-    "diff": "o", "log": "o", "show": "o", "whatchanged": "o", "format-patch": "o",
-    "archive": "o", "rebase": "xi", "fetch": "u", "pull": "u", "clone": "uc", "ls-remote": "u",
-    "grep": "O", "commit": "S", "tag": "s", "merge": "S", "cherry-pick": "S", "revert": "S",
-    "am": "S", "add": "ip", "checkout": "p", "reset": "p", "stash": "p", "restore": "p",
-    "clean": "i",
+
+# Long options refused in every subcommand that has them. `text` is listed so that the real
+# option `--text` is not read as an abbreviation of `--textconv`.
+_GIT_COMMON = OptionTable(
+    "ext-diff textconv text exec= upload-pack= receive-pack= open-files-in-pager? template= "
+    "config= remote= gpg-sign? trailer= interactive output= output-directory= "
+    "separate-git-dir= unsafe-paths",
+    closed=False, negatable=True, end_markers=("--", "--end-of-options"))
+_GIT_RUN = frozenset({"--ext-diff", "--textconv", "--exec", "--upload-pack", "--receive-pack",
+                      "--open-files-in-pager", "--template", "--config", "--remote",
+                      "--gpg-sign", "--trailer", "--interactive", "--edit-description",
+                      "--sign", "--local-user", "--edit", "--patch", "--reedit-message"})
+_GIT_WRITE = frozenset({"--output", "--output-directory", "--separate-git-dir",
+                        "--unsafe-paths", "-o"})
+# Value-taking options of the diff/log family: declared so that `-Sfoo` or `-L1,5:foo.c` are
+# read as one option with a value, not as a cluster of letters.
+_GIT_DIFFISH = "o= S= G= O= I= L="
+_GIT_SUB_SPECS: dict[str, str] = {
+    **dict.fromkeys(("diff", "log", "show", "whatchanged", "diff-tree", "diff-files",
+                     "diff-index", "range-diff", "shortlog"), _GIT_DIFFISH),
+    "format-patch": "S= G= O= I= o|output-directory=",
+    "archive": "o|output=",
+    "rebase": "x|exec= i|interactive S|gpg-sign?",
+    "fetch": "u|upload-pack=",
+    "ls-remote": "u|upload-pack=",
+    "pull": "u|upload-pack= S|gpg-sign?",
+    "clone": "u|upload-pack= c|config=",
+    "grep": "O|open-files-in-pager? e= f=",
+    "commit": "S|gpg-sign? m|message= F|file= C|reuse-message= c|reedit-message= e|edit "
+              "p|patch t|template=",
+    "tag": "s|sign u|local-user= m|message= F|file= e|edit a|annotate",
+    "merge": "S|gpg-sign? m|message= F|file=",
+    "cherry-pick": "S|gpg-sign?", "revert": "S|gpg-sign?",
+    "am": "S|gpg-sign? i|interactive",
+    "commit-tree": "S|gpg-sign? m= F=",
+    "add": "i|interactive p|patch e|edit",
+    **dict.fromkeys(("checkout", "reset", "restore"), "p|patch"),
+    "stash": "p|patch m|message=",
+    "clean": "i|interactive",
+    "branch": "edit-description",
 }
-_GIT_CONFIG_READ = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l",
-                              "--show-origin", "--show-scope", "--null", "-z", "--name-only",
-                              "--local", "--global", "--worktree", "--type", "--bool",
-                              "--int", "--path", "--default", "--includes", "--no-includes",
-                              "get", "list"})
+_GIT_SUB_TABLES = {sub: _GIT_COMMON.extended(spec) for sub, spec in _GIT_SUB_SPECS.items()}
+
+# git config may only read: these are the only options, and the action decides how many
+# operands there may be (a read never takes a value to write). Abbreviations are not accepted,
+# so no prefix can reach a writing option.
+_GIT_CONFIG_SCOPES = ("local global system worktree f|file= blob= show-origin show-scope "
+                      "z|null includes no-includes type= bool int bool-or-int path "
+                      "expiry-date default= name-only")
+_GIT_CONFIG_OLD = OptionTable(f"get get-all get-regexp l|list {_GIT_CONFIG_SCOPES}",
+                              abbreviate=False, end_markers=("--", "--end-of-options"))
+_GIT_CONFIG_ACTIONS = {"--get": (1, 2), "--get-all": (1, 2), "--get-regexp": (1, 2),
+                       "--list": (0, 0)}
+_GIT_CONFIG_NEW = {
+    "get": (OptionTable(f"all regexp value= fixed-value url= {_GIT_CONFIG_SCOPES}",
+                        abbreviate=False, end_markers=("--", "--end-of-options")), (1, 1)),
+    "list": (OptionTable(_GIT_CONFIG_SCOPES, abbreviate=False,
+                         end_markers=("--", "--end-of-options")), (0, 0)),
+}
+_GIT_CONFIG_HINT = ("`git config` may only read (--get NAME, --get-all NAME, --get-regexp REGEX, "
+                    "--list, or `git config get|list`): configuration can name programs to run")
+
+
+def _check_git_config(rest: list[str]) -> list[str]:
+    if rest[:1] and rest[0] in _GIT_CONFIG_NEW:
+        table, (low, high) = _GIT_CONFIG_NEW[rest[0]]
+        parsed = parse_args(table, rest[1:])
+        count = len(parsed.operands)
+    else:
+        parsed = parse_args(_GIT_CONFIG_OLD, rest)
+        actions = [o.name for o in parsed.options if o.name in _GIT_CONFIG_ACTIONS]
+        if parsed.error is None and len(set(actions)) != 1:
+            return [_GIT_CONFIG_HINT]
+        low, high = _GIT_CONFIG_ACTIONS[actions[0]] if actions else (0, 0)
+        count = len(parsed.operands)
+    if parsed.error:
+        return [f"{_GIT_CONFIG_HINT} ({parsed.error})"]
+    if not low <= count <= high:
+        return [f"{_GIT_CONFIG_HINT} (this form takes {low} to {high} names/patterns, got "
+                f"{count}; a further word would be a value to write)"]
+    return []
 
 
 def _check_git(name: str, args: list[str]) -> list[str]:
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        a = args[i]
-        opt = a.split("=", 1)[0]
-        if opt in _GIT_SAFE_GLOBALS:
-            i += 1
+    glob = parse_args(GIT_GLOBAL_TABLE, args)
+    if glob.error:
+        return [f"git global option not supported here: {glob.error}"]
+    for o in glob.options:
+        if o.name in GIT_HARMLESS_GLOBALS:
             continue
-        for refused, why in _GIT_GLOBAL_REASONS.items():
-            if opt == refused or (refused.startswith("--") and len(opt) >= 4
-                                  and refused.startswith(opt)) or (
-                    refused in ("-c", "-C", "-p") and opt.startswith(refused) and len(opt) > 2
-                    and not opt.startswith("--")):
-                return [f"`git {refused}` is not allowed: it {why}"]
-        return [f"git global option {a!r} is not supported here"]
-    if i >= len(args):
+        why = _GIT_GLOBAL_REASONS.get(o.name, "is not supported here")
+        return [f"`git {o}` is not allowed: it {why}"]
+    if not glob.operands:
         return []
-    sub, rest = args[i], args[i + 1:]
+    sub, rest = glob.operands[0], glob.operands[1:]
     if sub in _GIT_REFUSED_SUBCOMMANDS:
         return [f"`git {sub}` is not allowed: {_GIT_REFUSED_SUBCOMMANDS[sub]}"]
     if sub not in _GIT_KNOWN:
         return [f"`git {sub}` is not a known git command (aliases are not allowed: they can run "
                 "shell commands)"]
     if sub == "config":
-        if not all(a in _GIT_CONFIG_READ or not a.startswith("-") for a in rest) or not any(
-                a in _GIT_CONFIG_READ for a in rest):
-            return ["`git config` may only read (--get, --get-regexp, --list): configuration "
-                    "can name programs to run"]
-        return []
+        return _check_git_config(rest)
     if sub == "bisect" and "run" in rest:
         return ["`git bisect run` is not allowed: it runs a program for each step"]
     if sub == "worktree" and "add" in rest:
         return ["`git worktree add` is not allowed: it writes a work tree outside the checks"]
     if sub == "bundle" and "create" in rest:
         return [f"`git bundle create` is not allowed: {_WRITES}"]
-    shorts = _GIT_SHORT.get(sub, "")
-    for a in _options(rest):
-        hit = _long_hit(a, _GIT_RUN_LONG, min_len=4)
-        if hit:
-            return [f"`git {sub} {hit}` is not allowed: {_RUNS} (external tools, editors, "
-                    "signing programs, transports or remotes)"]
-        hit = _long_hit(a, _GIT_WRITE_LONG, min_len=4)
-        if hit:
-            return [f"`git {sub} {hit}` is not allowed: {_WRITES}"]
-        hit = _short_cluster_hit(a, shorts) if shorts else None
-        if hit:
-            return [f"`git {sub} {hit}` is not allowed here: it runs a program, opens an "
-                    "interactive prompt or writes a file outside the checks"]
-        if sub == "commit" and a.split("=", 1)[0] in ("--patch", "-e", "--edit"):
-            return [f"`git commit {a}` is not allowed: it is interactive; pass -m MESSAGE"]
+    parsed = parse_args(_GIT_SUB_TABLES.get(sub, _GIT_COMMON), rest)
+    if parsed.error:
+        return [f"`git {sub}` option not supported here: {parsed.error}"]
+    for o in parsed.options:
+        if not o.known:
+            continue
+        if o.name in _GIT_WRITE:
+            return [f"`git {sub} {o}` is not allowed: {_WRITES}"]
+        if o.name in _GIT_RUN:
+            return [f"`git {sub} {o}` is not allowed: {_RUNS} (external tools, editors, "
+                    "signing programs, transports, remotes or interactive prompts)"]
+    if sub == "tag" and parsed.find("--annotate") and not parsed.find("--message", "--file"):
+        return ["`git tag -a` without -m MESSAGE is not allowed: it opens an editor"]
     return []
 
 
 _CHECKERS: dict[str, Callable[[str, list[str]], list[str]]] = {
     "find": _check_find,
-    "fd": _check_fd,
-    "fdfind": _check_fd,
-    "rg": _check_rg,
-    "tree": _check_tree,
+    "fd": _simple(_FD, _FD_REFUSED, _RUNS),
+    "fdfind": _simple(_FD, _FD_REFUSED, _RUNS),
+    "rg": _simple(_RG, _RG_REFUSED, f"{_RUNS} (a preprocessor)"),
+    "tree": _simple(_TREE, ("--output", "-R"), _WRITES),
     "sort": _check_sort,
     "uniq": _check_uniq,
     "tee": _check_tee,
@@ -901,7 +989,7 @@ _CHECKERS: dict[str, Callable[[str, list[str]], list[str]]] = {
     "cargo": _check_cargo,
     "go": _check_go,
     "cc": _check_cc,
-    "file": _check_file,
+    "file": _simple(_FILE, ("--compile",), _WRITES),
     "sed": _check_sed,
     "awk": _check_awk,
     "git": _check_git,
