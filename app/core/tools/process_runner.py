@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -30,6 +31,7 @@ from app.core.tools.shell_syntax import ChainStep, Pipeline, SimpleCommand
 __all__ = [
     "OutputBuffer",
     "RunResult",
+    "SpawnRefused",
     "kill_process_groups",
     "minimal_env",
     "run_argv",
@@ -90,6 +92,11 @@ def _is_within(path: Path, root: Path) -> bool:
         return path.resolve().is_relative_to(root.resolve())
     except OSError:
         return False
+
+
+def _same(reader: _PipeReader) -> _PipeReader:
+    """Protocol factory for connect_read_pipe: the reader we already made."""
+    return reader
 
 
 class OutputBuffer:
@@ -170,6 +177,13 @@ class RunResult:
 
 
 ArgvHook = Callable[[list[str], Path], Awaitable[list[str]]]
+# The environment for one process, from its argv and working directory: commands can `cd`, and
+# what a program needs (e.g. git's safe configuration) can depend on where it runs.
+EnvHook = Callable[[list[str], Path], Awaitable[Mapping[str, str]]]
+
+
+class SpawnRefused(Exception):
+    """Raised by an env hook: the process must not start; the message says why."""
 
 
 @dataclass
@@ -182,6 +196,7 @@ class _Run:
     argv_hook: ArgvHook | None
     out_w: int
     err_w: int
+    env_hook: EnvHook | None = None
     groups: set[int] = field(default_factory=set)
 
 
@@ -213,10 +228,16 @@ async def _spawn(run: _Run, argv: list[str], stdin: int, stdout: int
     exe = _resolve_program(argv[0], run.env, run.cwd)
     if exe is None:
         return f"{argv[0]}: command not found\n"
+    env = run.env
+    if run.env_hook is not None:
+        try:
+            env = await run.env_hook(list(argv), run.cwd)
+        except SpawnRefused as exc:
+            return f"{argv[0]}: not started: {exc}\n"
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, executable=exe, stdin=stdin, stdout=stdout, stderr=run.err_w,
-            cwd=str(run.cwd), env=dict(run.env), start_new_session=True, close_fds=True,
+            cwd=str(run.cwd), env=dict(env), start_new_session=True, close_fds=True,
         )
     except OSError as exc:
         return f"{argv[0]}: {exc.strerror or exc}\n"
@@ -317,6 +338,7 @@ async def run_steps(
     max_output_bytes: int,
     env: Mapping[str, str] | None = None,
     argv_hook: ArgvHook | None = None,
+    env_hook: EnvHook | None = None,
     stdout_buffer: OutputBuffer | None = None,
     stderr_buffer: OutputBuffer | None = None,
 ) -> RunResult:
@@ -328,12 +350,12 @@ async def run_steps(
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     run = _Run(env=env if env is not None else minimal_env(project_root=root), root=root,
-               cwd=cwd, argv_hook=argv_hook, out_w=out_w, err_w=err_w)
+               cwd=cwd, argv_hook=argv_hook, out_w=out_w, err_w=err_w, env_hook=env_hook)
     readers: list[_PipeReader] = []
     transports: list[asyncio.BaseTransport] = []
     for fd, buf in ((out_r, out_buf), (err_r, err_buf)):
         reader = _PipeReader(buf)
-        transport, _ = await loop.connect_read_pipe(lambda r=reader: r,
+        transport, _ = await loop.connect_read_pipe(functools.partial(_same, reader),
                                                     os.fdopen(fd, "rb", buffering=0))
         readers.append(reader)
         transports.append(transport)
@@ -357,8 +379,8 @@ async def run_steps(
         except (TimeoutError, asyncio.CancelledError):
             pass
         finally:
-            for transport in transports:
-                transport.close()
+            for pipe_transport in transports:
+                pipe_transport.close()
     stderr = err_buf.text()
     if timed_out:
         stderr += (f"\n[timed out after {timeout_s:g} s: the command and its child processes "

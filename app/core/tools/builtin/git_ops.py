@@ -1,17 +1,13 @@
 """git_ops: a fixed set of git actions, hardened for repositories the person does not trust.
 
-Why hardened: a repository's own ``.git/config`` (and ``.gitattributes``) can name programs git
-runs during ordinary read commands — ``core.fsmonitor`` on status, ``diff.external`` /
-``diff.<driver>.textconv`` / ``.command`` on diff, ``filter.<driver>.clean`` on status/add,
-pagers, hooks, gpg programs. Cloning a repository must not mean running its code. So every
-invocation
+Why hardened: a repository's own configuration can name programs git runs during ordinary read
+commands (fsmonitor, diff/filter drivers, pagers, hooks, signing programs); cloning a repository
+must not mean running its code. Every invocation therefore runs in the environment built by
+``app.core.tools.git_safety.safe_git_env`` (no system or person's global config, every
+program-running key the repository defines overridden, hooks off unless the tool is configured
+with ``run_hooks``, no network), and additionally
 
-- ignores the system config (``GIT_CONFIG_NOSYSTEM``), never pages, never prompts,
-- overrides the fixed set of program-running keys on the command line, and additionally every
-  program-running key the repository-local config (with includes) defines, with a harmless
-  value (``cat`` for filters/textconv, ``true``/``false`` for commands),
-- disables hooks unless the tool is configured with ``run_hooks``,
-- passes ``--no-ext-diff --no-textconv`` to diff-producing commands,
+- passes ``--no-ext-diff --no-textconv`` to diff-producing commands, so diffs are git's own,
 - puts ``--end-of-options`` / ``--`` before anything user-supplied, validates refs, branch names
   (``git check-ref-format``), paths (inside the project) and integers.
 
@@ -22,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,118 +30,17 @@ from app.core.tools.base import (
     ToolResult,
     ToolSpec,
 )
+from app.core.tools.git_safety import GIT_ENV, GitSafetyError, safe_git_env
 from app.core.tools.process_runner import RunResult, minimal_env, run_argv
+
+__all__ = ["GIT_ENV", "READ_ACTIONS", "WRITE_ACTIONS", "GitOpsTool", "create"]
 
 READ_ACTIONS = ("status", "diff", "log", "show", "branch_list")
 WRITE_ACTIONS = ("add", "commit", "branch_create", "checkout")
 
-GIT_ENV: dict[str, str] = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_PAGER": "cat",
-    "PAGER": "cat",
-    "GIT_EDITOR": "true",
-    "GIT_SEQUENCE_EDITOR": "true",
-    "GIT_ASKPASS": "false",
-    "SSH_ASKPASS": "false",
-    "GIT_NO_REPLACE_OBJECTS": "1",
-}
-
-# Always set on the command line (`-c` beats every config file).
-_FIXED_CONFIG: tuple[str, ...] = (
-    "core.fsmonitor=false",
-    "core.pager=cat",
-    "core.editor=true",
-    "sequence.editor=true",
-    "diff.external=",
-    "protocol.ext.allow=never",
-    "commit.gpgSign=false",
-    "tag.gpgSign=false",
-    "log.showSignature=false",
-    "merge.verifySignatures=false",
-    "submodule.recurse=false",
-    "status.submoduleSummary=false",
-    "diff.ignoreSubmodules=all",
-    "core.untrackedCache=false",
-)
-
-# Program-running keys a repository may define locally, and the harmless value each gets.
-# Patterns are matched against lower-cased `section.key` names (subsections kept as written).
-_NEUTRALIZE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p, re.IGNORECASE | re.DOTALL), v) for p, v in (
-        (r"^filter\..+\.(clean|smudge)$", "cat"),
-        (r"^filter\..+\.process$", ""),
-        (r"^filter\..+\.required$", "false"),
-        (r"^diff\..+\.textconv$", "cat"),
-        (r"^diff\..+\.command$", "true"),
-        (r"^merge\..+\.driver$", "false"),
-        (r"^pager\..+$", "false"),
-        (r"^core\.(sshcommand|askpass|gitproxy|alternaterefscommand)$", "false"),
-        (r"^credential(\..+)?\.helper$", ""),
-        (r"^gpg(\..+)?\.program$", "false"),
-        (r"^remote\..+\.(uploadpack|receivepack)$", "false"),
-        (r"^interactive\.difffilter$", "cat"),
-        (r"^trailer\..+\.(command|cmd)$", "true"),
-        (r"^core\.hookspath$", "/dev/null"),
-        (r"^(diff|merge)tool\..+\.cmd$", "false"),
-        (r"^(diff|merge)\.guitool$", ""),
-        (r"^(web\.browser|browser\..+\.(cmd|path)|man\..+\.(cmd|path)|sendemail\..*)$", ""),
-        (r"^uploadpack\.packobjectshook$", ""),
-        (r"^core\.fsmonitor$", "false"),
-    )
-)
-
 _REF_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/@{}~^+-]*$")
 _MAX_REF_LEN = 250
 _MAX_LOG = 1000
-
-
-def _config_overrides(pairs: Sequence[tuple[str, str]]) -> list[str]:
-    args: list[str] = []
-    for item in pairs:
-        args += ["-c", f"{item[0]}={item[1]}"]
-    return args
-
-
-async def hardening_args(cwd: Path, *, run_hooks: bool = False, allow_network: bool = False,
-                         env: Mapping[str, str] | None = None) -> list[str]:
-    """Global git options that keep repository configuration from running programs.
-
-    Reads the repository-local configuration (``git config --list`` never runs programs) to find
-    driver/helper keys with arbitrary names, and neutralizes each of them.
-    """
-    fixed = [tuple(item.split("=", 1)) for item in _FIXED_CONFIG]
-    if not run_hooks:
-        fixed.append(("core.hooksPath", "/dev/null"))
-    if not allow_network:
-        fixed.append(("protocol.allow", "never"))
-    base = ["--no-pager", *_config_overrides(fixed)]  # type: ignore[arg-type]
-    listing = await run_argv(
-        ["git", *base, "config", "--list", "--null", "--show-scope", "--includes"],
-        cwd=cwd, timeout_s=15, max_output_bytes=2_000_000,
-        env=env if env is not None else git_env(cwd))
-    extra: list[tuple[str, str]] = []
-    if listing.exit_code == 0:
-        # With --null --show-scope the output is "scope NUL key LF value NUL" per entry.
-        fields = listing.stdout.split("\0")
-        for scope, entry in zip(fields[0::2], fields[1::2], strict=False):
-            key = entry.split("\n", 1)[0]
-            if scope not in ("local", "worktree", "command") or not key:
-                continue
-            if run_hooks and key.lower() == "core.hookspath":
-                continue
-            for pattern, value in _NEUTRALIZE:
-                if pattern.match(key):
-                    extra.append((key, value))
-                    break
-    return base + _config_overrides(extra)
-
-
-def git_env(project_root: Path | None = None, *, read_only: bool = False) -> dict[str, str]:
-    env = minimal_env(GIT_ENV, project_root=project_root)
-    if read_only:
-        env["GIT_OPTIONAL_LOCKS"] = "0"
-    return env
 
 
 class GitOpsTool:
@@ -216,9 +111,11 @@ class GitOpsTool:
         runner = _GitRunner(ctx, read_only=action in READ_ACTIONS)
         try:
             argv = await _ACTIONS[action](runner, args)
+            result = await runner.run(argv)
         except _InvalidInput as exc:
             return ToolResult.error(str(exc))
-        result = await runner.run(argv)
+        except GitSafetyError as exc:
+            return ToolResult.error(f"git {action} was not run: {exc}")
         if result.timed_out:
             return ToolResult.error(f"git {action} timed out after {runner.timeout:g} s.")
         if result.exit_code != 0:
@@ -249,19 +146,23 @@ class _GitRunner:
         self.read_only = read_only
         self.config = ctx.config_for("git_ops")
         self.timeout = float(self.config.get("timeout_s", ctx.shell_timeout_s))
-        self.env = git_env(ctx.working_dir, read_only=read_only)
-        self._prefix: list[str] | None = None
+        self._env: dict[str, str] | None = None
 
-    async def prefix(self) -> list[str]:
-        if self._prefix is None:
-            self._prefix = await hardening_args(
-                self.cwd, run_hooks=bool(self.config.get("run_hooks", False)), env=self.env)
-        return self._prefix
+    async def env(self) -> dict[str, str]:
+        if self._env is None:
+            env = await safe_git_env(
+                self.cwd, base_env=minimal_env(project_root=self.cwd),
+                run_hooks=bool(self.config.get("run_hooks", False)), allow_network=False)
+            if self.read_only:
+                env["GIT_OPTIONAL_LOCKS"] = "0"  # a read must not rewrite the index
+            self._env = env
+        return self._env
 
     async def run(self, argv: list[str], *, cap: int | None = None) -> RunResult:
-        return await run_argv(["git", *(await self.prefix()), "--literal-pathspecs", *argv],
+        return await run_argv(["git", "--literal-pathspecs", *argv],
                               cwd=self.cwd, timeout_s=self.timeout,
-                              max_output_bytes=cap or self.ctx.max_output_bytes, env=self.env)
+                              max_output_bytes=cap or self.ctx.max_output_bytes,
+                              env=await self.env())
 
     # validation ----------------------------------------------------------------------------
 

@@ -6,6 +6,8 @@ disable) or, when not configured, are detected from the project (pyproject.toml 
 pytest, package.json scripts, Cargo.toml, go.mod). They run through the same executor as
 shell_exec — parsed, no shell, minimal environment, timeout with process-group kill, capped
 output — but are not limited by shell_exec's allowlist, because the person configured them.
+They also run in git_safety's environment, so a git that a build or test runner starts cannot
+be made to run programs by the repository's git config (``git_run_hooks`` lets hooks run).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
+from app.core.tools.git_safety import GitSafetyError, safe_git_env
 from app.core.tools.process_runner import minimal_env, run_steps
 from app.core.tools.shell_syntax import parse_command
 
@@ -130,8 +133,7 @@ class SelfEvalTool:
             },
             category=ToolCategory.COMPOSITE,
             risk=RiskLevel.HIGH,
-            subjects_fn=lambda tool_input, wd=None: sorted(
-                set(tool_input.get("checks") or DEFAULT_CHECKS)) or ["(none)"],
+            subjects_fn=_check_subjects,
             subject_kind="text",
         )
 
@@ -161,7 +163,14 @@ class SelfEvalTool:
         config = ctx.config_for("self_eval")
         timeout = float(config.get("timeout_s", max(ctx.shell_timeout_s, MIN_TIMEOUT_S)))
         excerpt = max(MIN_EXCERPT_BYTES, ctx.max_output_bytes // max(1, 2 * len(requested)))
-        env = minimal_env(project_root=ctx.working_dir)
+        try:
+            # allow_network: test suites legitimately fetch from local or remote fixtures
+            env = await safe_git_env(ctx.working_dir,
+                                     base_env=minimal_env(project_root=ctx.working_dir),
+                                     run_hooks=bool(config.get("git_run_hooks")),
+                                     allow_network=True)
+        except GitSafetyError as exc:
+            return ToolResult.error(f"self_eval did not run the checks: {exc}")
         results: dict[str, Any] = {}
         skipped: dict[str, str] = {}
         all_passed = True
@@ -206,3 +215,8 @@ class SelfEvalTool:
 
 def create() -> SelfEvalTool:
     return SelfEvalTool()
+
+
+def _check_subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
+    """The names of the checks a call runs: rules can allow `test` but not `build`."""
+    return sorted(set(tool_input.get("checks") or DEFAULT_CHECKS)) or ["(none)"]

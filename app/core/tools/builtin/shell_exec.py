@@ -3,8 +3,9 @@
 Why no shell: the command is parsed (``shell_syntax``), checked against the allowlist and the
 option-escape tables (``shell_policy``), and the parsed structure is executed directly
 (``process_runner``): what was checked is exactly what runs. ``cd`` persists across calls of one
-conversation (``ToolContext.session``) and cannot leave the project folder. ``git`` commands get
-the same config hardening as the git_ops tool, so a repository's config cannot run programs.
+conversation (``ToolContext.session``) and cannot leave the project folder. Every process runs in
+git_safety's environment for its working directory, so any git it starts — directly, through
+``timeout``, or from ``make`` — cannot be made to run programs by the repository's config.
 """
 
 from __future__ import annotations
@@ -26,16 +27,16 @@ from app.core.tools.base import (
     ToolResult,
     ToolSpec,
 )
-from app.core.tools.builtin.git_ops import GIT_ENV, hardening_args
+from app.core.tools.git_safety import GIT_ENV, safe_git_env
 from app.core.tools.process_runner import (
-    ArgvHook,
+    EnvHook,
     OutputBuffer,
     RunResult,
     minimal_env,
     run_steps,
 )
 from app.core.tools.shell_policy import check_command
-from app.core.tools.shell_syntax import command_subjects
+from app.core.tools.shell_subjects import command_subjects
 
 SESSION_CWD = "shell_cwd"
 SESSION_JOBS = "shell_jobs"
@@ -91,6 +92,7 @@ def _subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) ->
     command = tool_input.get("command")
     if not isinstance(command, str):
         raise SubjectError("command must be a string")
+    # Canonical subjects: rules hold through wrappers and git global options (shell_subjects).
     return command_subjects(command)
 
 
@@ -134,16 +136,14 @@ def shell_env(ctx: ToolContext) -> dict[str, str]:
     return minimal_env(GIT_ENV, project_root=_project_root(ctx))
 
 
-def _git_hook(ctx: ToolContext, env: Mapping[str, str]) -> ArgvHook:
-    """Give every `git` in a command line the same config hardening as git_ops."""
-    config = ctx.config_for("shell_exec")
+def _git_safe_env_hook(ctx: ToolContext, env: Mapping[str, str]) -> EnvHook:
+    """Every process, not only a literal `git`, gets the safe git environment of the folder it
+    starts in: git reached through a wrapper or another program inherits it, and a `cd` into a
+    submodule or a nested repository gets that repository's drivers neutralised."""
+    run_hooks = bool(ctx.config_for("shell_exec").get("git_run_hooks"))
 
-    async def hook(argv: list[str], cwd: Path) -> list[str]:
-        if argv and argv[0] == "git":
-            prefix = await hardening_args(cwd, run_hooks=bool(config.get("git_run_hooks")),
-                                          allow_network=True, env=env)
-            return [argv[0], *prefix, *argv[1:]]
-        return argv
+    async def hook(argv: list[str], cwd: Path) -> Mapping[str, str]:
+        return await safe_git_env(cwd, base_env=env, run_hooks=run_hooks, allow_network=True)
     return hook
 
 
@@ -220,7 +220,7 @@ class ShellExecTool:
         env = shell_env(ctx)
         kwargs: dict[str, Any] = dict(cwd=start, root=_project_root(ctx), timeout_s=timeout,
                                       max_output_bytes=ctx.max_output_bytes, env=env,
-                                      argv_hook=_git_hook(ctx, env))
+                                      env_hook=_git_safe_env_hook(ctx, env))
         if background:
             return self._start_job(ctx, command, start, kwargs, policy.parsed.steps)
         result = await run_steps(policy.parsed.steps, **kwargs)
@@ -293,7 +293,7 @@ class ShellJobsTool:
             },
             category=ToolCategory.EXECUTION,
             risk=RiskLevel.LOW,
-            subjects_fn=lambda tool_input, wd=None: [str(tool_input.get("action", ""))],
+            subjects_fn=_jobs_subjects,
             subject_kind="text",
         )
 
@@ -335,3 +335,8 @@ def _json(payload: Mapping[str, Any]) -> str:
 
 def create() -> list[Any]:
     return [ShellExecTool(), ShellJobsTool()]
+
+
+def _jobs_subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
+    """shell_jobs acts on jobs already started; its action is what a rule can name."""
+    return [str(tool_input.get("action", ""))]

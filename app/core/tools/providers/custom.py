@@ -29,8 +29,9 @@ rules written for built-ins or for the person's own tools never approve a reposi
 and a custom tool that shadows a built-in name is decided by its own rules only (default: ask).
 Only the person's own file (data dir) may shadow a built-in tool name: a project file that tries
 gets a load error, so a cloned repository cannot change what ``grep_search`` runs.
-A ``git`` program gets the same hardening options as shell_exec's git (no hooks, no pager, no
-repository-configured helper programs).
+Every tool runs in git_safety's environment for the project folder (no hooks, no pager, no
+repository-configured helper programs), whatever its program: a git reached through a wrapper
+(``timeout 20 git status``) or started by another program inherits it.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from app.core.tools.base import (
     ToolSpec,
 )
 from app.core.tools.builtin import builtin_tools
-from app.core.tools.builtin.git_ops import GIT_ENV, hardening_args
+from app.core.tools.git_safety import GitSafetyError, safe_git_env
 from app.core.tools.process_runner import minimal_env, run_steps
 from app.core.tools.providers.base import ProviderPriority
 from app.core.tools.shell_syntax import ChainStep, Pipeline, SimpleCommand, parse_command
@@ -416,18 +417,15 @@ class CustomTool:
         problem = self.program_problem(cwd)
         if problem is not None:
             return ToolResult.error(problem)
-        is_git = os.path.basename(self.program) == "git"
-        env = minimal_env(GIT_ENV if is_git else None, project_root=cwd)
-
-        async def git_hardening(run_argv: list[str], run_cwd: Path) -> list[str]:
-            prefix = await hardening_args(run_cwd, run_hooks=False, allow_network=True, env=env)
-            return [run_argv[0], *prefix, *run_argv[1:]]
-
+        try:
+            env = await safe_git_env(cwd, base_env=minimal_env(project_root=cwd),
+                                     run_hooks=False, allow_network=True)
+        except GitSafetyError as exc:
+            return ToolResult.error(f"{self.name} was not run: {exc}")
         timeout = self.timeout_s or ctx.shell_timeout_s
         step = ChainStep(None, Pipeline([SimpleCommand(list(argv), " ".join(argv))]))
         result = await run_steps([step], cwd=cwd, root=cwd, timeout_s=timeout,
-                                 max_output_bytes=ctx.max_output_bytes, env=env,
-                                 argv_hook=git_hardening if is_git else None)
+                                 max_output_bytes=ctx.max_output_bytes, env=env)
         payload: dict[str, Any] = {
             "command": argv,
             "exit_code": result.exit_code,
@@ -623,8 +621,8 @@ def load_tools_file(path: Path) -> tuple[list[CustomTool], list[str]]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        return [], [f"{path}:{line}: not valid UTF-8 text (TOML files must be UTF-8)"]
+        bad_line = data[:exc.start].count(b"\n") + 1
+        return [], [f"{path}:{bad_line}: not valid UTF-8 text (TOML files must be UTF-8)"]
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -646,7 +644,7 @@ def load_tools_file(path: Path) -> tuple[list[CustomTool], list[str]]:
         try:
             tools.append(build_tool(name, table, ToolSource(path, line)))
         except ToolDefinitionError as exc:
-            where = line
+            where: int | None = line
             if exc.param is not None:
                 where = _header_line(lines, (*key_path, "parameters", exc.param)) or line
             errors.append(f"{path}:{where or '?'}: tool '{name}': {exc}")
@@ -757,13 +755,13 @@ class CustomToolsProvider:
         return True
 
     def _current_signature(self) -> tuple[Any, ...]:
-        out = []
+        out: list[tuple[str, int | None, int | None, int | None]] = []
         for path in self.files():
             try:
                 st = os.stat(path)
                 out.append((str(path), st.st_mtime_ns, st.st_size, st.st_ino))
             except OSError:
-                out.append((str(path), None))
+                out.append((str(path), None, None, None))
         return tuple(out)
 
     def unavailable(self) -> dict[str, str]:
