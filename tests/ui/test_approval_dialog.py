@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTabWidget, QWidget
 
 from app.core.agent.events import ApprovalRequest
+from app.core.permissions.rules import PermissionRule
 from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
 from app.ui.dialogs.approval import ApprovalDialog, ApprovalQueue
 from tests.ui.conftest import wait_for
@@ -63,14 +64,101 @@ def test_low_risk_has_no_warning_and_shell_lists_commands(qtbot, services, proje
 def test_remember_offers_narrow_rule_first(qtbot, services, project):
     dialog = ApprovalDialog(_request(services), None, project)
     qtbot.addWidget(dialog)
-    first_choice = dialog.remember_choice.itemText(0)
-    assert first_choice == "Always allow write_file for files directly in doc/"
+    choices = [dialog.remember_choice.itemText(i) for i in range(dialog.remember_choice.count())]
+    assert choices == ["Always allow write_file for exactly doc/x.md",
+                       "Always allow write_file for files directly in doc/"]
     dialog.remember.setChecked(True)
+    dialog.remember_choice.setCurrentIndex(1)
     dialog.accept()
     response = dialog.response()
     assert response.approved
-    assert response.remember_rule.input_pattern == "doc/*"
+    assert [r.input_pattern for r in response.rules_to_remember] == ["doc/*"]
     assert response.remember_rule.tool_name == "write_file"
+
+
+def test_also_matches_is_shown_before_ticking_and_follows_the_choice(qtbot, services, project):
+    spec = ToolSpec("shell_exec", "d", {"type": "object"}, ToolCategory.EXECUTION,
+                    RiskLevel.HIGH, subjects_fn=lambda i, _wd: [i["command"]])
+    request = _request(services, "shell_exec", {"command": "git log -p"}, spec, None)
+    dialog = ApprovalDialog(request, None, project)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    label = dialog.findChild(QLabel, "approval-also-matches")
+    assert not dialog.remember.isChecked()
+    assert label.isVisible()
+    assert label.text() == "Nothing else: only exactly this."
+    assert dialog.remember_choice.itemText(1) == ("Always allow shell_exec for `git log` with "
+                                                  "any arguments")
+    dialog.remember_choice.setCurrentIndex(1)
+    assert label.text().startswith("Also matches: `git log` with any arguments, e.g. `git log")
+    dialog.remember.setChecked(True)
+    dialog.accept()
+    assert [r.input_pattern for r in dialog.response().rules_to_remember] == ["git log",
+                                                                              "git log *"]
+
+
+def test_compound_command_offers_one_rule_per_part_except_denied(qtbot, services, project):
+    services.permissions.rules.add(PermissionRule(decision="deny", tool_name="shell_exec",
+                                                  input_pattern="rm *", priority=50))
+    spec = ToolSpec("shell_exec", "d", {"type": "object"}, ToolCategory.EXECUTION,
+                    RiskLevel.HIGH, subjects_fn=lambda i, _wd: i["command"].split(" && "))
+    request = _request(services, "shell_exec",
+                       {"command": "git status && rm -rf build && ls -la"}, spec, None)
+    dialog = ApprovalDialog(request, None, project)
+    qtbot.addWidget(dialog)
+    assert dialog.remember_choice.count() == 1  # no "every shell_exec call" for a risky tool
+    assert dialog.remember_choice.itemText(0) == "Always allow these 2 commands"
+    details = dialog.findChild(QLabel, "approval-also-matches").text()
+    assert details == "• git status\n• ls -la\nNothing else: only exactly these 2."
+    dialog.remember.setChecked(True)
+    dialog.accept()
+    response = dialog.response()
+    assert [r.input_pattern for r in response.rules_to_remember] == ["git status", "ls -la"]
+
+
+def test_nothing_to_remember_disables_the_box(qtbot, services, project):
+    spec = ToolSpec("shell_exec", "d", {"type": "object"}, ToolCategory.EXECUTION,
+                    RiskLevel.HIGH, subjects_fn=lambda i, _wd: [])
+    dialog = ApprovalDialog(_request(services, "shell_exec", {"command": "x"}, spec, None),
+                            None, project)
+    qtbot.addWidget(dialog)
+    assert not dialog.remember.isEnabled()
+    dialog.accept()
+    assert dialog.response().rules_to_remember == ()
+
+
+def test_hidden_characters_in_the_input_are_shown_marked(qtbot, services, project):
+    command = "echo \u202eevil\x1b[31m red\rgit status"
+    spec = ToolSpec("shell_exec", "d", {"type": "object"}, ToolCategory.EXECUTION,
+                    RiskLevel.HIGH, subjects_fn=lambda i, _wd: [i["command"]])
+    request = ApprovalRequest("tu", "shell_exec", "builtin", {"command": command}, spec,
+                              services.permissions.decide("builtin", "shell_exec",
+                                                          {"command": command}),
+                              "+++ b/f\u200b.txt\n+x\x1b[2J\n")
+    dialog = ApprovalDialog(request, None, project)
+    qtbot.addWidget(dialog)
+    shown = "echo ⟦U+202E⟧evil⟦ESC⟧[31m red⟦CR⟧git status"
+    assert dialog.command_view.toPlainText() == shown
+    assert shown in dialog.input_view.toPlainText()
+    assert dialog.diff_view.toPlainText() == "+++ b/f⟦U+200B⟧.txt\n+x⟦ESC⟧[2J\n"
+    for view in (dialog.command_view, dialog.input_view, dialog.diff_view):
+        assert not any(ch in view.toPlainText() for ch in "\u202e\x1b\r\u200b")
+    texts = [dialog.remember_choice.itemText(i) for i in range(dialog.remember_choice.count())]
+    texts.append(dialog.findChild(QLabel, "approval-also-matches").text())
+    assert not any(ch in text for text in texts for ch in "\u202e\x1b\r")
+
+
+def test_unparsed_shell_command_is_still_shown(qtbot, services, project):
+    from app.core.tools.builtin import default_registry
+
+    spec = default_registry().get("shell_exec").spec
+    command = "ls \x1b]0;title\x07 $(whoami)"
+    dialog = ApprovalDialog(_request(services, "shell_exec", {"command": command}, spec, None),
+                            None, project)
+    qtbot.addWidget(dialog)
+    tabs = dialog.findChild(QTabWidget)
+    assert "Command" in [tabs.tabText(i) for i in range(tabs.count())]
+    assert dialog.command_view.toPlainText() == "ls ⟦ESC⟧]0;title⟦BEL⟧ $(whoami)"
 
 
 async def test_queue_shows_one_dialog_at_a_time(qtbot, services, project):

@@ -48,6 +48,13 @@ class ApprovalResponse:
     approved: bool
     reason: str = ""
     remember_rule: PermissionRule | None = None
+    # "Always allow these N commands" adds one rule per part, all at once.
+    more_rules: tuple[PermissionRule, ...] = ()
+
+    @property
+    def rules_to_remember(self) -> tuple[PermissionRule, ...]:
+        first = (self.remember_rule,) if self.remember_rule is not None else ()
+        return first + self.more_rules
 
     @classmethod
     def approve(cls, remember_rule: PermissionRule | None = None) -> ApprovalResponse:

@@ -18,6 +18,7 @@ from typing import Any
 
 import sqlite_utils
 
+from app.core.permissions.canonical import canonical_host_pattern
 from app.core.permissions.patterns import (
     Matcher,
     compile_path_pattern,
@@ -235,6 +236,12 @@ class ToolPermissionService:
     # -- candidates ------------------------------------------------------------------------
 
     def _candidates_for(self, server_id: str, tool_name: str) -> tuple[_Candidate, ...]:
+        # decide() runs in worker threads (the agent parses commands off the event loop): the
+        # lock keeps the index and its generation a consistent pair, and the cache coherent.
+        with self._lock:
+            return self._candidates_locked(server_id, tool_name)
+
+    def _candidates_locked(self, server_id: str, tool_name: str) -> tuple[_Candidate, ...]:
         index = self._index
         key = (self._index_generation, self.registry.generation)
         if key != self._candidates_key:
@@ -264,4 +271,8 @@ def _specialise(rule: PermissionRule, subject_kind: SubjectKind) -> _Candidate:
         return _Candidate(rule)
     if subject_kind == "path":
         return _Candidate(rule, compile_path_pattern(pattern), is_relative_path_pattern(pattern))
+    if subject_kind == "host":
+        # Host subjects are canonical (canonical_host), so the pattern must be spelled the same
+        # way: a rule written as `EXAMPLE.com.` or `[::1]` holds for the host it names.
+        return _Candidate(rule, compile_text_pattern(canonical_host_pattern(pattern)))
     return _Candidate(rule, compile_text_pattern(pattern))

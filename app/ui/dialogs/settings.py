@@ -33,9 +33,11 @@ from PySide6.QtWidgets import (
 from app.core.config import APP_NAME
 from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import InvalidRuleError
+from app.core.permissions.service import SubjectDecision
 from app.core.secrets import ANTHROPIC_API_KEY, SecretStoreError, secret_source, set_secret
 from app.core.services import Services
 from app.core.store.profiles import DEFAULT_MODEL
+from app.core.visible_text import make_visible
 from app.ui.dialogs.rule_editor import RuleEditorDialog
 from app.ui.models.rules_model import RulesTableModel
 
@@ -124,26 +126,43 @@ class RulesTab(QWidget):
         form.addRow("Input JSON", self.test_input)
         form.addRow("Result", self.test_result)
         self.test_button.clicked.connect(self.run_test)
+        self._test_generation = 0
+        self._test_task: asyncio.Future[None] | None = None
+        self.test_input.textChanged.connect(self._test_input_changed)
+        self.test_server.textChanged.connect(self._test_input_changed)
+        self.test_tool.currentTextChanged.connect(self._test_input_changed)
         if "shell_exec" in self.services.registry.names():
             self.test_tool.setCurrentText("shell_exec")
         return box
 
     def run_test(self) -> None:
+        """Decide the call in a worker thread: subjects come from parsers (tree-sitter for
+        shell) that must not run on the GUI thread; the answer is shown when it arrives."""
+        self._test_generation += 1
+        generation = self._test_generation
+        call = (self.test_server.text().strip(), self.test_tool.currentText().strip(),
+                self.test_input.toPlainText())
+        self.test_result.setText("Deciding…")
+        self._test_task = asyncio.ensure_future(self._decide_in_worker(generation, *call))
+
+    def _test_input_changed(self) -> None:
+        """A result still on its way (or shown) is for the old input: drop it."""
+        self._test_generation += 1
+        if self.test_result.text():
+            self.test_result.setText("")
+
+    async def _decide_in_worker(self, generation: int, server: str, tool: str,
+                                text: str) -> None:
         try:
-            tool_input = json.loads(self.test_input.toPlainText() or "{}")
-        except json.JSONDecodeError as exc:
-            self.test_result.setText(f"Input is not valid JSON: {exc}")
-            return
-        decision = self.services.permissions.decide(
-            self.test_server.text().strip(), self.test_tool.currentText().strip(), tool_input)
-        lines = [f"<b>{decision.kind.upper()}</b> — {decision.explain()}"]
-        for part in decision.subjects:
-            why = part.rule.summary() if part.rule else "no rule matched"
-            lines.append(f"&nbsp;&nbsp;• <code>{_escape(part.subject)}</code> → {part.kind} "
-                         f"({_escape(why)})")
-        self.test_result.setText("<br>".join(lines))
-        if decision.rule is not None:
-            row = self.model.row_of(decision.rule.id)  # type: ignore[arg-type]
+            html, rule_id = await asyncio.to_thread(_explain_call, self.services, server, tool,
+                                                    text)
+        except Exception as exc:  # say what went wrong rather than leave "Deciding…"
+            html, rule_id = f"Could not decide: {_escape(make_visible(str(exc)))}", None
+        if generation != self._test_generation:
+            return  # the input changed while deciding: this answer is about another call
+        self.test_result.setText(html)
+        if rule_id is not None:
+            row = self.model.row_of(rule_id)
             if row >= 0:
                 self.table.selectRow(row)
 
@@ -334,3 +353,43 @@ class SettingsDialog(QDialog):
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _explain_call(services: Services, server: str, tool: str,
+                  text: str) -> tuple[str, int | None]:
+    """(HTML explaining the decision, id of the deciding rule); runs in a worker thread.
+
+    Lists the canonical subjects the rules are matched against (each shell command, resolved
+    path or canonical host), each with its own decision and the rule that made it.
+    """
+    try:
+        tool_input = json.loads(text or "{}")
+    except json.JSONDecodeError as exc:
+        return f"Input is not valid JSON: {_escape(str(exc))}", None
+    permissions = services.permissions
+    decision = permissions.decide(server, tool, tool_input)
+    lines = [f"<b>{decision.kind.upper()}</b> — {_escape(make_visible(decision.explain()))}"]
+    parts = list(decision.subjects)
+    if not parts:
+        # The deciding rule applies whatever the input; still show what rules would see.
+        parts = [SubjectDecision(subject, decision.kind, decision.rule)
+                 for subject in _subjects_of(services, server, tool, tool_input)]
+    if parts:
+        lines.append("Matched against:")
+    for part in parts:
+        why = part.rule.summary() if part.rule else "no rule matched"
+        lines.append(f"&nbsp;&nbsp;• <code>{_escape(make_visible(part.subject))}</code> → "
+                     f"{part.kind} ({_escape(make_visible(why))})")
+    rule_id = decision.rule.id if decision.rule is not None else None
+    return "<br>".join(lines), rule_id
+
+
+def _subjects_of(services: Services, server: str, tool: str, tool_input: object) -> list[str]:
+    found = services.registry.get(tool)
+    if found is None or found.spec.server_id != server or not isinstance(tool_input, dict):
+        return []
+    try:
+        return [s for s in found.spec.subjects(tool_input, services.permissions.working_dir)
+                if isinstance(s, str)]
+    except Exception as exc:  # SubjectError keeps what it could read
+        return [s for s in getattr(exc, "partial", ()) if isinstance(s, str)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from app.core.permissions.canonical import canonical_host
 from app.core.tools.base import RiskLevel, SubjectError, ToolCategory, ToolSpec
 
 FETCH_DESCRIPTION = (
@@ -42,10 +43,13 @@ FETCH_INPUT_SCHEMA: dict[str, Any] = {
 
 
 def url_host_subjects(tool_input: Mapping[str, Any], _working_dir: Any = None) -> list[str]:
-    """Permission subject: the lower-cased host (IDNs in their ASCII ``xn--`` form).
+    """Permission subject: the URL's host in its one canonical spelling (``canonical_host``).
 
     Parsed by httpx, the same parser web_fetch connects with, so the host a rule approves is
-    the host that is fetched.
+    the host that is fetched; then canonicalised, so a rule on ``127.0.0.1`` or
+    ``example.com`` also holds for ``[::ffff:7f00:1]``, ``2130706433`` or ``EXAMPLE.com.``.
+    A URL httpx refuses (``http://0177.0.0.1/``) is never fetched, but its host is still
+    offered as a partial subject so deny rules see it; a partial subject is never auto-approved.
     """
     import httpx  # loaded by the run warm-up long before a model can ask for a fetch
 
@@ -55,11 +59,30 @@ def url_host_subjects(tool_input: Mapping[str, Any], _working_dir: Any = None) -
     try:
         url = httpx.URL(raw.strip())
     except (httpx.InvalidURL, ValueError) as exc:
-        raise SubjectError(f"unparsable URL: {exc}") from None
-    host = url.raw_host.decode("ascii", "replace").rstrip(".").lower()
+        raise SubjectError(f"unparsable URL: {exc}", partial=_fallback_host(raw)) from None
+    host = url.raw_host.decode("ascii", "replace")
     if not host:
         raise SubjectError("URL without a host")
-    return [host]
+    try:
+        return [canonical_host(host)]
+    except ValueError as exc:
+        raise SubjectError(str(exc), partial=[host.lower()]) from None
+
+
+def _fallback_host(raw: str) -> list[str]:
+    """The host of a URL httpx would not parse, canonicalised if possible (for deny rules)."""
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(raw.strip()).hostname or ""
+    except ValueError:
+        return []
+    if not host:
+        return []
+    try:
+        return [canonical_host(host)]
+    except ValueError:
+        return [host.lower()]
 
 
 WEB_FETCH_SPEC = ToolSpec(
