@@ -25,6 +25,7 @@ from typing import Any
 import anthropic
 import httpx
 
+from app.core.agent.models import ModelInfo
 from app.core.agent.providers import (
     ModelRequest,
     ModelTurn,
@@ -53,6 +54,9 @@ try:  # the SDK's own HTTP stack (httpx2 in SDK 2.x); its transport errors are n
 except ImportError:  # pragma: no cover - older SDKs use httpx
     _RAW_RESPONSE = httpx.Response
     _TRANSPORT_ERRORS = (httpx.TransportError,)
+# One tuple for "the connection failed", whichever layer noticed.
+_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (anthropic.APIConnectionError,
+                                                       *_TRANSPORT_ERRORS)
 
 
 class AnthropicProvider:
@@ -73,8 +77,22 @@ class AnthropicProvider:
             return [m.id async for m in self._client.models.list(limit=1000)]
         except anthropic.APIStatusError as exc:
             raise error_from_body(exc.status_code, exc.body, LABEL) from None
-        except (anthropic.APIConnectionError, *_TRANSPORT_ERRORS) as exc:
+        except _CONNECTION_ERRORS as exc:
             raise connection_error(LABEL, exc) from None
+
+    async def list_model_infos(self) -> list[ModelInfo]:
+        """The models with release date, line and lifecycle: the default model is the newest
+        of its line, and a deprecated saved model is warned about (app.core.agent.models)."""
+        try:
+            found = [ModelInfo.from_api(m.model_dump(mode="json"))
+                     async for m in self._client.models.list(limit=1000)]
+        except anthropic.APIStatusError as exc:
+            raise error_from_body(exc.status_code, exc.body, LABEL) from None
+        except anthropic.APIConnectionError as exc:
+            raise connection_error(LABEL, exc) from None
+        except _TRANSPORT_ERRORS as exc:
+            raise connection_error(LABEL, exc) from None
+        return [info for info in found if info is not None]
 
     async def stream(self, request: ModelRequest, on_text: TextCallback) -> ModelTurn:
         acc = _TurnAccumulator(on_text)
@@ -97,7 +115,7 @@ class AnthropicProvider:
             raise
         except anthropic.APIStatusError as exc:
             raise error_from_body(exc.status_code, exc.body, LABEL) from None
-        except (anthropic.APIConnectionError, *_TRANSPORT_ERRORS) as exc:
+        except _CONNECTION_ERRORS as exc:
             raise connection_error(LABEL, exc, mid_stream=acc.started) from None
         return acc.finish()
 
@@ -143,6 +161,14 @@ class _TurnAccumulator:
         except ValueError:
             raise ProviderError(f"{LABEL} sent an unreadable stream event ({event}). Retry.",
                                 "server", True) from None
+        try:
+            self._take(event, payload)
+        except (AttributeError, KeyError, TypeError, ValueError):
+            # An event of the wrong shape is the server's fault, not an internal error.
+            raise ProviderError(f"{LABEL} sent a malformed stream event ({event}). Retry.",
+                                "server", True) from None
+
+    def _take(self, event: str | None, payload: Any) -> None:
         kind = payload.get("type") if isinstance(payload, dict) else None
         if kind == "content_block_delta":
             delta = payload["delta"]
@@ -151,20 +177,30 @@ class _TurnAccumulator:
                 return
             if delta.get("type") == "text_delta":
                 text = delta.get("text", "")
+                if not isinstance(text, str):
+                    raise TypeError("text_delta")
                 block["parts"].append(text)
                 if text:
                     self._on_text(text)
             elif delta.get("type") == "input_json_delta":
-                block["parts"].append(delta.get("partial_json", ""))
+                part = delta.get("partial_json", "")
+                if not isinstance(part, str):
+                    raise TypeError("partial_json")
+                block["parts"].append(part)
         elif kind == "content_block_start":
             cb = payload.get("content_block") or {}
             if cb.get("type") in ("text", "tool_use"):
+                index, text = payload["index"], cb.get("text") or ""
                 block = {"type": cb["type"], "parts": [], "id": cb.get("id", ""),
                          "name": cb.get("name", "")}
+                # finish() sorts the indexes and joins the parts: they must be ints and text.
+                if not (type(index) is int and isinstance(block["id"], str)
+                        and isinstance(block["name"], str) and isinstance(text, str)):
+                    raise TypeError("content_block_start")
                 if cb["type"] == "text" and cb.get("text"):
                     block["parts"].append(cb["text"])
                     self._on_text(cb["text"])
-                self._blocks[payload["index"]] = block
+                self._blocks[index] = block
             # other block types (thinking, server tools) are not requested and not kept
         elif kind == "message_start":
             self.started = True
@@ -199,20 +235,110 @@ class _TurnAccumulator:
                          self.output_tokens)
 
 
+# Tool inputs are shallow objects; anything deeper is a runaway model, and deep nesting breaks
+# what the loop does with an input afterwards (deepcopy, schema validation, json.dumps), each of
+# which recurses in Python.
+MAX_INPUT_DEPTH = 100
+CUT_OFF = ("the input was cut off because the response reached max_tokens; send a smaller input "
+           "(e.g. split the content over several calls)")
+
+
 def parse_tool_call(call_id: str, name: str, raw: str, stop_reason: str | None) -> ToolCall:
-    """A ToolCall from streamed JSON text; invalid or non-object input becomes ``error``."""
-    if not raw.strip():
-        return ToolCall(call_id, name, {}, raw)
+    """A ToolCall from streamed JSON text. Anything that is not a JSON object we can send back
+    to the API becomes ``error`` (a message for the model); this never raises."""
     try:
-        value = json.loads(raw)
+        raw, why = _safe_text(raw)
+        if why is None:
+            if not raw.strip():
+                return ToolCall(call_id, name, {}, raw)
+            value, why = _load_object(raw)
+            if why is None:
+                return ToolCall(call_id, name, value, raw)
+    except Exception as exc:  # any parser surprise is the model's bad input, not our crash
+        log.warning("unexpected failure parsing the input of %s: %r", name, exc)
+        why = f"the input could not be read ({type(exc).__name__})"
+    if stop_reason == "max_tokens":
+        why = CUT_OFF
+    return ToolCall(call_id, name, {}, raw if isinstance(raw, str) else "", why)
+
+
+def _safe_text(raw: object) -> tuple[str, str | None]:
+    """``raw`` as text that can be stored (UTF-8 encodable), and why it is unusable if so."""
+    if not isinstance(raw, str):
+        return "", f"the input must be JSON text, not {type(raw).__name__}"
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates cannot go to SQLite or the API; keep a readable copy for the audit.
+        safe = raw.encode("utf-8", "backslashreplace").decode("utf-8")
+        return safe, ("the input contains invalid text (a lone UTF-16 surrogate); send valid "
+                      "Unicode text")
+    return raw, None
+
+
+def _load_object(raw: str) -> tuple[dict[str, Any], str | None]:
+    try:
+        value = json.loads(raw, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        return {}, f"the input is not valid JSON ({exc.msg} at position {exc.pos})"
+    except RecursionError:
+        return {}, _too_deep()
+    except _NonFinite:
+        return {}, _NON_FINITE
     except ValueError as exc:
-        if stop_reason == "max_tokens":
-            why = ("the input was cut off because the response reached max_tokens; send a "
-                   "smaller input (e.g. split the content over several calls)")
-        else:
-            why = f"the input is not valid JSON ({exc.msg} at position {exc.pos})"
-        return ToolCall(call_id, name, {}, raw, why)
+        if "digits" in str(exc):  # CPython's int-string conversion limit
+            return {}, ("a number in the input has too many digits (the limit is 4300); "
+                        "send very long numbers as strings")
+        return {}, f"the input is not valid JSON ({_short(exc)})"
     if not isinstance(value, dict):
-        return ToolCall(call_id, name, {}, raw,
-                        f"the input must be a JSON object, not {type(value).__name__}")
-    return ToolCall(call_id, name, value, raw)
+        return {}, f"the input must be a JSON object, not {type(value).__name__}"
+    # Fewer brackets than the limit cannot nest deeper than it: the walk is for rare inputs.
+    if raw.count("{") + raw.count("[") > MAX_INPUT_DEPTH and _deeper_than(value, MAX_INPUT_DEPTH):
+        return {}, _too_deep()
+    try:
+        # What is kept is sent back to the API in the next request: it must serialise as JSON
+        # (no NaN or infinities, e.g. from 1e999) and encode as UTF-8 (no lone surrogates
+        # from "\\ud800" escapes).
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except ValueError as exc:  # UnicodeEncodeError is a ValueError too
+        if isinstance(exc, UnicodeEncodeError):
+            return {}, ("the input contains invalid text (a lone UTF-16 surrogate escape such "
+                        "as \\ud800); send valid Unicode text")
+        return {}, _NON_FINITE
+    return value, None
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+_NON_FINITE = ("the input contains a number JSON cannot represent (NaN, Infinity or one too "
+               "large for a float); send it as a string")
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+def _too_deep() -> str:
+    return (f"the input is nested too deeply (more than {MAX_INPUT_DEPTH} levels of objects "
+            "and arrays); send a flatter input")
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc)
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """True when ``value`` nests more than ``limit`` containers deep. Iterative: the point is
+    to catch what recursion cannot handle."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children
+                     if isinstance(child, dict | list))
+    return False

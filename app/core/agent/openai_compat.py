@@ -138,28 +138,17 @@ async def _read_stream(resp: httpx.Response, on_text: TextCallback) -> ModelTurn
             continue
         if isinstance(chunk.get("error"), dict | str):
             raise error_from_body(None, chunk, LABEL)
-        usage = chunk.get("usage")
-        if isinstance(usage, dict):
-            input_tokens = int(usage.get("prompt_tokens") or input_tokens)
-            output_tokens = int(usage.get("completion_tokens") or output_tokens)
-        for choice in chunk.get("choices") or ():
-            delta = choice.get("delta") or {}
-            content = delta.get("content")
-            if content:
-                text_parts.append(content)
-                on_text(content)
-            for tc in delta.get("tool_calls") or ():
-                slot = calls.setdefault(int(tc.get("index", len(calls))),
-                                        {"id": "", "name": "", "args": []})
-                if tc.get("id"):
-                    slot["id"] = tc["id"]
-                fn = tc.get("function") or {}
-                if fn.get("name"):
-                    slot["name"] += fn["name"]
-                if fn.get("arguments"):
-                    slot["args"].append(fn["arguments"])
-            if choice.get("finish_reason"):
-                finish = choice["finish_reason"]
+        try:
+            finish = _take_chunk(chunk, text_parts, calls, on_text) or finish
+            usage = chunk.get("usage")
+            if isinstance(usage, dict):
+                input_tokens = int(usage.get("prompt_tokens") or input_tokens)
+                output_tokens = int(usage.get("completion_tokens") or output_tokens)
+        except (AttributeError, KeyError, TypeError, ValueError):
+            # A chunk of the wrong shape (a list where an object belongs, a non-numeric
+            # index, ...) is the server's fault; say so instead of failing as an internal error.
+            raise ProviderError(f"{LABEL} sent a malformed stream chunk. Retry.", "server",
+                                True) from None
     if not done and finish is None:
         raise connection_error(LABEL, "no finish_reason or [DONE]", mid_stream=True)
     stop = _FINISH_TO_STOP.get(finish or "stop", finish or "end_turn")
@@ -178,6 +167,36 @@ async def _read_stream(resp: httpx.Response, on_text: TextCallback) -> ModelTurn
     if tool_calls and stop == "end_turn":
         stop = "tool_use"  # some servers say "stop" even when they called tools
     return ModelTurn(content_blocks, tool_calls, stop, input_tokens, output_tokens)
+
+
+def _take_chunk(chunk: dict[str, Any], text_parts: list[str], calls: dict[int, dict[str, Any]],
+                on_text: TextCallback) -> str | None:
+    """Add one chunk's text and tool-call pieces; returns its finish_reason, if any."""
+    finish: str | None = None
+    for choice in chunk.get("choices") or ():
+        delta = choice.get("delta") or {}
+        content = delta.get("content")
+        if content:
+            if not isinstance(content, str):
+                raise TypeError("content")
+            text_parts.append(content)
+            on_text(content)
+        for tc in delta.get("tool_calls") or ():
+            slot = calls.setdefault(int(tc.get("index", len(calls))),
+                                    {"id": "", "name": "", "args": []})
+            if tc.get("id"):
+                slot["id"] = str(tc["id"])
+            fn = tc.get("function") or {}
+            if fn.get("name"):
+                slot["name"] += str(fn["name"])
+            args = fn.get("arguments")
+            if args:
+                # Some servers send the arguments as an object rather than JSON text.
+                slot["args"].append(args if isinstance(args, str)
+                                    else json.dumps(args, ensure_ascii=False))
+        if choice.get("finish_reason"):
+            finish = str(choice["finish_reason"])
+    return finish
 
 
 def build_body(request: ModelRequest) -> dict[str, Any]:

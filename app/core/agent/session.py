@@ -9,7 +9,12 @@
    person's reason back to the model; **allow** or approved: executed through the registry with
    a ``ToolContext`` built from *that tool's* configuration;
 3. every call, whatever happened, is written to the audit table and answered with exactly one
-   ``tool_result`` so the conversation can always continue.
+   ``tool_result`` so the conversation can always continue. A call that waits for approval or
+   runs is recorded *before* it does (pending / running) and completed after, so if the app
+   is killed meanwhile the record says interrupted, never done (app.core.store.audit).
+
+The permission check parses the input (shell commands with tree-sitter); it runs in a worker
+thread, as the loop's thread is the GUI's.
 
 The loop stops on a turn without tool calls, at the profile's iteration cap (the last turn's
 calls are then answered "not run" instead of executed), on an API error (``RunFailed``, the
@@ -29,6 +34,7 @@ import copy
 import logging
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,11 +77,11 @@ from app.core.agent.transcript import (
 )
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import Decision, ToolPermissionService
-from app.core.store.audit import AuditRepository
+from app.core.store.audit import AuditRepository, State
 from app.core.store.conversations import ConversationRepository
 from app.core.store.profiles import AgentProfile, ProfileRepository, ToolSetting
 from app.core.store.writer import BackgroundWriter
-from app.core.tools.base import Tool, ToolContext
+from app.core.tools.base import Tool, ToolContext, ToolSpec
 from app.core.tools.registry import ToolRegistry
 from app.core.warmup import warm_up
 
@@ -299,8 +305,11 @@ class AgentSession:
                 return
             if iterations >= profile.max_iterations:
                 message = ITERATION_CAP.format(n=profile.max_iterations)
-                self._append("user", [self._not_run(call, run, message)
-                                      for call in turn.tool_calls])
+                answers: list[dict[str, Any]] = []
+                try:
+                    await self._answer_not_run(turn.tool_calls, run, message, answers)
+                finally:
+                    self._append("user", answers)
                 self._emit(RunFinished("max_iterations", iterations, run.input_tokens,
                                        run.output_tokens))
                 return
@@ -316,9 +325,13 @@ class AgentSession:
         except BaseException as exc:  # Stop, or a bug: every call still gets its answer
             why = STOPPED_BEFORE_CALL if isinstance(exc, asyncio.CancelledError) else \
                 "Not run: an internal error ended the run before this tool call."
-            for i, call in enumerate(calls):
-                if results[i] is None:
-                    results[i] = self._not_run(call, run, why)
+            open_slots = [i for i, r in enumerate(results) if r is None]
+            answers: list[dict[str, Any]] = []
+            try:
+                await self._answer_not_run([calls[i] for i in open_slots], run, why, answers)
+            finally:
+                for i, answer in zip(open_slots, answers, strict=False):
+                    results[i] = answer
             raise
         finally:
             # One user turn answering every tool_use, even when stopped half-way.
@@ -329,11 +342,12 @@ class AgentSession:
         tool = self.registry.get(call.name)
         spec = tool.spec if tool is not None else None
         server_id = spec.server_id if spec is not None else UNKNOWN_SERVER
+        row: Future[int] | None = None  # the audit row, once the call is recorded as begun
 
         def finish(outcome: str, content: str, is_error: bool, decision: Decision,
                    duration_ms: int | None = None) -> None:
             results[i] = self._finish(call, server_id, decision, outcome, content, is_error,
-                                      duration_ms)
+                                      duration_ms, row)
 
         problem = self._problem(call, run)
         if problem is not None:
@@ -343,17 +357,32 @@ class AgentSession:
             finish(INVALID, content, True, decision)
             return
         assert tool is not None and spec is not None
-        decision = self.permissions.decide(server_id, call.name, call.input)
+        decision = await self._decide(server_id, call)
         self._announce(run, call, server_id, decision)
         if decision.kind == "deny":
             finish(DENIED, denied_message(decision), True, decision)
             return
         ctx = self._context(run, call.name)
+        row = self._begin(call, server_id, decision,
+                          "running" if decision.kind == "allow" else "pending")
+        try:
+            await self._approve_and_execute(call, tool, spec, server_id, decision, ctx, row,
+                                            finish)
+        except BaseException:
+            if results[i] is None:  # a bug between begin and finish: the row must not dangle
+                finish(CANCELLED, "Not run: an internal error ended the run during this tool "
+                                  "call.", True, decision)
+            raise
+
+    async def _approve_and_execute(self, call: ToolCall, tool: Tool, spec: ToolSpec,
+                                   server_id: str, decision: Decision, ctx: ToolContext,
+                                   row: Future[int], finish: Callable[..., None]) -> None:
         if decision.kind != "allow":
-            request = ApprovalRequest(call.id, call.name, server_id, copy.deepcopy(call.input),
-                                      spec, decision, await self._preview(tool, call.input, ctx))
-            self._emit(AwaitingApproval(request))
             try:
+                preview = await self._preview(tool, call.input, ctx)
+                request = ApprovalRequest(call.id, call.name, server_id,
+                                          copy.deepcopy(call.input), spec, decision, preview)
+                self._emit(AwaitingApproval(request))
                 response = await self.approver(request)
             except asyncio.CancelledError:
                 finish(DECLINED, STOPPED_BEFORE_APPROVAL, True, decision)
@@ -364,11 +393,12 @@ class AgentSession:
                     f"the approval dialog failed ({type(exc).__name__})")
             if not isinstance(response, ApprovalResponse):
                 response = ApprovalResponse.decline("the approval answer was not understood")
-            if response.remember_rule is not None:
-                self._remember(response.remember_rule)
+            for rule in response.rules_to_remember:
+                self._remember(rule)
             if not response.approved:
                 finish(DECLINED, declined_message(response.reason), True, decision)
                 return
+            self._writer.submit(self._audit_set_state, row, "running")
         self._emit(ToolStarted(call.id, call.name))
         started = time.perf_counter()
         try:
@@ -398,18 +428,45 @@ class AgentSession:
                     problem)
         return None
 
-    def _not_run(self, call: ToolCall, run: _Run, message: str) -> dict[str, Any]:
+    async def _decide(self, server_id: str, call: ToolCall) -> Decision:
+        # Off the event loop: deciding parses the input (shell commands with tree-sitter),
+        # and this loop is the GUI's. ToolPermissionService is safe for concurrent calls.
+        return await asyncio.to_thread(self.permissions.decide, server_id, call.name,
+                                       call.input)
+
+    async def _answer_not_run(self, calls: list[ToolCall], run: _Run, message: str,
+                              answers: list[dict[str, Any]]) -> None:
+        """Answer (and audit) calls that were never reached, into ``answers``. If this is
+        itself interrupted (a second Stop), the rest are answered without consulting the
+        rules: every tool_use must still get its result."""
+        try:
+            for call in calls:
+                answers.append(await self._not_run(call, run, message))
+        except BaseException:
+            answers.extend(self._not_run_as(call, run, message, None)
+                           for call in calls[len(answers):])
+            raise
+
+    async def _not_run(self, call: ToolCall, run: _Run, message: str) -> dict[str, Any]:
         """Answer (and audit) a call that was never reached."""
-        tool = self.registry.get(call.name)
-        server_id = tool.spec.server_id if tool is not None else UNKNOWN_SERVER
-        decision = Decision("deny", None, note="Not run.")
+        decision = None
         if call.error is None and call.name in run.offered:
             try:
-                decision = self.permissions.decide(server_id, call.name, call.input)
+                decision = await self._decide(self._server_id(call), call)
             except Exception:  # only for the audit column; never fatal
                 log.exception("permission check failed for %s", call.name)
+        return self._not_run_as(call, run, message, decision)
+
+    def _not_run_as(self, call: ToolCall, run: _Run, message: str,
+                    decision: Decision | None) -> dict[str, Any]:
+        server_id = self._server_id(call)
+        decision = decision or Decision("deny", None, note="Not run.")
         self._announce(run, call, server_id, decision)
         return self._finish(call, server_id, decision, CANCELLED, message, True, None)
+
+    def _server_id(self, call: ToolCall) -> str:
+        tool = self.registry.get(call.name)
+        return tool.spec.server_id if tool is not None else UNKNOWN_SERVER
 
     def _announce(self, run: _Run, call: ToolCall, server_id: str, decision: Decision) -> None:
         if call.id not in run.announced:
@@ -418,10 +475,29 @@ class AgentSession:
             self._emit(ToolRequested(call.id, call.name, server_id, copy.deepcopy(call.input),
                                      decision))
 
+    def _begin(self, call: ToolCall, server_id: str, decision: Decision,
+               state: State) -> Future[int]:
+        """Record the call before it waits or runs; the future holds the audit row's id."""
+        return self._writer.submit(
+            self._audit.begin,
+            tool_name=call.name, server_id=server_id, tool_input=call.input,
+            decision=decision.kind, state=state,
+            rule_id=decision.rule.id if decision.rule is not None else None,
+            conversation_id=self._conversation_id, tool_use_id=call.id)
+
+    def _audit_set_state(self, row: Future[int], state: State) -> None:
+        row_id = _row_id(row)
+        if row_id is not None:
+            self._audit.set_state(row_id, state)
+
+    def _audit_finish(self, row: Future[int] | None, **fields: Any) -> None:
+        self._audit.finish(_row_id(row), **fields)
+
     def _finish(self, call: ToolCall, server_id: str, decision: Decision, outcome: str,
-                content: str, is_error: bool, duration_ms: int | None) -> dict[str, Any]:
+                content: str, is_error: bool, duration_ms: int | None,
+                row: Future[int] | None = None) -> dict[str, Any]:
         self._writer.submit(
-            self._audit.record,
+            self._audit_finish, row,
             tool_name=call.name, server_id=server_id,
             tool_input=call.input if call.error is None else call.raw_input,
             decision=decision.kind, outcome=outcome,  # type: ignore[arg-type]
@@ -539,6 +615,14 @@ def _title(text: str | None) -> str:
     if len(title) > TITLE_LENGTH:
         title = title[: TITLE_LENGTH - 1].rstrip() + "…"
     return title
+
+
+def _row_id(row: Future[int] | None) -> int | None:
+    """The id ``AuditRepository.begin`` returned. Writes run in order on one thread, so a
+    later write finds the begin done; a failed begin gives None (finish then inserts)."""
+    if row is None or not row.done() or row.cancelled() or row.exception() is not None:
+        return None
+    return row.result()
 
 
 def _ms_since(started: float) -> int:

@@ -1,8 +1,15 @@
-"""The audit trail: every tool call with its decision, deciding rule, outcome and timing."""
+"""The audit trail: every tool call with its decision, deciding rule, outcome and timing.
+
+A call that waits (for approval) or runs is recorded *before* it does, with ``begin``, and
+completed with ``finish``; a one-step call (denied, invalid, not run) is written whole with
+``record``. A row still pending or running after its process is gone (the app was killed or
+crashed) therefore reads as interrupted, never as done: ``ToolExecution.interrupted``.
+"""
 
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -11,7 +18,20 @@ import sqlite_utils
 from app.core.store.db import db_lock, transaction, utc_now
 
 Outcome = Literal["executed", "declined", "denied", "cancelled", "invalid"]
+State = Literal["pending", "running", "done"]
 _MAX_STORED_OUTPUT = 200_000
+
+# Which process wrote a pending/running row. Not the pid: pids are reused after a restart.
+PROCESS_TOKEN = uuid.uuid4().hex
+
+# What the transcript card and the tool history say about an interrupted call (one wording).
+NOT_RUN_INTERRUPTED = "not run (interrupted)"
+INTERRUPTED_WHILE_RUNNING = "interrupted while running"
+INTERRUPTED_OUTPUT = ("The app stopped before this call finished; {what}. Its effects, if any, "
+                      "are unknown.")
+# A row written by ``begin`` holds these until ``finish``: whoever reads it without looking at
+# ``state`` sees a cancelled error, never a successful execution.
+_PLACEHOLDER_OUTCOME: Outcome = "cancelled"
 
 
 @dataclass(frozen=True)
@@ -29,10 +49,23 @@ class ToolExecution:
     conversation_id: int | None
     tool_use_id: str | None
     created_at: str
+    state: str = "done"
+    # True when the row is pending or running but the process that wrote it is gone.
+    interrupted: bool = False
+
+    @property
+    def status_label(self) -> str | None:
+        """How to show a call that has not finished (None once it is done)."""
+        if self.state == "done":
+            return None
+        if self.interrupted:
+            return NOT_RUN_INTERRUPTED if self.state == "pending" else INTERRUPTED_WHILE_RUNNING
+        return "waiting for approval" if self.state == "pending" else "running"
 
 
 _COLUMNS = ("id", "tool_name", "server_id", "input", "output", "is_error", "decision", "outcome",
-            "rule_id", "duration_ms", "conversation_id", "tool_use_id", "created_at")
+            "rule_id", "duration_ms", "conversation_id", "tool_use_id", "created_at", "state",
+            "owner")
 
 
 class AuditRepository:
@@ -65,7 +98,81 @@ class AuditRepository:
                  output, int(is_error), decision, outcome, rule_id,
                  None if duration_ms is None else max(0, int(duration_ms)), conversation_id,
                  tool_use_id, utc_now()))
-            return int(cur.lastrowid)
+            assert cur.lastrowid is not None  # set by every successful INSERT
+            return cur.lastrowid
+
+    def begin(
+        self,
+        *,
+        tool_name: str,
+        server_id: str,
+        tool_input: Any,
+        decision: str,
+        state: State,
+        rule_id: int | None = None,
+        conversation_id: int | None = None,
+        tool_use_id: str | None = None,
+    ) -> int:
+        """Record a call before it waits for approval (``pending``) or runs (``running``).
+        Until ``finish``, it reads as cancelled, and as interrupted once this process is gone."""
+        with transaction(self.db) as conn:
+            cur = conn.execute(
+                "INSERT INTO tool_executions (tool_name, server_id, input, output, is_error,"
+                " decision, outcome, rule_id, duration_ms, conversation_id, tool_use_id,"
+                " created_at, state, owner) VALUES (?, ?, ?, NULL, 1, ?, ?, ?, NULL, ?, ?, ?,"
+                " ?, ?)",
+                (tool_name, server_id, json.dumps(tool_input, ensure_ascii=False, default=str),
+                 decision, _PLACEHOLDER_OUTCOME, rule_id, conversation_id, tool_use_id,
+                 utc_now(), state, PROCESS_TOKEN))
+            assert cur.lastrowid is not None
+            return cur.lastrowid
+
+    def set_state(self, row_id: int, state: State) -> None:
+        """Move a begun call on (``pending`` → ``running`` when it was approved)."""
+        with transaction(self.db) as conn:
+            conn.execute("UPDATE tool_executions SET state = ? WHERE id = ?", (state, row_id))
+
+    def finish(
+        self,
+        row_id: int | None,
+        *,
+        tool_name: str,
+        server_id: str,
+        tool_input: Any,
+        decision: str,
+        outcome: Outcome,
+        output: str | None = None,
+        is_error: bool = False,
+        rule_id: int | None = None,
+        duration_ms: int | None = None,
+        conversation_id: int | None = None,
+        tool_use_id: str | None = None,
+    ) -> int:
+        """Complete the row ``begin`` wrote; without one (or if it is gone), record the call
+        whole, so the outcome is never lost."""
+        if row_id is not None:
+            if output is not None and len(output) > _MAX_STORED_OUTPUT:
+                output = output[:_MAX_STORED_OUTPUT] + "\n[… truncated in the audit log]"
+            with transaction(self.db) as conn:
+                cur = conn.execute(
+                    "UPDATE tool_executions SET decision = ?, outcome = ?, output = ?,"
+                    " is_error = ?, rule_id = ?, duration_ms = ?, state = 'done' WHERE id = ?",
+                    (decision, outcome, output, int(is_error), rule_id,
+                     None if duration_ms is None else max(0, int(duration_ms)), row_id))
+                if cur.rowcount == 1:
+                    return row_id
+        return self.record(tool_name=tool_name, server_id=server_id, tool_input=tool_input,
+                           decision=decision, outcome=outcome, output=output, is_error=is_error,
+                           rule_id=rule_id, duration_ms=duration_ms,
+                           conversation_id=conversation_id, tool_use_id=tool_use_id)
+
+    def for_conversation(self, conversation_id: int) -> dict[str, ToolExecution]:
+        """The calls of one conversation by tool_use id (the latest row for each id)."""
+        sql = (f"SELECT {', '.join(_COLUMNS)} FROM tool_executions"
+               " WHERE conversation_id = ? AND tool_use_id IS NOT NULL ORDER BY id")
+        with db_lock(self.db):
+            rows = self.db.conn.execute(sql, (conversation_id,)).fetchall()
+        return {e.tool_use_id: e for e in map(self._row, rows) if e.tool_use_id is not None}
 
     def list(
         self,
@@ -102,4 +209,12 @@ class AuditRepository:
         values = dict(zip(_COLUMNS, row, strict=True))
         values["input"] = json.loads(values["input"])
         values["is_error"] = bool(values["is_error"])
-        return ToolExecution(**values)
+        owner = values.pop("owner")
+        # Decided when read, not by a start-up sweep: correct however the process ended, and a
+        # row another running instance owns only looks interrupted until it finishes it.
+        interrupted = values["state"] != "done" and owner != PROCESS_TOKEN
+        if interrupted and values["output"] is None:
+            values["output"] = INTERRUPTED_OUTPUT.format(
+                what="it was never run" if values["state"] == "pending"
+                else "it was stopped while running")
+        return ToolExecution(**values, interrupted=interrupted)

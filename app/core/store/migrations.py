@@ -97,6 +97,18 @@ CREATE INDEX idx_tool_executions_created ON tool_executions(created_at);
 CREATE INDEX idx_tool_executions_tool ON tool_executions(tool_name);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+# A call is recorded when it is requested and updated when it ends, so a call the app never
+# finished (killed while the approval was pending, or while the tool ran) is still on record.
+# ``state``: pending (waiting for approval), running (started), done. ``owner`` is the process
+# that wrote the row: a pending or running row whose owner is gone was interrupted
+# (app.core.store.audit). Existing rows are finished calls, hence the default.
+_V2 = """
+ALTER TABLE tool_executions ADD COLUMN state TEXT NOT NULL DEFAULT 'done'
+    CHECK (state IN ('pending', 'running', 'done'));
+ALTER TABLE tool_executions ADD COLUMN owner TEXT;
+CREATE INDEX idx_tool_executions_conversation ON tool_executions(conversation_id, tool_use_id);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
 from app.core.store.audit import AuditRepository, ToolExecution
+from app.core.visible_text import make_visible
 from app.ui.models.base import Index, RowsTableModel
 
 
@@ -54,12 +55,18 @@ class HistoryTableModel(RowsTableModel[ToolExecution]):
             if column == self.COL_DECISION:
                 return row.decision
             if column == self.COL_OUTCOME:
+                # Not finished (or interrupted by the app stopping): say that, never the
+                # placeholder outcome the row holds meanwhile.
+                if row.status_label is not None:
+                    return row.status_label
                 return row.outcome + (" (error)" if row.is_error and row.outcome == "executed"
                                       else "")
             if column == self.COL_DURATION:
                 return "" if row.duration_ms is None else f"{row.duration_ms} ms"
             if column == self.COL_INPUT:
-                text = json.dumps(row.input, ensure_ascii=False)
+                # Hidden characters shown as marked escapes; escaped first, so the 120
+                # characters counted are the ones a person sees.
+                text = make_visible(json.dumps(row.input, ensure_ascii=False))
                 return text if len(text) <= 120 else text[:117] + "…"
         if role == Qt.ItemDataRole.ForegroundRole and column == self.COL_OUTCOME and \
                 (row.is_error or row.outcome != "executed"):

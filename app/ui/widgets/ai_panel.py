@@ -38,7 +38,9 @@ from app.core.agent.events import (
     ToolStarted,
 )
 from app.core.agent.session import AgentSession
+from app.core.agent.transcript import INTERRUPTED_RESULT
 from app.core.services import Services
+from app.core.store.audit import ToolExecution
 from app.ui.dialogs.approval import ApprovalQueue
 from app.ui.widgets.markdown_stream import SplitState, freeze_ready_blocks
 from app.ui.widgets.tool_card import ToolCard
@@ -86,12 +88,13 @@ class MessageView(QTextBrowser):
         self._state = SplitState()
         self._tail_start = 0
         self.markdown = text
-        self.render()
+        self.render_markdown()
 
     def append(self, delta: str) -> None:
         self.markdown += delta
 
-    def render(self) -> None:
+    # Not `render`: that would shadow QWidget.render(target, ...), which Qt's Python API calls.
+    def render_markdown(self) -> None:
         frozen, tail = freeze_ready_blocks(self.markdown, self._state)
         cursor = QTextCursor(self.document())
         cursor.beginEditBlock()
@@ -150,7 +153,12 @@ class Transcript(QScrollArea):
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(lambda v: setattr(self, "_stick_to_bottom",
                                                    v >= bar.maximum() - 24))
-        bar.rangeChanged.connect(lambda _lo, hi: self._stick_to_bottom and bar.setValue(hi))
+
+        def follow_growth(_lo: int, hi: int) -> None:
+            if self._stick_to_bottom:
+                bar.setValue(hi)
+
+        bar.rangeChanged.connect(follow_growth)
 
     def add(self, widget: QWidget) -> QWidget:
         self.empty_hint.hide()
@@ -236,7 +244,8 @@ class AIPanel(QWidget):
         self.stop_button.clicked.connect(self.stop)
         self.new_button.clicked.connect(self.new_conversation)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
-            QShortcut(QKeySequence(keys), self.prompt, activated=lambda: self.send())
+            shortcut = QShortcut(QKeySequence(keys), self.prompt)
+            shortcut.activated.connect(lambda: self.send())
         self.conversation_picker.activated.connect(self._on_conversation_picked)
         self.prompt.textChanged.connect(self._on_prompt_changed)
         self.refresh_conversations()
@@ -345,10 +354,10 @@ class AIPanel(QWidget):
         elif isinstance(event, ToolRequested):
             self._flush_text()
             rule = event.decision.explain()
-            card = ToolCard(event.tool_use_id, event.tool_name, event.server_id, event.input,
-                            event.decision.kind, rule)
-            self.cards[event.tool_use_id] = card
-            self.transcript.add(card)
+            new_card = ToolCard(event.tool_use_id, event.tool_name, event.server_id, event.input,
+                                event.decision.kind, rule)
+            self.cards[event.tool_use_id] = new_card
+            self.transcript.add(new_card)
         elif isinstance(event, AwaitingApproval):
             card = self.cards.get(event.request.tool_use_id)
             if card is not None:
@@ -384,7 +393,7 @@ class AIPanel(QWidget):
 
     def _render_current_text(self) -> None:
         if self._current_text is not None:
-            self._current_text.render()
+            self._current_text.render_markdown()
 
     def _flush_text(self) -> None:
         self._render_timer.stop()
@@ -428,6 +437,7 @@ class AIPanel(QWidget):
         self.cards.clear()
         results: dict[str, tuple[str, bool]] = {}
         messages = self.services.conversations.messages(conversation_id)
+        executions = self.services.audit.for_conversation(conversation_id)
         for message in messages:
             if isinstance(message.content, list):
                 for block in message.content:
@@ -447,13 +457,33 @@ class AIPanel(QWidget):
                 elif kind == "tool_use":
                     tool = self.services.registry.get(block["name"])
                     server_id = tool.spec.server_id if tool is not None else "builtin"
+                    execution = executions.get(block["id"])
                     card = ToolCard(block["id"], block["name"], server_id, block.get("input"),
-                                    "history", "from an earlier session")
-                    content, is_error = results.get(block["id"], ("", False))
-                    card.finish("executed", is_error, 0, content)
+                                    execution.decision if execution is not None else "history",
+                                    "from an earlier session")
+                    card.finish(*_restored_outcome(execution, results.get(block["id"])))
                     self.transcript.add(card)
         root = self._project_root()
         self._discard_session()
         if root is not None:
             self.session = self._new_session(root, conversation_id)
         self.refresh_conversations()
+
+
+def _restored_outcome(execution: ToolExecution | None, result: tuple[str, bool] | None
+                      ) -> tuple[str, bool, int, str]:
+    """(status, is_error, duration_ms, content) for a reloaded card, from the audit row and
+    the tool_result in the transcript. A call the app never finished says so; it must never
+    read as done."""
+    content = result[0] if result is not None else ""
+    if execution is not None and execution.state != "done":
+        status = "interrupted" if execution.state == "pending" else "interrupted_running"
+        return status, True, 0, content or execution.output or ""
+    if execution is not None:
+        return (execution.outcome, execution.is_error, execution.duration_ms or 0,
+                content or execution.output or "")
+    if result is None or content == INTERRUPTED_RESULT:
+        # Never answered, or answered only by the repair after a restart: it did not finish.
+        return "interrupted", True, 0, content or INTERRUPTED_RESULT
+    # No audit row (its write failed): the transcript's answer is all there is to show.
+    return "executed", result[1], 0, content

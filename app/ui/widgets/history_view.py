@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.store.audit import AuditRepository
+from app.core.visible_text import make_visible
 from app.ui.models.history_model import HistoryTableModel
 
 
@@ -84,9 +85,9 @@ class HistoryView(QWidget):
         e = self.model.execution_at(row)
         self.details.setPlainText(
             f"{e.tool_name} on {e.server_id} at {e.created_at}\n"
-            f"decision: {e.decision}   outcome: {e.outcome}   rule: "
+            f"decision: {e.decision}   outcome: {e.status_label or e.outcome}   rule: "
             f"{'#' + str(e.rule_id) if e.rule_id else 'none'}   "
             f"duration: {e.duration_ms if e.duration_ms is not None else '-'} ms   "
             f"error: {'yes' if e.is_error else 'no'}\n\n"
-            f"input:\n{json.dumps(e.input, indent=2, ensure_ascii=False)}\n\n"
-            f"output:\n{e.output or ''}")
+            f"input:\n{make_visible(json.dumps(e.input, indent=2, ensure_ascii=False))}\n\n"
+            f"output:\n{make_visible(e.output or '')}")  # what a person reads is what ran

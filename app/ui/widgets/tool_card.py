@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.store.audit import INTERRUPTED_WHILE_RUNNING, NOT_RUN_INTERRUPTED
+from app.core.visible_text import make_visible
 from app.ui.widgets.badges import badge
 from app.ui.widgets.highlighters import JsonHighlighter
 
@@ -29,6 +31,9 @@ _STATUS_TEXT = {
     "denied": "✗ denied by a rule",
     "cancelled": "■ cancelled",
     "invalid": "✗ invalid input",
+    # A call the app never finished (killed or crashed): the tool history says the same.
+    "interrupted": f"■ {NOT_RUN_INTERRUPTED}",
+    "interrupted_running": f"■ {INTERRUPTED_WHILE_RUNNING}",
 }
 
 
@@ -95,8 +100,11 @@ class ToolCard(QFrame):
         self.rule_label = QLabel(rule_text)
         self.rule_label.setWordWrap(True)
         self.rule_label.setStyleSheet("color: palette(placeholder-text); font-size: 11px;")
+        # What a person reads is what runs: ANSI escapes, bidi overrides and zero-width
+        # characters in the input or the result are shown as marked escapes, not obeyed.
         self.input_section = _Collapsible(
-            "Input", json.dumps(tool_input, indent=2, ensure_ascii=False), json_text=True)
+            "Input", make_visible(json.dumps(tool_input, indent=2, ensure_ascii=False)),
+            json_text=True)
         self.result_section = _Collapsible("Result", "")
         self.result_section.hide()
         layout = QVBoxLayout(self)
@@ -115,7 +123,8 @@ class ToolCard(QFrame):
         self.status = status
         self.status_label.setText(_STATUS_TEXT.get(status, status))
         colour = {"executed": "#1a7f37", "awaiting": "#9a6700"}.get(status, "#cf222e" if status in (
-            "error", "declined", "denied", "cancelled", "invalid") else "")
+            "error", "declined", "denied", "cancelled", "invalid", "interrupted",
+            "interrupted_running") else "")
         self.status_label.setStyleSheet(f"color: {colour};" if colour else "")
 
     def finish(self, outcome: str, is_error: bool, duration_ms: int, content: str) -> None:
@@ -123,7 +132,7 @@ class ToolCard(QFrame):
         self.set_status(status)
         if duration_ms:
             self.duration_label.setText(f"{duration_ms} ms")
-        self.result_section.set_text(content)
+        self.result_section.set_text(make_visible(content))
         self.result_section.show()
         if is_error:
             self.result_section.toggle.setChecked(True)

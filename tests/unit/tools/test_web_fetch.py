@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.core.tools.base import RiskLevel, SubjectError, ToolCategory, ToolContext, ToolResult
 from app.core.tools.builtin import default_registry
@@ -451,3 +453,137 @@ async def test_through_the_registry(server: FakeWebServer, ctx: ToolContext) -> 
         assert bad.is_error and "max_length" in bad.content
     finally:
         await tool.aclose()  # type: ignore[union-attr]
+
+
+# -- malformed URLs and redirect locations ----------------------------------------------------
+
+def _header_value(text: str) -> str:
+    """``text`` as the server will put it on the wire: UTF-8 bytes (BaseHTTPRequestHandler
+    writes header values as latin-1, so this sends exactly the UTF-8 encoding)."""
+    return text.encode("utf-8", "surrogatepass").decode("latin-1")
+
+
+MALFORMED_LOCATIONS = [
+    "http:\\\\host/x",
+    "http:\\host/x",
+    "https:\\\\127.0.0.1\\x",
+    "/a\\b",
+    "http://h:99999/",
+    "http://h:-1/",
+    "http://h:port/",
+    "http://[::1/",
+    "http://[zz]/",
+    "http://[::1]:70000/",
+    "http://:80/x",
+    "http://@/x",
+    "file:///etc/passwd",
+    "javascript:alert(1)",
+    "data:text/html,<p>x</p>",
+    "ftp://127.0.0.1/x",
+    "http://a b/",
+    "http://a\tb/",
+    "/path with space",
+    "http://" + "a" * 70 + ".test/",
+    "http://127.0.0.1/" + "a" * 9000,
+    _header_value("http://\u200b/"),
+    _header_value("http://a\u3000b.test/"),
+    _header_value("http://xn--a.test/"),
+    _header_value("http://\U0001f600\u0301.test/"),
+    _header_value("http://127.0.0.1/\x85x"),
+    "http:///x",
+]
+
+
+@pytest.mark.parametrize("location", MALFORMED_LOCATIONS,
+                         ids=[f"loc{i}" for i in range(len(MALFORMED_LOCATIONS))])
+async def test_malformed_redirect_location_is_an_error_result(
+        tool: WebFetchTool, server: FakeWebServer, ctx: ToolContext, location: str) -> None:
+    server.redirect("/jump", location)
+    result = await tool.execute({"url": server.url("/jump")}, ctx)
+
+    assert isinstance(result, ToolResult)
+    assert result.is_error, result.content
+    assert "redirect" in result.content.lower()
+    assert server.url("/jump") in result.content  # names the page that redirected
+    assert len(server.requests) == 1  # nothing was requested from the bad location
+
+
+MALFORMED_URLS = [
+    "http:\\\\host/x",
+    "http://h:99999/",
+    "http://h:-1/",
+    "http://h:port/",
+    "http://[::1/",
+    "http://[zz]/",
+    "http://:80/x",
+    "http:///x",
+    "http://",
+    "file:///etc/passwd",
+    "javascript:alert(1)",
+    "http://a b/",
+    "http://a\x00b/",
+    "http://\x7f/",
+    "http://h/" + "a" * 100_000,
+    "http://\u200b/",
+    "http://a\u3000b.test/",
+    "http://xn--a.test/",
+    "http://host.test/\udcff",
+    "\ud800",
+    "//host/x",
+    "host.test",
+]
+
+
+@pytest.mark.parametrize("url", MALFORMED_URLS, ids=[f"url{i}" for i in range(len(MALFORMED_URLS))])
+async def test_malformed_url_input_is_an_error_result(tool: WebFetchTool, ctx: ToolContext,
+                                                      backend: LoopbackOnlyBackend,
+                                                      url: str) -> None:
+    result = await tool.execute({"url": url}, ctx)
+    assert isinstance(result, ToolResult) and result.is_error, result.content
+    assert backend.attempts == []
+    result.content.encode("utf-8")  # the message itself is storable text
+
+
+# Random text rarely looks like a URL; these starts put it where URL parsers branch.
+_URL_PREFIXES = st.sampled_from(["", "/", "//", "http:", "http://", "https://", "http://[",
+                                 "http://h:", "http:\\", "HTTP://x.test", "xn--", "?", "#"])
+
+
+@settings(derandomize=True, max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(prefix=_URL_PREFIXES, rest=st.text(max_size=300))
+async def test_any_text_as_the_url_is_a_result(tool: WebFetchTool, ctx: ToolContext,
+                                               prefix: str, rest: str) -> None:
+    result = await tool.execute({"url": prefix + rest}, ctx)
+    assert isinstance(result, ToolResult)
+    result.content.encode("utf-8")
+
+
+@settings(derandomize=True, max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(prefix=_URL_PREFIXES,
+       rest=st.text(st.characters(exclude_characters="\r\n"), max_size=200))
+async def test_any_text_as_a_redirect_location_is_a_result(
+        tool: WebFetchTool, server: FakeWebServer, ctx: ToolContext, prefix: str,
+        rest: str) -> None:
+    location = (prefix + rest).strip() or "/"
+    server.redirect("/any", _header_value(location))
+    server.html("/", "<p>root</p>")
+    result = await tool.execute({"url": server.url("/any")}, ctx)
+    assert isinstance(result, ToolResult)
+    result.content.encode("utf-8")
+
+
+async def test_the_messages_say_what_is_wrong(tool: WebFetchTool, server: FakeWebServer,
+                                              ctx: ToolContext) -> None:
+    server.redirect("/bs", "http:\\\\host/x")
+    server.redirect("/js", "javascript:alert(1)")
+    server.redirect("/port", "http://h:99999/")
+    backslash = (await tool.execute({"url": server.url("/bs")}, ctx)).content
+    assert "malformed location 'http:\\\\\\\\host/x'" in backslash and "backslash" in backslash
+    assert "Only http:// and https://" in (await tool.execute({"url": server.url("/js")},
+                                                               ctx)).content
+    assert "99999" in (await tool.execute({"url": server.url("/port")}, ctx)).content
+    own = await tool.execute({"url": "http://a b.test/"}, ctx)
+    assert own.content.startswith("The URL 'http://a b.test/' is malformed") or \
+        "spaces" in own.content

@@ -23,6 +23,7 @@ from typing import Any
 
 import httpcore
 import httpx
+import idna
 
 from app.core.tools.base import ToolContext, ToolResult
 from app.core.tools.builtin.web_specs import WEB_FETCH_SPEC
@@ -102,6 +103,51 @@ class FetchError(Exception):
     """A failure whose message is written for the model."""
 
 
+# Everything URL parsing and request building can raise for a malformed URL: httpx's own
+# errors, and the ValueError/UnicodeError family its helpers (ports, IPv6, IDNA, encoding) let
+# through. One tuple, caught where a URL is parsed or first requested, so no spelling of a bad
+# URL ever escapes as an exception.
+_URL_ERRORS: tuple[type[BaseException], ...] = (
+    httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError, UnicodeError, TypeError,
+    idna.IDNAError)
+
+
+def _url_error_text(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, UnicodeError) and not isinstance(exc, idna.IDNAError):
+        text = "it contains characters that are not valid text (e.g. a lone surrogate)"
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a URL as written, for what httpx would silently "repair"
+    (a backslash read as a path character, a space percent-encoded)."""
+    if "\\" in text:
+        return "it contains a backslash (\\); URLs use forward slashes"
+    if any(ch.isspace() or ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in text):
+        return "it contains spaces or control characters (percent-encode them, e.g. %20)"
+    return None
+
+
+def _host_problem(url: httpx.URL) -> str | None:
+    """Why the (already IDNA-encoded) host of ``url`` cannot exist in DNS."""
+    host = url.raw_host.decode("ascii", "replace").rstrip(".")
+    if not host or host.startswith("["):
+        return None  # an empty host is NetGuard's to refuse; IPv6 literals have no labels
+    if len(host) > 253:
+        return "the host name is longer than 253 characters"
+    for label in host.split("."):
+        if len(label) > 63:
+            return f"the host label {label[:20]}… is longer than 63 characters"
+        if label.lower().startswith("xn--"):
+            try:
+                idna.decode(label)
+            except (idna.IDNAError, UnicodeError, ValueError):
+                return f"the host label {label!r} is not valid punycode (IDNA)"
+    return None
+
+
 def _same_site(a: httpx.URL, b: httpx.URL) -> bool:
     """Same host, ignoring a leading ``www.`` (scheme and port changes are fine)."""
     def norm(u: httpx.URL) -> bytes:
@@ -148,6 +194,7 @@ class WebFetchTool:
                 trust_env=False,
                 # Stateless fetches: no site can set a cookie that later calls send back.
                 cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
+                event_hooks={"response": [_take_location]},
             )
             self._clients[guard.allow_private] = client
         return client
@@ -176,10 +223,15 @@ class WebFetchTool:
             max_length = MAX_MAX_LENGTH
         settings = FetchSettings.from_config(ctx.config_for("web_fetch"))
         guard = self._guard(ctx)
+        raw_url = raw_url.strip()
         try:
-            url = guard.check_url(raw_url.strip())
+            url = self._check_url(raw_url, guard)
         except BlockedURLError as exc:
             return ToolResult.error(str(exc))
+        except FetchError as exc:
+            shown = _shown(raw_url)
+            return ToolResult.error(f"The URL {shown} is malformed: {exc}. Pass a full URL "
+                                    "such as https://example.com/page.")
 
         try:
             async with asyncio.timeout(ctx.http_timeout_s):
@@ -196,7 +248,29 @@ class WebFetchTool:
                 "later, or fetch a different URL.")
         except httpx.HTTPError as exc:
             return ToolResult.error(_describe_http_error(url, exc))
-        return await self._result(raw_url.strip(), fetched, max_length, settings, notes)
+        except _URL_ERRORS as exc:  # a URL httpx accepted but cannot request after all
+            return ToolResult.error(f"The URL {url} cannot be requested: "
+                                    f"{_url_error_text(exc)}. Check it and try again.")
+        return await self._result(raw_url, fetched, max_length, settings, notes)
+
+    @staticmethod
+    def _check_url(text: str, guard: NetGuard) -> httpx.URL:
+        """``text`` parsed and checked; BlockedURLError for unsafe URLs, FetchError (a reason
+        without context) for malformed ones. Never anything else."""
+        try:
+            # NetGuard first: its refusals (credentials, schemes, private hosts) are the most
+            # specific messages.
+            url = guard.check_url(text)
+            problem = _text_problem(text) or _host_problem(url)
+            _ = url.port  # parsed lazily by some httpx versions; fail here, not mid-request
+        except BlockedURLError:
+            raise
+        except _URL_ERRORS as exc:
+            problem = _url_error_text(exc)
+        else:
+            if problem is None:
+                return url
+        raise FetchError(problem)
 
     async def _fetch(self, url: httpx.URL, guard: NetGuard, ctx: ToolContext,
                      settings: FetchSettings) -> _Fetched:
@@ -207,8 +281,16 @@ class WebFetchTool:
         chain: list[str] = [str(url)]
         seen = {str(url)}
         for _hop in range(settings.max_redirects + 1):
-            async with client.stream("GET", url, headers=headers, timeout=timeout) as resp:
-                location = resp.headers.get("location")
+            try:
+                request = client.build_request("GET", url, headers=headers, timeout=timeout)
+            except _URL_ERRORS as exc:
+                if len(chain) == 1:
+                    raise
+                raise FetchError(f"{chain[-2]} redirected to {_shown(chain[-1])}, which cannot "
+                                 f"be requested: {_url_error_text(exc)}. The site's redirect "
+                                 "is broken; try a different URL.") from None
+            async with _send(client, request) as resp:
+                location = resp.extensions.get(_LOCATION)
                 if resp.status_code in REDIRECT_STATUSES and location:
                     target = self._redirect_target(url, location, guard, chain)
                     if not (settings.follow_cross_host_redirects or _same_site(url, target)):
@@ -228,18 +310,33 @@ class WebFetchTool:
             f"Too many redirects (more than {settings.max_redirects}): " + " → ".join(chain) +
             ". Try the last URL directly or a different page.")
 
-    @staticmethod
-    def _redirect_target(url: httpx.URL, location: str, guard: NetGuard,
+    @classmethod
+    def _redirect_target(cls, url: httpx.URL, location: str, guard: NetGuard,
                          chain: list[str]) -> httpx.URL:
-        try:
-            target = url.join(location.strip())
-        except (httpx.InvalidURL, ValueError):
-            raise FetchError(f"{url} redirected to an invalid URL {location!r}.") from None
-        try:
-            return guard.check_url(target)
-        except BlockedURLError as exc:
-            raise BlockedURLError(
-                f"The redirect from {chain[-1]} to {target} was refused. {exc}") from None
+        location = location.strip()
+        problem = _text_problem(location)
+        if problem is None:
+            try:
+                # An http(s) location with an empty host ("http:///x", "http://:80/x") would
+                # be joined onto the current host, which is a guess; refuse it instead. (Other
+                # schemes are refused by NetGuard with their own message.)
+                parsed = httpx.URL(location)
+                if parsed.scheme in ("http", "https") and not parsed.raw_host:
+                    problem = "it has no host name"
+                target = url.join(location)
+            except _URL_ERRORS as exc:
+                problem = _url_error_text(exc)
+            if problem is None:
+                try:
+                    return cls._check_url(str(target), guard)
+                except BlockedURLError as exc:
+                    raise BlockedURLError(f"The redirect from {chain[-1]} to {_shown(target)} "
+                                          f"was refused. {exc}") from None
+                except FetchError as exc:
+                    problem = str(exc)
+        raise FetchError(f"{chain[-1]} redirected to a malformed location {_shown(location)}: "
+                         f"{problem}. The site's redirect is broken; try a different URL or the "
+                         "site's home page.")
 
     @staticmethod
     async def _read(url: httpx.URL, resp: httpx.Response, settings: FetchSettings,
@@ -377,6 +474,46 @@ def _describe_http_error(url: httpx.URL, exc: httpx.HTTPError) -> str:
     if isinstance(exc, httpx.RemoteProtocolError):
         return f"The server at {url.host} broke the HTTP protocol: {text}. Try again later."
     return f"HTTP request to {url} failed: {type(exc).__name__}: {text}."
+
+
+_LOCATION = "tebiki.location"
+
+
+async def _take_location(response: httpx.Response) -> None:
+    """Move ``Location`` out of the headers before httpx sees it.
+
+    Even with follow_redirects off, httpx parses Location to build ``response.next_request``,
+    and a malformed one raises from ``send()`` (InvalidURL, or RemoteProtocolError naming no
+    redirect) before we get the response. This hook runs first; ``_redirect_target`` then
+    parses the location itself, with a message the model can act on.
+    """
+    location = response.headers.get("location")
+    if location is not None:
+        response.extensions[_LOCATION] = location
+        del response.headers["location"]
+
+
+def _shown(url: object, limit: int = 300) -> str:
+    """A URL quoted for a message: storable text, and short."""
+    text = repr(str(url).encode("utf-8", "backslashreplace").decode("utf-8"))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _send:
+    """``client.send(request, stream=True)`` as an async context manager that closes the
+    response, like ``client.stream`` (which builds the request itself, inside the try)."""
+
+    def __init__(self, client: httpx.AsyncClient, request: httpx.Request) -> None:
+        self._client, self._request = client, request
+        self._response: httpx.Response | None = None
+
+    async def __aenter__(self) -> httpx.Response:
+        self._response = await self._client.send(self._request, stream=True)
+        return self._response
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._response is not None:
+            await self._response.aclose()
 
 
 def create() -> WebFetchTool:
