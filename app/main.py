@@ -9,7 +9,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from app.core.config import APP_ID, APP_NAME, AppPaths, resolve_paths, resolve_project_root
 from app.core.store.errors import DatabaseError
@@ -49,18 +49,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.data_dir = tempfile.mkdtemp(prefix="tebiki-smoke-")
     paths = resolve_paths(args.data_dir)
     paths.data_dir.mkdir(parents=True, exist_ok=True)
-    logging.basicConfig(
-        level=logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        handlers=[logging.FileHandler(paths.log_file, encoding="utf-8"),
-                  logging.StreamHandler()],
-    )
+    from app.core.logging_setup import configure_logging
+
+    configure_logging(paths.log_file)  # rotating, floods collapsed: the log cannot fill the disk
 
     from PySide6.QtWidgets import QApplication
 
     from app.ui.gc_guard import MainThreadGarbageCollector
 
-    app = QApplication.instance() or QApplication([sys.argv[0]])
+    # instance() is typed as QCoreApplication; ours is always a QApplication.
+    app = cast(QApplication, QApplication.instance()) or QApplication([sys.argv[0]])
     garbage_collector = MainThreadGarbageCollector(app)
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(APP_NAME)

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from app.core.config import APP_NAME
 
 if TYPE_CHECKING:
+    from app.core.agent.models import ModelInfo
     from app.core.services import Services
     from app.ui.dialogs.settings import SettingsDialog
 
@@ -59,6 +60,9 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._layout_restored = False
         self._models_task: asyncio.Future[None] | None = None
+        # The provider's model list with dates and lifecycle, once it answered (else empty):
+        # the default model and the deprecation warning use it.
+        self._model_infos: list[ModelInfo] = []
         self._needs_services: list[QAction | QWidget] = []
 
         self.tabs = QTabWidget()
@@ -91,6 +95,14 @@ class MainWindow(QMainWindow):
         if services is not None:
             self.attach_services(services, project_root)
 
+    @property
+    def live_services(self) -> Services:
+        """``services``, once attached. What uses it is enabled or built only by
+        attach_services, so reaching it earlier is a bug, not a state to handle."""
+        if self.services is None:
+            raise RuntimeError("MainWindow used before attach_services")
+        return self.services
+
     def restore_layout(self, saved: Mapping[str, Any]) -> None:
         """Size, place and dock layout saved at the last quit (``LAYOUT_KEYS``)."""
         def decoded(key: str) -> QByteArray | None:
@@ -117,8 +129,9 @@ class MainWindow(QMainWindow):
         from app.ui.widgets.tools_panel import ToolsPanel
 
         self.services = services
-        self.profile_id = services.profiles.ensure_default().id
-        assert self.profile_id is not None
+        profile_id = services.profiles.ensure_default().id
+        assert profile_id is not None  # a stored profile always has its row id
+        self.profile_id: int = profile_id
 
         self.approvals = ApprovalQueue(self, lambda: self.project_root)
         self.ai_panel = AIPanel(services, self.profile_id, self.approvals,
@@ -128,16 +141,23 @@ class MainWindow(QMainWindow):
         for index in reversed(range(self.tabs.count())):
             placeholder = self.tabs.widget(index)
             self.tabs.removeTab(index)
-            placeholder.deleteLater()
+            if placeholder is not None:
+                placeholder.deleteLater()
         self.tabs.addTab(self.ai_panel, "Assistant")
         self.tabs.addTab(self.history, "Tool history")
         self.tabs.setCurrentIndex(max(current, 0))
-        self.tabs.currentChanged.connect(lambda i: i == 1 and self.history.model.reload())
+
+        def reload_history_when_shown(index: int) -> None:
+            if index == 1:
+                self.history.model.reload()
+
+        self.tabs.currentChanged.connect(reload_history_when_shown)
 
         self.tools_panel = ToolsPanel(services, self.profile_id)
-        placeholder = self.tools_dock.widget()
+        dock_placeholder = self.tools_dock.widget()
         self.tools_dock.setWidget(self.tools_panel)
-        placeholder.deleteLater()
+        if dock_placeholder is not None:
+            dock_placeholder.deleteLater()
 
         self.ai_panel.status_message.connect(self.status_label.setText)
         self.ai_panel.writing_started.connect(self._prepare_for_runs)
@@ -169,6 +189,9 @@ class MainWindow(QMainWindow):
         self.model_picker.setObjectName("model-picker")
         self.model_picker.setEditable(True)
         self.model_picker.setMinimumWidth(220)
+        self.model_warning = QLabel()
+        self.model_warning.setObjectName("model-warning")
+        self.model_warning.setStyleSheet("color: #9a6700;")
         self.project_label = QLabel()
         self.project_label.setObjectName("project-label")
         profile_button = QPushButton("Profile…")
@@ -176,6 +199,9 @@ class MainWindow(QMainWindow):
         bar.addWidget(self.profile_picker)
         bar.addWidget(QLabel("  Model "))
         bar.addWidget(self.model_picker)
+        # A toolbar shows or hides its widgets through their actions, not the widgets.
+        self._model_warning_action = bar.addWidget(self.model_warning)
+        self._model_warning_action.setVisible(False)
         bar.addWidget(profile_button)
         spacer = QWidget()
         spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding,
@@ -188,26 +214,32 @@ class MainWindow(QMainWindow):
             lambda i: self.set_profile(self.profile_picker.itemData(i)))
         # Saved when the person picks or finishes typing a model, not on every keystroke.
         self.model_picker.activated.connect(lambda _index: self._commit_model())
-        self.model_picker.lineEdit().editingFinished.connect(self._commit_model)
+        model_edit = self.model_picker.lineEdit()
+        if model_edit is not None:  # the picker is editable, so it has one
+            model_edit.editingFinished.connect(self._commit_model)
         profile_button.clicked.connect(self.edit_profile)
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
-        open_action = QAction("&Open Folder…", self, shortcut=QKeySequence.StandardKey.Open)
+        open_action = QAction("&Open Folder…", self,
+                              shortcut=QKeySequence(QKeySequence.StandardKey.Open))
         open_action.triggered.connect(self.choose_project)
         file_menu.addAction(open_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
-        new_action = QAction("&New Conversation", self, shortcut=QKeySequence.StandardKey.New)
+        new_action = QAction("&New Conversation", self,
+                             shortcut=QKeySequence(QKeySequence.StandardKey.New))
         new_action.triggered.connect(lambda: self.ai_panel.new_conversation())
         file_menu.addAction(new_action)
         file_menu.addSeparator()
-        quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
+        quit_action = QAction("&Quit", self,
+                              shortcut=QKeySequence(QKeySequence.StandardKey.Quit))
         quit_action.setMenuRole(QAction.MenuRole.QuitRole)
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
 
         edit_menu = self.menuBar().addMenu("&Edit")
-        settings_action = QAction("&Settings…", self, shortcut=QKeySequence.StandardKey.Preferences)
+        settings_action = QAction("&Settings…", self,
+                                  shortcut=QKeySequence(QKeySequence.StandardKey.Preferences))
         if settings_action.shortcut().isEmpty():
             settings_action.setShortcut(QKeySequence("Ctrl+,"))
         settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
@@ -248,7 +280,7 @@ class MainWindow(QMainWindow):
         if root is not None and not root.is_dir():
             root = None
         self.project_root = root.resolve() if root is not None else None
-        self.services.set_project_root(self.project_root)
+        self.live_services.set_project_root(self.project_root)
         self.tools_panel.project_root = self.project_root
         self.tools_panel.rebuild()  # the project's own .tebiki/tools.toml may add tools
         if self.ai_panel.session is not None and not self.ai_panel.running:
@@ -258,22 +290,22 @@ class MainWindow(QMainWindow):
         self.project_label.setText(f"Project: {self.project_root}  " if self.project_root
                                    else "No project folder — File → Open Folder…  ")
         if self.project_root is not None:
-            saved = self.services.settings.get("ui.recent_folders", [])
+            saved = self.live_services.settings.get("ui.recent_folders", [])
             recent = ([str(self.project_root)] +
                       [p for p in saved if p != str(self.project_root)])[:MAX_RECENT]
             if recent != saved:  # reopening the last folder at start-up writes nothing
-                self.services.settings.set("ui.recent_folders", recent)
+                self.live_services.settings.set("ui.recent_folders", recent)
                 self._refresh_recent()
 
     def _last_project(self) -> Path | None:
-        for path in self.services.settings.get("ui.recent_folders", []):
+        for path in self.live_services.settings.get("ui.recent_folders", []):
             if Path(path).is_dir():
                 return Path(path)
         return None
 
     def _refresh_recent(self) -> None:
         self.recent_menu.clear()
-        folders = self.services.settings.get("ui.recent_folders", [])
+        folders = self.live_services.settings.get("ui.recent_folders", [])
         for folder in folders:
             action = self.recent_menu.addAction(folder)
             action.triggered.connect(lambda _=False, f=folder: self.open_project(Path(f)))
@@ -282,20 +314,34 @@ class MainWindow(QMainWindow):
     # -- profiles --------------------------------------------------------------------------
 
     def _refresh_profiles(self) -> None:
-        from app.core.store.profiles import DEFAULT_MODEL
+        from app.core.agent.models import default_model
 
         self.profile_picker.blockSignals(True)
         self.profile_picker.clear()
-        for profile in self.services.profiles.list():
+        for profile in self.live_services.profiles.list():
             self.profile_picker.addItem(profile.name, profile.id)
         self.profile_picker.setCurrentIndex(self.profile_picker.findData(self.profile_id))
         self.profile_picker.blockSignals(False)
-        profile = self.services.profiles.get(self.profile_id)
+        profile = self.live_services.profiles.get(self.profile_id)
         self.model_picker.blockSignals(True)
         self.model_picker.clear()
-        self.model_picker.addItems(sorted({profile.model, DEFAULT_MODEL}))
+        self.model_picker.addItems(sorted({profile.model, default_model(self._model_infos)}))
         self.model_picker.setCurrentText(profile.model)
         self.model_picker.blockSignals(False)
+        self._show_model_warning(profile.model)
+
+    def _show_model_warning(self, model: str) -> None:
+        """Warn (never change the model) when the saved model is deprecated or retired."""
+        from datetime import date
+
+        from app.core.agent.models import deprecation
+
+        found = deprecation(model, date.today(), self._model_infos)
+        # Short in the toolbar (it overflows otherwise), the whole sentence as the tooltip.
+        self.model_warning.setText(f"⚠ {found.short()}" if found else "")
+        self.model_warning.setToolTip(found.sentence() if found else "")
+        self.model_picker.setToolTip(found.sentence() if found else "")
+        self._model_warning_action.setVisible(found is not None)
 
     def set_profile(self, profile_id: int) -> None:
         if self.ai_panel.running:
@@ -309,22 +355,26 @@ class MainWindow(QMainWindow):
     def _commit_model(self) -> None:
         text = self.model_picker.currentText().strip()
         if text:
-            profile = self.services.profiles.get(self.profile_id)
+            profile = self.live_services.profiles.get(self.profile_id)
             if profile.model != text:
-                self.services.profiles.update(replace(profile, model=text))
+                self.live_services.profiles.update(replace(profile, model=text))
+            self._show_model_warning(text)
 
     async def refresh_models(self) -> None:
         """Offer the models the provider lists (when a key is set); keep the current choice."""
-        from app.core.agent.providers import list_models
+        from app.core.agent.models import default_model
+        from app.core.agent.providers import list_model_infos
 
-        profile = self.services.profiles.get(self.profile_id)
-        models = await list_models(profile)
+        profile = self.live_services.profiles.get(self.profile_id)
+        self._model_infos = await list_model_infos(profile)
+        models = [m.id for m in self._model_infos] or [default_model()]
         current = self.model_picker.currentText()
         self.model_picker.blockSignals(True)
         self.model_picker.clear()
         self.model_picker.addItems(sorted(set(models) | {profile.model}))
         self.model_picker.setCurrentText(current)
         self.model_picker.blockSignals(False)
+        self._show_model_warning(current)
 
     def _prepare_for_runs(self) -> None:
         """The person started writing: load what a run needs meanwhile (the model SDK, the
@@ -346,17 +396,18 @@ class MainWindow(QMainWindow):
         self._models_task = asyncio.ensure_future(self.refresh_models())
 
     def edit_profile(self) -> None:
-        from app.core.store.profiles import DEFAULT_MODEL
+        from app.core.agent.models import default_model
         from app.ui.dialogs.profile import ProfileDialog
 
-        profile = self.services.profiles.get(self.profile_id)
-        dialog = ProfileDialog(profile, [DEFAULT_MODEL], self)
+        profile = self.live_services.profiles.get(self.profile_id)
+        models = [m.id for m in self._model_infos] or [default_model()]
+        dialog = ProfileDialog(profile, models, self, available=self._model_infos)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
 
         def done(code: int) -> None:
             updated = dialog.profile()
             if code and updated is not None:
-                self.services.profiles.update(updated)
+                self.live_services.profiles.update(updated)
                 self._refresh_profiles()
             dialog.deleteLater()
 
@@ -366,9 +417,14 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> SettingsDialog:
         from app.ui.dialogs.settings import SettingsDialog
 
-        dialog = SettingsDialog(self.services, self.profile_id, self)
+        dialog = SettingsDialog(self.live_services, self.profile_id, self)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        dialog.finished.connect(lambda _code: (self._after_settings(), dialog.deleteLater()))
+
+        def done(_code: int) -> None:
+            self._after_settings()
+            dialog.deleteLater()
+
+        dialog.finished.connect(done)
         dialog.open()
         return dialog
 
@@ -397,7 +453,7 @@ class MainWindow(QMainWindow):
         if self._models_task is not None:
             self._models_task.cancel()
         self.services.settings.set(
-            "ui.geometry", base64.b64encode(bytes(self.saveGeometry())).decode())
+            "ui.geometry", base64.b64encode(self.saveGeometry().data()).decode())
         self.services.settings.set(
-            "ui.state", base64.b64encode(bytes(self.saveState())).decode())
+            "ui.state", base64.b64encode(self.saveState().data()).decode())
         event.accept()

@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app.core.permissions.rules import PermissionRule
+from app.core.store.profiles import DEFAULT_MODEL
 from app.ui.widgets.tool_card import ToolCard
 from tests.fakes.anthropic_server import Response
 from tests.ui.conftest import wait_for
@@ -212,7 +213,7 @@ async def test_model_picker_saves_on_finish_not_per_keystroke(window, qtbot):
     editor = picker.lineEdit()
     editor.selectAll()
     qtbot.keyClicks(editor, "claude-x")
-    assert window.services.profiles.get(window.profile_id).model == "claude-sonnet-4-5"
+    assert window.services.profiles.get(window.profile_id).model == DEFAULT_MODEL
     qtbot.keyClick(editor, QtNs.Key.Key_Return)
     assert window.services.profiles.get(window.profile_id).model == "claude-x"
 
@@ -221,4 +222,4 @@ async def test_model_picker_lists_the_providers_models(window, fake_anthropic):
     await window.refresh_models()
     offered = {window.model_picker.itemText(i) for i in range(window.model_picker.count())}
     assert set(fake_anthropic.models) <= offered
-    assert window.model_picker.currentText() == "claude-sonnet-4-5"
+    assert window.model_picker.currentText() == DEFAULT_MODEL

@@ -69,6 +69,16 @@ DEFAULT_MODELS: tuple[str, ...] = ("claude-sonnet-4-5", "claude-opus-4-1", "clau
 _ids = itertools.count(1)
 
 
+def _model_entry(model: str | dict[str, Any]) -> dict[str, Any]:
+    """One ``/v1/models`` entry: the API's fields, with ``model``'s own (a dict) on top."""
+    fields = {"id": model} if isinstance(model, str) else dict(model)
+    model_id = str(fields["id"])
+    return {"type": "model", "object": "model", "id": model_id,
+            "display_name": model_id.replace("-", " ").title(),
+            "created_at": "2025-01-01T00:00:00Z", "lifecycle": "active",
+            "owned_by": "fake", **fields}
+
+
 def _new_id(prefix: str) -> str:
     return f"{prefix}_fake{next(_ids):08d}"
 
@@ -338,7 +348,9 @@ class FakeAnthropicServer:
     def __init__(self) -> None:
         self._queue: deque[Response] = deque()
         self.requests: list[RecordedRequest] = []
-        self.models: list[str] = list(DEFAULT_MODELS)
+        # An id, or a dict of /v1/models fields over the defaults (created_at, line,
+        # lifecycle, retires_at), for tests that pick the newest model or warn about one.
+        self.models: list[str | dict[str, Any]] = list(DEFAULT_MODELS)
         self.models_error: Response | None = None
         # When set, a request must carry this key (x-api-key or a Bearer token), else 401 —
         # as the API answers a wrong key. The 401 does not use up a scripted response.
@@ -512,10 +524,7 @@ class FakeAnthropicServer:
                         err = server.models_error
                         self._json(err.status, err.error_body(), err.headers)
                         return
-                    data = [{"type": "model", "object": "model", "id": m,
-                             "display_name": m.replace("-", " ").title(),
-                             "created_at": "2025-01-01T00:00:00Z", "lifecycle": "active",
-                             "owned_by": "fake"} for m in server.models]
+                    data = [_model_entry(m) for m in server.models]
                     self._json(200, {"data": data, "has_more": False, "object": "list",
                                      "first_id": data[0]["id"] if data else None,
                                      "last_id": data[-1]["id"] if data else None})

@@ -8,7 +8,8 @@ Anthropic's; the OpenAI-compatible provider translates on the way in and out.
 
 ``create_provider(profile)`` picks the provider from the profile (``anthropic`` or
 ``openai_compatible``), resolving the API key from the environment or the OS keyring.
-``list_models(profile)`` asks the API which models exist.
+``list_models(profile)`` asks the API which models exist; ``list_model_infos`` adds their
+release dates and lifecycle, from which app.core.agent.models picks defaults and warns.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from app.core.agent.credentials import get_api_key
+from app.core.agent.models import ModelInfo
 from app.core.store.profiles import DEFAULT_MODEL, AgentProfile
 
 log = logging.getLogger(__name__)
@@ -229,28 +231,45 @@ def client_factory(*, api_key: str | None = None, base_url: str | None = None,
     return factory
 
 
-async def list_models(profile: AgentProfile | None = None, *, api_key: str | None = None,
-                      base_url: str | None = None) -> list[str]:
-    """Model ids the API offers. Without a key (Anthropic) or when the API cannot be asked,
-    the default model (or the profile's) so the model box is never empty."""
-    fallback = [profile.model] if profile is not None and profile.model else [DEFAULT_MODEL]
+async def list_model_infos(profile: AgentProfile | None = None, *, api_key: str | None = None,
+                           base_url: str | None = None) -> list[ModelInfo]:
+    """The models the API offers, with release date, line and lifecycle where the provider
+    gives them (Anthropic; an OpenAI-compatible server gives ids only). Empty without a key
+    (Anthropic) or when the API cannot be asked: callers keep their built-in default."""
     if profile is None:
         profile = AgentProfile(name="(models)")
     # Both off the event loop: keyring backends may block, and the first import of the
     # Anthropic SDK takes seconds.
     if profile.provider == "anthropic" and not (
             api_key or await asyncio.to_thread(get_api_key, "anthropic")):
-        return [DEFAULT_MODEL]
+        return []
     try:
         provider = await asyncio.to_thread(create_provider, profile, api_key=api_key,
                                            base_url=base_url, max_retries=1, timeout=15.0)
     except ProviderError:
-        return fallback
+        return []
     try:
-        models = await provider.list_models()
+        # Providers that know more than ids (created_at, lifecycle) say so; the rest give ids.
+        detailed = getattr(provider, "list_model_infos", None)
+        if detailed is not None:
+            infos: list[ModelInfo] = await detailed()
+        else:
+            infos = [ModelInfo(model_id) for model_id in await provider.list_models()]
     except ProviderError as exc:
         log.warning("listing models failed: %s", exc.kind)
-        return fallback
+        return []
     finally:
         await provider.aclose()
-    return models or fallback
+    return infos
+
+
+async def list_models(profile: AgentProfile | None = None, *, api_key: str | None = None,
+                      base_url: str | None = None) -> list[str]:
+    """Model ids the API offers. Without a key (Anthropic) or when the API cannot be asked,
+    the default model (or the profile's) so the model box is never empty."""
+    fallback = [profile.model] if profile is not None and profile.model else [DEFAULT_MODEL]
+    if (profile is None or profile.provider == "anthropic") and not (
+            api_key or await asyncio.to_thread(get_api_key, "anthropic")):
+        return [DEFAULT_MODEL]
+    infos = await list_model_infos(profile, api_key=api_key, base_url=base_url)
+    return [m.id for m in infos] or fallback

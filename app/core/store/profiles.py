@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -10,7 +11,11 @@ import sqlite_utils
 
 from app.core.store.db import db_lock, transaction, utc_now
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+# The newest Sonnet the installed SDK names and does not list as deprecated (claude-sonnet-4-5,
+# the previous default, reaches end of life on 2026-11-30). Used offline and before the
+# provider's list is known; with the list, app.core.agent.models.default_model picks the newest
+# Sonnet the provider offers. Saved profiles keep their model: the profile UI warns instead.
+DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_PROFILE_NAME = "Default"
 # Seed 000 §9.1: risky tools are off by default; the read-only ones are safe to offer.
 DEFAULT_ENABLED_TOOLS = ("read_file", "glob_search", "grep_search", "web_fetch", "web_search",
@@ -97,7 +102,8 @@ class ProfileRepository:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (p.name, p.model, p.system_prompt, p.provider, p.base_url, p.temperature,
                  p.max_tokens, p.max_iterations, now, now))
-        return replace(p, id=int(cur.lastrowid))
+        assert cur.lastrowid is not None  # set by every successful INSERT
+        return replace(p, id=cur.lastrowid)
 
     def update(self, profile: AgentProfile) -> AgentProfile:
         if profile.id is None:
@@ -140,7 +146,7 @@ class ProfileRepository:
         return {name: ToolSetting(name, bool(enabled), json.loads(config) if config else {})
                 for name, enabled, config in rows}
 
-    def enabled_tools(self, profile_id: int) -> list[str]:
+    def enabled_tools(self, profile_id: int) -> builtins.list[str]:
         return sorted(n for n, s in self.tool_settings(profile_id).items() if s.enabled)
 
     def set_tool(self, profile_id: int, setting: ToolSetting) -> None:

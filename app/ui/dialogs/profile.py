@@ -1,8 +1,15 @@
-"""Agent profile settings: system prompt, model, temperature, max tokens, tool rounds, provider."""
+"""Agent profile settings: system prompt, model, temperature, max tokens, tool rounds, provider.
+
+A deprecated or retired model is kept (it is the person's choice) but warned about below the
+model box, with its end-of-life date and a suggested replacement; "Use default" picks the newest
+model of the default line the provider lists. Both are computed in app.core.agent.models.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from datetime import date
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -10,21 +17,28 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QPushButton,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
+from app.core.agent.models import ModelInfo, default_model, model_deprecation
 from app.core.store.profiles import AgentProfile, ProfileError
 
 
 class ProfileDialog(QDialog):
     def __init__(self, profile: AgentProfile, models: list[str],
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, available: Sequence[ModelInfo] = (),
+                 today: date | None = None) -> None:
         super().__init__(parent)
+        # The provider's list (when it answered) refines both the default and the warning.
+        self._available = tuple(available)
+        self._today = today
         self.setWindowTitle(f"Profile — {profile.name}")
         self.setMinimumWidth(520)
         self._profile = profile
@@ -39,6 +53,19 @@ class ProfileDialog(QDialog):
         self.model.setEditable(True)
         self.model.addItems(sorted(set(models) | {profile.model}))
         self.model.setCurrentText(profile.model)
+        self.use_default = QPushButton("Use default")
+        self.use_default.setObjectName("use-default-model")
+        self.use_default.setToolTip(f"Use {default_model(self._available)}")
+        self.use_default.clicked.connect(
+            lambda: self.model.setCurrentText(default_model(self._available)))
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model, 1)
+        model_row.addWidget(self.use_default)
+        self.model_warning = QLabel()
+        self.model_warning.setObjectName("model-warning")
+        self.model_warning.setWordWrap(True)
+        self.model_warning.setStyleSheet("color: #9a6700;")
+        self.model.currentTextChanged.connect(self._update_model_warning)
         self.base_url = QLineEdit(profile.base_url or "")
         self.base_url.setPlaceholderText("provider default")
         self.system_prompt = QPlainTextEdit(profile.system_prompt)
@@ -56,7 +83,8 @@ class ProfileDialog(QDialog):
         form = QFormLayout()
         form.addRow("Name", self.name)
         form.addRow("Provider", self.provider)
-        form.addRow("Model", self.model)
+        form.addRow("Model", model_row)
+        form.addRow("", self.model_warning)
         form.addRow("Base URL", self.base_url)
         form.addRow("System prompt", self.system_prompt)
         form.addRow("Temperature", self.temperature)
@@ -73,6 +101,12 @@ class ProfileDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
+        self._update_model_warning(self.model.currentText())
+
+    def _update_model_warning(self, model: str) -> None:
+        text = model_deprecation(model, self._today or date.today(), self._available)
+        self.model_warning.setText(f"⚠ {text}" if text else "")
+        self.model_warning.setVisible(bool(text))
 
     def profile(self) -> AgentProfile | None:
         return self._result

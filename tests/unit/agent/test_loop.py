@@ -13,6 +13,7 @@ from app.core.agent.events import (
     ToolStarted,
 )
 from app.core.permissions.rules import PermissionRule
+from app.core.store.profiles import DEFAULT_MODEL
 from tests.fakes.anthropic_server import Response, tool
 from tests.unit.agent.helpers import TEST_KEY, Harness
 
@@ -29,7 +30,7 @@ async def test_text_turn_streams_and_is_persisted(harness: Harness) -> None:
     assert harness.last() == RunFinished("end_turn", 1, 12, harness.last().output_tokens)
     req = harness.server.last_request
     assert req.body["stream"] is True
-    assert req.body["model"] == "claude-sonnet-4-5"
+    assert req.body["model"] == DEFAULT_MODEL
     assert req.body["max_tokens"] == 1234
     assert req.body["system"] == "Be brief."
     assert "temperature" not in req.body  # the default is not sent

@@ -12,7 +12,7 @@ from app.core.agent.providers import client_factory, list_models
 from app.core.agent.transcript import INTERRUPTED_RESULT
 from app.core.store.conversations import ConversationRepository
 from app.core.store.db import open_database
-from app.core.store.profiles import AgentProfile
+from app.core.store.profiles import DEFAULT_MODEL, AgentProfile
 from app.core.tools.builtin import builtin_provider
 from tests.fakes.anthropic_server import FakeAnthropicServer, MemoryKeyring, Response, tool
 from tests.unit.agent.helpers import Harness
@@ -146,13 +146,13 @@ async def test_a_broken_keyring_reads_as_no_key(monkeypatch: pytest.MonkeyPatch)
 
 async def test_list_models(fake_anthropic: FakeAnthropicServer) -> None:
     profile = AgentProfile(name="p", base_url=fake_anthropic.base_url)
-    assert await list_models(profile) == ["claude-sonnet-4-5"]  # no key: the seed's default
+    assert await list_models(profile) == [DEFAULT_MODEL]  # no key: the built-in default
     assert fake_anthropic.requests == []
     fake_anthropic.models = ["claude-a", "claude-b"]
     assert await list_models(profile, api_key=SECRET) == ["claude-a", "claude-b"]
     assert fake_anthropic.requests[-1].path == "/v1/models"
     fake_anthropic.models_error = Response.error(401)
-    assert await list_models(profile, api_key=SECRET) == ["claude-sonnet-4-5"]
+    assert await list_models(profile, api_key=SECRET) == [DEFAULT_MODEL]
 
 
 async def test_builtin_provider_still_loads() -> None:

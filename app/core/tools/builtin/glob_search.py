@@ -39,11 +39,24 @@ from app.core.tools.scoped_fs import (
     unknown_args,
     walk_tree,
 )
+from app.core.visible_text import make_visible
 
 DEFAULT_MAX_RESULTS = 100
 MAX_RESULTS_LIMIT = 5000
 MAX_VISITED = 2_000_000
 _PARAMS = ("pattern", "base_dir", "max_results")
+
+
+def visible_name(path: str) -> str:
+    """A path as it is printed in a tool result, so a person reads the name that exists.
+
+    make_visible marks ANSI escapes, bidi overrides and zero-width characters; in a name, a
+    newline, tab or carriage return must be marked too (make_visible keeps them as text), or
+    ``a\nb.py`` would read as two files. Undecodable bytes become U+FFFD first (printable).
+    """
+    if "\n" in path or "\t" in path or "\r" in path:
+        path = path.replace("\r", "⟦CR⟧").replace("\n", "⟦LF⟧").replace("\t", "⟦TAB⟧")
+    return make_visible(printable(path))
 
 
 def split_pattern(pattern: str, base_dir: str | None,
@@ -138,7 +151,8 @@ def _glob(fs: ScopedFs, pattern: str, base_dir: str | None, max_results: int,
           timeout: float, cancel: threading.Event) -> ToolResult:
     base_abs, rest = split_pattern(pattern, base_dir, fs.working_dir)
     base = fs.resolve(base_abs)
-    shown_base = fs.display(base)
+    raw_base = fs.display(base)
+    shown_base = visible_name(raw_base)
     if not base.exists() and (has_glob_magic(pattern) or base_dir is not None):
         return ToolResult.error(f"glob_search: the folder {shown_base} does not exist. "
                                 "Check base_dir (or the folders at the start of pattern).")
@@ -147,8 +161,9 @@ def _glob(fs: ScopedFs, pattern: str, base_dir: str | None, max_results: int,
         target = Path(os.path.realpath(os.path.join(base, rest)))
         if os.path.lexists(target):
             suffix = "/" if target.is_dir() else ""
-            return ToolResult.ok(f"Found 1 path:\n{fs.display(target)}{suffix}")
-        return ToolResult.ok(f"No files match {pattern!r}: {fs.display(target)} does not exist.")
+            return ToolResult.ok(f"Found 1 path:\n{visible_name(fs.display(target))}{suffix}")
+        return ToolResult.ok(f"No files match {pattern!r}: {visible_name(fs.display(target))} "
+                             "does not exist.")
     if not base.is_dir():
         return ToolResult.error(f"glob_search: {shown_base} is not a folder; give a folder as "
                                 "base_dir.")
@@ -160,7 +175,7 @@ def _glob(fs: ScopedFs, pattern: str, base_dir: str | None, max_results: int,
     deadline = time.monotonic() + timeout
     stats = WalkStats()
     found: list[tuple[float, str]] = []
-    prefix = "" if shown_base == "." else shown_base.rstrip("/") + "/"
+    prefix = "" if raw_base == "." else raw_base.rstrip("/") + "/"
     visited = 0
     for item in walk_tree(str(base), max_depth=max_depth, stats=stats, cancel=cancel):
         visited += 1
@@ -176,7 +191,7 @@ def _glob(fs: ScopedFs, pattern: str, base_dir: str | None, max_results: int,
                 mtime = item.entry.stat(follow_symlinks=False).st_mtime
             except OSError:
                 continue
-        shown = printable(prefix + item.rel) + ("/" if item.is_dir else "")
+        shown = visible_name(prefix + item.rel) + ("/" if item.is_dir else "")
         found.append((mtime, shown))
     if stats.stopped == "cancelled":
         return ToolResult.error("glob_search was cancelled.")
@@ -223,7 +238,7 @@ def format_glob_results(found: list[tuple[float, str]], rest: str, shown_base: s
         lines.append(f"[Search incomplete: {stopped}. Narrow base_dir or the pattern.]")
     if errors:
         lines.append(f"[{len(errors)} folder(s) could not be read, e.g. "
-                     f"{printable(errors[0])}]")
+                     f"{visible_name(errors[0])}]")
     return "\n".join(lines)
 
 

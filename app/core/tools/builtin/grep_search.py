@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import os
 import re
 import shutil
@@ -38,9 +39,10 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
+from app.core.tools.builtin.glob_search import visible_name
 from app.core.tools.scoped_fs import (
     FsError,
     NotFoundError,
@@ -53,7 +55,6 @@ from app.core.tools.scoped_fs import (
     check_path_text,
     gitignore_style_matcher,
     path_subjects,
-    printable,
     read_file_fast,
     unknown_args,
     walk_tree,
@@ -280,7 +281,7 @@ def run_python(req: Request, cancel: threading.Event | None = None,
     if req.root_is_file:
         hits = search_file(str(req.root))
         if hits is not None:
-            hits.path = req.root_arg
+            hits.path = visible_name(req.root_arg)
             outcome.files.append(hits)
         return outcome
     prefix = "" if req.root_arg == "." else req.root_arg.rstrip("/") + "/"
@@ -305,7 +306,7 @@ def run_python(req: Request, cancel: threading.Event | None = None,
         nonlocal collected
         for i, (rel, hits) in enumerate(results):
             if hits is not None:
-                hits.path = printable(prefix + rel)
+                hits.path = visible_name(prefix + rel)
                 outcome.files.append(hits)
                 collected += max(hits.count, len(hits.lines))
                 if collected > MAX_COLLECTED_LINES:
@@ -399,7 +400,7 @@ def _run_rg_blocking(argv: list[str], cwd: Path, timeout: float,
         try:
             assert proc.stdout is not None
             while True:
-                chunk = proc.stdout.read1(1 << 20)
+                chunk = cast(io.BufferedReader, proc.stdout).read1(1 << 20)
                 if not chunk:
                     break
                 chunks.append(chunk)
@@ -420,11 +421,12 @@ def _run_rg_blocking(argv: list[str], cwd: Path, timeout: float,
 def _strip_dot(path: bytes) -> str:
     if path.startswith(b"./"):
         path = path[2:]
-    return printable(os.fsdecode(path))
+    return visible_name(os.fsdecode(path))
 
 
 _RG_LINE = re.compile(rb"(\d+)([:-])")
 _RG_MATCH_LINE = re.compile(rb"(?:^|\n)\d+:")
+_RG_COUNT = re.compile(rb"([^\0]+)\0(\d+)(?:\n|$)")
 
 
 def _parse_block(body: bytes) -> list[tuple[int, bool, str]]:
@@ -449,11 +451,11 @@ def parse_rg(out: bytes, mode: str, context: int = 0) -> list[FileHits]:
                 files[p] = FileHits(p, 1)
         return list(files.values())
     if mode == "count":
-        for line in out.split(b"\n"):
-            raw, sep, num = line.partition(b"\0")
-            if sep and num.strip().isdigit():
-                p = _strip_dot(raw)
-                files[p] = FileHits(p, int(num))
+        # "path\0count\n" per file; a name may itself hold a newline, so match the records
+        # rather than split lines (a name cannot hold NUL).
+        for m in _RG_COUNT.finditer(out):
+            p = _strip_dot(m[1])
+            files[p] = FileHits(p, int(m[2]))
         return list(files.values())
     for block in out.split(b"\n\n"):
         raw, sep, body = block.partition(b"\0")
@@ -529,7 +531,8 @@ def format_outcome(req: Request, outcome: Outcome, head_limit: int, offset: int,
     files = outcome.files
     n_files = len(files)
     n_lines = sum(f.count for f in files)
-    where = f"in {req.root_arg}" if req.root_arg != "." else "in the working directory"
+    where = (f"in {visible_name(req.root_arg)}" if req.root_arg != "."
+             else "in the working directory")
     what = f"/{req.pattern}/" + ("i" if req.ignore_case else "")
     notes: list[str] = []
     if outcome.incomplete:
@@ -537,7 +540,7 @@ def format_outcome(req: Request, outcome: Outcome, head_limit: int, offset: int,
                      "bounds. Narrow path, file_pattern or the pattern.]")
     if outcome.errors:
         notes.append(f"[{len(outcome.errors)} path(s) could not be searched, e.g. "
-                     f"{printable(outcome.errors[0])[:300]}]")
+                     f"{visible_name(outcome.errors[0])[:300]}]")
     if not files:
         msg = (f"No matches for {what} {where}. (Files ignored by .gitignore, binary files and "
                "the .git folder are not searched.)")
@@ -674,11 +677,12 @@ class GrepSearchTool:
 def _request(fs: ScopedFs, pattern: str, path: str, file_pattern: str | None, context: int,
              ignore_case: bool, mode: str, timeout: float) -> Request:
     root = fs.resolve(path)
-    shown = fs.display(root)
+    shown = fs.display(root)  # passed to rg as is
+    named = visible_name(shown)  # as messages print it
     try:
         is_file = not stat.S_ISDIR(fs.stat(root).st_mode)
     except NotFoundError:
-        raise GrepError(f"{shown} does not exist. Give an existing file or folder as path "
+        raise GrepError(f"{named} does not exist. Give an existing file or folder as path "
                         "(relative to the working directory), or leave path out.") from None
     if is_file:
         f, _ = fs.open_file(root)  # refuses FIFOs and devices with a clear FsError
@@ -686,9 +690,9 @@ def _request(fs: ScopedFs, pattern: str, path: str, file_pattern: str | None, co
             try:
                 head = f.read(BINARY_SNIFF)
             except OSError as exc:
-                raise GrepError(f"cannot read {shown}: {exc.strerror or exc}") from None
+                raise GrepError(f"cannot read {named}: {exc.strerror or exc}") from None
         if b"\x00" in head:
-            raise GrepError(f"{shown} is a binary file; grep_search searches text files only.")
+            raise GrepError(f"{named} is a binary file; grep_search searches text files only.")
     return Request(pattern, root, is_file, shown, file_pattern, context, ignore_case, mode,
                    fs.working_dir, timeout)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
+from app.core.tools.builtin.glob_search import visible_name
 from app.core.tools.scoped_fs import (
     FsError,
     IsADirectoryFsError,
@@ -26,6 +27,7 @@ from app.core.tools.scoped_fs import (
     path_subjects,
     unknown_args,
 )
+from app.core.visible_text import make_visible
 
 DEFAULT_LIMIT = 2000
 MAX_LIMIT = 100_000
@@ -114,7 +116,7 @@ class ReadFileTool:
             limit = arg_int(input, "limit", DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT)
             assert limit is not None
         except (ToolInputError, FsError) as exc:
-            return ToolResult.error(f"read_file: {exc}")
+            return ToolResult.error(f"read_file: {make_visible(str(exc))}")
         windowed = "offset" in input or "limit" in input
         cfg = ctx.config_for("read_file")
         return await asyncio.to_thread(
@@ -124,16 +126,18 @@ class ReadFileTool:
 
 
 def _not_found(fs: ScopedFs, path: str, target: Path) -> str:
-    shown = fs.display(target)
+    # Names as they exist, escaped: a newline or bidi override in a name must show as such.
+    shown = visible_name(fs.display(target))
     msg = f"File not found: {shown}."
     parent = target.parent
     if parent.is_dir():
         names = fs.list_names(parent)
         close = difflib.get_close_matches(target.name, names, n=3, cutoff=0.6)
         if close:
-            msg += " Did you mean: " + ", ".join(fs.display(parent / c) for c in close) + "?"
+            msg += " Did you mean: " + ", ".join(visible_name(fs.display(parent / c))
+                                                 for c in close) + "?"
     else:
-        msg += f" Its directory {fs.display(parent)} does not exist either."
+        msg += f" Its directory {visible_name(fs.display(parent))} does not exist either."
     return msg + " Use glob_search to find the right path."
 
 
@@ -170,8 +174,8 @@ def _read(fs: ScopedFs, path: str, offset: int, limit: int, windowed: bool,
     try:
         target = fs.resolve(path)
     except FsError as exc:
-        return ToolResult.error(f"read_file: {exc}")
-    shown = fs.display(target)
+        return ToolResult.error(f"read_file: {make_visible(str(exc))}")
+    shown = visible_name(fs.display(target))
     try:
         f, st = fs.open_file(target)
     except NotFoundError:
@@ -180,8 +184,8 @@ def _read(fs: ScopedFs, path: str, offset: int, limit: int, windowed: bool,
         return ToolResult.error(
             f"{shown} is a directory, not a file. To see what is in it, use glob_search with "
             f"base_dir='{shown}' and pattern='*' (or '**/*' for everything below it).")
-    except FsError as exc:
-        return ToolResult.error(str(exc))
+    except FsError as exc:  # its message names the path: no hidden characters in it either
+        return ToolResult.error(make_visible(str(exc)))
     with f:
         try:
             head = f.read(SNIFF_BYTES)

@@ -47,6 +47,7 @@ from app.core.tools.builtin.glob_search import (
     format_glob_results,
     parse_glob_args,
     split_pattern,
+    visible_name,
 )
 from app.core.tools.builtin.grep_search import GrepSearchTool
 from app.core.tools.process_runner import OutputBuffer, minimal_env, run_steps
@@ -57,7 +58,6 @@ from app.core.tools.scoped_fs import (
     ToolInputError,
     compile_glob,
     has_glob_magic,
-    printable,
 )
 from app.core.tools.shell_syntax import ChainStep, Pipeline, SimpleCommand
 
@@ -369,11 +369,13 @@ def _match_and_stat(plan: _Plan, names: Sequence[str]) -> list[tuple[float, str]
         except OSError:  # dangling symlink
             mtime = lst.st_mtime
         is_dir = stat.S_ISDIR(lst.st_mode)
-        found.append((mtime, printable(prefix + rel) + ("/" if is_dir else "")))
+        # Escaped like the built-in's: a name with a newline must not read as two files.
+        found.append((mtime, visible_name(prefix + rel) + ("/" if is_dir else "")))
     return found
 
 
 def _format(found: list[tuple[float, str]], plan: _Plan, max_results: int,
             stopped: str | None, errors: list[str]) -> str:
     """The built-in glob_search's output format, line for line."""
-    return format_glob_results(found, plan.rest, plan.shown_base, max_results, stopped, errors)
+    return format_glob_results(found, plan.rest, visible_name(plan.shown_base), max_results,
+                               stopped, errors)
