@@ -3,15 +3,39 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# requirements.lock pins every runtime and test dependency, transitively (Linux, Python 3.11):
+# the venv gets exactly those versions, and Tebiki itself on top without re-resolving anything.
+LOCK := requirements.lock
+# The tool behind `make lock`, installed into the venv on demand (not part of the lock).
+PIP_TOOLS := pip-tools==7.6.2
 
-.PHONY: run test bench lint sysdeps clean
+.PHONY: run test bench lint typecheck importlint fuzz lock sysdeps clean
 
-$(STAMP): pyproject.toml
+# Re-bootstraps when the lock or pyproject.toml changes. pip comes first, at its locked version
+# (pinned while a dependency needs it), so the rest is installed by the pip the lock was tested
+# with. Packages dropped from the lock are not uninstalled; `make clean test` starts afresh.
+$(STAMP): pyproject.toml $(LOCK)
 	@$(MAKE) --no-print-directory sysdeps
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	if pin=$$(grep -m1 '^pip==' $(LOCK)); then $(PY) -m pip install --quiet "$$pin"; fi
+	$(PY) -m pip install --quiet -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
+
+# Refreshes the lock from pyproject.toml, keeping every existing pin that still fits;
+# `make lock UPGRADE=1` moves everything to the newest allowed versions. It resolves through
+# pip's own configuration (indexes, constraints). Does not need a bootstrapped venv, so a lock
+# that no longer installs can still be repaired. The lock is replaced only when it changed, so
+# an unchanged lock does not make the next target re-bootstrap.
+lock:
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -x $(VENV)/bin/pip-compile || $(PY) -m pip install --quiet '$(PIP_TOOLS)'
+	@cp $(LOCK) $(LOCK).new 2>/dev/null || true
+	CUSTOM_COMPILE_COMMAND='make lock' $(VENV)/bin/pip-compile --quiet --extra test \
+	  --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links \
+	  $(if $(UPGRADE),--upgrade) --output-file $(LOCK).new pyproject.toml
+	@if cmp -s $(LOCK).new $(LOCK); then rm $(LOCK).new; echo "$(LOCK): unchanged"; \
+	 else mv $(LOCK).new $(LOCK); echo "$(LOCK): updated"; fi
 
 # System tools: ripgrep and fd speed up grep/glob_search, git backs git_ops, desktop-file-utils checks the
 # desktop entry in tests, and two xcb libraries are bundled by `make package`.
@@ -44,8 +68,11 @@ run: $(STAMP)
 	@$(BYTECODE)
 	$(PY) -m app
 
-test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests --ignore=tests/bench
+# Static checks first (cheap, and a type or layering error explains a test failure), then the
+# suite. Hypothesis runs its "ci" profile (tests/conftest.py): derandomized, so two runs of the
+# same tree try the same examples. pytest's exit code 5 (no test collected) fails like any other.
+test: lint typecheck importlint
+	HYPOTHESIS_PROFILE=ci QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests --ignore=tests/bench
 
 # Each benchmark is a script that prints `name: value` lines, baseline measured in the same run.
 bench: $(STAMP)
@@ -54,6 +81,22 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check app tests
+
+typecheck: $(STAMP)
+	$(PY) -m mypy app
+
+# Contracts live in pyproject.toml's [tool.importlinter].
+importlint: $(STAMP)
+	$(VENV)/bin/lint-imports
+
+# Longer, randomized bug hunting (not part of `make test`): the parser fuzzer for two minutes,
+# then every Hypothesis test (Hypothesis's pytest plugin marks them `hypothesis`) under the
+# "fuzz" profile of tests/conftest.py: random seeds, ten times each test's own example count,
+# failing examples kept in .hypothesis/ and replayed first next time.
+fuzz: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) tests/security/fuzz_parser.py --seconds 120
+	HYPOTHESIS_PROFILE=fuzz QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests \
+	  --ignore=tests/bench -m 'hypothesis and not slow'
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

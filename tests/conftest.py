@@ -7,8 +7,50 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Hypothesis profiles, chosen by HYPOTHESIS_PROFILE, else "ci" when CI is set, else "dev".
+#  ci:   derandomized (the same tree tries the same examples on every run, so a CI failure
+#        reproduces and a green run is not luck), no deadline (a loaded CI machine is slow, not
+#        wrong), no example database (nothing carried between runs), and a failing example's
+#        reproduction blob printed. `make test` always uses it.
+#  dev:  random examples, failures remembered in .hypothesis/; no deadline either (two cores
+#        shared with other work make timings noise).
+#  fuzz: `make fuzz`: random, ten times each test's own example count (see below).
+# Profiles are loaded here and only here (tests/unit/test_lockfile.py checks), before test
+# modules import: a test's @settings(...) takes the profile current at that moment as parent and
+# overrides only what it names itself, so a test that sets max_examples is still derandomized
+# under "ci".
+settings.register_profile(
+    "ci", derandomize=True, deadline=None, database=None, print_blob=True)
+settings.register_profile("dev", deadline=None)
+settings.register_profile("fuzz", max_examples=2000, deadline=None, print_blob=True)
+_FUZZ_FACTOR = 10
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE")
+    or ("ci" if os.environ.get("CI", "").lower() not in ("", "0", "false") else "dev"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under "fuzz", raise each property test's example count.
+
+    Most tests pin max_examples in their own @settings, which beats any profile, so the fuzz
+    profile alone would not run them longer. Re-parent their settings the way Hypothesis's own
+    pytest plugin does: at least the profile's count, or ten times the test's own.
+    """
+    if settings.get_current_profile_name() != "fuzz":
+        return
+    for item in items:
+        fn = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+        own = getattr(fn, "_hypothesis_internal_use_settings", None)
+        if own is None:
+            continue
+        fn._hypothesis_internal_use_settings = settings(
+            parent=own, max_examples=max(settings.default.max_examples,
+                                         own.max_examples * _FUZZ_FACTOR))
+
 
 # Collect garbage only here, on the main thread (see app/ui/gc_guard.py): fake servers and
 # worker threads run Python too, and a QObject freed on one of them crashes Qt later.

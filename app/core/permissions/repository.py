@@ -6,6 +6,7 @@ instance on the same connection takes effect on the very next call, without touc
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import threading
@@ -151,7 +152,7 @@ class RuleRepository:
                 raise RuleNotFoundError(rule_id)
         self.changes.bump()
 
-    def replace_all(self, rules: Iterable[PermissionRule]) -> list[PermissionRule]:
+    def replace_all(self, rules: Iterable[PermissionRule]) -> builtins.list[PermissionRule]:
         """Atomically swap the whole table (rules import); all rules validated first."""
         validated = [validate_rule(r.with_changes(id=None)) for r in rules]
         with transaction(self.db) as conn:
@@ -169,7 +170,7 @@ class RuleRepository:
             indent=2, ensure_ascii=False)
 
     @staticmethod
-    def parse_json(text: str) -> list[PermissionRule]:
+    def parse_json(text: str) -> builtins.list[PermissionRule]:
         """Rules from an export file; raises InvalidRuleError naming the first bad entry."""
         try:
             data = json.loads(text)

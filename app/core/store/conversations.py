@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -41,7 +42,8 @@ class ConversationRepository:
             cur = conn.execute(
                 "INSERT INTO conversations (agent_id, title, project_root, created_at,"
                 " updated_at) VALUES (?, ?, ?, ?, ?)", (agent_id, title, project_root, now, now))
-        return Conversation(int(cur.lastrowid), title, agent_id, project_root, now, now)
+        assert cur.lastrowid is not None  # set by every successful INSERT
+        return Conversation(cur.lastrowid, title, agent_id, project_root, now, now)
 
     def get(self, conversation_id: int) -> Conversation:
         with db_lock(self.db):
@@ -70,7 +72,7 @@ class ConversationRepository:
             conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
 
     def append(self, conversation_id: int, role: Role,
-               content: list[dict[str, Any]] | str) -> int:
+               content: builtins.list[dict[str, Any]] | str) -> int:
         now = utc_now()
         with transaction(self.db) as conn:
             cur = conn.execute(
@@ -79,9 +81,10 @@ class ConversationRepository:
                 (conversation_id, role, json.dumps(content, ensure_ascii=False), now))
             conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?",
                          (now, conversation_id))
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # set by every successful INSERT
+        return cur.lastrowid
 
-    def messages(self, conversation_id: int) -> list[StoredMessage]:
+    def messages(self, conversation_id: int) -> builtins.list[StoredMessage]:
         with db_lock(self.db):
             rows = self.db.conn.execute(
                 "SELECT id, role, content FROM messages WHERE conversation_id = ? ORDER BY id",

@@ -240,7 +240,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _read_all(fd: int) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         chunk = os.read(fd, 1 << 20)
         if not chunk:
@@ -1046,7 +1046,7 @@ def path_subjects(key: str, default: str | None = None) -> Callable[[Mapping[str
         if raw is None and default is None:
             raise SubjectError(f"missing '{key}'")
         try:
-            return [resolve_for_subject(raw, working_dir)]  # type: ignore[arg-type]
+            return [resolve_for_subject(raw, working_dir)]
         except FsError as exc:
             partial = [raw] if isinstance(raw, str) and "\x00" not in raw else []
             raise SubjectError(str(exc), partial) from None

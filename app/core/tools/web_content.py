@@ -128,9 +128,9 @@ def _codec(label: str | None) -> str | None:
 def decode_body(body: bytes, header_charset: str | None, kind: ContentKind) -> Decoded:
     """Decode with BOM > Content-Type charset > <meta charset> > UTF-8 > windows-1252."""
     notes: list[str] = []
-    for bom, codec in _BOMS:
+    for bom, bom_codec in _BOMS:
         if body.startswith(bom):
-            return Decoded(body.decode(codec, errors="replace"), codec)
+            return Decoded(body.decode(bom_codec, errors="replace"), bom_codec)
     codec = _codec(header_charset)
     if header_charset and codec is None:
         notes.append(f"The server declared an unknown charset {header_charset!r}; "
@@ -248,7 +248,7 @@ class _Walk:
         if tag in BOILERPLATE_TAGS and not (tag in ("header", "footer") and self.content_depth):
             return True
         role = node.attributes.get("role")
-        return bool(role) and role.strip().lower() in BOILERPLATE_ROLES
+        return bool(role and role.strip().lower() in BOILERPLATE_ROLES)
 
 
 _CONTENT_CLOSERS = frozenset({"</main>", "</article>", "</section>"})
@@ -333,8 +333,8 @@ _TAG_DENSITY_GATE = 40
 
 def excessive_nesting(html: str | bytes) -> int | None:
     """The block nesting depth if it exceeds ``MAX_BLOCK_DEPTH``, else None."""
-    lt = b"<" if isinstance(html, bytes) else "<"
-    if html.count(lt) * _TAG_DENSITY_GATE < len(html) or len(html) < 5 * MAX_BLOCK_DEPTH:
+    lt_count = html.count(b"<") if isinstance(html, bytes) else html.count("<")
+    if lt_count * _TAG_DENSITY_GATE < len(html) or len(html) < 5 * MAX_BLOCK_DEPTH:
         return None
     if isinstance(html, bytes):
         html = html.decode("utf-8", errors="replace")

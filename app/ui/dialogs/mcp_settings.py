@@ -286,13 +286,12 @@ class McpServersTab(QWidget):
             status = self._status(name)
             cells = [name, "stdio" if config.transport == "stdio" else "HTTP", config.summary(),
                      status_text(status)]
-            for col, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setToolTip(text)
+            items = [QTableWidgetItem(text) for text in cells]
+            for col, item in enumerate(items):
+                item.setToolTip(item.text())
                 self.table.setItem(row, col, item)
             if status is not None and status.state in STATE_COLORS:
-                self.table.item(row, self.COL_STATUS).setForeground(
-                    QColor(STATE_COLORS[status.state]))
+                items[self.COL_STATUS].setForeground(QColor(STATE_COLORS[status.state]))
         if selected in self._servers:
             self.select(selected)
         elif self._servers:

@@ -33,7 +33,8 @@ class RuleEditorDialog(QDialog):
         self.tool.setEditable(True)
         self.tool.addItems(["", *sorted(tool_names)])
         self.tool.setCurrentText(initial.tool_name or "")
-        self.tool.lineEdit().setPlaceholderText("exact tool name (case-sensitive)")
+        if (tool_line := self.tool.lineEdit()) is not None:  # always, once editable
+            tool_line.setPlaceholderText("exact tool name (case-sensitive)")
         self.tool_pattern = QLineEdit(initial.tool_pattern or "")
         self.tool_pattern.setPlaceholderText("or a wildcard like git_* (case-insensitive)")
         self.input_pattern = QLineEdit(initial.input_pattern or "")

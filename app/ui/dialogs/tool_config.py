@@ -120,11 +120,11 @@ class ToolConfigDialog(QDialog):
         if name == "self_eval":
             checks = config.get("checks", {})
             for check in _SELF_EVAL_CHECKS:
-                edit = QLineEdit(checks.get(check, "") if isinstance(checks, dict) else "")
-                edit.setPlaceholderText("detected from the project" if check != "build"
+                line = QLineEdit(checks.get(check, "") if isinstance(checks, dict) else "")
+                line.setPlaceholderText("detected from the project" if check != "build"
                                         else "e.g. make build")
-                self._fields[f"check:{check}"] = edit
-                self.form.addRow(check.replace("_", " ").capitalize(), edit)
+                self._fields[f"check:{check}"] = line
+                self.form.addRow(check.replace("_", " ").capitalize(), line)
         if not self._fields:
             self._add_json_editor(config)
 

@@ -53,7 +53,9 @@ class ToolsPanel(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         # Item widgets do not count for ResizeToContents: size the Configure column by hand.
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Fixed)
-        self.tree.setColumnWidth(2, QToolButton(text="Configure…").sizeHint().width() + 12)
+        probe = QToolButton()
+        probe.setText("Configure…")
+        self.tree.setColumnWidth(2, probe.sizeHint().width() + 12)
         title = QLabel("<b>Tools</b>")
         self.reload_button = QToolButton()
         self.reload_button.setText("Reload tools")

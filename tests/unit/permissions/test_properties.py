@@ -31,9 +31,10 @@ rules = st.builds(
 )
 known_tools = st.sampled_from(["shell", "read_file", "write_file", "fetch", "git_status"]) | names
 
-settings.register_profile("tebiki", deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture])
-settings.load_profile("tebiki")
+# Per test, not a profile: loading a profile here would replace tests/conftest.py's for every
+# test collected after this module (and undo CI's derandomization).
+property_settings = settings(max_examples=150, deadline=None,
+                             suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 def _load(db, rule_list):
@@ -48,7 +49,7 @@ def _load(db, rule_list):
     return valid
 
 
-@settings(max_examples=150)
+@property_settings
 @given(rule_list=st.lists(rules, max_size=8), server=st.sampled_from(["builtin", "mcp", ""]),
        tool=known_tools, tool_input=tool_inputs)
 def test_decide_never_crashes(db, project, rule_list, server, tool, tool_input):
@@ -60,7 +61,7 @@ def test_decide_never_crashes(db, project, rule_list, server, tool, tool_input):
         decision.kind == "ask"
 
 
-@settings(max_examples=150)
+@property_settings
 @given(rule_list=st.lists(rules, max_size=8), tool=known_tools, tool_input=tool_inputs)
 def test_matching_top_priority_deny_always_wins(db, project, rule_list, tool, tool_input):
     valid = _load(db, rule_list)

@@ -99,7 +99,7 @@ def _snippet(text: str, first_line: int, changed_lines: int) -> str:
         lines.pop()
     start = max(1, first_line - SNIPPET_CONTEXT)
     end = min(len(lines), first_line + max(changed_lines, 1) - 1 + SNIPPET_CONTEXT)
-    out = []
+    out: list[str] = []
     for n in range(start, end + 1):
         if len(out) >= MAX_SNIPPET_LINES:
             out.append(f"[… {end - n + 1} more changed lines; use read_file to see them]")

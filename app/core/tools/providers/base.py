@@ -21,8 +21,11 @@ class ProviderPriority(IntEnum):
 @runtime_checkable
 class ToolProvider(Protocol):
     id: str
-    display_name: str
     priority: int
+
+    # Read-only, so a provider may compute it (CliProvider names the programs it found).
+    @property
+    def display_name(self) -> str: ...
 
     def is_available(self) -> bool: ...
 

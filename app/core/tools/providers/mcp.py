@@ -287,7 +287,7 @@ class McpProvider:
         pairs = [(name, tool) for name, conn in self._connections.items()
                  for tool in conn.tools]
         names = assign_tool_names((server, str(tool["name"])) for server, tool in pairs)
-        tools = []
+        tools: list[McpTool] = []
         for server, tool in pairs:
             remote = str(tool["name"])
             name = names[(server, remote)]

@@ -484,8 +484,8 @@ class McpConfigStore:
                     if value == SECRET_PLACEHOLDER and secret not in wanted:
                         writes.append((secret, None))
         try:
-            for secret, value in writes:
-                self._set_secret(secret, value)
+            for secret, secret_value in writes:
+                self._set_secret(secret, secret_value)
         except SecretStoreError as exc:
             raise McpConfigError([f"{exc} Or write env/header values as ${{VAR}} references "
                                   "to variables set in Tebiki's environment."]) from None

@@ -28,7 +28,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Literal
@@ -218,7 +218,7 @@ def _approx_bytes(b64: Any) -> int:
     return len(b64) * 3 // 4 if isinstance(b64, str) else 0
 
 
-def content_to_text(content: list[Mapping[str, Any]], structured: Any = None) -> str:
+def content_to_text(content: Sequence[Mapping[str, Any]], structured: Any = None) -> str:
     """MCP content blocks as text for the model; what text cannot carry is named, not dropped."""
     parts: list[str] = []
     for block in content:
