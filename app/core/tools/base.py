@@ -13,7 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from app.core.tools.config_fields import ConfigField
+
+if TYPE_CHECKING:
+    from app.core.tools.params import Params
 
 
 class ToolCategory(StrEnum):
@@ -63,6 +68,22 @@ def canonical_json(value: Any) -> str:
 
 SubjectsFn = Callable[[Mapping[str, Any], "Path | None"], list[str]]
 
+DecisionName = Literal["allow", "ask", "deny"]
+
+
+@dataclass(frozen=True)
+class DefaultRule:
+    """A permission rule a tool ships with, added once to every database that lacks it.
+
+    Added at start for tools a database has never seen; never re-added after the person
+    deletes it, never changing a rule the person created or edited.
+    """
+
+    decision: DecisionName
+    input_pattern: str | None = None
+    description: str = ""
+    priority: int = 0
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -82,6 +103,22 @@ class ToolSpec:
     subject_kind: SubjectKind = "text"
     # Shown in the UI; MCP annotations such as readOnlyHint are informational, never trusted.
     annotations: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # Everything else the app needs to know about the tool, declared here so that a tool is
+    # one module: offered to new profiles, its default config and Configure… fields, the rules
+    # it ships with, and what it can reach.
+    # The tool's typed parameter model (app.core.tools.params.Params): the source of
+    # ``input_schema`` and the one validation of a call's input. None for tools whose schema
+    # comes from elsewhere (MCP servers, custom TOML tools): those are checked by jsonschema.
+    params: type[Params] | None = field(default=None, compare=False, repr=False)
+    default_enabled: bool = field(default=False, compare=False)
+    default_config: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    config_fields: tuple[ConfigField, ...] = field(default=(), compare=False, repr=False)
+    default_rules: tuple[DefaultRule, ...] = field(default=(), compare=False, repr=False)
+    runs_programs: bool = field(default=False, compare=False)
+    needs_network: bool = field(default=False, compare=False)
+    # When set, the approval dialog lists the call's subjects under this heading (e.g. each
+    # command of a shell chain), because for this tool they are what a person must read.
+    subjects_heading: str | None = field(default=None, compare=False)
 
     def subjects(self, tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
         if self.subjects_fn is None:
