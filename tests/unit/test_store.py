@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import gc
 import sqlite3
+import weakref
 
 import pytest
+import sqlite_utils
 
+from app.core.permissions.repository import RuleRepository
+from app.core.store import db as db_module
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
-from app.core.store.db import DatabaseError, open_database, schema_version
-from app.core.store.migrations import SCHEMA_VERSION
+from app.core.store.db import DatabaseError, open_database, schema_version, store_of
+from app.core.store.migrations import MIGRATIONS, SCHEMA_VERSION, _v3_full_text_search
 from app.core.store.profiles import (
-    DEFAULT_ENABLED_TOOLS,
     AgentProfile,
     ProfileError,
     ProfileRepository,
@@ -77,13 +81,26 @@ def test_default_profile_is_safe(db):
     profiles = ProfileRepository(db)
     profile = profiles.ensure_default()
     assert profiles.ensure_default() == profile
-    enabled = profiles.enabled_tools(profile.id)
-    assert set(enabled) == set(DEFAULT_ENABLED_TOOLS)
-    for risky in ("write_file", "edit_file", "shell_exec", "self_eval"):
-        assert risky not in enabled
+    # The store knows no tool: without defaults from the specs, nothing is enabled.
+    assert profiles.enabled_tools(profile.id) == []
+    assert profiles.tool_settings(profile.id) == {}
+
+
+def test_default_profile_takes_the_given_defaults_once(db):
+    profiles = ProfileRepository(db)
+    profile = profiles.ensure_default(
+        enabled=["read_file", "git_ops"],
+        configs={"write_file": {"allowed_write_dirs": ["doc"]},
+                 "git_ops": {"git_permission": "read_only"}})
+    assert profiles.enabled_tools(profile.id) == ["git_ops", "read_file"]
     settings = profiles.tool_settings(profile.id)
-    assert settings["write_file"].config == {"allowed_write_dirs": ["doc"]}
+    assert settings["write_file"] == ToolSetting("write_file", False,
+                                                 {"allowed_write_dirs": ["doc"]})
     assert settings["git_ops"].config == {"git_permission": "read_only"}
+    # An existing profile is never reset to defaults.
+    profiles.set_enabled(profile.id, "read_file", False)
+    assert profiles.ensure_default(enabled=["read_file", "shell_exec"]) == profile
+    assert profiles.enabled_tools(profile.id) == ["git_ops"]
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -138,3 +155,75 @@ def test_audit_records_and_filters(db):
     with pytest.raises(sqlite3.IntegrityError):
         audit.record(tool_name="x", server_id="b", tool_input={}, decision="maybe",
                      outcome="executed")
+
+
+def test_settings_set_twice_keeps_one_row_with_the_new_value(db):
+    settings = SettingsRepository(db)
+    settings.set("theme", "dark")
+    settings.set("theme", {"name": "light"})
+    assert settings.get("theme") == {"name": "light"}
+    assert db.conn.execute("SELECT count(*) FROM settings WHERE key = 'theme'").fetchone()[0] == 1
+
+
+def test_a_failed_write_leaves_no_setting_behind(db):
+    # The upsert joins the store's transaction: rolling that back takes the row with it.
+    settings = SettingsRepository(db)
+    with pytest.raises(RuntimeError), store_of(db).transaction():
+        db.table("settings").upsert({"key": "k", "value": "1", "updated_at": "x"}, pk="key")
+        raise RuntimeError("boom")
+    assert settings.get("k") is None
+
+
+def test_one_store_per_database_shared_by_every_repository(fresh_data_dir):
+    a = open_database(fresh_data_dir / "a.sqlite3")
+    b = open_database(fresh_data_dir / "a.sqlite3")  # same file, another connection
+    try:
+        assert store_of(a) is store_of(a)
+        assert store_of(a) is not store_of(b)
+        assert store_of(a).lock is not store_of(b).lock
+        assert store_of(a).conn is a.conn and store_of(a).db is a
+        assert RuleRepository(a).changes is RuleRepository(a).changes
+        assert RuleRepository(a).changes is not RuleRepository(b).changes
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_collected_database_takes_its_store_with_it():
+    # A new database must never inherit a dead one's lock or listeners (id() reuse), and the
+    # registry must not keep databases alive.
+    db = sqlite_utils.Database(memory=True)
+    store = weakref.ref(store_of(db))
+    store_of(db).rule_changes.subscribe(lambda: None)
+    del db
+    gc.collect()
+    assert store() is None
+    fresh = sqlite_utils.Database(memory=True)
+    assert store_of(fresh).rule_changes.listeners == []
+
+
+def test_a_failing_migration_leaves_the_previous_version(fresh_data_dir, monkeypatch):
+    path = fresh_data_dir / "t.sqlite3"
+
+    def half_done(database: sqlite_utils.Database) -> None:
+        _v3_full_text_search(database)  # sqlite-utils creates tables and triggers, then
+        raise RuntimeError("power cut")
+
+    fts_version = MIGRATIONS.index(_v3_full_text_search) + 1
+    monkeypatch.setattr(db_module, "MIGRATIONS", (*MIGRATIONS[:fts_version - 1], half_done))
+    monkeypatch.setattr(db_module, "SCHEMA_VERSION", fts_version)
+    with pytest.raises(RuntimeError, match="power cut"):
+        open_database(path)
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == fts_version - 1
+        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE '%_fts%'"
+                            " OR type = 'trigger'").fetchone()[0] == 0
+    finally:
+        conn.close()
+    monkeypatch.undo()
+    database = open_database(path)
+    try:
+        assert schema_version(database) == SCHEMA_VERSION
+    finally:
+        database.close()

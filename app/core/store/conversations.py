@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import sqlite_utils
 
-from app.core.store.db import db_lock, transaction, utc_now
+from app.core.store.db import fts_match, store_of, utc_now
 
 Role = Literal["user", "assistant"]
 
@@ -34,11 +34,12 @@ class StoredMessage:
 class ConversationRepository:
     def __init__(self, db: sqlite_utils.Database) -> None:
         self.db = db
+        self.store = store_of(db)
 
     def create(self, *, title: str = "", agent_id: int | None = None,
                project_root: str | None = None) -> Conversation:
         now = utc_now()
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             cur = conn.execute(
                 "INSERT INTO conversations (agent_id, title, project_root, created_at,"
                 " updated_at) VALUES (?, ?, ?, ?, ?)", (agent_id, title, project_root, now, now))
@@ -46,7 +47,7 @@ class ConversationRepository:
         return Conversation(cur.lastrowid, title, agent_id, project_root, now, now)
 
     def get(self, conversation_id: int) -> Conversation:
-        with db_lock(self.db):
+        with self.store.lock:
             row = self.db.conn.execute(
                 "SELECT id, title, agent_id, project_root, created_at, updated_at"
                 " FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
@@ -55,7 +56,7 @@ class ConversationRepository:
         return Conversation(*row)
 
     def list(self, limit: int = 200) -> list[Conversation]:
-        with db_lock(self.db):
+        with self.store.lock:
             rows = self.db.conn.execute(
                 "SELECT id, title, agent_id, project_root, created_at, updated_at"
                 " FROM conversations ORDER BY updated_at DESC, id DESC LIMIT ?",
@@ -63,18 +64,18 @@ class ConversationRepository:
         return [Conversation(*r) for r in rows]
 
     def rename(self, conversation_id: int, title: str) -> None:
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             conn.execute("UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?",
                          (title, utc_now(), conversation_id))
 
     def delete(self, conversation_id: int) -> None:
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
 
     def append(self, conversation_id: int, role: Role,
                content: builtins.list[dict[str, Any]] | str) -> int:
         now = utc_now()
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             cur = conn.execute(
                 "INSERT INTO messages (conversation_id, role, content, created_at)"
                 " VALUES (?, ?, ?, ?)",
@@ -85,8 +86,26 @@ class ConversationRepository:
         return cur.lastrowid
 
     def messages(self, conversation_id: int) -> builtins.list[StoredMessage]:
-        with db_lock(self.db):
+        with self.store.lock:
             rows = self.db.conn.execute(
                 "SELECT id, role, content FROM messages WHERE conversation_id = ? ORDER BY id",
                 (conversation_id,)).fetchall()
         return [StoredMessage(i, role, json.loads(content)) for i, role, content in rows]
+
+    def search(self, query: str, limit: int = 50) -> builtins.list[Conversation]:
+        """Conversations whose title or any message matches ``query`` (full-text, each word
+        taken literally), most recently updated first."""
+        match = fts_match(self.db, query)
+        if not match:
+            return []
+        # One statement over both indexes (sqlite-utils' table.search covers one table).
+        with self.store.lock:
+            rows = self.db.conn.execute(
+                "SELECT id, title, agent_id, project_root, created_at, updated_at"
+                " FROM conversations WHERE id IN"
+                " (SELECT rowid FROM conversations_fts WHERE conversations_fts MATCH :q)"
+                " OR id IN (SELECT conversation_id FROM messages WHERE id IN"
+                " (SELECT rowid FROM messages_fts WHERE messages_fts MATCH :q))"
+                " ORDER BY updated_at DESC, id DESC LIMIT :limit",
+                {"q": match, "limit": limit}).fetchall()
+        return [Conversation(*r) for r in rows]

@@ -7,7 +7,7 @@ from typing import Any
 
 import sqlite_utils
 
-from app.core.store.db import db_lock, transaction, utc_now
+from app.core.store.db import store_of, utc_now
 
 _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
 
@@ -15,9 +15,10 @@ _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
 class SettingsRepository:
     def __init__(self, db: sqlite_utils.Database) -> None:
         self.db = db
+        self.store = store_of(db)
 
     def get(self, key: str, default: Any = None) -> Any:
-        with db_lock(self.db):
+        with self.store.lock:
             row = self.db.conn.execute("SELECT value FROM settings WHERE key = ?",
                                        (key,)).fetchone()
         return default if row is None else json.loads(row[0])
@@ -28,13 +29,12 @@ class SettingsRepository:
         if any(hint in key.lower() for hint in _SECRET_HINTS):
             raise ValueError(f"{key!r} looks like a secret; store it in the OS keyring instead")
         text = json.dumps(value, ensure_ascii=False)
-        with transaction(self.db) as conn:
-            conn.execute(
-                "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)"
-                " ON CONFLICT(key) DO UPDATE SET value = excluded.value,"
-                " updated_at = excluded.updated_at",
-                (key, text, utc_now()))
+        # upsert: INSERT … ON CONFLICT(key) DO UPDATE, inside our transaction (sqlite-utils
+        # joins a transaction it did not open). Its few schema look-ups are fine for settings.
+        with self.store.transaction():
+            self.db.table("settings").upsert(
+                {"key": key, "value": text, "updated_at": utc_now()}, pk="key")
 
     def delete(self, key: str) -> None:
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             conn.execute("DELETE FROM settings WHERE key = ?", (key,))

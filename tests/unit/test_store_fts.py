@@ -1,0 +1,158 @@
+"""Full-text search over conversations and the audit trail (migration 3, sqlite-utils FTS5)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.core.store.audit import AuditRepository
+from app.core.store.conversations import ConversationRepository
+from app.core.store.db import _split_sql, open_database, schema_version
+from app.core.store.migrations import MIGRATIONS, SCHEMA_VERSION
+
+HOSTILE = ['"', '""', '"unbalanced', "a\"b", "*", "wor*", "NEAR(a b)", "NEAR", "(", ")",
+           "((a)", "a OR", "AND", "NOT x", "-x", "^x", "content:x", "{a b}: c", "a + b", "'",
+           "'; DROP TABLE messages; --", "\\", "\x00", "  ", "", "🦊 \u200b"]
+
+
+def _fts_ok(db, table: str) -> None:
+    # FTS5's own consistency check against the content table: raises if the index drifted.
+    db.conn.execute(f"INSERT INTO {table}_fts({table}_fts) VALUES('integrity-check')")
+
+
+def test_a_message_is_found_after_insert_update_and_delete(db):
+    repo = ConversationRepository(db)
+    conv = repo.create(title="plain")
+    other = repo.create(title="other")
+    message_id = repo.append(conv.id, "user", "the quick marmalade fox")
+    repo.append(other.id, "user", "nothing to see")
+    assert [c.id for c in repo.search("marmalade")] == [conv.id]
+
+    # Written behind the repository's back: the trigger, not the repository, keeps the index.
+    db.conn.execute("UPDATE messages SET content = ? WHERE id = ?", ('"pumpernickel"',
+                                                                       message_id))
+    assert repo.search("marmalade") == []
+    assert [c.id for c in repo.search("pumpernickel")] == [conv.id]
+
+    db.conn.execute("DELETE FROM messages WHERE id = ?", (message_id,))
+    assert repo.search("pumpernickel") == []
+    _fts_ok(db, "messages")
+
+
+def test_titles_are_searched_and_follow_renames(db):
+    repo = ConversationRepository(db)
+    conv = repo.create(title="Quarterly report")
+    assert [c.id for c in repo.search("quarterly")] == [conv.id]  # case-insensitive
+    repo.rename(conv.id, "Holiday plans")
+    assert repo.search("quarterly") == []
+    assert [c.title for c in repo.search("holiday")] == ["Holiday plans"]
+    _fts_ok(db, "conversations")
+
+
+def test_search_words_are_literal_not_fts_syntax(db):
+    repo = ConversationRepository(db)
+    conv = repo.create()
+    repo.append(conv.id, "user", "world peace")
+    assert repo.search("wor*") == []  # not a prefix query
+    assert repo.search("world OR nothing") == []  # OR is a word to find, not an operator
+    assert [c.id for c in repo.search("peace world")] == [conv.id]  # every word, any order
+
+
+def test_the_index_survives_a_restart(fresh_data_dir):
+    path = fresh_data_dir / "t.sqlite3"
+    db = open_database(path)
+    conv = ConversationRepository(db).create(title="kept")
+    ConversationRepository(db).append(conv.id, "assistant",
+                                      [{"type": "text", "text": "zanzibar"}])
+    AuditRepository(db).record(tool_name="read_file", server_id="builtin",
+                               tool_input={"path": "notes.md"}, decision="allow",
+                               outcome="executed", output="zanzibar")
+    db.close()
+
+    db = open_database(path)
+    try:
+        assert [c.id for c in ConversationRepository(db).search("zanzibar")] == [conv.id]
+        assert [e.tool_name for e in AuditRepository(db).search("zanzibar")] == ["read_file"]
+    finally:
+        db.close()
+
+
+def test_migrating_an_older_database_indexes_its_existing_rows(fresh_data_dir):
+    path = fresh_data_dir / "v2.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for migration in MIGRATIONS[:2]:
+        assert isinstance(migration, str)
+        for statement in _split_sql(migration):
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version=2")
+    conn.execute("INSERT INTO conversations (title, created_at, updated_at)"
+                 " VALUES ('old talk', 'x', 'x')")
+    conn.execute("INSERT INTO messages (conversation_id, role, content, created_at)"
+                 " VALUES (1, 'user', '\"ancient words\"', 'x')")
+    conn.execute("INSERT INTO tool_executions (tool_name, input, decision, outcome, created_at)"
+                 " VALUES ('grep_search', '{\"pattern\": \"relic\"}', 'allow', 'executed', 'x')")
+    conn.close()
+
+    db = open_database(path)
+    try:
+        assert schema_version(db) == SCHEMA_VERSION
+        assert [c.title for c in ConversationRepository(db).search("ancient")] == ["old talk"]
+        assert [e.tool_name for e in AuditRepository(db).search("relic")] == ["grep_search"]
+    finally:
+        db.close()
+
+
+def test_audit_search_covers_name_input_and_output_and_follows_finish(db):
+    audit = AuditRepository(db)
+    first = audit.record(tool_name="shell_exec", server_id="builtin",
+                         tool_input={"command": "make tarball"}, decision="allow",
+                         outcome="executed", output="ok")
+    begun = audit.begin(tool_name="web_fetch", server_id="builtin",
+                        tool_input={"url": "https://example.org"}, decision="ask",
+                        state="pending")
+    assert [e.id for e in audit.search("shell_exec")] == [first]
+    assert [e.id for e in audit.search("tarball")] == [first]
+    assert [e.id for e in audit.search("example")] == [begun]
+    assert audit.search("teapot") == []
+
+    audit.finish(begun, tool_name="web_fetch", server_id="builtin",
+                 tool_input={"url": "https://example.org"}, decision="allow",
+                 outcome="executed", output="I am a teapot")
+    (found,) = audit.search("teapot")
+    assert (found.id, found.state, found.output) == (begun, "done", "I am a teapot")
+    assert [e.id for e in audit.search("ok")] == [first]
+    _fts_ok(db, "tool_executions")
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_queries_never_fail(db, query):
+    repo = ConversationRepository(db)
+    conv = repo.create(title="NEAR (a b) * content")
+    repo.append(conv.id, "user", 'a "quoted" NEAR b * (paren')
+    AuditRepository(db).record(tool_name="t", server_id="builtin", tool_input={"q": query},
+                               decision="allow", outcome="executed", output=query)
+    assert isinstance(repo.search(query), list)
+    assert isinstance(AuditRepository(db).search(query), list)
+
+
+def test_a_query_with_fts_syntax_finds_its_words_literally(db):
+    repo = ConversationRepository(db)
+    conv = repo.create()
+    repo.append(conv.id, "user", "use NEAR(a b) carefully")
+    assert [c.id for c in repo.search("NEAR(a")] == [conv.id]
+
+
+# The db fixture is shared by the examples on purpose: searching never writes.
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.text(alphabet=st.sampled_from('ab "*()^:+-{}NEAROTD\\\'\t\x00'), max_size=12)
+       | st.text(max_size=20))
+def test_any_query_string_is_safe(db, query):
+    conv = ConversationRepository(db)
+    if not conv.list(limit=1):
+        conv.append(conv.create(title="ab NEAR").id, "user", "a b * ( NEAR")
+    assert isinstance(conv.search(query), list)
+    assert isinstance(AuditRepository(db).search(query), list)
