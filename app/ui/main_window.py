@@ -123,7 +123,7 @@ class MainWindow(QMainWindow):
     def attach_services(self, services: Services, project_root: Path | None = None) -> None:
         """Fill the shell in: panels, pickers, recent folders, the project."""
         # Imported here, not at the top: the shell must not wait for them (see module doc).
-        from app.ui.dialogs.approval import ApprovalQueue
+        from app.ui.approval_queue import ApprovalQueue
         from app.ui.widgets.ai_panel import AIPanel
         from app.ui.widgets.history_view import HistoryView
         from app.ui.widgets.tools_panel import ToolsPanel

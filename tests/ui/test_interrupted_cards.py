@@ -14,7 +14,7 @@ from app.core.agent.transcript import INTERRUPTED_RESULT
 from app.core.services import Services
 from app.core.store.audit import INTERRUPTED_WHILE_RUNNING, NOT_RUN_INTERRUPTED
 from app.core.store.db import transaction, utc_now
-from app.ui.dialogs.approval import ApprovalQueue
+from app.ui.approval_queue import ApprovalQueue
 from app.ui.models.history_model import HistoryTableModel
 from app.ui.widgets.ai_panel import AIPanel
 from app.ui.widgets.history_view import HistoryView

@@ -1,8 +1,9 @@
 """The agent: model providers, the tool-use loop and the events it emits (no Qt here).
 
 Start with ``AgentSession`` (session.py) and the events in events.py; ``build_tool_context``
-(context.py) maps a profile's per-tool configuration onto a ``ToolContext``; providers.py holds
-the model clients (Anthropic through the official SDK, OpenAI-compatible over httpx).
+(context.py) maps a profile's per-tool configuration onto a ``ToolContext``; the providers
+package holds the model clients (Anthropic through the official SDK, OpenAI-compatible over
+httpx) and the ``ProviderError`` hierarchy a failed run reports.
 """
 
 from app.core.agent.context import build_tool_context

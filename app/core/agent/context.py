@@ -6,19 +6,11 @@ called: its capability fields come only from that tool's config, never from anot
 Enabling ``shell_exec`` with ``allowed_commands: [make]`` therefore does not let ``self_eval``
 run ``make``, and ``write_file``'s write dirs do not leak into ``edit_file``.
 
-Capability keys (anything else in a tool's config is passed through in ``tool_config``):
-
-=====================  =============================================  =======================
-key                    meaning                                        default when absent/bad
-=====================  =============================================  =======================
-allowed_write_dirs     list of dirs, relative to the project or abs.  none (no writes)
-allowed_commands       list of program names for shell commands       read-only list (seed)
-git_permission         disabled / read_only / read_write              read_only
-http_timeout_s         seconds, > 0                                   30
-shell_timeout_s        seconds, > 0                                   30
-allow_private_network  true / false                                   false
-max_output_bytes       int, > 0                                       50,000
-=====================  =============================================  =======================
+The capability fields a tool accepts, and how each value parses, are its spec's
+``config_fields`` (``ConfigField.is_capability``): a capability the tool does not declare is
+ignored. Tools that declare no fields (custom and MCP tools) accept every capability key
+(``CAPABILITY_KEYS``) with the same parsing (``FALLBACK_CAPABILITY_FIELDS``); see
+``ToolContext`` for the defaults.
 
 An invalid value never widens anything: it is ignored (logged) and the safe default applies.
 ``tool_config`` holds every tool's *non-capability* options, keyed by tool name, so a tool can
@@ -28,92 +20,51 @@ read its own settings (web_search provider, self_eval checks) via ``ctx.config_f
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from app.core.store.profiles import ToolSetting
-from app.core.tools.base import GitPermission, ToolContext
+from app.core.tools.base import GitPermission, ToolContext, ToolSpec
+from app.core.tools.config_fields import CAPABILITY_KEYS, ConfigField, FieldKind
 
 log = logging.getLogger(__name__)
 
-_MAX_TIMEOUT_S = 24 * 3600.0
-_MAX_OUTPUT_BYTES = 100 * 1024 * 1024
+# How a capability parses for a tool that declares no config fields: the same descriptors a
+# built-in tool would declare, so there is one parser per kind (ConfigField.parse).
+FALLBACK_CAPABILITY_FIELDS: tuple[ConfigField, ...] = (
+    ConfigField("allowed_write_dirs", "Write folders", FieldKind.FOLDER_LIST),
+    ConfigField("allowed_commands", "Allowed programs", FieldKind.PROGRAM_LIST),
+    ConfigField("git_permission", "Git permission", FieldKind.CHOICE,
+                choices=tuple((p.value, p.value) for p in GitPermission)),
+    ConfigField("http_timeout_s", "HTTP timeout", FieldKind.SECONDS),
+    ConfigField("shell_timeout_s", "Timeout", FieldKind.SECONDS),
+    ConfigField("allow_private_network", "Private network", FieldKind.FLAG),
+    ConfigField("max_output_bytes", "Output limit", FieldKind.BYTES),
+)
 
 
-def _str_list(value: Any) -> tuple[str, ...] | None:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list | tuple):
-        return None
-    items = []
-    for item in value:
-        if not isinstance(item, str):
-            return None
-        item = item.strip()
-        if item:
-            items.append(item)
-    return tuple(items)
+def capability_fields(spec: ToolSpec | None) -> tuple[ConfigField, ...]:
+    """The capability fields ``spec``'s config may set (all of them for a tool without fields)."""
+    if spec is None or not spec.config_fields:
+        return FALLBACK_CAPABILITY_FIELDS
+    return tuple(f for f in spec.config_fields if f.is_capability)
 
 
-def _commands(value: Any) -> tuple[str, ...] | None:
-    items = _str_list(value)
-    if items is None or any(any(ch.isspace() for ch in item) for item in items):
-        return None  # a program name with spaces is a mistake, not a command line
-    return items
-
-
-def _git(value: Any) -> GitPermission | None:
-    try:
-        return GitPermission(value)
-    except ValueError:
-        return None
-
-
-def _timeout(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    value = float(value)
-    if not math.isfinite(value) or value <= 0:
-        return None
-    return min(value, _MAX_TIMEOUT_S)
-
-
-def _flag(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
-
-
-def _size(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        return None
-    return min(value, _MAX_OUTPUT_BYTES)
-
-
-CAPABILITY_PARSERS: dict[str, Callable[[Any], Any]] = {
-    "allowed_write_dirs": _str_list,
-    "allowed_commands": _commands,
-    "git_permission": _git,
-    "http_timeout_s": _timeout,
-    "shell_timeout_s": _timeout,
-    "allow_private_network": _flag,
-    "max_output_bytes": _size,
-}
-CAPABILITY_KEYS = frozenset(CAPABILITY_PARSERS)
-
-
-def capabilities_of(config: Mapping[str, Any], *, where: str = "") -> dict[str, Any]:
-    """The valid capability fields of one tool config (invalid ones dropped, with a log line)."""
+def capabilities_of(config: Mapping[str, Any], fields: Iterable[ConfigField] = (
+        FALLBACK_CAPABILITY_FIELDS), *, where: str = "") -> dict[str, Any]:
+    """The valid capability values of one tool config for ``fields`` (invalid ones dropped,
+    with a log line, so the ToolContext default applies)."""
     out: dict[str, Any] = {}
-    for key, parse in CAPABILITY_PARSERS.items():
-        if key not in config:
+    for field in fields:
+        if field.key not in config:
             continue
-        value = parse(config[key])
+        value = field.parse(config[field.key])
         if value is None:
-            log.warning("%sinvalid %s %r ignored; the safe default applies", where, key,
-                        config[key])
+            log.warning("%sinvalid %s %r ignored; the safe default applies", where, field.key,
+                        config[field.key])
             continue
-        out[key] = value
+        out[field.key] = value
     return out
 
 
@@ -129,15 +80,18 @@ def build_tool_context(
     project_root: Path,
     session: dict[str, Any],
     tool_name: str | None = None,
+    spec: ToolSpec | None = None,
 ) -> ToolContext:
     """The capability boundary for a call to ``tool_name`` under this profile.
 
     ``session`` is the conversation's shared mutable state (shell cwd, ...); pass the same dict
     for every call of a conversation. Without ``tool_name`` every capability has its safe
-    default (use that for anything that is not a specific tool's call).
+    default (use that for anything that is not a specific tool's call). ``spec`` is the called
+    tool's spec: its ``config_fields`` say which capabilities its config may set.
     """
     setting = tool_settings.get(tool_name) if tool_name is not None else None
     where = f"profile {profile_id}, tool {tool_name}: "
-    caps = capabilities_of(setting.config, where=where) if setting is not None else {}
+    caps = (capabilities_of(setting.config, capability_fields(spec), where=where)
+            if setting is not None else {})
     return ToolContext(working_dir=project_root, session=session,
                        tool_config=tool_options(tool_settings), **caps)

@@ -11,16 +11,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.agent.providers.base import ProviderError
+from app.core.outcomes import Outcome
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import Decision
 from app.core.tools.base import ToolSpec
-
-# Audit outcomes (see app.core.store.audit.Outcome), repeated here for events.
-EXECUTED = "executed"
-DECLINED = "declined"
-DENIED = "denied"
-CANCELLED = "cancelled"
-INVALID = "invalid"
 
 
 @dataclass(frozen=True)
@@ -98,15 +93,15 @@ class ToolStarted:
 
 @dataclass(frozen=True)
 class ToolFinished:
-    """A call is over, whatever happened. ``outcome`` is the audit outcome: executed, declined,
-    denied, cancelled or invalid; ``content`` is exactly what the model receives."""
+    """A call is over, whatever happened. ``outcome`` is the audit outcome; ``content`` is
+    exactly what the model receives."""
 
     tool_use_id: str
     tool_name: str
     is_error: bool
     duration_ms: int
     content: str
-    outcome: str
+    outcome: Outcome
 
 
 @dataclass(frozen=True)
@@ -122,13 +117,18 @@ class RunFinished:
 
 @dataclass(frozen=True)
 class RunFailed:
-    """The model API failed. ``kind``: auth, rate_limit, overloaded, server, connection,
-    bad_request. The transcript is intact; ``AgentSession.retry()`` re-sends when
-    ``retryable`` (and may also work after the cause, e.g. a key, was fixed)."""
+    """The model API (or the run) failed. ``error`` is the ProviderError subclass saying what
+    kind of failure (the class, not the instance: an exception keeps its traceback's frames,
+    and with them the whole request, alive). The transcript is intact;
+    ``AgentSession.retry()`` re-sends when ``retryable`` (and may also work after the cause,
+    e.g. a key, was fixed)."""
 
     message: str
-    kind: str
-    retryable: bool
+    error: type[ProviderError]
+
+    @property
+    def retryable(self) -> bool:
+        return self.error.retryable
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""AgentSession: one conversation's tool-use loop (DESIGN §5, seed 000 §3, seed 001).
+"""AgentSession: one conversation's tool-use loop.
 
 ``run(text)`` streams the model's answer; for every ``tool_use`` block, in order:
 
@@ -43,11 +43,6 @@ import sqlite_utils
 
 from app.core.agent.context import build_tool_context
 from app.core.agent.events import (
-    CANCELLED,
-    DECLINED,
-    DENIED,
-    EXECUTED,
-    INVALID,
     AgentEvent,
     ApprovalRequest,
     ApprovalResponse,
@@ -63,8 +58,11 @@ from app.core.agent.events import (
     ToolStarted,
 )
 from app.core.agent.providers import (
+    InternalError,
     ModelProvider,
     ModelRequest,
+    ProviderAuthError,
+    ProviderBadRequest,
     ProviderError,
     ToolCall,
     default_client_factory,
@@ -75,9 +73,10 @@ from app.core.agent.transcript import (
     interrupted_results,
     normalize,
 )
+from app.core.outcomes import CallState, Outcome
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import Decision, ToolPermissionService
-from app.core.store.audit import AuditRepository, State
+from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
 from app.core.store.profiles import AgentProfile, ProfileRepository, ToolSetting
 from app.core.store.writer import BackgroundWriter
@@ -241,28 +240,27 @@ class AgentSession:
             raise
         except Exception as exc:  # a bug must end the run visibly, not kill the UI's task
             log.exception("agent run failed")
-            self._fail(ProviderError(f"Internal error: {type(exc).__name__}: {exc}",
-                                     "internal", True))
+            self._fail(InternalError(f"Internal error: {type(exc).__name__}: {exc}"))
 
     async def _run_loop(self, user_text: str | None) -> None:
         try:
             profile = self._profiles.get(self.profile_id)
         except KeyError:
             self._emit(RunFailed("This agent profile no longer exists; choose another one.",
-                                 "bad_request", False))
+                                 ProviderBadRequest))
             return
         settings = self._profiles.tool_settings(self.profile_id)
         try:
             history = self._load_history(user_text)
         except KeyError:
             self._emit(RunFailed("This conversation no longer exists; start a new one.",
-                                 "bad_request", False))
+                                 ProviderBadRequest))
             return
         if user_text is not None:
             self._append("user", [{"type": "text", "text": user_text}])
         elif not history or history[-1]["role"] != "user":
             self._emit(RunFailed("There is nothing to retry: the last answer is complete. "
-                                 "Send a new message instead.", "bad_request", False))
+                                 "Send a new message instead.", ProviderBadRequest))
             return
         try:
             provider = await self._provider_for(profile)
@@ -286,7 +284,7 @@ class AgentSession:
             try:
                 turn = await provider.stream(request, on_text)
             except ProviderError as exc:
-                if exc.kind == "auth":
+                if isinstance(exc, ProviderAuthError):  # a new key needs a new client
                     self.invalidate_client()
                 self._fail(exc)
                 return
@@ -344,7 +342,7 @@ class AgentSession:
         server_id = spec.server_id if spec is not None else UNKNOWN_SERVER
         row: Future[int] | None = None  # the audit row, once the call is recorded as begun
 
-        def finish(outcome: str, content: str, is_error: bool, decision: Decision,
+        def finish(outcome: Outcome, content: str, is_error: bool, decision: Decision,
                    duration_ms: int | None = None) -> None:
             results[i] = self._finish(call, server_id, decision, outcome, content, is_error,
                                       duration_ms, row)
@@ -354,24 +352,24 @@ class AgentSession:
             note, content = problem
             decision = Decision("deny", None, note=note)
             self._announce(run, call, server_id, decision)
-            finish(INVALID, content, True, decision)
+            finish(Outcome.INVALID, content, True, decision)
             return
         assert tool is not None and spec is not None
         decision = await self._decide(server_id, call)
         self._announce(run, call, server_id, decision)
         if decision.kind == "deny":
-            finish(DENIED, denied_message(decision), True, decision)
+            finish(Outcome.DENIED, denied_message(decision), True, decision)
             return
         ctx = self._context(run, call.name)
         row = self._begin(call, server_id, decision,
-                          "running" if decision.kind == "allow" else "pending")
+                          CallState.RUNNING if decision.kind == "allow" else CallState.PENDING)
         try:
             await self._approve_and_execute(call, tool, spec, server_id, decision, ctx, row,
                                             finish)
         except BaseException:
             if results[i] is None:  # a bug between begin and finish: the row must not dangle
-                finish(CANCELLED, "Not run: an internal error ended the run during this tool "
-                                  "call.", True, decision)
+                finish(Outcome.CANCELLED, "Not run: an internal error ended the run during "
+                                          "this tool call.", True, decision)
             raise
 
     async def _approve_and_execute(self, call: ToolCall, tool: Tool, spec: ToolSpec,
@@ -385,7 +383,7 @@ class AgentSession:
                 self._emit(AwaitingApproval(request))
                 response = await self.approver(request)
             except asyncio.CancelledError:
-                finish(DECLINED, STOPPED_BEFORE_APPROVAL, True, decision)
+                finish(Outcome.DECLINED, STOPPED_BEFORE_APPROVAL, True, decision)
                 raise
             except Exception as exc:  # a broken dialog must not approve anything
                 log.exception("approver failed for %s", call.name)
@@ -396,19 +394,20 @@ class AgentSession:
             for rule in response.rules_to_remember:
                 self._remember(rule)
             if not response.approved:
-                finish(DECLINED, declined_message(response.reason), True, decision)
+                finish(Outcome.DECLINED, declined_message(response.reason), True, decision)
                 return
-            self._writer.submit(self._audit_set_state, row, "running")
+            self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
         self._emit(ToolStarted(call.id, call.name))
         started = time.perf_counter()
         try:
             result = await self.registry.execute(call.name, call.input, ctx)
         except asyncio.CancelledError:
-            finish(CANCELLED, f"Cancelled: the user stopped the run while {call.name} was "
-                              "running. It may have done part of its work; check before "
-                              "relying on it.", True, decision, _ms_since(started))
+            finish(Outcome.CANCELLED, f"Cancelled: the user stopped the run while {call.name} "
+                                      "was running. It may have done part of its work; check "
+                                      "before relying on it.", True, decision,
+                   _ms_since(started))
             raise
-        finish(EXECUTED, result.content or "(no output)", result.is_error, decision,
+        finish(Outcome.EXECUTED, result.content or "(no output)", result.is_error, decision,
                _ms_since(started))
 
     def _problem(self, call: ToolCall, run: _Run) -> tuple[str, str] | None:
@@ -462,7 +461,7 @@ class AgentSession:
         server_id = self._server_id(call)
         decision = decision or Decision("deny", None, note="Not run.")
         self._announce(run, call, server_id, decision)
-        return self._finish(call, server_id, decision, CANCELLED, message, True, None)
+        return self._finish(call, server_id, decision, Outcome.CANCELLED, message, True, None)
 
     def _server_id(self, call: ToolCall) -> str:
         tool = self.registry.get(call.name)
@@ -476,7 +475,7 @@ class AgentSession:
                                      decision))
 
     def _begin(self, call: ToolCall, server_id: str, decision: Decision,
-               state: State) -> Future[int]:
+               state: CallState) -> Future[int]:
         """Record the call before it waits or runs; the future holds the audit row's id."""
         return self._writer.submit(
             self._audit.begin,
@@ -485,7 +484,7 @@ class AgentSession:
             rule_id=decision.rule.id if decision.rule is not None else None,
             conversation_id=self._conversation_id, tool_use_id=call.id)
 
-    def _audit_set_state(self, row: Future[int], state: State) -> None:
+    def _audit_set_state(self, row: Future[int], state: CallState) -> None:
         row_id = _row_id(row)
         if row_id is not None:
             self._audit.set_state(row_id, state)
@@ -493,14 +492,14 @@ class AgentSession:
     def _audit_finish(self, row: Future[int] | None, **fields: Any) -> None:
         self._audit.finish(_row_id(row), **fields)
 
-    def _finish(self, call: ToolCall, server_id: str, decision: Decision, outcome: str,
+    def _finish(self, call: ToolCall, server_id: str, decision: Decision, outcome: Outcome,
                 content: str, is_error: bool, duration_ms: int | None,
                 row: Future[int] | None = None) -> dict[str, Any]:
         self._writer.submit(
             self._audit_finish, row,
             tool_name=call.name, server_id=server_id,
             tool_input=call.input if call.error is None else call.raw_input,
-            decision=decision.kind, outcome=outcome,  # type: ignore[arg-type]
+            decision=decision.kind, outcome=outcome,
             output=content, is_error=is_error,
             rule_id=decision.rule.id if decision.rule is not None else None,
             duration_ms=duration_ms, conversation_id=self._conversation_id,
@@ -512,9 +511,10 @@ class AgentSession:
     def _context(self, run: _Run, tool_name: str) -> ToolContext:
         ctx = run.contexts.get(tool_name)
         if ctx is None:
+            tool = self.registry.get(tool_name)
             ctx = run.contexts[tool_name] = build_tool_context(
                 self.profile_id, run.settings, self.project_root, self._tool_session,
-                tool_name=tool_name)
+                tool_name=tool_name, spec=tool.spec if tool is not None else None)
         return ctx
 
     async def _preview(self, tool: Tool, tool_input: Mapping[str, Any],
@@ -598,7 +598,7 @@ class AgentSession:
                 log.exception("closing the model client failed")
 
     def _fail(self, exc: ProviderError) -> None:
-        self.last_failure = RunFailed(exc.message, exc.kind, exc.retryable)
+        self.last_failure = RunFailed(exc.message, type(exc))
         self._emit(self.last_failure)
 
     def _emit(self, event: AgentEvent) -> None:

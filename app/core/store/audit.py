@@ -8,17 +8,17 @@ crashed) therefore reads as interrupted, never as done: ``ToolExecution.interrup
 
 from __future__ import annotations
 
+import builtins
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import sqlite_utils
 
-from app.core.store.db import db_lock, transaction, utc_now
+from app.core.outcomes import CallState, Outcome
+from app.core.store.db import fts_match, store_of, utc_now
 
-Outcome = Literal["executed", "declined", "denied", "cancelled", "invalid"]
-State = Literal["pending", "running", "done"]
 _MAX_STORED_OUTPUT = 200_000
 
 # Which process wrote a pending/running row. Not the pid: pids are reused after a restart.
@@ -31,7 +31,7 @@ INTERRUPTED_OUTPUT = ("The app stopped before this call finished; {what}. Its ef
                       "are unknown.")
 # A row written by ``begin`` holds these until ``finish``: whoever reads it without looking at
 # ``state`` sees a cancelled error, never a successful execution.
-_PLACEHOLDER_OUTCOME: Outcome = "cancelled"
+_PLACEHOLDER_OUTCOME = Outcome.CANCELLED
 
 
 @dataclass(frozen=True)
@@ -49,18 +49,19 @@ class ToolExecution:
     conversation_id: int | None
     tool_use_id: str | None
     created_at: str
-    state: str = "done"
+    state: str = CallState.DONE
     # True when the row is pending or running but the process that wrote it is gone.
     interrupted: bool = False
 
     @property
     def status_label(self) -> str | None:
         """How to show a call that has not finished (None once it is done)."""
-        if self.state == "done":
+        if self.state == CallState.DONE:
             return None
         if self.interrupted:
-            return NOT_RUN_INTERRUPTED if self.state == "pending" else INTERRUPTED_WHILE_RUNNING
-        return "waiting for approval" if self.state == "pending" else "running"
+            return NOT_RUN_INTERRUPTED if self.state == CallState.PENDING \
+                else INTERRUPTED_WHILE_RUNNING
+        return "waiting for approval" if self.state == CallState.PENDING else "running"
 
 
 _COLUMNS = ("id", "tool_name", "server_id", "input", "output", "is_error", "decision", "outcome",
@@ -71,6 +72,7 @@ _COLUMNS = ("id", "tool_name", "server_id", "input", "output", "is_error", "deci
 class AuditRepository:
     def __init__(self, db: sqlite_utils.Database) -> None:
         self.db = db
+        self.store = store_of(db)
 
     def record(
         self,
@@ -89,7 +91,9 @@ class AuditRepository:
     ) -> int:
         if output is not None and len(output) > _MAX_STORED_OUTPUT:
             output = output[:_MAX_STORED_OUTPUT] + "\n[… truncated in the audit log]"
-        with transaction(self.db) as conn:
+        # Raw SQL: one insert per tool call on the agent loop's path, where sqlite-utils'
+        # insert would add its schema look-ups to every call.
+        with self.store.transaction() as conn:
             cur = conn.execute(
                 "INSERT INTO tool_executions (tool_name, server_id, input, output, is_error,"
                 " decision, outcome, rule_id, duration_ms, conversation_id, tool_use_id,"
@@ -108,14 +112,14 @@ class AuditRepository:
         server_id: str,
         tool_input: Any,
         decision: str,
-        state: State,
+        state: CallState,
         rule_id: int | None = None,
         conversation_id: int | None = None,
         tool_use_id: str | None = None,
     ) -> int:
         """Record a call before it waits for approval (``pending``) or runs (``running``).
         Until ``finish``, it reads as cancelled, and as interrupted once this process is gone."""
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             cur = conn.execute(
                 "INSERT INTO tool_executions (tool_name, server_id, input, output, is_error,"
                 " decision, outcome, rule_id, duration_ms, conversation_id, tool_use_id,"
@@ -127,9 +131,9 @@ class AuditRepository:
             assert cur.lastrowid is not None
             return cur.lastrowid
 
-    def set_state(self, row_id: int, state: State) -> None:
+    def set_state(self, row_id: int, state: CallState) -> None:
         """Move a begun call on (``pending`` → ``running`` when it was approved)."""
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             conn.execute("UPDATE tool_executions SET state = ? WHERE id = ?", (state, row_id))
 
     def finish(
@@ -153,7 +157,7 @@ class AuditRepository:
         if row_id is not None:
             if output is not None and len(output) > _MAX_STORED_OUTPUT:
                 output = output[:_MAX_STORED_OUTPUT] + "\n[… truncated in the audit log]"
-            with transaction(self.db) as conn:
+            with self.store.transaction() as conn:
                 cur = conn.execute(
                     "UPDATE tool_executions SET decision = ?, outcome = ?, output = ?,"
                     " is_error = ?, rule_id = ?, duration_ms = ?, state = 'done' WHERE id = ?",
@@ -170,7 +174,7 @@ class AuditRepository:
         """The calls of one conversation by tool_use id (the latest row for each id)."""
         sql = (f"SELECT {', '.join(_COLUMNS)} FROM tool_executions"
                " WHERE conversation_id = ? AND tool_use_id IS NOT NULL ORDER BY id")
-        with db_lock(self.db):
+        with self.store.lock:
             rows = self.db.conn.execute(sql, (conversation_id,)).fetchall()
         return {e.tool_use_id: e for e in map(self._row, rows) if e.tool_use_id is not None}
 
@@ -196,12 +200,24 @@ class AuditRepository:
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY id DESC LIMIT ? OFFSET ?"
-        with db_lock(self.db):
+        with self.store.lock:
             rows = self.db.conn.execute(sql, (*params, limit, offset)).fetchall()
         return [self._row(r) for r in rows]
 
+    def search(self, query: str, limit: int = 500) -> builtins.list[ToolExecution]:
+        """Calls whose tool name, input or output matches ``query`` (full-text, each word taken
+        literally), newest first."""
+        match = fts_match(self.db, query)
+        if not match:
+            return []
+        with self.store.lock:
+            found = self.db.table("tool_executions").search(
+                match, columns=_COLUMNS, order_by="id DESC", limit=limit)
+            rows = [tuple(r[c] for c in _COLUMNS) for r in found]
+        return [self._row(r) for r in rows]
+
     def count(self) -> int:
-        with db_lock(self.db):
+        with self.store.lock:
             return int(self.db.conn.execute("SELECT count(*) FROM tool_executions").fetchone()[0])
 
     @staticmethod
@@ -212,9 +228,9 @@ class AuditRepository:
         owner = values.pop("owner")
         # Decided when read, not by a start-up sweep: correct however the process ended, and a
         # row another running instance owns only looks interrupted until it finishes it.
-        interrupted = values["state"] != "done" and owner != PROCESS_TOKEN
+        interrupted = values["state"] != CallState.DONE and owner != PROCESS_TOKEN
         if interrupted and values["output"] is None:
             values["output"] = INTERRUPTED_OUTPUT.format(
-                what="it was never run" if values["state"] == "pending"
+                what="it was never run" if values["state"] == CallState.PENDING
                 else "it was stopped while running")
         return ToolExecution(**values, interrupted=interrupted)

@@ -39,9 +39,10 @@ from app.core.agent.events import (
 )
 from app.core.agent.session import AgentSession
 from app.core.agent.transcript import INTERRUPTED_RESULT
+from app.core.outcomes import CallState, CardStatus, Outcome
 from app.core.services import Services
 from app.core.store.audit import ToolExecution
-from app.ui.dialogs.approval import ApprovalQueue
+from app.ui.approval_queue import ApprovalQueue
 from app.ui.widgets.markdown_stream import SplitState, freeze_ready_blocks
 from app.ui.widgets.tool_card import ToolCard
 
@@ -284,7 +285,7 @@ class AIPanel(QWidget):
 
     def stop(self) -> None:
         """Stop: the stream and any running tool are cancelled; pending approvals decline."""
-        self.approvals.decline_all("The person stopped the run.")
+        self.approvals.abort("The person stopped the run.")
         if self.session is not None:
             self.session.cancel()
 
@@ -361,14 +362,14 @@ class AIPanel(QWidget):
         elif isinstance(event, AwaitingApproval):
             card = self.cards.get(event.request.tool_use_id)
             if card is not None:
-                card.set_status("awaiting")
+                card.set_status(CardStatus.AWAITING)
             self.status_message.emit(f"Waiting for your approval of {event.request.tool_name}")
         elif isinstance(event, ToolStarted):
             card = self.cards.get(event.tool_use_id)
             if card is not None:
-                if card.status == "awaiting":
+                if card.status == CardStatus.AWAITING:
                     card.mark_approved()
-                card.set_status("running")
+                card.set_status(CardStatus.RUNNING)
             self.status_message.emit(f"Running {event.tool_name}…")
         elif isinstance(event, ToolFinished):
             card = self.cards.get(event.tool_use_id)
@@ -476,14 +477,15 @@ def _restored_outcome(execution: ToolExecution | None, result: tuple[str, bool] 
     the tool_result in the transcript. A call the app never finished says so; it must never
     read as done."""
     content = result[0] if result is not None else ""
-    if execution is not None and execution.state != "done":
-        status = "interrupted" if execution.state == "pending" else "interrupted_running"
+    if execution is not None and execution.state != CallState.DONE:
+        status = CardStatus.INTERRUPTED if execution.state == CallState.PENDING \
+            else CardStatus.INTERRUPTED_RUNNING
         return status, True, 0, content or execution.output or ""
     if execution is not None:
         return (execution.outcome, execution.is_error, execution.duration_ms or 0,
                 content or execution.output or "")
     if result is None or content == INTERRUPTED_RESULT:
         # Never answered, or answered only by the repair after a restart: it did not finish.
-        return "interrupted", True, 0, content or INTERRUPTED_RESULT
+        return CardStatus.INTERRUPTED, True, 0, content or INTERRUPTED_RESULT
     # No audit row (its write failed): the transcript's answer is all there is to show.
-    return "executed", result[1], 0, content
+    return Outcome.EXECUTED, result[1], 0, content

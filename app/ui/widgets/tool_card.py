@@ -16,24 +16,33 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.outcomes import CardStatus
 from app.core.store.audit import INTERRUPTED_WHILE_RUNNING, NOT_RUN_INTERRUPTED
 from app.core.visible_text import make_visible
 from app.ui.widgets.badges import badge
 from app.ui.widgets.highlighters import JsonHighlighter
 
-_STATUS_TEXT = {
-    "requested": "⋯ requested",
-    "awaiting": "● waiting for your approval",
-    "running": "▶ running",
-    "executed": "✓ done",
-    "error": "✗ failed",
-    "declined": "✗ declined",
-    "denied": "✗ denied by a rule",
-    "cancelled": "■ cancelled",
-    "invalid": "✗ invalid input",
+_STATUS_TEXT: dict[CardStatus, str] = {
+    CardStatus.REQUESTED: "⋯ requested",
+    CardStatus.AWAITING: "● waiting for your approval",
+    CardStatus.RUNNING: "▶ running",
+    CardStatus.EXECUTED: "✓ done",
+    CardStatus.ERROR: "✗ failed",
+    CardStatus.DECLINED: "✗ declined",
+    CardStatus.DENIED: "✗ denied by a rule",
+    CardStatus.CANCELLED: "■ cancelled",
+    CardStatus.INVALID: "✗ invalid input",
     # A call the app never finished (killed or crashed): the tool history says the same.
-    "interrupted": f"■ {NOT_RUN_INTERRUPTED}",
-    "interrupted_running": f"■ {INTERRUPTED_WHILE_RUNNING}",
+    CardStatus.INTERRUPTED: f"■ {NOT_RUN_INTERRUPTED}",
+    CardStatus.INTERRUPTED_RUNNING: f"■ {INTERRUPTED_WHILE_RUNNING}",
+}
+_GOOD, _WAITING, _BAD = "#1a7f37", "#9a6700", "#cf222e"
+_STATUS_COLOUR: dict[CardStatus, str] = {
+    CardStatus.EXECUTED: _GOOD,
+    CardStatus.AWAITING: _WAITING,
+    **dict.fromkeys((CardStatus.ERROR, CardStatus.DECLINED, CardStatus.DENIED,
+                     CardStatus.CANCELLED, CardStatus.INVALID, CardStatus.INTERRUPTED,
+                     CardStatus.INTERRUPTED_RUNNING), _BAD),
 }
 
 
@@ -78,7 +87,7 @@ class ToolCard(QFrame):
         super().__init__()
         self.tool_use_id = tool_use_id
         self.tool_name = tool_name
-        self.status = "requested"
+        self.status = CardStatus.REQUESTED
         self.setObjectName("tool-card")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setStyleSheet("QFrame#tool-card { border: 1px solid palette(mid); "
@@ -91,7 +100,7 @@ class ToolCard(QFrame):
         self.decision_badge = badge(decision_kind, decision_kind, rule_text)
         header.addWidget(self.decision_badge)
         header.addStretch(1)
-        self.status_label = QLabel(_STATUS_TEXT["requested"])
+        self.status_label = QLabel(_STATUS_TEXT[CardStatus.REQUESTED])
         self.status_label.setObjectName("tool-status")
         header.addWidget(self.status_label)
         self.duration_label = QLabel("")
@@ -119,17 +128,15 @@ class ToolCard(QFrame):
         """The person approved an 'ask' call: say so instead of the rule's verdict."""
         self.decision_badge.setText("approved by you")
 
-    def set_status(self, status: str) -> None:
+    def set_status(self, status: CardStatus) -> None:
         self.status = status
-        self.status_label.setText(_STATUS_TEXT.get(status, status))
-        colour = {"executed": "#1a7f37", "awaiting": "#9a6700"}.get(status, "#cf222e" if status in (
-            "error", "declined", "denied", "cancelled", "invalid", "interrupted",
-            "interrupted_running") else "")
+        self.status_label.setText(_STATUS_TEXT[status])
+        colour = _STATUS_COLOUR.get(status)
         self.status_label.setStyleSheet(f"color: {colour};" if colour else "")
 
     def finish(self, outcome: str, is_error: bool, duration_ms: int, content: str) -> None:
-        status = "error" if outcome == "executed" and is_error else outcome
-        self.set_status(status)
+        """``outcome`` is an audit outcome, or an interrupted status for a reloaded call."""
+        self.set_status(CardStatus.for_outcome(outcome, is_error))
         if duration_ms:
             self.duration_label.setText(f"{duration_ms} ms")
         self.result_section.set_text(make_visible(content))

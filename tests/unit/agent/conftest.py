@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.core.permissions.service import ToolPermissionService
+from app.core.services import profile_defaults
 from app.core.store.profiles import ProfileRepository
 from app.core.tools.builtin import builtin_provider
 from app.core.tools.providers.base import StaticProvider
@@ -37,7 +38,7 @@ async def harness(db, project: Path, fake_anthropic: FakeAnthropicServer  # noqa
                                             priority=0)])
     permissions = ToolPermissionService(db, registry, working_dir=project)
     profiles = ProfileRepository(db)
-    profile = profiles.ensure_default()
+    profile = profiles.ensure_default(**profile_defaults(registry.specs()))
     assert profile.id is not None
     h = Harness(db, project, fake_anthropic, registry, permissions, profile.id, record, slow)
     h.enable("record")

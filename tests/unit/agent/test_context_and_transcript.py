@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+import logging
+from dataclasses import replace
 from pathlib import Path
 
-from app.core.agent.anthropic_client import parse_tool_call
-from app.core.agent.context import build_tool_context
-from app.core.agent.providers import classify, error_from_body
+from app.core.agent.context import FALLBACK_CAPABILITY_FIELDS, build_tool_context
+from app.core.agent.providers import (
+    ProviderAuthError,
+    ProviderBadRequest,
+    ProviderOverloaded,
+    ProviderRateLimited,
+    classify,
+    error_from_body,
+)
+from app.core.agent.providers.tool_calls import parse_tool_call
 from app.core.agent.transcript import INTERRUPTED_RESULT, normalize
-from app.core.store.profiles import DEFAULT_TOOL_CONFIG, ToolSetting
-from app.core.tools.base import DEFAULT_ALLOWED_COMMANDS, GitPermission
+from app.core.store.profiles import ToolSetting
+from app.core.tools.base import (
+    DEFAULT_ALLOWED_COMMANDS,
+    GitPermission,
+    RiskLevel,
+    ToolCategory,
+    ToolSpec,
+)
+from app.core.tools.config_fields import CAPABILITY_KEYS, ConfigField, FieldKind
+from tests.fakes.anthropic_server import Response
 
 
 def _settings(**configs: dict) -> dict[str, ToolSetting]:
@@ -67,10 +84,48 @@ def test_invalid_values_fall_back_to_safe_defaults(project: Path) -> None:
     assert ctx.allow_private_network is False and ctx.max_output_bytes == 50_000
 
 
-def test_default_profile_config_writes_only_under_doc(project: Path) -> None:
-    settings = {n: ToolSetting(n, False, c) for n, c in DEFAULT_TOOL_CONFIG.items()}
-    ctx = build_tool_context(1, settings, project, {}, tool_name="write_file")
+def _spec(name: str, *fields: ConfigField) -> ToolSpec:
+    return ToolSpec(name, name, {"type": "object"}, ToolCategory.FILE_SYSTEM, RiskLevel.HIGH,
+                    config_fields=fields)
+
+
+WRITER = _spec(
+    "writer",
+    ConfigField("allowed_write_dirs", "Write folders", FieldKind.FOLDER_LIST),
+    ConfigField("git_permission", "Git", FieldKind.CHOICE,
+                choices=(("disabled", "Off"), ("read_only", "Read only"))),
+    ConfigField("style", "Style", FieldKind.TEXT),
+)
+
+
+def test_a_declared_tool_gets_only_its_declared_capabilities(project: Path) -> None:
+    settings = _settings(writer={"allowed_write_dirs": ["doc"], "allowed_commands": ["rm"],
+                                 "max_output_bytes": 10, "style": "terse"})
+    ctx = build_tool_context(1, settings, project, {}, tool_name="writer", spec=WRITER)
     assert ctx.allowed_write_dirs == (project / "doc",)
+    # Not declared by the tool: the config cannot set them.
+    assert ctx.allowed_commands == DEFAULT_ALLOWED_COMMANDS and ctx.max_output_bytes == 50_000
+    assert ctx.config_for("writer") == {"style": "terse"}
+    # Without the spec (a tool with no declared fields) every capability key applies.
+    loose = build_tool_context(1, settings, project, {}, tool_name="writer")
+    assert loose.allowed_commands == ("rm",) and loose.max_output_bytes == 10
+
+
+def test_a_declared_field_parses_by_its_own_kind(project: Path, caplog) -> None:
+    # The tool offers only disabled / read_only: read_write in its config is invalid for it.
+    settings = _settings(writer={"git_permission": "read_write"})
+    with caplog.at_level(logging.WARNING, logger="app.core.agent.context"):
+        ctx = build_tool_context(1, settings, project, {}, tool_name="writer", spec=WRITER)
+    assert ctx.git_permission == GitPermission.READ_ONLY
+    assert "invalid git_permission 'read_write' ignored" in caplog.text
+    settings = _settings(writer={"git_permission": "disabled"})
+    ctx = build_tool_context(1, settings, project, {}, tool_name="writer", spec=WRITER)
+    assert ctx.git_permission == GitPermission.DISABLED
+
+
+def test_fallback_fields_cover_every_capability_key() -> None:
+    assert {f.key for f in FALLBACK_CAPABILITY_FIELDS} == CAPABILITY_KEYS
+    assert all(f.is_capability for f in FALLBACK_CAPABILITY_FIELDS)
 
 
 def test_normalize_merges_roles_and_drops_empty_text() -> None:
@@ -127,13 +182,28 @@ def test_parse_tool_call() -> None:
 
 
 def test_error_classification() -> None:
-    assert classify(529) == ("overloaded", True)
-    assert classify(None, "overloaded_error") == ("overloaded", True)
-    assert classify(200, "rate_limit_error") == ("rate_limit", True)
-    assert classify(503, "overloaded_error") == ("overloaded", True)
-    assert classify(418) == ("bad_request", False)
+    assert classify(529) is ProviderOverloaded
+    assert classify(None, "overloaded_error") is ProviderOverloaded
+    assert classify(200, "rate_limit_error") is ProviderRateLimited
+    assert classify(503, "overloaded_error") is ProviderOverloaded
+    assert classify(418) is ProviderBadRequest
+    assert ProviderOverloaded.retryable and not ProviderBadRequest.retryable
     err = error_from_body(401, {"type": "error", "error": {"type": "authentication_error",
                                                            "message": "invalid x-api-key"}},
                           "Anthropic API")
-    assert err.kind == "auth" and "invalid x-api-key" in err.message
+    assert type(err) is ProviderAuthError and "invalid x-api-key" in err.message
+    assert err.status == 401 and not err.retryable
     assert "Settings" in err.message
+
+
+async def test_a_run_builds_the_context_from_the_called_tools_spec(harness) -> None:
+    harness.record.spec = replace(harness.record.spec, config_fields=(
+        ConfigField("shell_timeout_s", "Timeout", FieldKind.SECONDS),))
+    harness.enable("record", True, allowed_commands=["make"], shell_timeout_s=5)
+    harness.allow("record")
+    harness.server.script(Response.tool_use("record", {"value": "1"}), Response.text("ok"))
+    await harness.session().run("go")
+
+    (ctx,) = harness.record.contexts
+    assert ctx.shell_timeout_s == 5.0
+    assert ctx.allowed_commands == DEFAULT_ALLOWED_COMMANDS  # not a field record declares

@@ -5,31 +5,45 @@ from __future__ import annotations
 import pytest
 
 from app.core.agent.events import RunFailed, RunFinished, TextDelta
+from app.core.agent.providers import (
+    InternalError,
+    ProviderAuthError,
+    ProviderBadRequest,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderOverloaded,
+    ProviderRateLimited,
+    ProviderServerError,
+)
 from tests.fakes.anthropic_server import Response, tool
 from tests.unit.agent.helpers import Harness
 
 FAULTS = [
-    # (script, kind, retryable, requests the SDK makes with max_retries=2, words in message)
-    pytest.param([Response.error(401)], "auth", False, 1, "invalid x-api-key", id="401"),
-    pytest.param([Response.error(403)], "auth", False, 1, "permission", id="403"),
-    pytest.param([Response.error(429)] * 3, "rate_limit", True, 3, "rate limit", id="429"),
-    pytest.param([Response.error(529)] * 3, "overloaded", True, 3, "Overloaded", id="529"),
-    pytest.param([Response.error(500)] * 3, "server", True, 3, "Internal server error",
-                 id="500"),
-    pytest.param([Response.error(503)] * 3, "server", True, 3, "503", id="503"),
-    pytest.param([Response.error(400, message="max_tokens: too large")], "bad_request", False,
-                 1, "max_tokens: too large", id="400"),
-    pytest.param([Response.text("never finished " * 20, drop_after=6)], "connection", True, 1,
-                 "cut off", id="dropped-stream"),
-    pytest.param([Response.text("overload mid-stream " * 20, error_after=6)], "overloaded",
-                 True, 1, "Overloaded", id="error-event-mid-stream"),
+    # (script, error class, retryable, requests the SDK makes with max_retries=2, words in
+    # message)
+    pytest.param([Response.error(401)], ProviderAuthError, False, 1, "invalid x-api-key",
+                 id="401"),
+    pytest.param([Response.error(403)], ProviderAuthError, False, 1, "permission", id="403"),
+    pytest.param([Response.error(429)] * 3, ProviderRateLimited, True, 3, "rate limit",
+                 id="429"),
+    pytest.param([Response.error(529)] * 3, ProviderOverloaded, True, 3, "Overloaded",
+                 id="529"),
+    pytest.param([Response.error(500)] * 3, ProviderServerError, True, 3,
+                 "Internal server error", id="500"),
+    pytest.param([Response.error(503)] * 3, ProviderServerError, True, 3, "503", id="503"),
+    pytest.param([Response.error(400, message="max_tokens: too large")], ProviderBadRequest,
+                 False, 1, "max_tokens: too large", id="400"),
+    pytest.param([Response.text("never finished " * 20, drop_after=6)],
+                 ProviderConnectionError, True, 1, "cut off", id="dropped-stream"),
+    pytest.param([Response.text("overload mid-stream " * 20, error_after=6)],
+                 ProviderOverloaded, True, 1, "Overloaded", id="error-event-mid-stream"),
 ]
 
 
-@pytest.mark.parametrize(("script", "kind", "retryable", "attempts", "words"), FAULTS)
+@pytest.mark.parametrize(("script", "error", "retryable", "attempts", "words"), FAULTS)
 async def test_fault_ends_as_run_failed_and_retry_recovers(
-        harness: Harness, script: list[Response], kind: str, retryable: bool, attempts: int,
-        words: str) -> None:
+        harness: Harness, script: list[Response], error: type[ProviderError], retryable: bool,
+        attempts: int, words: str) -> None:
     harness.max_retries = 2
     harness.server.script(*script)
     session = harness.session()
@@ -38,7 +52,7 @@ async def test_fault_ends_as_run_failed_and_retry_recovers(
 
     failed = harness.last()
     assert isinstance(failed, RunFailed), harness.names()
-    assert (failed.kind, failed.retryable) == (kind, retryable)
+    assert (failed.error, failed.retryable) == (error, retryable)
     assert words.lower() in failed.message.lower()
     assert TEST_SECRET not in failed.message
     assert len(harness.server.message_requests) == attempts
@@ -121,7 +135,7 @@ async def test_an_internal_error_ends_visibly_with_a_consistent_transcript(
     session = harness.session()
     await session.run("go")
     failed = harness.last()
-    assert isinstance(failed, RunFailed) and failed.kind == "internal"
+    assert isinstance(failed, RunFailed) and failed.error is InternalError
     assert "rule index corrupted" in failed.message
     assert harness.record.calls == []
     stored = harness.stored(session.conversation_id)

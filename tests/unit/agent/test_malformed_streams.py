@@ -14,9 +14,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from app.core.agent.anthropic_client import AnthropicProvider
-from app.core.agent.openai_compat import OpenAICompatibleProvider
-from app.core.agent.providers import ModelRequest, ProviderError
+from app.core.agent.providers import MalformedStream, ModelRequest, ProviderError
+from app.core.agent.providers.anthropic import AnthropicProvider
+from app.core.agent.providers.openai_compat import OpenAICompatibleProvider
 
 
 class RawSSEServer:
@@ -93,7 +93,8 @@ async def test_anthropic_malformed_event_is_a_provider_error(raw_server: RawSSES
             await provider.stream(REQUEST, lambda _text: None)
     finally:
         await provider.aclose()
-    assert info.value.kind == "server" and "malformed" in info.value.message
+    assert type(info.value) is MalformedStream and "malformed" in info.value.message
+    assert info.value.retryable
 
 
 async def test_anthropic_malformed_delta_is_a_provider_error(raw_server: RawSSEServer) -> None:
@@ -136,7 +137,8 @@ async def test_openai_malformed_chunk_is_a_provider_error(raw_server: RawSSEServ
             await provider.stream(REQUEST, lambda _text: None)
     finally:
         await provider.aclose()
-    assert info.value.kind == "server" and "malformed" in info.value.message
+    assert type(info.value) is MalformedStream and "malformed" in info.value.message
+    assert info.value.retryable
 
 
 async def test_openai_arguments_sent_as_an_object_still_parse(raw_server: RawSSEServer) -> None:

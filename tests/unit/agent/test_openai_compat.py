@@ -5,8 +5,16 @@ from __future__ import annotations
 import pytest
 
 from app.core.agent.events import ApprovalResponse, RunFailed, RunFinished
-from app.core.agent.openai_compat import normalize_base_url, to_openai_messages
-from app.core.agent.providers import list_models
+from app.core.agent.providers import (
+    ProviderAuthError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderOverloaded,
+    ProviderRateLimited,
+    ProviderServerError,
+    list_models,
+)
+from app.core.agent.providers.openai_compat import normalize_base_url, to_openai_messages
 from app.core.store.profiles import AgentProfile
 from tests.fakes.anthropic_server import FakeAnthropicServer, Response, tool
 from tests.unit.agent.helpers import Harness
@@ -50,14 +58,16 @@ async def test_tool_loop_over_chat_completions(openai_harness: Harness) -> None:
     assert r2["role"] == "tool" and r2["content"].startswith("Error: The user declined")
 
 
-@pytest.mark.parametrize(("status", "kind"), [(401, "auth"), (429, "rate_limit"),
-                                              (500, "server"), (529, "overloaded")])
-async def test_errors_map_to_kinds(openai_harness: Harness, status: int, kind: str) -> None:
+@pytest.mark.parametrize(("status", "error"), [
+    (401, ProviderAuthError), (429, ProviderRateLimited), (500, ProviderServerError),
+    (529, ProviderOverloaded)])
+async def test_errors_map_to_classes(openai_harness: Harness, status: int,
+                                     error: type[ProviderError]) -> None:
     openai_harness.server.script(*[Response.error(status)] * 3)
     session = openai_harness.session(client_factory=None)  # default: 2 retries
     await session.run("go")
     failed = openai_harness.last()
-    assert isinstance(failed, RunFailed) and failed.kind == kind
+    assert isinstance(failed, RunFailed) and failed.error is error
     retried = status != 401
     assert len(openai_harness.server.message_requests) == (3 if retried else 1)
 
@@ -66,7 +76,7 @@ async def test_dropped_stream(openai_harness: Harness) -> None:
     openai_harness.server.script(Response.text("a b c d e f g h", drop_after=3))
     await openai_harness.session(client_factory=None).run("go")
     failed = openai_harness.last()
-    assert isinstance(failed, RunFailed) and failed.kind == "connection"
+    assert isinstance(failed, RunFailed) and failed.error is ProviderConnectionError
 
 
 async def test_key_is_sent_when_configured(openai_harness: Harness,

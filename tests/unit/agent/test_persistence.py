@@ -8,7 +8,7 @@ import pytest
 
 from app.core.agent.credentials import KEYRING_SERVICE, get_api_key, set_api_key
 from app.core.agent.events import RunFailed, RunFinished
-from app.core.agent.providers import client_factory, list_models
+from app.core.agent.providers import ProviderAuthError, client_factory, list_models
 from app.core.agent.transcript import INTERRUPTED_RESULT
 from app.core.store.conversations import ConversationRepository
 from app.core.store.db import open_database
@@ -122,7 +122,7 @@ async def test_no_key_fails_before_any_request(harness: Harness) -> None:
     session = harness.session(client_factory=None)
     await session.run("hello")
     failed = harness.last()
-    assert isinstance(failed, RunFailed) and failed.kind == "auth"
+    assert isinstance(failed, RunFailed) and failed.error is ProviderAuthError
     assert "ANTHROPIC_API_KEY" in failed.message
     assert harness.server.requests == []
     # once a key exists, retry sends the stored message
@@ -181,7 +181,7 @@ async def test_a_wrong_key_is_refused_and_never_logged(harness: Harness,
     with caplog.at_level(logging.DEBUG):
         await session.run("hello")
     failed = harness.last()
-    assert isinstance(failed, RunFailed) and failed.kind == "auth"
+    assert isinstance(failed, RunFailed) and failed.error is ProviderAuthError
     assert "API key" in failed.message and wrong not in failed.message
     assert len(harness.server.message_requests) == 1  # a 401 is not retried
     assert caplog.records  # the SDK did log at debug level ...

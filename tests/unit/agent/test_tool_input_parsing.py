@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.agent.anthropic_client import parse_tool_call
 from app.core.agent.events import RunFinished, ToolFinished
+from app.core.agent.providers.tool_calls import parse_tool_call
 from tests.fakes.anthropic_server import Response, tool
 from tests.unit.agent.helpers import Harness
 

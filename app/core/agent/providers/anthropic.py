@@ -26,15 +26,17 @@ import anthropic
 import httpx
 
 from app.core.agent.models import ModelInfo
-from app.core.agent.providers import (
+from app.core.agent.providers.base import (
+    MalformedStream,
     ModelRequest,
     ModelTurn,
-    ProviderError,
     TextCallback,
     ToolCall,
     connection_error,
     error_from_body,
+    map_exception,
 )
+from app.core.agent.providers.tool_calls import parse_tool_call
 from app.core.agent.sse import iter_sse
 
 log = logging.getLogger(__name__)
@@ -54,9 +56,14 @@ try:  # the SDK's own HTTP stack (httpx2 in SDK 2.x); its transport errors are n
 except ImportError:  # pragma: no cover - older SDKs use httpx
     _RAW_RESPONSE = httpx.Response
     _TRANSPORT_ERRORS = (httpx.TransportError,)
-# One tuple for "the connection failed", whichever layer noticed.
-_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (anthropic.APIConnectionError,
-                                                       *_TRANSPORT_ERRORS)
+# What can fail inside an SDK call: its status and connection errors and the transport errors
+# of either HTTP stack. base.map_exception says which ProviderError each one is.
+_API_ERRORS: tuple[type[BaseException], ...] = (anthropic.APIError, *_TRANSPORT_ERRORS)
+
+
+def _mapped(exc: BaseException, *, mid_stream: bool = False) -> BaseException:
+    """The ProviderError for ``exc``; ``exc`` itself if it is none of the SDK's errors."""
+    return map_exception(exc, LABEL, mid_stream=mid_stream) or exc
 
 
 class AnthropicProvider:
@@ -75,10 +82,8 @@ class AnthropicProvider:
     async def list_models(self) -> list[str]:
         try:
             return [m.id async for m in self._client.models.list(limit=1000)]
-        except anthropic.APIStatusError as exc:
-            raise error_from_body(exc.status_code, exc.body, LABEL) from None
-        except _CONNECTION_ERRORS as exc:
-            raise connection_error(LABEL, exc) from None
+        except _API_ERRORS as exc:
+            raise _mapped(exc) from None
 
     async def list_model_infos(self) -> list[ModelInfo]:
         """The models with release date, line and lifecycle: the default model is the newest
@@ -86,12 +91,8 @@ class AnthropicProvider:
         try:
             found = [ModelInfo.from_api(m.model_dump(mode="json"))
                      async for m in self._client.models.list(limit=1000)]
-        except anthropic.APIStatusError as exc:
-            raise error_from_body(exc.status_code, exc.body, LABEL) from None
-        except anthropic.APIConnectionError as exc:
-            raise connection_error(LABEL, exc) from None
-        except _TRANSPORT_ERRORS as exc:
-            raise connection_error(LABEL, exc) from None
+        except _API_ERRORS as exc:
+            raise _mapped(exc) from None
         return [info for info in found if info is not None]
 
     async def stream(self, request: ModelRequest, on_text: TextCallback) -> ModelTurn:
@@ -111,12 +112,8 @@ class AnthropicProvider:
                     acc.feed(sse.event, sse.data)
             finally:
                 await response.aclose()
-        except ProviderError:
-            raise
-        except anthropic.APIStatusError as exc:
-            raise error_from_body(exc.status_code, exc.body, LABEL) from None
-        except _CONNECTION_ERRORS as exc:
-            raise connection_error(LABEL, exc, mid_stream=acc.started) from None
+        except _API_ERRORS as exc:
+            raise _mapped(exc, mid_stream=acc.started) from None
         return acc.finish()
 
 
@@ -159,14 +156,14 @@ class _TurnAccumulator:
         try:
             payload = json.loads(data)
         except ValueError:
-            raise ProviderError(f"{LABEL} sent an unreadable stream event ({event}). Retry.",
-                                "server", True) from None
+            raise MalformedStream(f"{LABEL} sent an unreadable stream event ({event}). "
+                                  "Retry.") from None
         try:
             self._take(event, payload)
         except (AttributeError, KeyError, TypeError, ValueError):
             # An event of the wrong shape is the server's fault, not an internal error.
-            raise ProviderError(f"{LABEL} sent a malformed stream event ({event}). Retry.",
-                                "server", True) from None
+            raise MalformedStream(f"{LABEL} sent a malformed stream event ({event}). "
+                                  "Retry.") from None
 
     def _take(self, event: str | None, payload: Any) -> None:
         kind = payload.get("type") if isinstance(payload, dict) else None
@@ -233,112 +230,3 @@ class _TurnAccumulator:
                             "input": call.input})
         return ModelTurn(content, calls, self.stop_reason or "end_turn", self.input_tokens,
                          self.output_tokens)
-
-
-# Tool inputs are shallow objects; anything deeper is a runaway model, and deep nesting breaks
-# what the loop does with an input afterwards (deepcopy, schema validation, json.dumps), each of
-# which recurses in Python.
-MAX_INPUT_DEPTH = 100
-CUT_OFF = ("the input was cut off because the response reached max_tokens; send a smaller input "
-           "(e.g. split the content over several calls)")
-
-
-def parse_tool_call(call_id: str, name: str, raw: str, stop_reason: str | None) -> ToolCall:
-    """A ToolCall from streamed JSON text. Anything that is not a JSON object we can send back
-    to the API becomes ``error`` (a message for the model); this never raises."""
-    try:
-        raw, why = _safe_text(raw)
-        if why is None:
-            if not raw.strip():
-                return ToolCall(call_id, name, {}, raw)
-            value, why = _load_object(raw)
-            if why is None:
-                return ToolCall(call_id, name, value, raw)
-    except Exception as exc:  # any parser surprise is the model's bad input, not our crash
-        log.warning("unexpected failure parsing the input of %s: %r", name, exc)
-        why = f"the input could not be read ({type(exc).__name__})"
-    if stop_reason == "max_tokens":
-        why = CUT_OFF
-    return ToolCall(call_id, name, {}, raw if isinstance(raw, str) else "", why)
-
-
-def _safe_text(raw: object) -> tuple[str, str | None]:
-    """``raw`` as text that can be stored (UTF-8 encodable), and why it is unusable if so."""
-    if not isinstance(raw, str):
-        return "", f"the input must be JSON text, not {type(raw).__name__}"
-    try:
-        raw.encode("utf-8")
-    except UnicodeEncodeError:
-        # Lone surrogates cannot go to SQLite or the API; keep a readable copy for the audit.
-        safe = raw.encode("utf-8", "backslashreplace").decode("utf-8")
-        return safe, ("the input contains invalid text (a lone UTF-16 surrogate); send valid "
-                      "Unicode text")
-    return raw, None
-
-
-def _load_object(raw: str) -> tuple[dict[str, Any], str | None]:
-    try:
-        value = json.loads(raw, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        return {}, f"the input is not valid JSON ({exc.msg} at position {exc.pos})"
-    except RecursionError:
-        return {}, _too_deep()
-    except _NonFinite:
-        return {}, _NON_FINITE
-    except ValueError as exc:
-        if "digits" in str(exc):  # CPython's int-string conversion limit
-            return {}, ("a number in the input has too many digits (the limit is 4300); "
-                        "send very long numbers as strings")
-        return {}, f"the input is not valid JSON ({_short(exc)})"
-    if not isinstance(value, dict):
-        return {}, f"the input must be a JSON object, not {type(value).__name__}"
-    # Fewer brackets than the limit cannot nest deeper than it: the walk is for rare inputs.
-    if raw.count("{") + raw.count("[") > MAX_INPUT_DEPTH and _deeper_than(value, MAX_INPUT_DEPTH):
-        return {}, _too_deep()
-    try:
-        # What is kept is sent back to the API in the next request: it must serialise as JSON
-        # (no NaN or infinities, e.g. from 1e999) and encode as UTF-8 (no lone surrogates
-        # from "\\ud800" escapes).
-        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except ValueError as exc:  # UnicodeEncodeError is a ValueError too
-        if isinstance(exc, UnicodeEncodeError):
-            return {}, ("the input contains invalid text (a lone UTF-16 surrogate escape such "
-                        "as \\ud800); send valid Unicode text")
-        return {}, _NON_FINITE
-    return value, None
-
-
-class _NonFinite(ValueError):
-    pass
-
-
-_NON_FINITE = ("the input contains a number JSON cannot represent (NaN, Infinity or one too "
-               "large for a float); send it as a string")
-
-
-def _reject_constant(name: str) -> Any:
-    raise _NonFinite(name)
-
-
-def _too_deep() -> str:
-    return (f"the input is nested too deeply (more than {MAX_INPUT_DEPTH} levels of objects "
-            "and arrays); send a flatter input")
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc)
-    return text if len(text) <= 200 else text[:199] + "…"
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """True when ``value`` nests more than ``limit`` containers deep. Iterative: the point is
-    to catch what recursion cannot handle."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((child, depth + 1) for child in children
-                     if isinstance(child, dict | list))
-    return False

@@ -17,16 +17,18 @@ from typing import Any
 
 import httpx
 
-from app.core.agent.anthropic_client import parse_tool_call
-from app.core.agent.providers import (
+from app.core.agent.providers.base import (
+    MalformedStream,
     ModelRequest,
     ModelTurn,
-    ProviderError,
+    ProviderServerError,
     TextCallback,
     ToolCall,
     connection_error,
     error_from_body,
+    map_exception,
 )
+from app.core.agent.providers.tool_calls import parse_tool_call
 from app.core.agent.sse import iter_sse
 
 LABEL = "OpenAI-compatible API"
@@ -68,7 +70,7 @@ class OpenAICompatibleProvider:
         try:
             resp = await self._http.get("models")
         except httpx.TransportError as exc:
-            raise connection_error(LABEL, exc) from None
+            raise _mapped(exc) from None
         if resp.status_code >= 400:
             raise error_from_body(resp.status_code, _json_or_text(resp), LABEL)
         data = _json_or_text(resp)
@@ -92,12 +94,17 @@ class OpenAICompatibleProvider:
                         return await _read_stream(resp, on_text)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 if attempt >= self.max_retries:
-                    raise connection_error(LABEL, exc) from None
+                    raise _mapped(exc) from None
                 retry_in = _retry_delay(None, attempt)
             except httpx.TransportError as exc:  # mid-stream: never replayed, text was shown
-                raise connection_error(LABEL, exc, mid_stream=True) from None
+                raise _mapped(exc, mid_stream=True) from None
             await asyncio.sleep(retry_in or 0)
-        raise ProviderError(f"{LABEL}: retries exhausted", "server", True)  # pragma: no cover
+        raise ProviderServerError(f"{LABEL}: retries exhausted")  # pragma: no cover
+
+
+def _mapped(exc: httpx.TransportError, *, mid_stream: bool = False) -> BaseException:
+    """The ProviderError for a transport failure (base.map_exception knows them all)."""
+    return map_exception(exc, LABEL, mid_stream=mid_stream) or exc
 
 
 def _retry_delay(resp: httpx.Response | None, attempt: int) -> float:
@@ -132,8 +139,7 @@ async def _read_stream(resp: httpx.Response, on_text: TextCallback) -> ModelTurn
         try:
             chunk = json.loads(sse.data)
         except ValueError:
-            raise ProviderError(f"{LABEL} sent an unreadable stream chunk. Retry.", "server",
-                                True) from None
+            raise MalformedStream(f"{LABEL} sent an unreadable stream chunk. Retry.") from None
         if not isinstance(chunk, dict):
             continue
         if isinstance(chunk.get("error"), dict | str):
@@ -147,8 +153,7 @@ async def _read_stream(resp: httpx.Response, on_text: TextCallback) -> ModelTurn
         except (AttributeError, KeyError, TypeError, ValueError):
             # A chunk of the wrong shape (a list where an object belongs, a non-numeric
             # index, ...) is the server's fault; say so instead of failing as an internal error.
-            raise ProviderError(f"{LABEL} sent a malformed stream chunk. Retry.", "server",
-                                True) from None
+            raise MalformedStream(f"{LABEL} sent a malformed stream chunk. Retry.") from None
     if not done and finish is None:
         raise connection_error(LABEL, "no finish_reason or [DONE]", mid_stream=True)
     stop = _FINISH_TO_STOP.get(finish or "stop", finish or "end_turn")

@@ -1,0 +1,234 @@
+"""What every model provider shares: the provider protocol, the request and turn types, and
+the errors a request can end with.
+
+Errors are a class hierarchy rather than a string kind: callers catch or test the class, and
+whether retrying can help is a property of the class (``retryable``), not of each raise site.
+``map_exception`` is the one place an SDK or HTTP-library exception becomes one of them, so
+both providers (and the settings dialog's connection test) report a failure the same way.
+
+Nothing here imports the Anthropic SDK or httpx: the OpenAI-compatible provider must work
+without loading the SDK, and the window imports the event types at start-up.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+# -- errors ----------------------------------------------------------------------------------
+
+
+class ProviderError(Exception):
+    """A model request (or the run around it) failed; ``message`` is for a person and never
+    contains a key."""
+
+    retryable: ClassVar[bool] = True
+    # The sentence added after the API's own message: what the person can do about it.
+    advice: ClassVar[str] = "Retry."
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+class ProviderAuthError(ProviderError):
+    """The key is missing, wrong or lacks permission (401/403)."""
+
+    retryable = False
+    advice = "Check the API key in Settings → Provider."
+
+
+class ProviderRateLimited(ProviderError):
+    """429: the SDK already retried with backoff before this reached the run."""
+
+    advice = "The rate limit was hit even after retrying; wait a moment and retry."
+
+
+class ProviderOverloaded(ProviderError):
+    """529 or an ``overloaded_error`` event mid-stream."""
+
+    advice = "The API is overloaded; retry in a little while."
+
+
+class ProviderServerError(ProviderError):
+    """A 5xx (or 409) or an ``api_error``: the API's fault, usually transient."""
+
+    advice = "The API had an internal error; retry."
+
+
+class ProviderConnectionError(ProviderError):
+    """The connection failed, timed out or was cut off before the answer was complete."""
+
+    advice = "Check the network connection and the base URL, then retry."
+
+
+class ProviderBadRequest(ProviderError):
+    """The request was rejected as it stands (400/404/413/422): resending it cannot help."""
+
+    retryable = False
+    advice = "The request was rejected; check the model name and profile settings."
+
+
+class MalformedStream(ProviderError):
+    """The stream arrived but an event in it was unreadable or of the wrong shape."""
+
+
+class InternalError(ProviderError):
+    """A bug in the app ended the run. Not the API's fault, but a run reports every failure
+    through this one hierarchy; retrying re-sends the transcript, which is intact."""
+
+    advice = ""
+
+
+_BY_STATUS: dict[int, type[ProviderError]] = {
+    400: ProviderBadRequest,
+    401: ProviderAuthError,
+    403: ProviderAuthError,
+    404: ProviderBadRequest,
+    408: ProviderConnectionError,
+    409: ProviderServerError,
+    413: ProviderBadRequest,
+    422: ProviderBadRequest,
+    429: ProviderRateLimited,
+    529: ProviderOverloaded,
+}
+_BY_ERROR_TYPE: dict[str, type[ProviderError]] = {
+    "invalid_request_error": ProviderBadRequest,
+    "authentication_error": ProviderAuthError,
+    "permission_error": ProviderAuthError,
+    "not_found_error": ProviderBadRequest,
+    "request_too_large": ProviderBadRequest,
+    "rate_limit_error": ProviderRateLimited,
+    "api_error": ProviderServerError,
+    "overloaded_error": ProviderOverloaded,
+    "timeout_error": ProviderConnectionError,
+}
+
+
+def classify(status: int | None, error_type: str | None = None) -> type[ProviderError]:
+    """The error class for an HTTP status and/or an API error type. The error type wins when
+    the status says nothing more specific (a mid-stream ``error`` event arrives with 200)."""
+    if error_type and error_type in _BY_ERROR_TYPE and (status is None or status == 200
+                                                        or status not in _BY_STATUS):
+        return _BY_ERROR_TYPE[error_type]
+    if status is not None:
+        if status in _BY_STATUS:
+            return _BY_STATUS[status]
+        if status >= 500:
+            return ProviderServerError
+        if status >= 400:
+            return ProviderBadRequest
+    return ProviderServerError
+
+
+def error_from_body(status: int | None, body: Any, provider_label: str) -> ProviderError:
+    """A ProviderError from an API error body (Anthropic or OpenAI shape)."""
+    error_type, detail = None, ""
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict):
+            error_type = err.get("type") if isinstance(err.get("type"), str) else None
+            detail = str(err.get("message") or "")
+        elif isinstance(err, str):
+            detail = err
+        elif isinstance(body.get("message"), str):
+            detail = body["message"]
+    elif isinstance(body, str):
+        detail = body
+    cls = classify(status, error_type)
+    what = " ".join(p for p in (str(status) if status and status != 200 else "",
+                                error_type or "") if p)
+    detail = detail.strip()[:500]
+    message = f"{provider_label} error"
+    if what:
+        message += f" ({what})"
+    if detail:
+        message += f": {detail}"
+    return cls(message.rstrip(".") + ". " + cls.advice, status)
+
+
+def connection_error(provider_label: str, exc: BaseException | str, *,
+                     mid_stream: bool = False) -> ProviderConnectionError:
+    detail = exc if isinstance(exc, str) else (str(exc) or type(exc).__name__)
+    if mid_stream:
+        what = f"The answer from {provider_label} was cut off: the stream ended before it was " \
+               f"complete ({detail})"
+    else:
+        what = f"Connection to {provider_label} failed: {detail}"
+    return ProviderConnectionError(f"{what}. " + ProviderConnectionError.advice)
+
+
+def map_exception(exc: BaseException, provider_label: str, *,
+                  mid_stream: bool = False) -> ProviderError | None:
+    """The ProviderError for an exception from the Anthropic SDK, httpx or httpx2, or None
+    when ``exc`` is none of theirs (a bug, which must not pass for an API failure).
+
+    The libraries are looked up in ``sys.modules`` instead of imported: an exception can only
+    be an instance of a library's class if that library was loaded, and importing it here
+    would load the SDK on the OpenAI-compatible path."""
+    if isinstance(exc, ProviderError):
+        return exc
+    anthropic = sys.modules.get("anthropic")
+    if anthropic is not None:
+        if isinstance(exc, anthropic.APIStatusError):
+            return error_from_body(exc.status_code, exc.body, provider_label)
+        if isinstance(exc, anthropic.APIConnectionError):  # timeouts are a subclass
+            return connection_error(provider_label, exc, mid_stream=mid_stream)
+    for name in ("httpx", "httpx2"):  # httpx2 is the SDK's own HTTP stack; errors pass through
+        http = sys.modules.get(name)
+        if http is None:
+            continue
+        if isinstance(exc, http.TransportError):
+            return connection_error(provider_label, exc, mid_stream=mid_stream)
+    return None
+
+
+# -- requests and turns ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    model: str
+    messages: list[dict[str, Any]]      # Anthropic format, already normalised
+    max_tokens: int
+    system: str = ""
+    tools: list[dict[str, Any]] = field(default_factory=list)   # Anthropic tool definitions
+    temperature: float | None = None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool_use block. ``error`` is set when the streamed input was not a JSON object; the
+    call is then answered with an error result and never run (``input`` is ``{}``)."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    raw_input: str = ""
+    error: str | None = None
+
+
+@dataclass
+class ModelTurn:
+    content: list[dict[str, Any]]   # text and tool_use blocks, as they will be stored
+    tool_calls: list[ToolCall]
+    stop_reason: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+TextCallback = Callable[[str], None]
+
+
+@runtime_checkable
+class ModelProvider(Protocol):
+    name: str
+
+    async def stream(self, request: ModelRequest, on_text: TextCallback) -> ModelTurn: ...
+
+    async def list_models(self) -> list[str]: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,127 @@
+"""The queue that shows approval dialogs one at a time, and its one teardown path.
+
+Each request is a future the session awaits. It is resolved in exactly one of three ways:
+
+- the person answers its dialog (Approve, Decline, Escape or the close button; every exit but
+  Approve declines) → ``_on_finished``;
+- the awaiting task is cancelled → ``_forget`` drops it (a cancelled future needs no answer);
+- ``abort(reason)`` → the current dialog and everything queued are declined with ``reason``.
+
+``abort`` is what Stop, closing the window and quitting all call. It is idempotent and safe to
+re-enter: it takes every pending request out of the queue *before* resolving any of them or
+closing the dialog, so a second abort, or a dialog's ``finished`` signal fired by its own
+closing, finds nothing left to decline and no next dialog to show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QWidget
+
+from app.core.agent.events import ApprovalRequest, ApprovalResponse
+from app.ui.dialogs.approval import ApprovalDialog
+
+DEFAULT_ABORT_REASON = "The run was stopped."
+
+
+@dataclass
+class _Pending:
+    request: ApprovalRequest
+    future: asyncio.Future[ApprovalResponse]
+
+    def resolve(self, response: ApprovalResponse) -> None:
+        # The awaiting task may have been cancelled meanwhile; its future then stays cancelled.
+        if not self.future.done():
+            self.future.set_result(response)
+
+
+class ApprovalQueue(QObject):
+    """Serialises approval requests: one dialog at a time, the rest wait their turn."""
+
+    dialog_shown = Signal(object)  # ApprovalDialog
+    pending_changed = Signal(int)
+
+    def __init__(self, parent_widget: QWidget,
+                 working_dir_getter: Callable[[], Path | None] = lambda: None) -> None:
+        super().__init__(parent_widget)
+        self._parent_widget = parent_widget
+        self._working_dir = working_dir_getter
+        self._waiting: deque[_Pending] = deque()
+        self._current: tuple[_Pending, ApprovalDialog] | None = None
+
+    @property
+    def current_dialog(self) -> ApprovalDialog | None:
+        return self._current[1] if self._current else None
+
+    def pending_count(self) -> int:
+        return len(self._waiting) + (1 if self._current else 0)
+
+    async def request(self, request: ApprovalRequest) -> ApprovalResponse:
+        """The ``Approver`` for an agent session."""
+        future: asyncio.Future[ApprovalResponse] = asyncio.get_running_loop().create_future()
+        self._waiting.append(_Pending(request, future))
+        self.pending_changed.emit(self.pending_count())
+        self._show_next()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            self._forget(future)
+            raise
+
+    def abort(self, reason: str = DEFAULT_ABORT_REASON) -> None:
+        """Decline the current dialog and every queued request with ``reason``; none of them
+        runs. Calling it again, or from inside itself, does nothing more."""
+        current, self._current = self._current, None
+        waiting, self._waiting = self._waiting, deque()
+        pending = ([current[0]] if current is not None else []) + list(waiting)
+        if not pending:
+            return
+        declined = ApprovalResponse.decline(reason)
+        for item in pending:
+            item.resolve(declined)
+        if current is not None:
+            self._dismiss(current[1])
+        self.pending_changed.emit(0)
+
+    def _forget(self, future: asyncio.Future[ApprovalResponse]) -> None:
+        """The awaiting task was cancelled: drop its request, close its dialog if shown."""
+        self._waiting = deque(p for p in self._waiting if p.future is not future)
+        if self._current is not None and self._current[0].future is future:
+            dialog = self._current[1]
+            self._current = None
+            self._dismiss(dialog)
+            self._show_next()
+        self.pending_changed.emit(self.pending_count())
+
+    def _dismiss(self, dialog: ApprovalDialog) -> None:
+        """Close a dialog that is no longer current. Its ``finished`` signal still fires, but
+        ``_on_finished`` ignores a dialog that is not the current one."""
+        dialog.reject()
+        dialog.deleteLater()
+
+    def _show_next(self) -> None:
+        if self._current is not None or not self._waiting:
+            return
+        pending = self._waiting.popleft()
+        dialog = ApprovalDialog(pending.request, self._parent_widget, self._working_dir())
+        self._current = (pending, dialog)
+        dialog.finished.connect(lambda _code, d=dialog: self._on_finished(d))
+        dialog.open()
+        dialog.reason.setFocus()  # typing goes to the reason; approving takes a deliberate click
+        self.dialog_shown.emit(dialog)
+
+    def _on_finished(self, dialog: ApprovalDialog) -> None:
+        if self._current is None or self._current[1] is not dialog:
+            return  # dismissed by abort or _forget, which already answered for it
+        pending, _ = self._current
+        self._current = None
+        pending.resolve(dialog.response())
+        dialog.deleteLater()
+        self.pending_changed.emit(self.pending_count())
+        self._show_next()
