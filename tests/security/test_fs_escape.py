@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import app.core.tools.scoped_fs as scoped_fs
+import app.core.tools.fs.writer as scoped_fs  # the writer reads HAVE_DIR_FD, so patch it there
 from app.core.tools.base import ToolContext
 from app.core.tools.builtin import default_registry
 from app.core.tools.builtin.edit_file import create as create_edit

@@ -1,16 +1,26 @@
-"""Wildcard patterns of rules, compiled once to regexes.
+"""Wildcard patterns of rules, compiled once (cached) to matchers.
 
-Only ``*`` is special; every other character, regex metacharacters included, is literal.
 - tool patterns: case-insensitive (both sides lower-cased), whole name (``git_*`` matches
-  ``git_status``, not ``my_git_status``).
-- text input patterns: case-sensitive, ``*`` matches any run of characters.
-- path input patterns: case-sensitive glob, ``*`` stays inside one folder, ``**`` crosses folders.
+  ``git_status``, not ``my_git_status``); only ``*`` is special, every other character, regex
+  metacharacters included, is literal.
+- text input patterns: case-sensitive, ``*`` matches any run of characters; nothing else is
+  special except the escapes below.
+- path input patterns: the app's one glob dialect, the same the file tools' globs use
+  (``app.core.globs``): ``*`` and ``?`` stay inside one folder, ``**`` as a whole component
+  crosses folders, ``[...]`` classes, ``{a,b}``; ``dir/**`` matches everything inside ``dir``
+  but not ``dir`` itself (gitwildmatch). A leading ``~`` is the home folder.
 
-Input patterns (text and path) can say "a literal star" with the fnmatch idiom ``[*]``, and "a
-literal ``[``" with ``[[]``; ``escape_pattern`` writes any text that way, so a rule can name a
-folder called ``build*`` or a command ``ls *.py`` exactly. Those two three-character sequences are
-the only escapes: any other ``[`` is literal, as it always was. (Only patterns that contained
-``[*]`` or ``[[]`` read differently than before escapes existed.)
+Input patterns (text and path) say "this character literally" with the fnmatch idiom of a
+one-character class: ``[*]``, ``[[]``, ``[?]``, ``[{]``, ``[\\]``. ``escape_pattern`` writes any
+text that way, so a rule can name a folder called ``build*`` or a command ``ls *.py`` exactly. In
+path patterns these are ordinary classes of the glob dialect; in text patterns those five
+three-character sequences are the only escapes, and any other ``[`` is literal.
+
+Path patterns written before the dialect was shared with the file tools read differently where
+they contain ``?``, ``[abc]``, ``{a,b}``, ``\\``, a non-component ``**`` (``a**b`` is now one
+``*``), or end in ``/**`` (no longer matching the folder itself). Rules the app suggested read
+the same unless their path itself held ``?``, ``{`` or ``\\``: suggestions escaped only ``*`` and
+``[`` then, and never wrote ``**``.
 """
 
 from __future__ import annotations
@@ -19,6 +29,8 @@ import os
 import re
 from collections.abc import Callable
 from functools import lru_cache
+
+from app.core.globs import compile_glob, escape_glob
 
 Matcher = Callable[[str], bool]
 
@@ -47,12 +59,13 @@ def tool_pattern_literals(pattern: str) -> tuple[str, str]:
 
 # A parsed input pattern: literal characters, and None for each (unescaped) ``*``.
 _Token = str | None
-_ESCAPES = {"[*]": "*", "[[]": "["}
+# Exactly what escape_pattern writes, so its output is literal in text patterns too.
+_ESCAPES = {f"[{c}]": c for c in "*[?{\\"}
 
 
 def escape_pattern(text: str) -> str:
     """``text`` as an input pattern that matches exactly ``text`` (text and path patterns)."""
-    return text.replace("[", "[[]").replace("*", "[*]")
+    return escape_glob(text)
 
 
 def has_wildcard(pattern: str) -> bool:
@@ -81,7 +94,7 @@ def _tokens(pattern: str) -> list[_Token]:
 
 @lru_cache(maxsize=4096)
 def compile_text_pattern(pattern: str) -> Matcher:
-    if "*" not in pattern and "[[]" not in pattern:
+    if "*" not in pattern and "[" not in pattern:
         return pattern.__eq__
     tokens = _tokens(pattern)
     if None not in tokens:
@@ -92,40 +105,17 @@ def compile_text_pattern(pattern: str) -> Matcher:
     return re.compile(regex, re.DOTALL).fullmatch  # type: ignore[return-value]
 
 
-def _glob_regex(pattern: str) -> str:
-    tokens = _tokens(pattern)
-    out: list[str] = []
-    i, n = 0, len(tokens)
-    while i < n:
-        token = tokens[i]
-        if token is None and i + 1 < n and tokens[i + 1] is None:
-            j = i
-            while j < n and tokens[j] is None:
-                j += 1
-            at_segment_start = i == 0 or tokens[i - 1] == "/"
-            if at_segment_start and j < n and tokens[j] == "/":
-                out.append("(?:.*/)?")  # `**/` also matches zero folders
-                j += 1
-            elif at_segment_start and j == n and i > 0:
-                out.pop()  # `dir/**` also matches `dir` itself
-                out.append("(?:/.*)?")
-            else:
-                out.append(".*")
-            i = j
-        elif token is None:
-            out.append("[^/]*")
-            i += 1
-        else:
-            out.append(re.escape(token))
-            i += 1
-    return "".join(out)
-
-
 @lru_cache(maxsize=4096)
 def compile_path_pattern(pattern: str) -> Matcher:
     if pattern.startswith("~"):
-        pattern = os.path.expanduser(pattern)
-    return re.compile(_glob_regex(pattern), re.DOTALL).fullmatch  # type: ignore[return-value]
+        # Only the home folder is expanded, and escaped: a home path holding `[` or `*` must
+        # not turn into wildcards.
+        head, sep, rest = pattern.partition("/")
+        home = os.path.expanduser(head)
+        if home != head:
+            pattern = escape_glob(home) + sep + rest
+    # compile_glob caches too, but this cache also skips expanduser on the hot path.
+    return compile_glob(pattern).fullmatch  # type: ignore[return-value]
 
 
 def is_relative_path_pattern(pattern: str) -> bool:

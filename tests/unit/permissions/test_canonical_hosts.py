@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.permissions.canonical import canonical_host, canonical_host_pattern
+from app.core.hosts import canonical_host, canonical_host_pattern
 from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import ToolPermissionService

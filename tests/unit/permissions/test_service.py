@@ -1,4 +1,4 @@
-"""ToolPermissionService semantics (DESIGN §3, releio spec)."""
+"""ToolPermissionService semantics."""
 
 from __future__ import annotations
 

@@ -104,6 +104,8 @@ def test_text_pattern_meaning(pattern, subject, expected):
 
 @pytest.mark.parametrize("pattern, path, expected", [
     ("doc/**", "doc/a/b.md", True),
+    # The shared glob dialect (app.core.globs): `doc/**` matches `doc` itself too, and
+    # `[b]` is a character class, as in the file tools' globs.
     ("doc/**", "doc", True),
     ("**/x", "x", True),
     ("src/*.py", "src/a.py", True),
@@ -111,7 +113,11 @@ def test_text_pattern_meaning(pattern, subject, expected):
     ("b[*]/*", "b*/f", True),
     ("b[*]/*", "bx/f", False),
     ("b[*]/*", "b*/sub/f", False),
-    ("a[b]/*", "a[b]/f", True),
+    ("a[b]/*", "ab/f", True),
+    ("a[b]/*", "a[b]/f", False),
+    ("a[[]b]/*", "a[b]/f", True),
+    ("x?", "xy", True),
+    ("x[?]", "xy", False),
 ])
 def test_path_pattern_meaning(pattern, path, expected):
     assert bool(compile_path_pattern(pattern)(path)) is expected
@@ -224,8 +230,11 @@ def test_file_in_project_offers_file_then_its_folder(service, project):
 
 def test_glob_characters_in_folder_names_stay_literal(service, project):
     suggestions = _suggest(service, "write_file", {"path": "build*/a[1]/x?.md"}, project)
-    assert [_patterns(s) for s in suggestions] == [["build[*]/a[[]1]/x?.md"],
+    # `?` is a wildcard of the path dialect, so it is escaped like `*` and `[`.
+    assert [_patterns(s) for s in suggestions] == [["build[*]/a[[]1]/x[?].md"],
                                                     ["build[*]/a[[]1]/*"]]
+    assert not _allows(service, suggestions[0].rules, "write_file",
+                       {"path": "build*/a[1]/xy.md"})
     folder = suggestions[1].rules
     assert _allows(service, folder, "write_file", {"path": "build*/a[1]/other"})
     for other in ("buildX/a[1]/x.md", "build/a1/x.md", "build*/a[1]/deeper/x.md",

@@ -1,0 +1,247 @@
+"""ScopedFs: the one door between the file tools and the filesystem.
+
+Reads are free. Every write (create, overwrite, append, edit, mkdir) is checked *structurally*
+against the allowed write dirs, because a string comparison such as ``path.startswith(allowed)``
+is what an earlier design's review showed to be escapable: the requested path is made
+absolute (``~`` expanded, relative paths joined to the working dir) and resolved with
+``realpath`` (``..`` chains and symlinks followed, so a symlink inside the scope that leads
+outside *is* outside); the result must lie inside an allowed dir component-wise. The checked
+write is then carried out by ``writer.DirFdWriter``, which re-verifies every directory on the
+way without following symlinks, so the check and the write cannot be raced apart.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+
+from app.core.tools.fs.errors import (
+    FsError,
+    InvalidPathError,
+    IsADirectoryFsError,
+    NotFoundError,
+    OutsideScopeError,
+    WriteConflictError,
+)
+from app.core.tools.fs.paths import (
+    absolute_path,
+    check_path_text,
+    describe_os_error,
+    display_path,
+    is_within,
+    printable,
+    resolve_path,
+)
+from app.core.tools.fs.walker import WalkItem, walk_tree
+from app.core.tools.fs.writer import (
+    _O_BINARY,
+    _O_CLOEXEC,
+    _O_NONBLOCK,
+    DirFdWriter,
+    FileStamp,
+    WritePlan,
+    WriteReport,
+)
+
+WriteMode = Literal["create", "overwrite", "append"]
+WRITE_MODES: tuple[str, ...] = ("create", "overwrite", "append")
+
+
+class ScopedFs:
+    """All file access of the file tools. Reads are unrestricted; writes are confined."""
+
+    def __init__(self, working_dir: str | os.PathLike[str],
+                 allowed_write_dirs: Sequence[str | os.PathLike[str]] = (), *,
+                 resolved: bool = False) -> None:
+        if resolved:  # ToolContext already resolved them; no filesystem calls here
+            self.working_dir = Path(working_dir)
+            roots = [Path(d) for d in allowed_write_dirs]
+        else:
+            self.working_dir = Path(os.path.realpath(os.path.expanduser(os.fspath(working_dir))))
+            roots = [resolve_path(os.fspath(d), self.working_dir) for d in allowed_write_dirs]
+        # Deepest first, so a nested allowed dir is the one reported.
+        self.allowed_write_dirs: tuple[Path, ...] = tuple(
+            sorted(dict.fromkeys(roots), key=lambda p: len(p.parts), reverse=True))
+
+    @classmethod
+    def from_context(cls, ctx: Any) -> ScopedFs:
+        """The ScopedFs of a call; ToolContext has resolved its paths (so this never blocks)."""
+        return cls(ctx.working_dir, ctx.allowed_write_dirs, resolved=True)
+
+    # -- paths -------------------------------------------------------------------------------
+
+    def resolve(self, path: str) -> Path:
+        return resolve_path(path, self.working_dir)
+
+    def display(self, path: str | os.PathLike[str]) -> str:
+        return display_path(path, self.working_dir)
+
+    # -- reads (unrestricted) ---------------------------------------------------------------
+
+    def stat(self, path: Path) -> os.stat_result:
+        try:
+            return os.stat(path)
+        except FileNotFoundError:
+            raise NotFoundError(f"{self.display(path)} does not exist.") from None
+        except OSError as exc:
+            raise FsError(describe_os_error(exc, self.display(path))) from None
+
+    def open_file(self, path: Path) -> tuple[BinaryIO, os.stat_result]:
+        """Open a regular file for reading; FIFOs and devices are refused, never blocked on."""
+        shown = self.display(path)
+        try:
+            fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY)
+        except FileNotFoundError:
+            raise NotFoundError(f"{shown} does not exist.") from None
+        except IsADirectoryError:
+            raise IsADirectoryFsError(f"{shown} is a directory, not a file.") from None
+        except OSError as exc:
+            raise FsError(describe_os_error(exc, shown)) from None
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryFsError(f"{shown} is a directory, not a file.")
+            if not stat.S_ISREG(st.st_mode):
+                raise FsError(f"{shown} is not a regular file (a device, FIFO or socket); "
+                              "it cannot be read as text.")
+            if _O_NONBLOCK:
+                os.set_blocking(fd, True)
+            return os.fdopen(fd, "rb"), st
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def list_names(self, directory: Path) -> list[str]:
+        """Names in a directory, or [] when it cannot be listed (used for suggestions)."""
+        try:
+            return os.listdir(directory)
+        except OSError:
+            return []
+
+    def read_bytes(self, path: Path) -> tuple[bytes, FileStamp]:
+        f, st = self.open_file(path)
+        with f:
+            try:
+                data = f.read()
+            except OSError as exc:
+                raise FsError(describe_os_error(exc, self.display(path))) from None
+        return data, FileStamp.of(st)
+
+    # -- writes (confined) ------------------------------------------------------------------
+
+    def check_write(self, path: str, mode: str = "overwrite",
+                    create_dirs: bool = False) -> WritePlan:
+        """Decide whether a write may happen, without touching anything. Raises FsError."""
+        if mode not in WRITE_MODES:
+            raise FsError(f"Unknown mode {mode!r}; use one of {', '.join(WRITE_MODES)}.")
+        check_path_text(path)
+        stripped = path.rstrip("/" + os.sep)
+        if path != stripped or os.path.basename(stripped) in (".", "..", "~"):
+            raise InvalidPathError(f"{path!r} names a directory, not a file. Give the path of "
+                                   "the file to write, e.g. 'doc/notes.md'.")
+        if not self.allowed_write_dirs:
+            raise OutsideScopeError(
+                "File writing is disabled: no allowed write directories are configured for this "
+                "tool. Ask the person to add one in the tool's Configure dialog.")
+        target = self.resolve(path)
+        root = next((r for r in self.allowed_write_dirs if is_within(target, r)), None)
+        if root is None:
+            allowed = ", ".join(self.display(r) for r in self.allowed_write_dirs)
+            via = "" if os.path.normpath(absolute_path(path, self.working_dir)) == str(target) \
+                else f" (resolves to {printable(str(target))})"
+            raise OutsideScopeError(
+                f"Refused: {printable(path)}{via} is outside the allowed write directories "
+                f"({allowed}). Write to a path inside one of them.")
+        if target == root:
+            raise IsADirectoryFsError(f"{self.display(target)} is an allowed write directory "
+                                      "itself; give a file path inside it.")
+        parts = target.relative_to(root).parts
+        # What exists now (informative only; the write re-checks everything through dir fds).
+        missing: list[Path] = []
+        cur = root
+        for name in (None, *parts[:-1]):
+            if name is not None:
+                cur = cur / name
+            try:
+                st = os.lstat(cur)
+            except FileNotFoundError:
+                missing.append(cur)
+                continue
+            except OSError as exc:
+                raise FsError(describe_os_error(exc, self.display(cur))) from None
+            if missing or not stat.S_ISDIR(st.st_mode):
+                raise FsError(f"{self.display(cur)} exists but is not a directory, so "
+                              f"{self.display(target)} cannot be created there.")
+        if missing and not create_dirs:
+            raise NotFoundError(
+                f"The directory {self.display(missing[0])} does not exist. Call again with "
+                "create_dirs=true to create it (inside the allowed directory).")
+        exists, size = False, None
+        if not missing:
+            try:
+                st = os.lstat(target)
+                exists, size = True, st.st_size
+                if stat.S_ISDIR(st.st_mode):
+                    raise IsADirectoryFsError(f"{self.display(target)} is a directory; give "
+                                              "the path of a file.")
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise FsError(describe_os_error(exc, self.display(target))) from None
+        if exists and mode == "create":
+            raise WriteConflictError(
+                f"{self.display(target)} already exists. Use mode 'overwrite' to replace it, "
+                "'append' to add to it, or edit_file to change part of it.")
+        return WritePlan(path, target, root, parts, exists, size, tuple(missing))
+
+    def write_bytes(self, path: str, data: bytes, mode: str = "overwrite", *,
+                    create_dirs: bool = False, expect: FileStamp | None = None) -> WriteReport:
+        """Write inside the scope, or raise FsError having changed nothing outside it.
+
+        ``expect`` (edit_file) makes the overwrite fail if the file is no longer the one read.
+        """
+        plan = self.check_write(path, mode, create_dirs)
+        return self._execute_write(plan, data, mode, create_dirs=create_dirs, expect=expect)
+
+    def _execute_write(self, plan: WritePlan, data: bytes, mode: str, *, create_dirs: bool,
+                       expect: FileStamp | None = None) -> WriteReport:
+        # Kept as the seam between check and execution: the race tests call it with a plan
+        # whose directories they swapped for symlinks in between.
+        return DirFdWriter(self.display).execute(plan, data, mode, create_dirs=create_dirs,
+                                                 expect=expect)
+
+    # -- trees -------------------------------------------------------------------------------
+
+    def walk(self, root: Path, **kwargs: Any) -> Iterator[WalkItem]:
+        return walk_tree(str(root), **kwargs)
+
+
+def read_file_fast(path: str, max_bytes: int) -> bytes | None:
+    """Whole-file read tuned for searching many small files: open, one read, close.
+
+    None when the file cannot be read or is larger than ``max_bytes``; never blocks on a FIFO.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | _O_NONBLOCK | _O_BINARY)
+    except OSError:
+        return None
+    try:
+        chunk = os.read(fd, 1 << 20)
+        if len(chunk) < 1 << 20:
+            return chunk
+        parts = [chunk]
+        total = len(chunk)
+        while chunk:
+            chunk = os.read(fd, 8 << 20)
+            parts.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:
+                return None
+        return b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
