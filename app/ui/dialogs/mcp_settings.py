@@ -1,23 +1,17 @@
 """Settings → MCP servers: the configured servers, their status, and editing them.
 
-The tab is a thin view over ``McpConfigStore`` (what is saved) and ``McpProvider`` (what runs).
-Every change is saved, then applied to the running servers in the background: keyring I/O runs
-in a worker thread and server starts are coroutines on the qasync loop (``ensure_future``), so
-the window never freezes while a server takes seconds to start.
+The widgets only: what the buttons do lives in ``McpSettingsController`` (which never blocks the
+GUI), and the server list is its ``McpServersModel``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import html
-import logging
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import shiboken6
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFontDatabase
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -30,41 +24,15 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
+    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import (
-    SECRET_PLACEHOLDER,
-    McpConfigError,
-    McpConfigStore,
-    McpServerConfig,
-    claude_desktop_config_paths,
-    dump_mcp_config_text,
-    find_claude_desktop_config,
-    merge_servers,
-    parse_mcp_config,
-    read_claude_desktop_config,
-)
-from app.core.tools.providers.mcp_connection import ServerStatus
-
-log = logging.getLogger(__name__)
-
-NEW_SERVER_TEMPLATE = """{
-  "mcpServers": {
-    "my-server": {
-      "command": "npx",
-      "args": ["-y", "@modelcontextprotocol/server-filesystem", "/path/to/folder"],
-      "env": {}
-    }
-  }
-}
-"""
-
-STATE_COLORS = {"running": "#1a7f37", "failed": "#cf222e", "starting": "#9a6700"}
+from app.core.tools.providers.mcp_config import SECRET_PLACEHOLDER, McpConfigStore, McpServerConfig
+from app.ui.controllers.mcp_settings import EditorCheck, McpSettingsController
+from app.ui.models.mcp_servers_model import McpServersModel, status_text
 
 
 def _fixed_font_editor() -> QPlainTextEdit:
@@ -74,30 +42,18 @@ def _fixed_font_editor() -> QPlainTextEdit:
     return editor
 
 
-def status_text(status: ServerStatus | None) -> str:
-    if status is None:
-        return "not started"
-    if status.state == "running":
-        return f"running · {status.message}" if status.message else "running"
-    if status.state == "starting":
-        return "starting…"
-    if status.state == "failed":
-        return f"failed: {status.message}" if status.message else "failed"
-    return status.state
-
-
 class McpServerEditor(QDialog):
     """Edit one server (or paste several) as ``{"mcpServers": {...}}``, validated as you type.
 
-    OK stays disabled until the text is valid and its names do not clash with other servers.
+    OK stays disabled until ``check`` accepts the text.
     """
 
-    def __init__(self, text: str, taken_names: set[str], parent: QWidget | None = None,
-                 title: str = "MCP server") -> None:
+    def __init__(self, text: str, check: Callable[[str], EditorCheck],
+                 parent: QWidget | None = None, title: str = "MCP server") -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
         self.resize(640, 460)
-        self._taken = {name.lower() for name in taken_names}
+        self._check = check
         self._servers: dict[str, McpServerConfig] = {}
         self.editor = _fixed_font_editor()
         self.editor.setObjectName("mcp-json-editor")
@@ -124,56 +80,37 @@ class McpServerEditor(QDialog):
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.problems)
         layout.addWidget(self.buttons)
-        self.editor.textChanged.connect(self.validate)
-        self.validate()
+        self.editor.textChanged.connect(self._validate)
+        self._validate()
 
     @property
     def ok_button(self) -> QPushButton:
         return self.buttons.button(QDialogButtonBox.StandardButton.Ok)
 
-    def validate(self) -> bool:
-        errors: list[str] = []
-        warnings: list[str] = []
-        servers: dict[str, McpServerConfig] = {}
-        try:
-            parsed = parse_mcp_config(self.editor.toPlainText())
-            servers, warnings = parsed.servers, parsed.warnings
-            if not servers:
-                errors.append("Add at least one server inside \"mcpServers\".")
-            errors += [f"A server named {name!r} already exists; choose another name."
-                       for name in servers if name.lower() in self._taken]
-        except McpConfigError as exc:
-            errors = exc.errors
-        self._servers = {} if errors else servers
-        if errors:
+    def _validate(self) -> None:
+        result = self._check(self.editor.toPlainText())
+        self._servers = result.servers
+        if result.errors:
             self.problems.setText("<span style='color:#cf222e'>" + "<br>".join(
-                html.escape(e) for e in errors) + "</span>")
+                html.escape(e) for e in result.errors) + "</span>")
         else:
-            names = ", ".join(servers)
-            note = "".join(f"<br>⚠ {html.escape(w)}" for w in warnings)
-            self.problems.setText(f"✓ Valid: {html.escape(names)}{note}")
-        self.ok_button.setEnabled(not errors)
-        return not errors
+            note = "".join(f"<br>⚠ {html.escape(w)}" for w in result.warnings)
+            self.problems.setText(f"✓ Valid: {html.escape(', '.join(result.servers))}{note}")
+        self.ok_button.setEnabled(result.ok)
 
     def servers(self) -> dict[str, McpServerConfig]:
+        """The servers of the last valid text (empty while it is invalid)."""
         return dict(self._servers)
 
 
 class McpServersTab(QWidget):
     """The "MCP servers" tab: status per server, add/edit/remove, import, restart."""
 
-    COL_NAME, COL_TRANSPORT, COL_TARGET, COL_STATUS = range(4)
-    _status_changed = Signal(str)
-
     def __init__(self, store: McpConfigStore, provider: McpProvider,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.store = store
-        self.provider = provider
-        self._servers: dict[str, McpServerConfig] = store.load_public()
-        self._tasks: set[asyncio.Future[Any]] = set()
-        self.dialog: McpServerEditor | None = None
-        self.confirm_box: QMessageBox | None = None
+        self.controller = McpSettingsController(store, provider, self)
+        self.model = self.controller.model
 
         intro = QLabel("Servers use Claude Desktop's <code>mcpServers</code> format. Their tools "
                        "appear in the tools list under <i>Server: name</i>. Tool annotations "
@@ -181,16 +118,16 @@ class McpServersTab(QWidget):
                        "permission rule for the server's name allows them.")
         intro.setWordWrap(True)
 
-        self.table = QTableWidget(0, 4)
+        self.table = QTableView()
         self.table.setObjectName("mcp-servers-table")
-        self.table.setHorizontalHeaderLabels(["Server", "Transport", "Command / URL", "Status"])
+        self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(self.COL_TARGET, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(McpServersModel.COL_TARGET, QHeaderView.ResizeMode.Stretch)
 
         self.add_button = QPushButton("Add…")
         self.edit_button = QPushButton("Edit…")
@@ -198,7 +135,7 @@ class McpServersTab(QWidget):
         self.restart_button = QPushButton("Restart")
         self.import_claude_button = QPushButton("Import from Claude Desktop")
         self.import_claude_button.setToolTip("Reads " + " or ".join(
-            str(p) for p in claude_desktop_config_paths()))
+            str(p) for p in self.controller.claude_desktop_paths()))
         self.import_file_button = QPushButton("Import file…")
         toolbar = QHBoxLayout()
         for button in (self.add_button, self.edit_button, self.remove_button,
@@ -238,84 +175,47 @@ class McpServersTab(QWidget):
         self.edit_button.clicked.connect(self.edit_selected)
         self.remove_button.clicked.connect(self.remove_selected)
         self.restart_button.clicked.connect(self.restart_selected)
-        self.import_claude_button.clicked.connect(lambda: self.import_claude_desktop())
-        self.import_file_button.clicked.connect(lambda: self.import_file())
-        self.table.itemSelectionChanged.connect(self._show_details)
+        self.import_claude_button.clicked.connect(self.import_claude_desktop)
+        self.import_file_button.clicked.connect(self.import_file)
+        self.table.selectionModel().selectionChanged.connect(self._show_details)
         self.table.doubleClicked.connect(lambda _index: self.edit_selected())
-        self._status_changed.connect(self._on_status_changed)
-
-        # The provider outlives this tab: unsubscribe when the widget goes away.
-        unsubscribe = provider.subscribe(self._status_changed_from_provider)
-        self.destroyed.connect(lambda *_: unsubscribe())
-        self.refresh()
+        self.controller.message.connect(self.show_message)
+        # A reset (servers added, removed or renamed) clears the selection: restore it.
+        self._reselect: str | None = None
+        self.model.modelAboutToBeReset.connect(self._remember_selection)
+        self.model.modelReset.connect(self._restore_selection)
+        self.model.dataChanged.connect(self._show_details)
+        self._restore_selection()
 
     # -- view --------------------------------------------------------------------------------
 
-    def server_names(self) -> list[str]:
-        return list(self._servers)
-
     def selected_name(self) -> str | None:
         rows = self.table.selectionModel().selectedRows()
-        if not rows:
-            return None
-        item = self.table.item(rows[0].row(), self.COL_NAME)
-        return item.text() if item is not None else None
+        return self.model.name_at(rows[0].row()) if rows else None
 
-    def select(self, name: str) -> None:
-        for row in range(self.table.rowCount()):
-            item = self.table.item(row, self.COL_NAME)
-            if item is not None and item.text() == name:
-                self.table.selectRow(row)
-                return
+    def _remember_selection(self) -> None:
+        self._reselect = self.selected_name()
 
-    def status_of(self, name: str) -> str:
-        """The Status cell's text (for tests and accessibility)."""
-        for row in range(self.table.rowCount()):
-            item = self.table.item(row, self.COL_NAME)
-            if item is not None and item.text() == name:
-                status = self.table.item(row, self.COL_STATUS)
-                return status.text() if status is not None else ""
-        raise KeyError(name)
-
-    def refresh(self) -> None:
-        selected = self.selected_name()
-        self.table.setRowCount(0)
-        for name, config in self._servers.items():
-            row = self.table.rowCount()
-            self.table.insertRow(row)
-            status = self._status(name)
-            cells = [name, "stdio" if config.transport == "stdio" else "HTTP", config.summary(),
-                     status_text(status)]
-            items = [QTableWidgetItem(text) for text in cells]
-            for col, item in enumerate(items):
-                item.setToolTip(item.text())
-                self.table.setItem(row, col, item)
-            if status is not None and status.state in STATE_COLORS:
-                items[self.COL_STATUS].setForeground(QColor(STATE_COLORS[status.state]))
-        if selected in self._servers:
-            self.select(selected)
-        elif self._servers:
-            self.table.selectRow(0)
+    def _restore_selection(self) -> None:
+        row = self.model.row_of(self._reselect) if self._reselect is not None else -1
+        if row < 0 and self.model.rowCount() > 0:
+            row = 0
+        if row >= 0:
+            self.table.selectRow(row)
         self._show_details()
-
-    def _status(self, name: str) -> ServerStatus | None:
-        try:
-            return self.provider.server_status(name)
-        except KeyError:
-            return None
 
     def _show_details(self) -> None:
         name = self.selected_name()
-        has = name is not None
         for button in (self.edit_button, self.remove_button, self.restart_button):
-            button.setEnabled(has)
+            button.setEnabled(name is not None)
         if name is None:
-            self.detail_label.setText("No server selected." if self._servers else
-                                      "No MCP servers yet: add one or import Claude Desktop's.")
+            self.detail_label.setText(
+                "No server selected." if self.model.rowCount() else
+                "No MCP servers yet: add one or import Claude Desktop's.")
             self.stderr_view.setPlainText("")
             return
-        status = self._status(name)
-        tools = [t.spec.name for t in self.provider.tools() if t.server == name]
+        status = self.controller.status(name)
+        tools = self.controller.tools_of(name)
         text = f"<b>{html.escape(name)}</b> — {html.escape(status_text(status))}"
         if tools:
             text += f"<br>Tools: {html.escape(', '.join(tools))}"
@@ -328,62 +228,39 @@ class McpServersTab(QWidget):
             bar = self.stderr_view.verticalScrollBar()
             bar.setValue(bar.maximum())
 
-    def _status_changed_from_provider(self, server: str) -> None:
-        if shiboken6.isValid(self):
-            self._status_changed.emit(server)
-
-    def _on_status_changed(self, _server: str) -> None:
-        self.refresh()
-
     def show_message(self, text: str, error: bool = False) -> None:
         escaped = html.escape(text).replace("\n", "<br>")
         self.status.setText(f"<span style='color:#cf222e'>{escaped}</span>" if error
                             else escaped)
 
-    # -- editing -----------------------------------------------------------------------------
+    # -- actions -----------------------------------------------------------------------------
 
-    def add_server(self) -> McpServerEditor:
-        return self._open_editor(NEW_SERVER_TEMPLATE, None, "Add MCP server")
+    def add_server(self) -> None:
+        self._open_editor(None, "Add MCP server")
 
-    def edit_selected(self) -> McpServerEditor | None:
+    def edit_selected(self) -> None:
         name = self.selected_name()
-        if name is None:
-            return None
-        text = dump_mcp_config_text({name: self._servers[name]})
-        return self._open_editor(text, name, f"Edit MCP server {name}")
+        if name is not None:
+            self._open_editor(name, f"Edit MCP server {name}")
 
-    def _open_editor(self, text: str, editing: str | None, title: str) -> McpServerEditor:
-        taken = {n for n in self._servers if n != editing}
-        dialog = McpServerEditor(text, taken, self, title)
+    def _open_editor(self, editing: str | None, title: str) -> None:
+        dialog = McpServerEditor(self.controller.editor_text(editing),
+                                 lambda text: self.controller.check(text, editing), self, title)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        self.dialog = dialog
 
         def done(code: int) -> None:
             servers = dialog.servers()
             if code == QDialog.DialogCode.Accepted and servers:
-                updated: dict[str, McpServerConfig] = {}
-                for name, config in self._servers.items():
-                    if name == editing:
-                        updated.update(servers)  # keep the server's place in the list
-                    else:
-                        updated[name] = config
-                updated.update(servers)
-                verb = "Saved" if editing else "Added"
-                renamed = {new: editing for new in servers} \
-                    if editing is not None and editing not in servers and len(servers) == 1 \
-                    else {}
-                self.apply(updated, f"{verb} {', '.join(servers)}.", renamed)
-            self.dialog = None
+                self.controller.save_edit(servers, editing)
             dialog.deleteLater()
 
         dialog.finished.connect(done)
         dialog.open()
-        return dialog
 
-    def remove_selected(self) -> QMessageBox | None:
+    def remove_selected(self) -> None:
         name = self.selected_name()
         if name is None:
-            return None
+            return
         box = QMessageBox(QMessageBox.Icon.Warning, "Remove MCP server",
                           f"Remove {name!r}? The server is stopped and its tools disappear; "
                           "its stored env and header values are deleted from the keyring.",
@@ -391,123 +268,30 @@ class McpServersTab(QWidget):
                           self)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.setWindowModality(Qt.WindowModality.WindowModal)
-        self.confirm_box = box
 
         def done(_code: int) -> None:
             if box.clickedButton() is box.button(QMessageBox.StandardButton.Yes):
-                remaining = {n: c for n, c in self._servers.items() if n != name}
-                self.apply(remaining, f"Removed {name}.")
-            self.confirm_box = None
+                self.controller.remove(name)
             box.deleteLater()
 
         box.finished.connect(done)
         box.open()
-        return box
 
     def restart_selected(self) -> None:
         name = self.selected_name()
-        if name is None:
-            return
-        config = self._servers.get(name)
-        if config is not None and config.disabled:
-            self.show_message(f"{name} is disabled: edit it and remove \"disabled\" first.")
-            return
-        if name not in self.provider.server_names():
-            self.show_message(f"{name} is not loaded yet; wait for the change to be applied.")
-            return
-        self.show_message(f"Restarting {name}…")
-        self._spawn(self._restart(name))
+        if name is not None:
+            self.controller.restart(name)
 
-    async def _restart(self, name: str) -> None:
-        await self.provider.restart(name)
-        state = self.provider.status(name)[0]
-        self._message_if_alive(f"{name}: {state}.", error=state == "failed")
-
-    # -- import ------------------------------------------------------------------------------
-
-    def import_claude_desktop(self, path: str | None = None) -> None:
-        """Import from Claude Desktop's config at its usual place (or ``path``); when there is
-        none, ask for the file."""
+    def import_claude_desktop(self) -> None:
+        path = self.controller.find_claude_desktop_config()
         if path is None:
-            found = find_claude_desktop_config()
-            if found is None:
-                self.show_message("Claude Desktop's configuration was not found at "
-                                  + " or ".join(str(p) for p in claude_desktop_config_paths())
-                                  + ". Choose the file instead.")
-                self.import_file()
-                return
-            path = str(found)
-        self._import(Path(path))
+            self.import_file()
+        else:
+            self.controller.import_file(path)
 
-    def import_file(self, path: str | None = None) -> None:
-        if path is None:
-            start = next((str(p.parent) for p in claude_desktop_config_paths()
-                          if p.parent.is_dir()), str(Path.home()))
-            path, _ = QFileDialog.getOpenFileName(self, "Import MCP servers", start,
-                                                  "JSON (*.json);;All files (*)")
-            if not path:
-                return
-        self._import(Path(path))
-
-    def _import(self, path: Path) -> None:
-        try:
-            parsed = read_claude_desktop_config(path)
-        except McpConfigError as exc:
-            self.show_message("Not imported: " + "\n".join(exc.errors), error=True)
-            return
-        merged, added, skipped = merge_servers(self._servers, parsed.servers)
-        notes = [f"Skipped {', '.join(skipped)}: a server with that name exists already."] \
-            if skipped else []
-        notes += parsed.warnings
-        if not added:
-            self.show_message("\n".join([f"Nothing imported from {path}.", *notes]))
-            return
-        self.apply(merged, "\n".join([f"Imported {', '.join(added)} from {path}.", *notes]))
-
-    # -- applying ----------------------------------------------------------------------------
-
-    def apply(self, servers: Mapping[str, McpServerConfig], message: str,
-              renamed: Mapping[str, str] | None = None) -> asyncio.Future[Any]:
-        """Save ``servers`` and make the provider match them, without blocking the GUI."""
-        self.show_message(f"{message} Applying…")
-        return self._spawn(self._save_and_apply(dict(servers), message, dict(renamed or {})))
-
-    async def _save_and_apply(self, servers: dict[str, McpServerConfig], message: str,
-                              renamed: dict[str, str]) -> None:
-        try:
-            await asyncio.to_thread(self.store.save, servers, renamed)
-            loaded = await asyncio.to_thread(self.store.load)
-        except McpConfigError as exc:
-            self._message_if_alive("Not saved: " + "\n".join(exc.errors), error=True)
-            return
-        if shiboken6.isValid(self):
-            self._servers = self.store.load_public()
-            self.refresh()
-        await self.provider.apply_config(loaded)
-        failed = [s.name for s in self.provider.statuses()
-                  if s.name in servers and s.state == "failed"]
-        suffix = f" Failed to start: {', '.join(failed)} (select it to see why)." \
-            if failed else ""
-        self._message_if_alive(message + suffix, error=bool(failed))
-
-    def _message_if_alive(self, text: str, error: bool = False) -> None:
-        if shiboken6.isValid(self):
-            self.show_message(text, error)
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Future[Any]:
-        future = asyncio.ensure_future(coro)
-        self._tasks.add(future)
-        future.add_done_callback(self._task_done)
-        return future
-
-    def _task_done(self, future: asyncio.Future[Any]) -> None:
-        self._tasks.discard(future)
-        if not future.cancelled() and future.exception() is not None:
-            exc = future.exception()
-            log.error("MCP settings action failed", exc_info=exc)
-            self._message_if_alive(f"Failed: {type(exc).__name__}: {exc}", error=True)
-
-    def pending(self) -> int:
-        """Background saves/restarts still running (tests wait for 0)."""
-        return len(self._tasks)
-
+    def import_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import MCP servers",
+                                              self.controller.import_start_dir(),
+                                              "JSON (*.json);;All files (*)")
+        if path:
+            self.controller.import_file(Path(path))
