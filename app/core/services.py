@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import sqlite_utils
 
+from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import ToolPermissionService
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
 from app.core.store.profiles import ProfileRepository
 from app.core.store.settings import SettingsRepository
+from app.core.tools.base import ToolSpec
 from app.core.tools.builtin import default_registry
 from app.core.tools.providers.cli import CliProvider
 from app.core.tools.providers.custom import CustomToolsProvider
@@ -79,6 +83,22 @@ class Services:
         return notices
 
 
+def profile_defaults(specs: Iterable[ToolSpec]) -> dict[str, Any]:
+    """``ProfileRepository.ensure_default`` arguments from the tools' specs: the store knows no
+    tool, each tool declares whether a new profile offers it and with which config."""
+    specs = list(specs)
+    return {"enabled": [s.name for s in specs if s.default_enabled],
+            "configs": {s.name: dict(s.default_config) for s in specs if s.default_config}}
+
+
+def default_rules(specs: Iterable[ToolSpec]) -> list[PermissionRule]:
+    """The permission rules the tools ship with (``ToolSpec.default_rules``)."""
+    return [PermissionRule(rule.decision, server_id=spec.server_id, tool_name=spec.name,
+                           input_pattern=rule.input_pattern, priority=rule.priority,
+                           description=rule.description)
+            for spec in specs for rule in spec.default_rules]
+
+
 def build_services(db: sqlite_utils.Database, data_dir: Path,
                    project_root: Path | None = None,
                    registry: ToolRegistry | None = None) -> Services:
@@ -91,12 +111,17 @@ def build_services(db: sqlite_utils.Database, data_dir: Path,
         registry.register_provider(mcp)
     profiles = ProfileRepository(db)
     settings = SettingsRepository(db)
-    profiles.ensure_default()
+    specs = registry.specs()
+    profiles.ensure_default(**profile_defaults(specs))
+    permissions = ToolPermissionService(db, registry=registry, working_dir=project_root)
+    # Every start, not only the first: a tool added in this version brings its default rules
+    # to existing databases (each given once; see RuleRepository.seed_defaults).
+    permissions.rules.seed_defaults(default_rules(specs))
     return Services(
         db=db,
         data_dir=data_dir,
         registry=registry,
-        permissions=ToolPermissionService(db, registry=registry, working_dir=project_root),
+        permissions=permissions,
         profiles=profiles,
         conversations=ConversationRepository(db),
         audit=AuditRepository(db),

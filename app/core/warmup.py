@@ -20,6 +20,7 @@ Two details make that stall-free:
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import importlib
 import logging
@@ -29,18 +30,35 @@ import time
 
 log = logging.getLogger(__name__)
 
-# What a run needs that start-up does not import: the Anthropic client (and its SDK), the web
-# tools with their HTTP stack and HTML converters, tool-input validation, the shell parser,
-# .gitignore matching.
-RUN_MODULES: tuple[str, ...] = (
-    "app.core.agent.anthropic_client",
-    "app.core.tools.builtin.web_fetch",
-    "app.core.tools.builtin.web_search",
+# What a run needs that start-up does not import, apart from the tool modules' own
+# ``WARMUP_IMPORTS`` (app.core.tools.builtin): the model SDK (with its client), tool-input
+# validation for tools without typed params (MCP, custom), and the libraries of helpers several
+# tools share: the shell parser (app.core.tools.shell_syntax), .gitignore matching.
+BASE_RUN_MODULES: tuple[str, ...] = (
+    "app.core.agent.providers.anthropic",
     "jsonschema",
     "tree_sitter",
     "tree_sitter_bash",
     "pathspec",
 )
+
+
+@functools.cache
+def run_modules() -> tuple[str, ...]:
+    """Everything a run needs that start-up does not import: the base list and the tools'."""
+    # Imported here, not at the top: start-up imports this module before the tools load.
+    from app.core.tools.builtin import warmup_imports
+
+    return tuple(dict.fromkeys((*BASE_RUN_MODULES, *warmup_imports())))
+
+
+def __getattr__(name: str) -> object:
+    # ``RUN_MODULES`` is computed on first use: the tool modules that declare part of it
+    # import this module, so it cannot be built while this module loads.
+    if name == "RUN_MODULES":
+        return run_modules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _lock = threading.Lock()
 
@@ -68,8 +86,11 @@ def importing() -> bool:
     return _lock.locked()
 
 
-async def warm_up(names: tuple[str, ...] = RUN_MODULES) -> float:
-    """Import ``names`` in a worker thread; returns the seconds spent."""
+async def warm_up(names: tuple[str, ...] | None = None) -> float:
+    """Import ``names`` (default: ``run_modules()``) in a worker thread; returns the seconds
+    spent."""
+    if names is None:
+        names = run_modules()
     if all(name in sys.modules for name in names):
         return 0.0
     seconds = await asyncio.to_thread(import_all, names)

@@ -162,7 +162,7 @@ async def test_configure_change_applies_to_next_call(window, fake_anthropic, pro
     assert fake_anthropic.last_request.tool_results()[0]["is_error"] is True
 
     dialog = window.tools_panel.open_configure("write_file")
-    dialog.add_write_dir(str(project / "out"))
+    dialog.add_folder("allowed_write_dirs", str(project / "out"))
     dialog._try_accept()
     await wait_for(lambda: "out" in window.services.profiles.tool_settings(
         window.profile_id)["write_file"].config["allowed_write_dirs"])

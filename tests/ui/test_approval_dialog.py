@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QLabel, QTabWidget, QWidget
 from app.core.agent.events import ApprovalRequest
 from app.core.permissions.rules import PermissionRule
 from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
-from app.ui.dialogs.approval import ApprovalDialog, ApprovalQueue
+from app.ui.approval_queue import ApprovalQueue
+from app.ui.dialogs.approval import ApprovalDialog
 from tests.ui.conftest import wait_for
 
 DIFF = "--- a/doc/x.md\n+++ b/doc/x.md\n@@ -1 +1 @@\n-old\n+new\n"
@@ -49,7 +50,8 @@ def test_dialog_shows_everything(qtbot, services, project):
 
 def test_low_risk_has_no_warning_and_shell_lists_commands(qtbot, services, project):
     spec = ToolSpec("shell_exec", "d", {"type": "object"}, ToolCategory.EXECUTION,
-                    RiskLevel.HIGH, subjects_fn=lambda i, _wd: i["command"].split(" && "))
+                    RiskLevel.HIGH, subjects_fn=lambda i, _wd: i["command"].split(" && "),
+                    subjects_heading="Commands")
     request = _request(services, "shell_exec", {"command": "git status && ls -la"}, spec, None)
     dialog = ApprovalDialog(request, None, project)
     qtbot.addWidget(dialog)
@@ -101,7 +103,8 @@ def test_compound_command_offers_one_rule_per_part_except_denied(qtbot, services
     services.permissions.rules.add(PermissionRule(decision="deny", tool_name="shell_exec",
                                                   input_pattern="rm *", priority=50))
     spec = ToolSpec("shell_exec", "d", {"type": "object"}, ToolCategory.EXECUTION,
-                    RiskLevel.HIGH, subjects_fn=lambda i, _wd: i["command"].split(" && "))
+                    RiskLevel.HIGH, subjects_fn=lambda i, _wd: i["command"].split(" && "),
+                    subjects_heading="Commands")
     request = _request(services, "shell_exec",
                        {"command": "git status && rm -rf build && ls -la"}, spec, None)
     dialog = ApprovalDialog(request, None, project)
@@ -194,14 +197,14 @@ async def test_closing_the_dialog_declines(qtbot, services, project):
     assert response.approved is False
 
 
-async def test_decline_all_resolves_everything(qtbot, services, project):
+async def test_abort_resolves_everything(qtbot, services, project):
     parent = QWidget()
     qtbot.addWidget(parent)
     queue = ApprovalQueue(parent, lambda: project)
     futures = [asyncio.ensure_future(queue.request(_request(services, tool_use_id=str(i))))
                for i in range(3)]
     await wait_for(lambda: queue.current_dialog is not None)
-    queue.decline_all("stopped")
+    queue.abort("stopped")
     responses = await asyncio.gather(*futures)
     assert [r.approved for r in responses] == [False, False, False]
     assert all(r.reason == "stopped" for r in responses)

@@ -15,6 +15,7 @@ from app.core.tools.base import (
     ToolResult,
     ToolSpec,
 )
+from app.core.tools.params import Params, param
 from app.core.tools.providers.base import ProviderPriority, StaticProvider
 from app.core.tools.registry import ToolRegistry
 
@@ -132,3 +133,92 @@ def test_default_registry_builds():
     for spec in registry.specs():
         assert spec.server_id == "builtin"
         assert spec.definition()["input_schema"]["type"] == "object"
+
+
+# -- tools with typed params: the params class is the schema and the one validation ------------
+
+class _EchoParams(Params):
+    path: str = param(description="What to echo")
+    limit: int = param(default=10, minimum=1)
+
+
+class ParamsEchoTool:
+    def __init__(self) -> None:
+        # input_schema deliberately disagrees with the params: the params must win everywhere.
+        self.spec = ToolSpec("typed", "echo", {"type": "object"}, ToolCategory.READ_ONLY,
+                             RiskLevel.LOW, params=_EchoParams)
+
+    async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        return ToolResult.ok(input["path"])
+
+
+def test_definition_schema_comes_from_params():
+    registry = ToolRegistry([StaticProvider([ParamsEchoTool()])])
+    (definition,) = registry.definitions_for(["typed"])
+    assert definition["input_schema"] == _EchoParams.json_schema()
+    assert definition["input_schema"]["required"] == ["path"]
+
+
+@pytest.mark.parametrize("tool_input, fragment", [
+    ({}, "- path: required"),
+    ({"path": 3}, "- path: must be a string"),
+    ({"path": "a", "limit": 0}, "- limit: must be at least 1 (got 0)"),
+    ({"path": "a", "extra": 1}, "extra"),
+])
+async def test_params_validate_with_the_registry_message_shape(ctx, tool_input, fragment):
+    registry = ToolRegistry([StaticProvider([ParamsEchoTool()])])
+    result = await registry.execute("typed", tool_input, ctx)
+    assert result.is_error
+    assert result.content.startswith("Invalid input for typed:\n")
+    assert fragment in result.content
+    assert "Expected properties: path, limit; required: path." in result.content
+    assert not registry._validators  # jsonschema never consulted for a params tool
+
+
+async def test_params_valid_input_runs(ctx):
+    registry = ToolRegistry([StaticProvider([ParamsEchoTool()])])
+    assert await registry.execute("typed", {"path": "a", "limit": 2.0}, ctx) == ToolResult("a")
+
+
+# -- built-in tools are discovered, not listed ------------------------------------------------
+
+def test_tool_modules_are_found_by_convention(tmp_path, monkeypatch):
+    package = tmp_path / "fake_tools_pkg"
+    (package / "nested").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "nested" / "__init__.py").write_text("def create():\n    return []\n")
+    (package / "alpha.py").write_text("def create():\n    return 'alpha'\n")
+    (package / "beta.py").write_text("WARMUP_IMPORTS = ('json',)\ndef create():\n    return []\n")
+    (package / "helper.py").write_text("VALUE = 1\n")  # shared helper: no create()
+    (package / "_private.py").write_text("raise RuntimeError('private modules are not imported')\n")
+    (package / "heavy.py").write_text("raise RuntimeError('lazy modules are not imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from app.core.tools.builtin import discover_tool_modules
+
+    found = discover_tool_modules("fake_tools_pkg", [str(package)],
+                                  skip={"fake_tools_pkg.heavy"})
+    assert [m.__name__ for m in found] == ["fake_tools_pkg.alpha", "fake_tools_pkg.beta"]
+
+
+def test_every_builtin_module_with_create_is_registered():
+    from app.core.tools.builtin import default_registry, tool_modules
+
+    registry = default_registry()
+    names: set[str] = set()
+    for module in tool_modules():
+        made = module.create()
+        names |= {t.spec.name for t in (made if isinstance(made, list) else [made])}
+    assert set(registry.names()) == names
+    assert {"read_file", "write_file", "shell_exec", "git_ops", "web_fetch",
+            "web_search"} <= names
+
+
+def test_warm_up_list_comes_from_the_tools():
+    from app.core.tools.builtin import tool_modules
+    from app.core.warmup import BASE_RUN_MODULES, run_modules
+
+    modules = run_modules()
+    assert set(BASE_RUN_MODULES) <= set(modules)
+    for module in tool_modules():
+        assert set(getattr(module, "WARMUP_IMPORTS", ())) <= set(modules), module.__name__
+    assert len(modules) == len(set(modules))

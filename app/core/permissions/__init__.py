@@ -1,1 +1,1 @@
-"""Approval rules and the ToolPermissionService that evaluates them (DESIGN §3)."""
+"""Approval rules and the ToolPermissionService that evaluates them."""

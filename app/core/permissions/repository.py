@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import builtins
 import json
+import logging
 import sqlite3
-import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 import sqlite_utils
 
 from app.core.permissions.rules import DECISIONS, InvalidRuleError, PermissionRule, validate_rule
-from app.core.store.db import attached, db_lock, transaction, utc_now
+from app.core.store.db import ChangeNotifier, store_of, utc_now
+
+log = logging.getLogger(__name__)
 
 _COLUMNS = ("id", "server_id", "tool_name", "tool_pattern", "input_pattern", "decision",
             "priority", "description", "created_at", "updated_at")
@@ -25,35 +26,19 @@ _EDITABLE = ("server_id", "tool_name", "tool_pattern", "input_pattern", "decisio
              "description")
 
 
-@dataclass
-class RuleChanges:
-    """Change notification for one database connection."""
-
-    generation: int = 0
-    listeners: list[Callable[[], None]] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def bump(self) -> None:
-        with self.lock:
-            self.generation += 1
-            listeners = list(self.listeners)
-        for listener in listeners:
-            listener()
-
-    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
-        with self.lock:
-            self.listeners.append(listener)
-
-        def unsubscribe() -> None:
-            with self.lock:
-                if listener in self.listeners:
-                    self.listeners.remove(listener)
-
-        return unsubscribe
+# The rules' change notifier is kept per database by the store (``Store.rule_changes``), so
+# every repository and service on one connection shares it.
+RuleChanges = ChangeNotifier
 
 
 def rule_changes(db: sqlite_utils.Database) -> RuleChanges:
-    return attached(db, "_tebiki_rule_changes", RuleChanges)
+    return store_of(db).rule_changes
+
+
+def default_rule_key(rule: PermissionRule) -> str:
+    """Which default rule this is, for ``seeded_default_rules`` (its description and priority
+    may change between versions without making it a new rule)."""
+    return f"{rule.server_id}:{rule.tool_name}:{rule.decision}:{rule.input_pattern or ''}"
 
 
 class RuleNotFoundError(KeyError):
@@ -68,7 +53,7 @@ def _row_to_rule(row: sqlite3.Row | tuple) -> PermissionRule:
     return rule
 
 
-# The one definition of evaluation order (DESIGN §3): priority high to low, then deny before ask
+# The one definition of evaluation order: priority high to low, then deny before ask
 # before allow, then lower id.
 _EVALUATION_ORDER = (" ORDER BY priority DESC,"
                      " CASE decision WHEN 'deny' THEN 0 WHEN 'ask' THEN 1 ELSE 2 END, id")
@@ -87,20 +72,23 @@ def _insert_values(rule: PermissionRule, now: str) -> tuple:
 class RuleRepository:
     def __init__(self, db: sqlite_utils.Database) -> None:
         self.db = db
-        self.changes = rule_changes(db)
+        self.store = store_of(db)
+        self.changes = self.store.rule_changes
 
     # -- reads -----------------------------------------------------------------------------
 
     def list(self) -> list[PermissionRule]:
         """All rules in evaluation order."""
-        with db_lock(self.db):
+        # Raw SQL and _row_to_rule: the service reloads every rule after each edit, a measured
+        # hot path (tests/bench/bench_permissions.py) that sqlite-utils' row dicts would slow.
+        with self.store.lock:
             rows = self.db.conn.execute(
                 f"SELECT {', '.join(_COLUMNS)} FROM tool_permission_rules"
                 + _EVALUATION_ORDER).fetchall()
         return [_row_to_rule(r) for r in rows]
 
     def get(self, rule_id: int) -> PermissionRule:
-        with db_lock(self.db):
+        with self.store.lock:
             row = self.db.conn.execute(
                 f"SELECT {', '.join(_COLUMNS)} FROM tool_permission_rules WHERE id = ?",
                 (rule_id,)).fetchone()
@@ -117,7 +105,7 @@ class RuleRepository:
             rule = rule.with_changes(**fields)
         rule = validate_rule(rule)
         now = utc_now()
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             cur = conn.execute(_INSERT, _insert_values(rule, now))
             rule_id = cur.lastrowid
         self.changes.bump()
@@ -127,7 +115,7 @@ class RuleRepository:
         unknown = set(changes) - set(_EDITABLE)
         if unknown:
             raise InvalidRuleError(f"cannot change {', '.join(sorted(unknown))}")
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             row = conn.execute(
                 f"SELECT {', '.join(_COLUMNS)} FROM tool_permission_rules WHERE id = ?",
                 (rule_id,)).fetchone()
@@ -146,7 +134,7 @@ class RuleRepository:
         return rule.with_changes(updated_at=now)
 
     def delete(self, rule_id: int) -> None:
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             cur = conn.execute("DELETE FROM tool_permission_rules WHERE id = ?", (rule_id,))
             if cur.rowcount == 0:
                 raise RuleNotFoundError(rule_id)
@@ -155,12 +143,43 @@ class RuleRepository:
     def replace_all(self, rules: Iterable[PermissionRule]) -> builtins.list[PermissionRule]:
         """Atomically swap the whole table (rules import); all rules validated first."""
         validated = [validate_rule(r.with_changes(id=None)) for r in rules]
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             conn.execute("DELETE FROM tool_permission_rules")
             now = utc_now()
             conn.executemany(_INSERT, [_insert_values(r, now) for r in validated])
         self.changes.bump()
         return self.list()
+
+    def seed_defaults(self, rules: Iterable[PermissionRule]) -> builtins.list[PermissionRule]:
+        """Add the tools' default rules this database was never given; returns those added.
+
+        Each rule is given once (recorded in ``seeded_default_rules`` under
+        ``default_rule_key``): one the person deleted or edited is never added again, and
+        their own rules are never touched. Called at every start (app.core.services).
+        """
+        validated = []
+        for rule in rules:
+            try:
+                validated.append(validate_rule(rule.with_changes(id=None)))
+            except InvalidRuleError as exc:  # a tool's mistake must not stop the app starting
+                log.error("default rule %s of %s skipped: %s", rule, rule.tool_name, exc)
+        added: builtins.list[PermissionRule] = []
+        with self.store.transaction() as conn:
+            seeded = {row[0] for row in conn.execute("SELECT key FROM seeded_default_rules")}
+            now = utc_now()
+            for rule in validated:
+                key = default_rule_key(rule)
+                if key in seeded:
+                    continue
+                seeded.add(key)
+                cur = conn.execute(_INSERT, _insert_values(rule, now))
+                conn.execute("INSERT INTO seeded_default_rules (key, seeded_at) VALUES (?, ?)",
+                             (key, now))
+                added.append(rule.with_changes(id=cur.lastrowid, created_at=now,
+                                               updated_at=now))
+        if added:
+            self.changes.bump()
+        return added
 
     # -- import / export -------------------------------------------------------------------
 

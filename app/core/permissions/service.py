@@ -1,4 +1,4 @@
-"""ToolPermissionService: allow, ask or deny a tool call from the rule table (DESIGN §3).
+"""ToolPermissionService: allow, ask or deny a tool call from the rule table.
 
 Rules live in memory as an immutable index that is rebuilt whenever a ``RuleRepository`` on the
 same connection writes (it notifies us), so ``decide()`` never touches the disk. The index finds
@@ -18,7 +18,7 @@ from typing import Any
 
 import sqlite_utils
 
-from app.core.permissions.canonical import canonical_host_pattern
+from app.core.hosts import canonical_host_pattern
 from app.core.permissions.patterns import (
     Matcher,
     compile_path_pattern,

@@ -6,6 +6,12 @@ mid-migration leaves the database at the previous version, never half-migrated.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the store imports sqlite-utils when it opens; this module need not
+    import sqlite_utils
+
 # CHECK constraints make invalid rows impossible even for code that bypasses the repositories.
 _V1 = """
 CREATE TABLE settings (
@@ -109,6 +115,55 @@ ALTER TABLE tool_executions ADD COLUMN owner TEXT;
 CREATE INDEX idx_tool_executions_conversation ON tool_executions(conversation_id, tool_use_id);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+# Full-text search over titles, messages and the audit trail. sqlite-utils writes the FTS5
+# tables and the insert/update/delete triggers that keep them in step with every write (however
+# it is made: repositories, raw SQL, another process); it runs inside the migration's
+# transaction, so the schema version and the index appear together or not at all.
+# Message content and tool input are indexed as the stored JSON text.
+_FTS_COLUMNS = {
+    "conversations": ("title",),
+    "messages": ("content",),
+    "tool_executions": ("tool_name", "input", "output"),
+}
+
+
+def _v3_full_text_search(db: sqlite_utils.Database) -> None:
+    for table, columns in _FTS_COLUMNS.items():
+        db.table(table).enable_fts(columns, fts_version="FTS5", create_triggers=True)
+
+
+# A migration is SQL (run statement by statement) or a function given the sqlite-utils
+# Database; either runs inside the transaction that bumps ``PRAGMA user_version``.
+Migration = str | Callable[["sqlite_utils.Database"], None]
+
+
+def _v4_seeded_default_rules_sql() -> str:
+    """The record of which tool default rules a database has been given (``key``:
+    ``server_id:tool_name:decision:input_pattern``).
+
+    Tools' default rules are added at every start when their key is not recorded, and recorded
+    when added (app.core.permissions.repository.RuleRepository.seed_defaults), so a rule the
+    person deleted or edited is never added again. The rules the first migration wrote are
+    recorded here whether or not they still exist: the person may have deleted or edited them.
+    """
+    from app.core.store.seed import FIRST_RUN_TOOL_RULES
+
+    values = ",\n".join(
+        f"('{server_id}:{tool}:{decision}:{pattern or ''}')"
+        for server_id, tool, pattern, decision, _priority, _description in FIRST_RUN_TOOL_RULES)
+    return f"""
+CREATE TABLE seeded_default_rules (
+    key        TEXT PRIMARY KEY CHECK (length(key) > 0),
+    seeded_at  TEXT NOT NULL
+);
+INSERT INTO seeded_default_rules (key, seeded_at)
+SELECT column1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM (VALUES
+{values});
+"""
+
+
+_V4 = _v4_seeded_default_rules_sql()
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _v3_full_text_search, _V4)
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,15 +1,16 @@
-"""Agent profiles and their per-tool settings (seed 000's agent_tool_permissions)."""
+"""Agent profiles and their per-tool settings."""
 
 from __future__ import annotations
 
 import builtins
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sqlite_utils
 
-from app.core.store.db import db_lock, transaction, utc_now
+from app.core.store.db import store_of, utc_now
 
 # The newest Sonnet the installed SDK names and does not list as deprecated (claude-sonnet-4-5,
 # the previous default, reaches end of life on 2026-11-30). Used offline and before the
@@ -17,16 +18,6 @@ from app.core.store.db import db_lock, transaction, utc_now
 # Sonnet the provider offers. Saved profiles keep their model: the profile UI warns instead.
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_PROFILE_NAME = "Default"
-# Seed 000 §9.1: risky tools are off by default; the read-only ones are safe to offer.
-DEFAULT_ENABLED_TOOLS = ("read_file", "glob_search", "grep_search", "web_fetch", "web_search",
-                         "git_ops")
-# Writes only under doc/, read-only commands (ToolContext's default), git read-only.
-DEFAULT_TOOL_CONFIG: dict[str, dict[str, Any]] = {
-    "write_file": {"allowed_write_dirs": ["doc"]},
-    "edit_file": {"allowed_write_dirs": ["doc"]},
-    "git_ops": {"git_permission": "read_only"},
-}
-
 
 class ProfileError(ValueError):
     pass
@@ -74,15 +65,16 @@ _COLUMNS = ("id", "name", "model", "system_prompt", "provider", "base_url", "tem
 class ProfileRepository:
     def __init__(self, db: sqlite_utils.Database) -> None:
         self.db = db
+        self.store = store_of(db)
 
     def list(self) -> list[AgentProfile]:
-        with db_lock(self.db):
+        with self.store.lock:
             rows = self.db.conn.execute(
                 f"SELECT {', '.join(_COLUMNS)} FROM agent_profiles ORDER BY id").fetchall()
         return [AgentProfile(**dict(zip(_COLUMNS, r, strict=True))) for r in rows]
 
     def get(self, profile_id: int) -> AgentProfile:
-        with db_lock(self.db):
+        with self.store.lock:
             row = self.db.conn.execute(
                 f"SELECT {', '.join(_COLUMNS)} FROM agent_profiles WHERE id = ?",
                 (profile_id,)).fetchone()
@@ -93,7 +85,7 @@ class ProfileRepository:
     def create(self, profile: AgentProfile) -> AgentProfile:
         p = profile.validated()
         now = utc_now()
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             if conn.execute("SELECT 1 FROM agent_profiles WHERE name = ?", (p.name,)).fetchone():
                 raise ProfileError(f"a profile named {p.name!r} already exists")
             cur = conn.execute(
@@ -109,7 +101,7 @@ class ProfileRepository:
         if profile.id is None:
             raise ProfileError("cannot update a profile that was never saved")
         p = profile.validated()
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             cur = conn.execute(
                 "UPDATE agent_profiles SET name = ?, model = ?, system_prompt = ?, provider = ?,"
                 " base_url = ?, temperature = ?, max_tokens = ?, max_iterations = ?,"
@@ -121,25 +113,33 @@ class ProfileRepository:
         return p
 
     def delete(self, profile_id: int) -> None:
-        with transaction(self.db) as conn:
+        with self.store.transaction() as conn:
             conn.execute("DELETE FROM agent_profiles WHERE id = ?", (profile_id,))
 
-    def ensure_default(self) -> AgentProfile:
-        """The first profile, created with safe defaults on first run."""
+    def ensure_default(self, enabled: Iterable[str] = (),
+                       configs: Mapping[str, Mapping[str, Any]] | None = None) -> AgentProfile:
+        """The first profile, created on first run with the given tools enabled and configs.
+
+        The values come from the tool specs (``default_enabled``, ``default_config``), passed
+        in by the composition root (app.core.services): the store never imports tools. The
+        default is no tool at all, which is safe.
+        """
         profiles = self.list()
         if profiles:
             return profiles[0]
         profile = self.create(AgentProfile(name=DEFAULT_PROFILE_NAME))
         assert profile.id is not None
-        for tool_name in sorted(set(DEFAULT_ENABLED_TOOLS) | set(DEFAULT_TOOL_CONFIG)):
-            self.set_tool(profile.id, ToolSetting(tool_name, tool_name in DEFAULT_ENABLED_TOOLS,
-                                                  DEFAULT_TOOL_CONFIG.get(tool_name, {})))
+        enabled_set = set(enabled)
+        configs = configs or {}
+        for tool_name in sorted(enabled_set | set(configs)):
+            self.set_tool(profile.id, ToolSetting(tool_name, tool_name in enabled_set,
+                                                  dict(configs.get(tool_name, {}))))
         return profile
 
     # -- per-tool settings -----------------------------------------------------------------
 
     def tool_settings(self, profile_id: int) -> dict[str, ToolSetting]:
-        with db_lock(self.db):
+        with self.store.lock:
             rows = self.db.conn.execute(
                 "SELECT tool_name, is_enabled, config FROM agent_tool_permissions"
                 " WHERE agent_id = ?", (profile_id,)).fetchall()
@@ -153,7 +153,9 @@ class ProfileRepository:
         if not isinstance(setting.config, dict):
             raise ProfileError("tool config must be a JSON object")
         now = utc_now()
-        with transaction(self.db) as conn:
+        # Hand-written rather than sqlite-utils' upsert, which sets every column it is given on
+        # conflict: it would overwrite created_at each time a tool is switched on or off.
+        with self.store.transaction() as conn:
             conn.execute(
                 "INSERT INTO agent_tool_permissions (agent_id, tool_name, is_enabled, config,"
                 " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)"

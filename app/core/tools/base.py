@@ -90,7 +90,7 @@ class ToolSpec:
     """What the model and the permission system know about a tool.
 
     ``subjects_fn(input, working_dir)`` returns the strings that rule input patterns are matched
-    against (see DESIGN §3); without one, the subject is the canonical JSON of the input.
+    against ; without one, the subject is the canonical JSON of the input.
     """
 
     name: str
@@ -126,11 +126,16 @@ class ToolSpec:
         return self.subjects_fn(tool_input, working_dir)
 
     def definition(self) -> dict[str, Any]:
-        """The Anthropic Messages API tool definition."""
+        """The Anthropic Messages API tool definition.
+
+        With ``params`` the schema comes from the params class, so what the model is told is
+        exactly what ``ToolRegistry.validate`` accepts.
+        """
+        schema = self.params.json_schema() if self.params is not None else dict(self.input_schema)
         return {
             "name": self.name,
             "description": self.description,
-            "input_schema": dict(self.input_schema),
+            "input_schema": schema,
         }
 
 
@@ -150,7 +155,7 @@ class ToolResult:
         return cls(message, True)
 
 
-# Seed 000 §2.3: the default command allowlist is read-only programs only.
+# The default command allowlist is read-only programs only.
 DEFAULT_ALLOWED_COMMANDS: tuple[str, ...] = ("ls", "cat", "head", "wc", "find", "grep", "tree")
 
 

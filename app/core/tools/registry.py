@@ -1,8 +1,9 @@
 """ToolRegistry: routes tool names to the highest-priority provider and executes calls safely.
 
 ``execute`` never raises for bad calls: an unknown tool, input that does not match the tool's
-JSON schema, or an exception inside the tool all become ``ToolResult.error`` texts the model can
-act on. Only cancellation propagates, so Stop works.
+params (``spec.params``; for tools without them, MCP and custom ones, its JSON schema), or an
+exception inside the tool all become ``ToolResult.error`` texts the model can act on. Only
+cancellation propagates, so Stop works.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core.tools.base import Tool, ToolContext, ToolResult, ToolSpec
+from app.core.tools.params import ParamsError
 from app.core.tools.providers.base import ToolProvider
 
 if TYPE_CHECKING:  # jsonschema costs ~70 ms to import: loaded on first validation instead
@@ -112,6 +114,13 @@ class ToolRegistry:
             return (f"Invalid input for {name}: expected a JSON object, got "
                     f"{type(tool_input).__name__}. Call the tool again with an object matching "
                     "its input_schema.")
+        params = entry.spec.params
+        if params is not None:  # the tool's typed model is its one validation (no jsonschema)
+            try:
+                params.parse(tool_input)
+            except ParamsError as problem:
+                return problem.message_for(name)
+            return None
         validator = self._validator_for(entry.spec)
         if validator is None:
             return None

@@ -1,8 +1,9 @@
-"""The approval dialog and the queue that shows one at a time.
+"""The approval dialog: one pending tool call, shown for the person to approve or decline.
 
-The dialog is window-modal and opened with ``open()``; callers await a future that the
-dialog's ``finished`` signal resolves (never ``exec()`` inside a coroutine). Closing the dialog,
-Stop, or quitting resolves it as Decline, so an unapproved call can never run.
+The dialog is window-modal and opened with ``open()`` by ``app.ui.approval_queue``, which shows
+one at a time; callers await a future that the dialog's ``finished`` signal resolves (never
+``exec()`` inside a coroutine). Closing the dialog, Stop, or quitting resolves it as Decline,
+so an unapproved call can never run.
 
 Everything shown from the call's input (JSON, command text, diff, file names, the commands a
 rule would allow) passes through ``make_visible``: an ANSI escape, a ``\r`` or a bidi override
@@ -11,13 +12,10 @@ in the input must not change what the person reads compared with what runs.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -150,9 +148,9 @@ class ApprovalDialog(QDialog):
             self.diff_view = _code_view(request.preview, DiffHighlighter)
             self.tabs.addTab(self.diff_view, "Changes")
         parts = self._command_parts()
-        if parts:
+        if parts and request.spec is not None:
             self.command_view = _code_view("\n".join(parts))
-            self.tabs.addTab(self.command_view, f"Commands ({len(parts)})")
+            self.tabs.addTab(self.command_view, f"{request.spec.subjects_heading} ({len(parts)})")
         elif isinstance(request.input.get("command"), str):
             # Not split into parts (not understood): still show exactly what would run.
             self.command_view = _code_view(request.input["command"])
@@ -219,7 +217,9 @@ class ApprovalDialog(QDialog):
             self.also_matches.setText(_suggestion_details(self._suggestions[index]))
 
     def _command_parts(self) -> list[str]:
-        if self.request.tool_name != "shell_exec" or self.request.spec is None:
+        """The call's subjects, for a tool whose spec says a person must read them
+        (``subjects_heading``: e.g. each command of a shell chain)."""
+        if self.request.spec is None or not self.request.spec.subjects_heading:
             return []
         try:
             return self.request.spec.subjects(self.request.input, None)
@@ -234,91 +234,3 @@ class ApprovalDialog(QDialog):
         return ApprovalResponse(approved=approved, reason=self.reason.text().strip(),
                                 remember_rule=rules[0] if rules else None,
                                 more_rules=tuple(rules[1:]))
-
-
-@dataclass
-class _Pending:
-    request: ApprovalRequest
-    future: asyncio.Future[ApprovalResponse]
-
-
-class ApprovalQueue(QObject):
-    """Serialises approval requests: one dialog at a time, the rest wait their turn."""
-
-    dialog_shown = Signal(object)  # ApprovalDialog
-    pending_changed = Signal(int)
-
-    def __init__(self, parent_widget: QWidget, working_dir_getter=lambda: None) -> None:
-        super().__init__(parent_widget)
-        self._parent_widget = parent_widget
-        self._working_dir = working_dir_getter
-        self._waiting: deque[_Pending] = deque()
-        self._current: tuple[_Pending, ApprovalDialog] | None = None
-
-    @property
-    def current_dialog(self) -> ApprovalDialog | None:
-        return self._current[1] if self._current else None
-
-    def pending_count(self) -> int:
-        return len(self._waiting) + (1 if self._current else 0)
-
-    async def request(self, request: ApprovalRequest) -> ApprovalResponse:
-        """The ``Approver`` for an agent session."""
-        future: asyncio.Future[ApprovalResponse] = asyncio.get_running_loop().create_future()
-        self._waiting.append(_Pending(request, future))
-        self.pending_changed.emit(self.pending_count())
-        self._show_next()
-        try:
-            return await future
-        except asyncio.CancelledError:
-            self._forget(future)
-            raise
-
-    def decline_all(self, reason: str = "The run was stopped.") -> None:
-        """Stop or quit: every pending call is declined and never runs."""
-        while self._waiting:
-            pending = self._waiting.popleft()
-            if not pending.future.done():
-                pending.future.set_result(ApprovalResponse(approved=False, reason=reason))
-        if self._current is not None:
-            pending, dialog = self._current
-            self._current = None
-            if not pending.future.done():
-                pending.future.set_result(ApprovalResponse(approved=False, reason=reason))
-            dialog.finished.disconnect()
-            dialog.reject()
-            dialog.deleteLater()
-        self.pending_changed.emit(0)
-
-    def _forget(self, future: asyncio.Future[ApprovalResponse]) -> None:
-        self._waiting = deque(p for p in self._waiting if p.future is not future)
-        if self._current is not None and self._current[0].future is future:
-            dialog = self._current[1]
-            self._current = None
-            dialog.finished.disconnect()
-            dialog.reject()
-            dialog.deleteLater()
-            self._show_next()
-        self.pending_changed.emit(self.pending_count())
-
-    def _show_next(self) -> None:
-        if self._current is not None or not self._waiting:
-            return
-        pending = self._waiting.popleft()
-        dialog = ApprovalDialog(pending.request, self._parent_widget, self._working_dir())
-        self._current = (pending, dialog)
-        dialog.finished.connect(lambda _code, d=dialog: self._on_finished(d))
-        dialog.open()
-        dialog.reason.setFocus()  # typing goes to the reason; approving takes a deliberate click
-        self.dialog_shown.emit(dialog)
-
-    def _on_finished(self, dialog: ApprovalDialog) -> None:
-        if self._current is None or self._current[1] is not dialog:
-            return
-        pending, _ = self._current
-        self._current = None
-        if not pending.future.done():
-            pending.future.set_result(dialog.response())
-        dialog.deleteLater()
-        self.pending_changed.emit(self.pending_count())
-        self._show_next()

@@ -1,16 +1,23 @@
-"""Configure… dialog of one tool: its capabilities (what it can do at all).
+"""Configure… dialog of one tool: the settings its spec declares (``ToolSpec.config_fields``).
 
-Fields are shown per tool; values are validated here with messages that say what to fix, and
-saved to the profile's ``agent_tool_permissions.config``, read again at the next call.
+One generic dialog for every tool: each field is rendered by its kind (``FieldKind``), checked
+with ``ConfigField.check_input`` (whose messages say what to fix) and saved to the profile's
+``agent_tool_permissions.config``, read again at the next call. Secrets go to the OS keyring,
+never into the config. A tool that declares no fields (MCP, custom) gets a JSON editor.
+
+Every text that comes from a spec (labels, help, choices, descriptions) is shown as plain text:
+a description with ``<`` or ``&`` must appear as written, not be parsed as markup.
 """
 
 from __future__ import annotations
 
+import html
 import json
-import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -25,17 +32,30 @@ from PySide6.QtWidgets import (
     QListWidget,
     QPlainTextEdit,
     QPushButton,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from app.core.secrets import BRAVE_SEARCH_API_KEY, SecretStoreError, secret_source, set_secret
-from app.core.tools.base import DEFAULT_ALLOWED_COMMANDS, ToolSpec
+from app.core.secrets import SecretStoreError, secret_source, set_secret
+from app.core.tools.base import ToolSpec
+from app.core.tools.config_fields import ConfigField, FieldKind
 
-_PROGRAM_NAME = re.compile(r"^[A-Za-z0-9._+-]+$")
-_SELF_EVAL_CHECKS = ("build", "lint", "type_check", "test")
-_SYSTEM_DIRS = ("/", "/etc", "/usr", "/bin", "/sbin", "/boot", "/lib", "/var", "/System",
-                "C:\\Windows")
+_MAX_SECONDS = 24 * 3600
+_MAX_BYTES = 100 * 1024 * 1024
+# Used when a field declares no default and the config has no valid value.
+_EMPTY: dict[FieldKind, Any] = {
+    FieldKind.FLAG: False, FieldKind.SECONDS: 30.0, FieldKind.BYTES: 50_000,
+    FieldKind.TEXT: "", FieldKind.TEXT_MAP: {}, FieldKind.FOLDER_LIST: (),
+    FieldKind.PROGRAM_LIST: (),
+}
+
+
+def _plain_label(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setWordWrap(True)
+    return label
 
 
 class ToolConfigDialog(QDialog):
@@ -46,90 +66,33 @@ class ToolConfigDialog(QDialog):
         self.project_root = project_root
         self._original = dict(config)
         self._result: dict[str, Any] | None = None
-        self._pending_secret: str | None = None
+        self._pending_secrets: dict[str, str] = {}
         self.setWindowTitle(f"Configure {spec.name}")
         self.setMinimumWidth(520)
 
         layout = QVBoxLayout(self)
         summary = spec.description.splitlines()[0] if spec.description else ""
-        intro = QLabel(f"<b>{spec.name}</b> — {summary}"
+        intro = QLabel(f"<b>{html.escape(spec.name)}</b> — {html.escape(summary)}"
                        "<br><small>These are capabilities: limits the tool enforces itself. "
                        "Approval rules (Settings) decide whether a call asks first.</small>")
+        intro.setTextFormat(Qt.TextFormat.RichText)
         intro.setWordWrap(True)
         layout.addWidget(intro)
         self.form = QFormLayout()
         layout.addLayout(self.form)
-        self._fields: dict[str, Any] = {}
-        name = spec.name
+        # The input widgets by field key (TEXT_MAP: "key.subkey"); "json" for the JSON editor.
+        self.inputs: dict[str, QWidget] = {}
+        # How to read each field's value back from its widgets.
+        self._readers: dict[str, Callable[[], Any]] = {}
 
-        if name in ("write_file", "edit_file"):
-            self._add_dir_list(config.get("allowed_write_dirs", []))
-        if name == "shell_exec":
-            commands = config.get("allowed_commands", list(DEFAULT_ALLOWED_COMMANDS))
-            edit = QPlainTextEdit("\n".join(commands))
-            edit.setPlaceholderText("one program name per line, e.g. git")
-            edit.setMaximumHeight(140)
-            self._fields["allowed_commands"] = edit
-            self.form.addRow("Allowed programs", edit)
-        if name in ("shell_exec", "self_eval"):
-            self._add_seconds("shell_timeout_s", "Timeout", config.get("shell_timeout_s", 30.0))
-        if name == "git_ops":
-            combo = QComboBox()
-            for value, label in (("disabled", "Disabled"), ("read_only", "Read only (status, "
-                                 "diff, log, show, branches)"), ("read_write", "Read and write "
-                                 "(also add, commit, branch, checkout)")):
-                combo.addItem(label, value)
-            combo.setCurrentIndex(max(0, combo.findData(config.get("git_permission",
-                                                                    "read_only"))))
-            self._fields["git_permission"] = combo
-            self.form.addRow("Git permission", combo)
-            hooks = QCheckBox("Run the repository's git hooks (off: hooks never run)")
-            hooks.setChecked(bool(config.get("run_hooks", False)))
-            self._fields["run_hooks"] = hooks
-            self.form.addRow("", hooks)
-        if name in ("web_fetch", "web_search"):
-            self._add_seconds("http_timeout_s", "HTTP timeout", config.get("http_timeout_s", 30.0))
-        if name == "web_fetch":
-            private = QCheckBox("Allow private network addresses (localhost, 10.x, 192.168.x …)")
-            private.setChecked(bool(config.get("allow_private_network", False)))
-            self._fields["allow_private_network"] = private
-            self.form.addRow("Network", private)
-            main = QCheckBox("Keep only the page's main content (drop navigation, sidebars)")
-            main.setChecked(bool(config.get("main_content", True)))
-            self._fields["main_content"] = main
-            self.form.addRow("Content", main)
-            cross = QCheckBox("Follow redirects to other hosts (off: the AI is told the new URL)")
-            cross.setChecked(bool(config.get("follow_cross_host_redirects", False)))
-            self._fields["follow_cross_host_redirects"] = cross
-            self.form.addRow("Redirects", cross)
-        if name == "web_search":
-            provider = QComboBox()
-            provider.addItem("Automatic (Brave when a key is set, else DuckDuckGo)", "auto")
-            provider.addItem("DuckDuckGo (no key)", "duckduckgo")
-            provider.addItem("Brave Search API (key)", "brave")
-            provider.setCurrentIndex(max(0, provider.findData(config.get("provider", "auto"))))
-            self._fields["provider"] = provider
-            self.form.addRow("Provider", provider)
-            key = QLineEdit()
-            key.setEchoMode(QLineEdit.EchoMode.Password)
-            key.setPlaceholderText({"keyring": "stored in the OS keyring",
-                                    "environment": "from BRAVE_SEARCH_API_KEY",
-                                    "none": "Brave API key"}[secret_source(BRAVE_SEARCH_API_KEY)])
-            self._fields["brave_key"] = key
-            self.form.addRow("Brave API key", key)
-        if name == "self_eval":
-            checks = config.get("checks", {})
-            for check in _SELF_EVAL_CHECKS:
-                line = QLineEdit(checks.get(check, "") if isinstance(checks, dict) else "")
-                line.setPlaceholderText("detected from the project" if check != "build"
-                                        else "e.g. make build")
-                self._fields[f"check:{check}"] = line
-                self.form.addRow(check.replace("_", " ").capitalize(), line)
-        if not self._fields:
+        for field in spec.config_fields:
+            self._add_field(field, config)
+        if not spec.config_fields:
             self._add_json_editor(config)
 
         self.error = QLabel()
         self.error.setObjectName("config-error")
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setStyleSheet("color: #cf222e;")
         self.error.setWordWrap(True)
         self.error.hide()
@@ -142,55 +105,153 @@ class ToolConfigDialog(QDialog):
 
     # -- field builders --------------------------------------------------------------------
 
-    def _add_dir_list(self, dirs: list[str]) -> None:
-        self.dir_list = QListWidget()
-        self.dir_list.addItems([str(d) for d in dirs])
-        self.dir_list.setMaximumHeight(120)
+    def _initial(self, field: ConfigField, config: dict[str, Any]) -> Any:
+        """The saved value when it is valid, else the field's default (what the tool uses)."""
+        if field.key in config:
+            parsed = field.parse(config[field.key])
+            if parsed is not None:
+                return parsed
+        if field.default is not None:
+            return field.default
+        return _EMPTY.get(field.kind)
+
+    def _add_row(self, field: ConfigField, widget: QWidget | QHBoxLayout | QVBoxLayout |
+                 QFormLayout, *, with_help: bool = True) -> None:
+        if with_help and field.help:
+            box = QVBoxLayout()
+            if isinstance(widget, QWidget):
+                box.addWidget(widget)
+            else:
+                box.addLayout(widget)
+            hint = _plain_label(field.help)
+            hint.setObjectName(f"help-{field.key}")
+            box.addWidget(hint)
+            widget = box
+        self.form.addRow(_plain_label(field.label), widget)
+
+    def _add_field(self, field: ConfigField, config: dict[str, Any]) -> None:
+        kind, key = field.kind, field.key
+        value = self._initial(field, config)
+        if kind is FieldKind.FLAG:
+            # The help is the checkbox's own text (plain text: QCheckBox parses no markup).
+            check = QCheckBox(field.help or field.label)
+            check.setChecked(bool(value))
+            self.inputs[key] = check
+            self._readers[key] = check.isChecked
+            self._add_row(field, check, with_help=False)
+        elif kind is FieldKind.SECONDS:
+            spin = QDoubleSpinBox()
+            spin.setRange(1, _MAX_SECONDS)
+            spin.setDecimals(1)
+            spin.setSuffix(" s")
+            spin.setValue(float(value))
+            self.inputs[key] = spin
+            self._readers[key] = spin.value
+            self._add_row(field, spin)
+        elif kind is FieldKind.BYTES:
+            ispin = QSpinBox()
+            ispin.setRange(1, _MAX_BYTES)
+            ispin.setSuffix(" bytes")
+            ispin.setValue(int(value))
+            self.inputs[key] = ispin
+            self._readers[key] = ispin.value
+            self._add_row(field, ispin)
+        elif kind is FieldKind.CHOICE:
+            combo = QComboBox()
+            for choice, label in field.choices:
+                combo.addItem(label, choice)
+            combo.setCurrentIndex(max(0, combo.findData(value)))
+            self.inputs[key] = combo
+            self._readers[key] = combo.currentData
+            self._add_row(field, combo)
+        elif kind is FieldKind.TEXT:
+            line = QLineEdit(str(value or ""))
+            line.setPlaceholderText(field.placeholder)
+            self.inputs[key] = line
+            self._readers[key] = lambda: line.text().strip()
+            self._add_row(field, line)
+        elif kind is FieldKind.TEXT_MAP:
+            self._add_text_map(field, value if isinstance(value, dict) else {})
+        elif kind is FieldKind.FOLDER_LIST:
+            self._add_folder_list(field, list(value or ()))
+        elif kind is FieldKind.PROGRAM_LIST:
+            edit = QPlainTextEdit("\n".join(value or ()))
+            edit.setPlaceholderText(field.placeholder or "one program name per line, e.g. git")
+            edit.setMaximumHeight(140)
+            self.inputs[key] = edit
+            self._readers[key] = lambda: edit.toPlainText().splitlines()
+            self._add_row(field, edit)
+        elif kind is FieldKind.SECRET:
+            self._add_secret(field)
+        else:
+            raise AssertionError(f"unhandled field kind {kind}")
+
+    def _add_text_map(self, field: ConfigField, value: dict[str, Any]) -> None:
+        box = QFormLayout()
+        lines: dict[str, QLineEdit] = {}
+        for subkey, label in field.choices:
+            line = QLineEdit(str(value.get(subkey, "")))
+            line.setPlaceholderText(field.placeholder)
+            lines[subkey] = line
+            self.inputs[f"{field.key}.{subkey}"] = line
+            box.addRow(_plain_label(label), line)
+        self._readers[field.key] = lambda: {k: line.text() for k, line in lines.items()}
+        self._add_row(field, box)
+
+    def _add_folder_list(self, field: ConfigField, folders: list[str]) -> None:
+        folder_list = QListWidget()
+        folder_list.addItems([str(d) for d in folders])
+        folder_list.setMaximumHeight(120)
         add, remove = QPushButton("Add folder…"), QPushButton("Remove")
-        add.clicked.connect(self._pick_dir)
-        remove.clicked.connect(lambda: [self.dir_list.takeItem(self.dir_list.row(i))
-                                        for i in self.dir_list.selectedItems()])
+        add.clicked.connect(lambda: self._pick_folder(field))
+        remove.clicked.connect(lambda: [folder_list.takeItem(folder_list.row(i))
+                                        for i in folder_list.selectedItems()])
         row = QHBoxLayout()
         row.addWidget(add)
         row.addWidget(remove)
         row.addStretch(1)
         box = QVBoxLayout()
-        box.addWidget(self.dir_list)
+        box.addWidget(folder_list)
         box.addLayout(row)
-        hint = QLabel("Relative folders are inside the project. Nothing outside these folders "
-                      "can be written, whatever the approval.")
-        hint.setWordWrap(True)
-        box.addWidget(hint)
-        self.form.addRow("Write folders", box)
-        self._fields["allowed_write_dirs"] = self.dir_list
+        self.inputs[field.key] = folder_list
+        self._readers[field.key] = lambda: [folder_list.item(i).text().strip()
+                                            for i in range(folder_list.count())]
+        self._add_row(field, box)
 
-    def _pick_dir(self) -> None:
+    def _add_secret(self, field: ConfigField) -> None:
+        assert field.secret_name is not None, f"secret field {field.key} has no secret_name"
+        line = QLineEdit()
+        line.setEchoMode(QLineEdit.EchoMode.Password)
+        # Never shows the secret, only where it would come from.
+        line.setPlaceholderText({"keyring": "stored in the OS keyring",
+                                 "environment": "from the environment",
+                                 "none": field.placeholder or "not set"}[
+                                     secret_source(field.secret_name)])
+        self.inputs[field.key] = line
+        self._add_row(field, line)
+
+    def _pick_folder(self, field: ConfigField) -> None:
         start = str(self.project_root) if self.project_root else ""
-        chosen = QFileDialog.getExistingDirectory(self, "Allow writes in…", start)
+        chosen = QFileDialog.getExistingDirectory(self, field.label, start)
         if chosen:
-            self.add_write_dir(chosen)
+            self.add_folder(field.key, chosen)
 
-    def add_write_dir(self, chosen: str) -> None:
+    def add_folder(self, key: str, chosen: str) -> None:
+        """Add a folder to a FOLDER_LIST field: relative when inside the project."""
         path = Path(chosen)
         if self.project_root is not None:
             try:
                 chosen = str(path.resolve().relative_to(self.project_root)) or "."
             except ValueError:
                 chosen = str(path)
-        self.dir_list.addItem(chosen)
-
-    def _add_seconds(self, key: str, label: str, value: float) -> None:
-        spin = QDoubleSpinBox()
-        spin.setRange(1, 3600)
-        spin.setSuffix(" s")
-        spin.setValue(float(value))
-        self._fields[key] = spin
-        self.form.addRow(label, spin)
+        folder_list = self.inputs[key]
+        assert isinstance(folder_list, QListWidget)
+        folder_list.addItem(chosen)
 
     def _add_json_editor(self, config: dict[str, Any]) -> None:
         edit = QPlainTextEdit(json.dumps(config, indent=2))
-        self._fields["json"] = edit
-        self.form.addRow("Configuration (JSON)", edit)
+        self.inputs["json"] = edit
+        self.form.addRow(_plain_label("Configuration (JSON)"), edit)
 
     # -- result ----------------------------------------------------------------------------
 
@@ -200,62 +261,39 @@ class ToolConfigDialog(QDialog):
     def _try_accept(self) -> None:
         try:
             self._result = self._collect()
-        except ValueError as exc:
+        except ValueError as exc:  # InvalidConfigValue, or JSON that is not an object
+            self._result = None
             self.error.setText(str(exc))
             self.error.show()
             return
-        if self._pending_secret is not None:
+        for name, value in self._pending_secrets.items():
             try:
-                set_secret(BRAVE_SEARCH_API_KEY, self._pending_secret)
+                set_secret(name, value)
             except SecretStoreError as exc:
+                self._result = None
                 self.error.setText(str(exc))
                 self.error.show()
                 return
         self.accept()
 
     def _collect(self) -> dict[str, Any]:
-        if "json" in self._fields:
+        editor = self.inputs.get("json")
+        if not self.spec.config_fields and isinstance(editor, QPlainTextEdit):
             try:
-                value = json.loads(self._fields["json"].toPlainText() or "{}")
+                value = json.loads(editor.toPlainText() or "{}")
             except json.JSONDecodeError as exc:
                 raise ValueError(f"Configuration is not valid JSON: {exc}") from exc
             if not isinstance(value, dict):
                 raise ValueError("Configuration must be a JSON object.")
             return value
         config = dict(self._original)
-        for key, widget in self._fields.items():
-            if key == "allowed_write_dirs":
-                dirs = [widget.item(i).text().strip() for i in range(widget.count())]
-                for d in dirs:
-                    if d in _SYSTEM_DIRS or str(Path(d).expanduser()) in _SYSTEM_DIRS:
-                        raise ValueError(f"{d} is a system folder; choose a project folder.")
-                    if "\x00" in d or not d:
-                        raise ValueError("A write folder is empty or invalid.")
-                config[key] = dirs
-            elif key == "allowed_commands":
-                names = [line.strip() for line in widget.toPlainText().splitlines()
-                         if line.strip()]
-                for program in names:
-                    if not _PROGRAM_NAME.match(program):
-                        raise ValueError(f"{program!r} is not a program name: write just the "
-                                         "name (git), without paths, arguments or spaces.")
-                config[key] = sorted(set(names), key=names.index)
-            elif key in ("shell_timeout_s", "http_timeout_s"):
-                config[key] = widget.value()
-            elif key in ("git_permission", "provider"):
-                config[key] = widget.currentData()
-            elif key in ("run_hooks", "allow_private_network", "main_content",
-                         "follow_cross_host_redirects"):
-                config[key] = widget.isChecked()
-            elif key == "brave_key":
-                if widget.text().strip():
-                    self._pending_secret = widget.text().strip()
-            elif key.startswith("check:"):
-                checks = dict(config.get("checks") or {})
-                text = widget.text().strip()
-                if text:
-                    checks[key.split(":", 1)[1]] = text
-                else:
-                    checks.pop(key.split(":", 1)[1], None)
-                config["checks"] = checks
+        self._pending_secrets = {}
+        for field in self.spec.config_fields:
+            if field.kind is FieldKind.SECRET:
+                line = self.inputs[field.key]
+                assert isinstance(line, QLineEdit) and field.secret_name is not None
+                if line.text().strip():  # empty: keep the stored secret
+                    self._pending_secrets[field.secret_name] = line.text().strip()
+                continue
+            config[field.key] = field.check_input(self._readers[field.key]())
         return config

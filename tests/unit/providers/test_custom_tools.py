@@ -331,7 +331,7 @@ async def test_git_program_runs_hardened(ctx: ToolContext, project: Path) -> Non
 # -- files, errors, precedence, reload ------------------------------------------------------------
 
 EXAMPLE = f"""
-# A tool per table. Seed 003's [tools.custom.<name>] form is accepted too.
+# A tool per table. The [tools.custom.<name>] form is accepted too.
 [list_branches]
 description = "List git branches"
 command = "git branch --list {{pattern}}"

@@ -172,14 +172,15 @@ async def test_file_changed_between_read_and_write_is_a_conflict(doc: Path,
 
 
 @pytest.mark.parametrize("args, fragment", [
-    ({"path": "doc/f.txt", "old_string": "", "new_string": "x"}, "old_string is empty"),
+    ({"path": "doc/f.txt", "old_string": "", "new_string": "x"},
+     "old_string: must be at least 1 characters long"),
     ({"path": "doc/f.txt", "old_string": "a", "new_string": "a"}, "identical"),
-    ({"path": "doc/f.txt", "new_string": "a"}, "Missing required parameter 'old_string'"),
-    ({"path": "doc/f.txt", "old_string": "a"}, "Missing required parameter 'new_string'"),
+    ({"path": "doc/f.txt", "new_string": "a"}, "- old_string: required"),
+    ({"path": "doc/f.txt", "old_string": "a"}, "- new_string: required"),
     ({"path": "doc/f.txt", "old_string": "a", "new_string": "b", "replace_all": 1},
      "true or false"),
     ({"path": "doc/f\x00.txt", "old_string": "a", "new_string": "b"}, "NUL"),
-    ({"path": "doc/f.txt", "old_string": "a", "new_string": "b", "x": 1}, "Unknown parameter"),
+    ({"path": "doc/f.txt", "old_string": "a", "new_string": "b", "x": 1}, "unknown property"),
 ])
 async def test_bad_arguments_are_explained(doc: Path, ctx: ToolContext, args: dict,
                                            fragment: str) -> None:

@@ -141,14 +141,14 @@ async def test_no_match_message(project: Path, ctx: ToolContext) -> None:
 
 
 @pytest.mark.parametrize("args, fragment", [
-    ({}, "Missing required parameter 'pattern'"),
-    ({"pattern": ""}, "must not be empty"),
+    ({}, "- pattern: required"),
+    ({"pattern": ""}, "pattern: must be at least 1 characters long"),
     ({"pattern": "*", "base_dir": "missing"}, "does not exist"),
     ({"pattern": "*", "base_dir": "file.txt"}, "not a folder"),
     ({"pattern": "*", "max_results": 0}, "at least 1"),
     ({"pattern": "a\x00*"}, "NUL"),
     ({"pattern": "*", "base_dir": "a\x00"}, "NUL"),
-    ({"pattern": "*", "other": 1}, "Unknown parameter"),
+    ({"pattern": "*", "other": 1}, "unknown property"),
 ])
 async def test_errors(project: Path, ctx: ToolContext, args: dict, fragment: str) -> None:
     touch(project, "file.txt")

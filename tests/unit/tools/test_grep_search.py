@@ -254,18 +254,18 @@ async def test_lookaround_works_on_both_backends(project: Path, ctx: ToolContext
 @pytest.mark.parametrize("args, fragment", [
     ({"pattern": "("}, "Invalid regular expression '('"),
     ({"pattern": "a[b"}, "Invalid regular expression"),
-    ({}, "Missing required parameter 'pattern'"),
-    ({"pattern": ""}, "must not be empty"),
+    ({}, "- pattern: required"),
+    ({"pattern": ""}, "pattern: must be at least 1 characters long"),
     ({"pattern": "a\nb"}, "line break"),
     ({"pattern": "x", "path": "missing"}, "missing does not exist"),
     ({"pattern": "x", "path": "bin.dat"}, "binary file"),
-    ({"pattern": "x", "output_mode": "lines"}, "Unknown output_mode"),
+    ({"pattern": "x", "output_mode": "lines"}, "output_mode: must be one of"),
     ({"pattern": "x", "context_lines": 99}, "at most 20"),
     ({"pattern": "x", "head_limit": 0}, "at least 1"),
     ({"pattern": "x", "offset": -3}, "at least 0"),
     ({"pattern": "x", "case_insensitive": "yes"}, "true or false"),
     ({"pattern": "x", "path": "a\x00"}, "NUL"),
-    ({"pattern": "x", "glob": "*"}, "Unknown parameter"),
+    ({"pattern": "x", "glob": "*"}, "unknown property"),
 ])
 async def test_errors(project: Path, ctx: ToolContext, args: dict, fragment: str) -> None:
     put(project, "bin.dat", b"x\x00y")

@@ -198,14 +198,14 @@ async def test_output_budget_cuts_at_a_line_and_says_where(project: Path) -> Non
 
 
 @pytest.mark.parametrize("args, fragment", [
-    ({}, "Missing required parameter 'path'"),
+    ({}, "- path: required"),
     ({"path": 3}, "must be a string"),
     ({"path": ""}, "empty"),
     ({"path": "a\x00b"}, "NUL"),
     ({"path": "a.txt", "limit": 0}, "at least 1"),
     ({"path": "a.txt", "offset": -1}, "at least 0"),
     ({"path": "a.txt", "offset": "3"}, "integer"),
-    ({"path": "a.txt", "bogus": 1}, "Unknown parameter"),
+    ({"path": "a.txt", "bogus": 1}, "unknown property"),
 ])
 async def test_bad_arguments_are_explained(project: Path, ctx: ToolContext, args: dict,
                                            fragment: str) -> None:

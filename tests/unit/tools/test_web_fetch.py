@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 
 from app.core.tools.base import RiskLevel, SubjectError, ToolCategory, ToolContext, ToolResult
 from app.core.tools.builtin import default_registry
-from app.core.tools.builtin.web_fetch import WebFetchTool, create
-from app.core.tools.builtin.web_specs import url_host_subjects
+from app.core.tools.builtin.web_fetch import WebFetchTool, create, url_host_subjects
 from app.core.tools.web_content import classify, decode_body, html_to_markdown
 from tests.fakes.web_server import FakeWebServer, LoopbackOnlyBackend, stub_resolver
 

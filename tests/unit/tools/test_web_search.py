@@ -281,7 +281,7 @@ async def test_duckduckgo_errors_name_the_fix(tool: WebSearchTool, server: FakeW
 @pytest.mark.parametrize(("bad", "expected"), [
     ({"query": "   "}, "Missing 'query'"),
     ({"query": "x" * 500}, "keep it under 400"),
-    ({"query": "q", "num_results": 0}, "from 1 to 20"),
+    ({"query": "q", "num_results": 0}, "num_results: must be at least 1 (got 0)"),
 ])
 async def test_bad_input(tool: WebSearchTool, server: FakeWebServer, tmp_path: Path,
                          bad: dict[str, Any], expected: str) -> None:

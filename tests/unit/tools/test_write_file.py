@@ -193,15 +193,16 @@ async def test_fifo_is_refused_without_blocking(doc: Path, ctx: ToolContext, mod
 
 
 @pytest.mark.parametrize("args, fragment", [
-    ({"content": "x"}, "Missing required parameter 'path'"),
-    ({"path": "doc/a"}, "Missing required parameter 'content'"),
+    ({"content": "x"}, "- path: required"),
+    ({"path": "doc/a"}, "- content: required"),
     ({"path": "doc/a", "content": 5}, "must be a string"),
-    ({"path": "doc/a", "content": "x", "mode": "truncate"}, "Unknown mode 'truncate'"),
+    ({"path": "doc/a", "content": "x", "mode": "truncate"},
+     "mode: must be one of 'create', 'overwrite', 'append' (got 'truncate')"),
     ({"path": "doc/a", "content": "x", "create_dirs": "yes"}, "true or false"),
     ({"path": "doc/a\x00b", "content": "x"}, "NUL"),
     ({"path": "", "content": "x"}, "empty"),
     ({"path": "doc/a", "content": "\ud800"}, "UTF-8"),
-    ({"path": "doc/a", "content": "x", "extra": 1}, "Unknown parameter"),
+    ({"path": "doc/a", "content": "x", "extra": 1}, "unknown property"),
 ])
 async def test_bad_arguments_are_explained(doc: Path, ctx: ToolContext, args: dict,
                                            fragment: str) -> None:

@@ -1,47 +1,69 @@
-"""Built-in tools, one module each. ``default_registry()`` holds all of them.
+"""Built-in tools, one module each, found by looking at this package: nothing here lists them.
 
-The web tools are registered by spec and imported on first use (``LazyTool``): their libraries
-would otherwise be a large part of start-up time and idle memory.
+The convention (adding a tool is adding a module and its tests):
+
+- A *tool module* is a public module of this package (name not starting with ``_``) that
+  defines ``create() -> Tool | list[Tool]`` (a list for tools that share state, e.g.
+  shell_exec + shell_jobs). Everything about the tool is in its ``ToolSpec``.
+- A module without ``create`` is a helper shared by tool modules and is skipped; so is a private
+  ``_module``.
+- Tool modules are imported at start-up, so they must import their heavy libraries (an HTTP
+  stack, HTML converters) inside functions and name them in a module-level
+  ``WARMUP_IMPORTS: tuple[str, ...]``: the run warm-up (app.core.warmup) loads them in a worker
+  thread before the first run needs them.
+
+``default_registry()`` holds all of them.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
+import pkgutil
+from collections.abc import Container, Iterable
+from types import ModuleType
 
 from app.core.tools.base import Tool
-from app.core.tools.builtin.web_specs import WEB_FETCH_SPEC, WEB_SEARCH_SPEC
-from app.core.tools.lazy import LazyTool
 from app.core.tools.providers.base import StaticProvider
 from app.core.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
-# Each module exposes ``create() -> Tool`` (or a list of tools, e.g. shell_exec + shell_jobs).
-BUILTIN_MODULES: tuple[str, ...] = (
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob_search",
-    "grep_search",
-    "shell_exec",
-    "git_ops",
-    "self_eval",
-)
-# (spec, module): imported when the tool first runs, or by the run warm-up (app.core.warmup).
-LAZY_BUILTINS = (
-    (WEB_FETCH_SPEC, f"{__name__}.web_fetch"),
-    (WEB_SEARCH_SPEC, f"{__name__}.web_search"),
-)
+
+def discover_tool_modules(package: str, path: Iterable[str],
+                          skip: Container[str] = ()) -> tuple[ModuleType, ...]:
+    """The tool modules of ``package`` (see the module docstring), sorted by name."""
+    found = []
+    for info in sorted(pkgutil.iter_modules(path), key=lambda m: m.name):
+        full = f"{package}.{info.name}"
+        if info.name.startswith("_") or info.ispkg or full in skip:
+            continue
+        module = importlib.import_module(full)
+        if callable(getattr(module, "create", None)):
+            found.append(module)
+    return tuple(found)
+
+
+@functools.cache
+def tool_modules() -> tuple[ModuleType, ...]:
+    """Every tool module of this package, imported once."""
+    return discover_tool_modules(__name__, __path__)
+
+
+def warmup_imports() -> tuple[str, ...]:
+    """What the built-in tools need for a run that start-up does not import."""
+    names: list[str] = []
+    for module in tool_modules():
+        names.extend(getattr(module, "WARMUP_IMPORTS", ()))
+    return tuple(dict.fromkeys(names))
 
 
 def builtin_tools() -> list[Tool]:
     tools: list[Tool] = []
-    for module_name in BUILTIN_MODULES:
-        module = importlib.import_module(f"{__name__}.{module_name}")
+    for module in tool_modules():
         made = module.create()
         tools.extend(made if isinstance(made, list) else [made])
-    tools.extend(LazyTool(spec, module) for spec, module in LAZY_BUILTINS)
     return tools
 
 

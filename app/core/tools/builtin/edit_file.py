@@ -1,4 +1,4 @@
-"""edit_file: replace an exact piece of text in a file (seed 004's Edit; DESIGN §4).
+"""edit_file: replace an exact piece of text in a file.
 
 The unique-match rule keeps edits unambiguous: a missing or repeated ``old_string`` is refused
 with the count and line numbers, so the model can add context instead of guessing. The file is
@@ -16,26 +16,33 @@ from pathlib import Path
 from typing import Any
 
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
-from app.core.tools.builtin.write_file import unified_diff
+from app.core.tools.builtin.write_file import WRITE_DIRS_FIELD, unified_diff
+from app.core.tools.params import Params, ParamsError, param
 from app.core.tools.scoped_fs import (
     FileStamp,
     FsError,
     NotFoundError,
     ScopedFs,
     ToolInputError,
-    arg_bool,
-    arg_str,
     path_subjects,
     printable,
-    unknown_args,
 )
 
 MAX_EDIT_BYTES = 10 * 1024 * 1024
 SNIPPET_CONTEXT = 3
 MAX_SNIPPET_LINES = 30
 MAX_LISTED = 20
-_PARAMS = ("path", "old_string", "new_string", "replace_all")
 _LINE_NUMBER_PREFIX = re.compile(r"^ *\d+\t", re.MULTILINE)
+
+
+class EditFileParams(Params):
+    path: str = param(description="File to edit, relative to the working directory or "
+                                  "absolute.")
+    old_string: str = param(min_length=1, description="The exact text to replace.")
+    new_string: str = param(description="The replacement text (may be empty to delete).")
+    replace_all: bool = param(default=False,
+                              description="Replace every occurrence (default false: "
+                                          "old_string must be unique).")
 
 
 @dataclass(frozen=True)
@@ -119,64 +126,51 @@ class EditFileTool:
             "unique. Read the file first. Only files inside the allowed write directories can "
             "be edited. Returns the changed lines with line numbers. To create a file or "
             "replace it entirely, use write_file."),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "path": {"type": "string",
-                         "description": "File to edit, relative to the working directory or "
-                                        "absolute."},
-                "old_string": {"type": "string", "minLength": 1,
-                               "description": "The exact text to replace."},
-                "new_string": {"type": "string",
-                               "description": "The replacement text (may be empty to delete)."},
-                "replace_all": {"type": "boolean",
-                                "description": "Replace every occurrence (default false: "
-                                               "old_string must be unique)."},
-            },
-            "required": ["path", "old_string", "new_string"],
-            "additionalProperties": False,
-        },
+        input_schema=EditFileParams.json_schema(),
+        params=EditFileParams,
         category=ToolCategory.FILE_SYSTEM,
         risk=RiskLevel.HIGH,
         subjects_fn=path_subjects("path"),
         subject_kind="path",
+        default_config={"allowed_write_dirs": ["doc"]},
+        config_fields=(WRITE_DIRS_FIELD,),
     )
 
     @staticmethod
-    def _parse(input: Mapping[str, Any]) -> tuple[str, str, str, bool]:
-        unknown_args(input, _PARAMS)
-        path = arg_str(input, "path", required=True)
-        old = arg_str(input, "old_string", required=True)
-        new = arg_str(input, "new_string", required=True)
-        assert path is not None and old is not None and new is not None
-        if old == "":
-            raise ToolInputError("old_string is empty. Give the exact text to replace; to "
-                                 "create a file or write it whole, use write_file.")
-        if old == new:
+    def _parse(input: Mapping[str, Any]) -> EditFileParams:
+        p = EditFileParams.parse(input)
+        # A cross-field check the schema cannot express.
+        if p.old_string == p.new_string:
             raise ToolInputError("old_string and new_string are identical, so there is nothing "
                                  "to change.")
-        return path, old, new, arg_bool(input, "replace_all", False)
+        return p
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            path, old, new, replace_all = self._parse(input)
+            p = self._parse(input)
+        except ParamsError as err:
+            return ToolResult.error(err.message_for("edit_file"))
         except ToolInputError as exc:
             return ToolResult.error(f"edit_file: {exc}")
         fs = ScopedFs.from_context(ctx)
         try:
-            return await asyncio.to_thread(_edit, fs, path, old, new, replace_all, True)
+            return await asyncio.to_thread(_edit, fs, p.path, p.old_string, p.new_string,
+                                           p.replace_all, True)
         except FsError as exc:
             return ToolResult.error(f"edit_file: {exc}")
 
     async def preview(self, input: Mapping[str, Any], ctx: ToolContext) -> str:
         """The diff this edit would make, without writing anything."""
         try:
-            path, old, new, replace_all = self._parse(input)
+            p = self._parse(input)
+        except ParamsError as err:
+            return f"This call will fail: {err.message_for('edit_file')}"
         except ToolInputError as exc:
             return f"This call will fail: {exc}"
         fs = ScopedFs.from_context(ctx)
         try:
-            result = await asyncio.to_thread(_edit, fs, path, old, new, replace_all, False)
+            result = await asyncio.to_thread(_edit, fs, p.path, p.old_string, p.new_string,
+                                             p.replace_all, False)
         except FsError as exc:
             return f"This call will be refused: {exc}"
         return result.content if not result.is_error else f"This call will fail: {result.content}"

@@ -20,9 +20,10 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from app.core.tools.base import (
+    DefaultRule,
     GitPermission,
     RiskLevel,
     ToolCategory,
@@ -30,7 +31,9 @@ from app.core.tools.base import (
     ToolResult,
     ToolSpec,
 )
+from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.git_safety import GIT_ENV, GitSafetyError, safe_git_env
+from app.core.tools.params import Params, ParamsError, param
 from app.core.tools.process_runner import RunResult, minimal_env, run_argv
 
 __all__ = ["GIT_ENV", "READ_ACTIONS", "WRITE_ACTIONS", "GitOpsTool", "create"]
@@ -41,6 +44,30 @@ WRITE_ACTIONS = ("add", "commit", "branch_create", "checkout")
 _REF_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/@{}~^+-]*$")
 _MAX_REF_LEN = 250
 _MAX_LOG = 1000
+
+
+# Neither level had additionalProperties: false, so extra properties are still dropped, not
+# refused. Values are checked further by the actions (refs, branch names, paths in the project).
+class GitArgs(Params, allow_extra=True):
+    files: list[str] | None = param(default=None,
+                                    description="Paths for add (required), diff, log")
+    message: str | None = param(default=None, description="Commit message for commit")
+    branch_name: str | None = param(default=None,
+                                    description="Branch for branch_create/checkout")
+    max_count: int = param(default=10, minimum=1, maximum=_MAX_LOG,
+                           description="Max entries for log (default 10)")
+    ref: str | None = param(default=None,
+                            description="Commit/branch/tag for show, diff, log, or the start "
+                                        "point of branch_create")
+    staged: bool = param(default=False, description="diff: show staged changes")
+
+
+class GitOpsParams(Params, allow_extra=True):
+    # READ_ACTIONS then WRITE_ACTIONS, as the enum has always listed them (a test checks).
+    action: Literal["status", "diff", "log", "show", "branch_list",
+                    "add", "commit", "branch_create", "checkout"] = param(
+        description="The git operation to perform")
+    args: GitArgs | None = param(default=None, description="Action-specific arguments")
 
 
 class GitOpsTool:
@@ -58,49 +85,38 @@ class GitOpsTool:
                 "args.ref start point; switches to it), checkout (args.branch_name). There is no "
                 "push. Paths are literal (no globs) and relative to the project."
             ),
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "action": {"type": "string", "enum": [*READ_ACTIONS, *WRITE_ACTIONS],
-                               "description": "The git operation to perform"},
-                    "args": {
-                        "type": "object",
-                        "description": "Action-specific arguments",
-                        "properties": {
-                            "files": {"type": "array", "items": {"type": "string"},
-                                      "description": "Paths for add (required), diff, log"},
-                            "message": {"type": "string",
-                                        "description": "Commit message for commit"},
-                            "branch_name": {"type": "string",
-                                            "description": "Branch for branch_create/checkout"},
-                            "max_count": {"type": "integer", "minimum": 1,
-                                          "maximum": _MAX_LOG,
-                                          "description": "Max entries for log (default 10)"},
-                            "ref": {"type": "string",
-                                    "description": "Commit/branch/tag for show, diff, log, or "
-                                                   "the start point of branch_create"},
-                            "staged": {"type": "boolean",
-                                       "description": "diff: show staged changes"},
-                        },
-                    },
-                },
-                "required": ["action"],
-            },
+            input_schema=GitOpsParams.json_schema(),
+            params=GitOpsParams,
             category=ToolCategory.VERSION_CONTROL,
             risk=RiskLevel.HIGH,
             subjects_fn=_subjects,
             subject_kind="text",
             annotations={"read_only_actions": list(READ_ACTIONS)},
+            default_enabled=True,
+            default_config={"git_permission": "read_only"},
+            config_fields=(
+                ConfigField("git_permission", "Git permission", FieldKind.CHOICE,
+                            default="read_only", choices=(
+                                ("disabled", "Disabled"),
+                                ("read_only", "Read only (status, diff, log, show, branches)"),
+                                ("read_write", "Read and write (also add, commit, branch, "
+                                               "checkout)"))),
+                ConfigField("run_hooks", "Hooks", FieldKind.FLAG, default=False,
+                            help="Run the repository's git hooks (off: hooks never run)"),
+            ),
+            # Each read action is allowed on its own rule: a person can remove one (say, show).
+            default_rules=tuple(DefaultRule("allow", action, f"git {action} only reads")
+                                for action in READ_ACTIONS),
+            runs_programs=True,
         )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        action = input.get("action")
-        if action not in READ_ACTIONS + WRITE_ACTIONS:
-            return ToolResult.error(f"Unknown git action {action!r}. Use one of: "
-                                    f"{', '.join(READ_ACTIONS + WRITE_ACTIONS)}.")
-        args = input.get("args") or {}
-        if not isinstance(args, Mapping):
-            return ToolResult.error("args must be an object")
+        try:
+            p = GitOpsParams.parse(input)
+        except ParamsError as err:
+            return ToolResult.error(err.message_for("git_ops"))
+        action = p.action
+        args = p.args if p.args is not None else GitArgs()
         if ctx.git_permission == GitPermission.DISABLED:
             return ToolResult.error("Git operations are disabled in this tool's configuration.")
         if action in WRITE_ACTIONS and ctx.git_permission != GitPermission.READ_WRITE:
@@ -216,55 +232,47 @@ class _GitRunner:
         return out
 
 
-def _max_count(value: Any) -> int:
-    if value is None:
-        return 10
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MAX_LOG:
-        raise _InvalidInput(f"args.max_count must be an integer from 1 to {_MAX_LOG}")
-    return value
-
-
 _DIFF_SAFETY = ["--no-ext-diff", "--no-textconv", "--no-color"]
 
 
-async def _status(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
+async def _status(r: _GitRunner, args: GitArgs) -> list[str]:
     return ["status", "--short", "--branch", "--untracked-files=normal"]
 
 
-async def _diff(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
+async def _diff(r: _GitRunner, args: GitArgs) -> list[str]:
     argv = ["diff", *_DIFF_SAFETY]
-    if args.get("staged"):
+    if args.staged:
         argv.append("--cached")
     argv.append("--end-of-options")
-    if args.get("ref") is not None:
-        argv.append(await r.ref(args["ref"]))
-    return [*argv, "--", *r.paths(args.get("files"), required=False)]
+    if args.ref is not None:
+        argv.append(await r.ref(args.ref))
+    return [*argv, "--", *r.paths(args.files, required=False)]
 
 
-async def _log(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
-    argv = ["log", *_DIFF_SAFETY, f"--max-count={_max_count(args.get('max_count'))}",
+async def _log(r: _GitRunner, args: GitArgs) -> list[str]:
+    argv = ["log", *_DIFF_SAFETY, f"--max-count={args.max_count}",
             "--oneline", "--decorate", "--end-of-options"]
-    if args.get("ref") is not None:
-        argv.append(await r.ref(args["ref"], allow_range=True))
-    return [*argv, "--", *r.paths(args.get("files"), required=False)]
+    if args.ref is not None:
+        argv.append(await r.ref(args.ref, allow_range=True))
+    return [*argv, "--", *r.paths(args.files, required=False)]
 
 
-async def _show(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
-    ref = await r.ref(args["ref"] if args.get("ref") is not None else "HEAD")
+async def _show(r: _GitRunner, args: GitArgs) -> list[str]:
+    ref = await r.ref(args.ref if args.ref is not None else "HEAD")
     return ["show", *_DIFF_SAFETY, "--stat", "--patch", "--end-of-options", ref, "--"]
 
 
-async def _branch_list(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
+async def _branch_list(r: _GitRunner, args: GitArgs) -> list[str]:
     return ["branch", "--all", "--verbose", "--no-color"]
 
 
-async def _add(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
-    return ["add", "--", *r.paths(args.get("files"), required=True)]
+async def _add(r: _GitRunner, args: GitArgs) -> list[str]:
+    return ["add", "--", *r.paths(args.files, required=True)]
 
 
-async def _commit(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
-    message = args.get("message")
-    if not isinstance(message, str) or not message.strip():
+async def _commit(r: _GitRunner, args: GitArgs) -> list[str]:
+    message = args.message
+    if message is None or not message.strip():
         raise _InvalidInput("args.message is required: the commit message")
     if "\0" in message:
         raise _InvalidInput("the commit message may not contain NUL characters")
@@ -274,19 +282,19 @@ async def _commit(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
     return argv
 
 
-async def _branch_create(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
-    name = await r.branch_name(args.get("branch_name"))
+async def _branch_create(r: _GitRunner, args: GitArgs) -> list[str]:
+    name = await r.branch_name(args.branch_name)
     argv = ["switch", "--no-guess", "-c", name]
-    if args.get("ref") is not None:
-        start = await r.ref(args["ref"], "start point")
+    if args.ref is not None:
+        start = await r.ref(args.ref, "start point")
         if not await r.revision_exists(start):
             raise _InvalidInput(f"Start point {start!r} is not a commit in this repository.")
         argv += ["--end-of-options", start]
     return argv
 
 
-async def _checkout(r: _GitRunner, args: Mapping[str, Any]) -> list[str]:
-    name = await r.branch_name(args.get("branch_name"))
+async def _checkout(r: _GitRunner, args: GitArgs) -> list[str]:
+    name = await r.branch_name(args.branch_name)
     return ["switch", "--end-of-options", name]
 
 

@@ -1,4 +1,4 @@
-"""glob_search: find files by name pattern, newest first (seed 003; DESIGN §4).
+"""glob_search: find files by name pattern, newest first.
 
 Walks through ScopedFs's .gitignore-aware walker, so results match what grep_search searches:
 ignored files and the .git folder never show up, symlinked folders are listed but not entered.
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.tools.base import (
+    DefaultRule,
     RiskLevel,
     SubjectError,
     ToolCategory,
@@ -22,6 +23,8 @@ from app.core.tools.base import (
     ToolResult,
     ToolSpec,
 )
+from app.core.tools.fs.paths import visible_name
+from app.core.tools.params import Params, ParamsError, param
 from app.core.tools.scoped_fs import (
     FsError,
     InvalidPathError,
@@ -29,34 +32,27 @@ from app.core.tools.scoped_fs import (
     ToolInputError,
     WalkStats,
     absolute_path,
-    arg_int,
-    arg_str,
     check_path_text,
     compile_glob,
     has_glob_magic,
-    printable,
     resolve_for_subject,
-    unknown_args,
     walk_tree,
 )
-from app.core.visible_text import make_visible
 
 DEFAULT_MAX_RESULTS = 100
 MAX_RESULTS_LIMIT = 5000
 MAX_VISITED = 2_000_000
-_PARAMS = ("pattern", "base_dir", "max_results")
 
 
-def visible_name(path: str) -> str:
-    """A path as it is printed in a tool result, so a person reads the name that exists.
-
-    make_visible marks ANSI escapes, bidi overrides and zero-width characters; in a name, a
-    newline, tab or carriage return must be marked too (make_visible keeps them as text), or
-    ``a\nb.py`` would read as two files. Undecodable bytes become U+FFFD first (printable).
-    """
-    if "\n" in path or "\t" in path or "\r" in path:
-        path = path.replace("\r", "⟦CR⟧").replace("\n", "⟦LF⟧").replace("\t", "⟦TAB⟧")
-    return make_visible(printable(path))
+class GlobSearchParams(Params):
+    pattern: str = param(min_length=1,
+                         description="Glob pattern, e.g. '**/*.ts' or 'src/*/index.js'.")
+    # None (omitted) is not ".": a missing folder named by base_dir is an error, not "no match".
+    base_dir: str | None = param(default=None,
+                                 description="Folder to search in (default: working directory).")
+    max_results: int = param(default=DEFAULT_MAX_RESULTS, minimum=1, maximum=MAX_RESULTS_LIMIT,
+                             description=f"Most paths to return (default "
+                                         f"{DEFAULT_MAX_RESULTS}).")
 
 
 def split_pattern(pattern: str, base_dir: str | None,
@@ -110,31 +106,24 @@ class GlobSearchTool:
             "and the .git folder are skipped. Folders in the results end with '/'. Results are "
             "paths relative to the working directory (absolute when outside it), up to "
             "max_results (default 100)."),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "minLength": 1,
-                            "description": "Glob pattern, e.g. '**/*.ts' or 'src/*/index.js'."},
-                "base_dir": {"type": "string",
-                             "description": "Folder to search in (default: working directory)."},
-                "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS_LIMIT,
-                                "description": f"Most paths to return (default "
-                                               f"{DEFAULT_MAX_RESULTS})."},
-            },
-            "required": ["pattern"],
-            "additionalProperties": False,
-        },
+        input_schema=GlobSearchParams.json_schema(),
+        params=GlobSearchParams,
         category=ToolCategory.READ_ONLY,
         risk=RiskLevel.LOW,
         subjects_fn=_subjects,
         subject_kind="path",
+        default_enabled=True,
+        default_rules=(DefaultRule("allow", description="glob_search is read-only"),),
     )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            pattern, base_dir, max_results = parse_glob_args(input)
-        except (ToolInputError, FsError) as exc:
+            p = _parse(input)
+        except ParamsError as err:
+            return ToolResult.error(err.message_for("glob_search"))
+        except FsError as exc:
             return ToolResult.error(f"glob_search: {exc}")
+        pattern, base_dir, max_results = p.pattern, p.base_dir, p.max_results
         cfg = ctx.config_for("glob_search")
         timeout = float(cfg.get("timeout_s", ctx.shell_timeout_s))
         cancel = threading.Event()
@@ -199,18 +188,25 @@ def _glob(fs: ScopedFs, pattern: str, base_dir: str | None, max_results: int,
                                              stats.stopped, stats.errors))
 
 
+def _parse(input: Mapping[str, Any]) -> GlobSearchParams:
+    p = GlobSearchParams.parse(input)
+    # What the schema cannot say about a path: no NUL, not blank, not absurdly long.
+    check_path_text(p.pattern, "pattern")
+    if p.base_dir is not None:
+        check_path_text(p.base_dir, "base_dir")
+    return p
+
+
 def parse_glob_args(input: Mapping[str, Any]) -> tuple[str, str | None, int]:
-    """(pattern, base_dir, max_results), or ToolInputError/FsError saying what is wrong."""
-    unknown_args(input, _PARAMS)
-    pattern = arg_str(input, "pattern", required=True, allow_empty=False)
-    base_dir = arg_str(input, "base_dir")
-    max_results = arg_int(input, "max_results", DEFAULT_MAX_RESULTS, minimum=1,
-                          maximum=MAX_RESULTS_LIMIT)
-    assert pattern is not None and max_results is not None
-    check_path_text(pattern, "pattern")
-    if base_dir is not None:
-        check_path_text(base_dir, "base_dir")
-    return pattern, base_dir, max_results
+    """(pattern, base_dir, max_results), or ToolInputError/FsError saying what is wrong.
+
+    For the fd-backed variant (providers.cli), which falls back to the built-in on errors.
+    """
+    try:
+        p = _parse(input)
+    except ParamsError as err:
+        raise ToolInputError(err.message_for("glob_search")) from None
+    return p.pattern, p.base_dir, p.max_results
 
 
 def format_glob_results(found: list[tuple[float, str]], rest: str, shown_base: str,

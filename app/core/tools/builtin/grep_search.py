@@ -1,8 +1,8 @@
-"""grep_search: regex search over file contents (seed 003; DESIGN §4).
+"""grep_search: regex search over file contents.
 
 Two backends give the same results in the same format:
 
-- ``rg`` (ripgrep) when it is installed (seed 003's CLI enhancement). It is run as an argv list
+- ``rg`` (ripgrep) when it is installed. It is run as an argv list
   with ``--no-config`` (so no RIPGREP_CONFIG_PATH can inject ``--pre``), the pattern after
   ``--regexp`` (a leading ``-`` stays a pattern) and ``--`` before the path.
 - a Python implementation otherwise, tuned to stay within ~10× of rg: whole files read as
@@ -39,29 +39,33 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Final, Literal, cast
 
-from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
-from app.core.tools.builtin.glob_search import visible_name
+from app.core.tools.base import (
+    DefaultRule,
+    RiskLevel,
+    ToolCategory,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+)
+from app.core.tools.fs.paths import visible_name
+from app.core.tools.params import Params, ParamsError, param
 from app.core.tools.scoped_fs import (
     FsError,
     NotFoundError,
     ScopedFs,
     ToolInputError,
     WalkStats,
-    arg_bool,
-    arg_int,
-    arg_str,
     check_path_text,
     gitignore_style_matcher,
     path_subjects,
     read_file_fast,
-    unknown_args,
     walk_tree,
 )
 
 OUTPUT_MODES = ("content", "files_with_matches", "count")
-DEFAULT_MODE = "content"
+DEFAULT_MODE: Final = "content"  # Final: typed as the Literal, for the params default
 DEFAULT_HEAD_LIMIT = 200
 MAX_HEAD_LIMIT = 5000
 MAX_CONTEXT = 20
@@ -70,8 +74,29 @@ MAX_COLLECTED_LINES = 200_000  # beyond this a search stops and says its totals 
 MAX_RG_OUTPUT_BYTES = 64 * 1024 * 1024
 MAX_PY_FILE_BYTES = 256 * 1024 * 1024
 BINARY_SNIFF = 64 * 1024
-_PARAMS = ("pattern", "path", "file_pattern", "context_lines", "case_insensitive",
-           "output_mode", "head_limit", "offset")
+
+
+class GrepSearchParams(Params):
+    pattern: str = param(min_length=1, description="Regular expression to search for.")
+    path: str = param(default=".", description="File or folder to search (default: working "
+                                               "directory).")
+    file_pattern: str | None = param(default=None,
+                                     description="Only search files matching this glob, e.g. "
+                                                 "'*.py' or 'src/**/*.ts'.")
+    context_lines: int = param(default=0, minimum=0, maximum=MAX_CONTEXT,
+                               description="Lines of context before and after each match "
+                                           "(content mode; default 0).")
+    case_insensitive: bool = param(default=False, description="Ignore case (default false).")
+    # The order of OUTPUT_MODES, which the schema's enum has always listed.
+    output_mode: Literal["content", "files_with_matches", "count"] = param(
+        default=DEFAULT_MODE,
+        description="'content' (default), 'files_with_matches' or 'count'.")
+    head_limit: int = param(default=DEFAULT_HEAD_LIMIT, minimum=1, maximum=MAX_HEAD_LIMIT,
+                            description="Most output entries (lines, or files) to return "
+                                        f"(default {DEFAULT_HEAD_LIMIT}).")
+    offset: int = param(default=0, minimum=0,
+                        description="Skip this many entries first, to page through results "
+                                    "(default 0).")
 
 
 class GrepError(Exception):
@@ -600,57 +625,29 @@ class GrepSearchTool:
             "sorted by path; head_limit (default 200) and offset page through long results. "
             "Files ignored by .gitignore, binary files and the .git folder are skipped. Escape "
             "regex characters to search literally, e.g. 'foo\\(' or '\\.get\\('."),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "minLength": 1,
-                            "description": "Regular expression to search for."},
-                "path": {"type": "string",
-                         "description": "File or folder to search (default: working "
-                                        "directory)."},
-                "file_pattern": {"type": "string",
-                                 "description": "Only search files matching this glob, e.g. "
-                                                "'*.py' or 'src/**/*.ts'."},
-                "context_lines": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT,
-                                  "description": "Lines of context before and after each match "
-                                                 "(content mode; default 0)."},
-                "case_insensitive": {"type": "boolean",
-                                     "description": "Ignore case (default false)."},
-                "output_mode": {"type": "string", "enum": list(OUTPUT_MODES),
-                                "description": "'content' (default), 'files_with_matches' or "
-                                               "'count'."},
-                "head_limit": {"type": "integer", "minimum": 1, "maximum": MAX_HEAD_LIMIT,
-                               "description": "Most output entries (lines, or files) to return "
-                                              f"(default {DEFAULT_HEAD_LIMIT})."},
-                "offset": {"type": "integer", "minimum": 0,
-                           "description": "Skip this many entries first, to page through "
-                                          "results (default 0)."},
-            },
-            "required": ["pattern"],
-            "additionalProperties": False,
-        },
+        input_schema=GrepSearchParams.json_schema(),
+        params=GrepSearchParams,
         category=ToolCategory.READ_ONLY,
         risk=RiskLevel.LOW,
         subjects_fn=path_subjects("path", "."),
         subject_kind="path",
+        default_enabled=True,
+        default_rules=(DefaultRule("allow", description="grep_search is read-only"),),
+        # It runs ripgrep (rg) when installed; the Python backend is only the fallback.
+        runs_programs=True,
     )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            unknown_args(input, _PARAMS)
-            pattern = arg_str(input, "pattern", required=True, allow_empty=False)
-            path = arg_str(input, "path", ".") or "."
-            file_pattern = arg_str(input, "file_pattern") or None
-            context = arg_int(input, "context_lines", 0, minimum=0, maximum=MAX_CONTEXT) or 0
-            ignore_case = arg_bool(input, "case_insensitive", False)
-            mode = arg_str(input, "output_mode", DEFAULT_MODE) or DEFAULT_MODE
-            head_limit = arg_int(input, "head_limit", DEFAULT_HEAD_LIMIT, minimum=1,
-                                 maximum=MAX_HEAD_LIMIT) or DEFAULT_HEAD_LIMIT
-            offset = arg_int(input, "offset", 0, minimum=0) or 0
-            assert pattern is not None
-            if mode not in OUTPUT_MODES:
-                raise ToolInputError(f"Unknown output_mode {mode!r}; use one of "
-                                     f"{', '.join(OUTPUT_MODES)}.")
+            p = GrepSearchParams.parse(input)
+        except ParamsError as err:
+            return ToolResult.error(err.message_for("grep_search"))
+        pattern, mode, ignore_case = p.pattern, p.output_mode, p.case_insensitive
+        context, head_limit, offset = p.context_lines, p.head_limit, p.offset
+        path = p.path or "."  # an empty path has always meant the working directory
+        file_pattern = p.file_pattern or None
+        try:
+            # What the schema cannot express: single-line patterns, usable path text.
             if "\n" in pattern or "\r" in pattern:
                 raise ToolInputError("pattern contains a line break; grep_search matches "
                                      "within single lines. Search for one line at a time.")

@@ -1,4 +1,4 @@
-"""read_file: a window of a text file as numbered lines (seed 003; DESIGN §4).
+"""read_file: a window of a text file as numbered lines.
 
 The output is for a model: ``cat -n`` numbering so it can cite and edit lines, explicit markers
 wherever something was left out, and refusals (binary, huge) that say what to do instead.
@@ -13,19 +13,23 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
-from app.core.tools.builtin.glob_search import visible_name
+from app.core.tools.base import (
+    DefaultRule,
+    RiskLevel,
+    ToolCategory,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+)
+from app.core.tools.fs.paths import visible_name
+from app.core.tools.params import Params, ParamsError, param
 from app.core.tools.scoped_fs import (
     FsError,
     IsADirectoryFsError,
     NotFoundError,
     ScopedFs,
-    ToolInputError,
-    arg_int,
-    arg_str,
     check_path_text,
     path_subjects,
-    unknown_args,
 )
 from app.core.visible_text import make_visible
 
@@ -36,7 +40,16 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_OUTPUT_CHARS = 100_000
 SNIFF_BYTES = 8192
 
-_PARAMS = ("path", "offset", "limit")
+
+
+class ReadFileParams(Params):
+    path: str = param(description="File to read, relative to the working directory or "
+                                  "absolute (~ is expanded).")
+    offset: int = param(default=1, minimum=0,
+                        description="1-based line number to start reading at (default 1).")
+    limit: int = param(default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT,
+                       description=f"Maximum number of lines to return (default "
+                                   f"{DEFAULT_LIMIT}).")
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG", "a PNG image"),
@@ -84,39 +97,27 @@ class ReadFileTool:
             "files over 10 MB must be read in parts with offset/limit (or searched with "
             "grep_search). Paths are relative to the working directory or absolute. The line "
             "numbers are not part of the file: leave them out of edit_file's old_string."),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "path": {"type": "string",
-                         "description": "File to read, relative to the working directory or "
-                                        "absolute (~ is expanded)."},
-                "offset": {"type": "integer", "minimum": 0,
-                           "description": "1-based line number to start reading at "
-                                          "(default 1)."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                          "description": f"Maximum number of lines to return (default "
-                                         f"{DEFAULT_LIMIT})."},
-            },
-            "required": ["path"],
-            "additionalProperties": False,
-        },
+        input_schema=ReadFileParams.json_schema(),
+        params=ReadFileParams,
         category=ToolCategory.READ_ONLY,
         risk=RiskLevel.LOW,
         subjects_fn=path_subjects("path"),
         subject_kind="path",
+        default_enabled=True,
+        default_rules=(DefaultRule("allow", description="read_file is read-only"),),
     )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            unknown_args(input, _PARAMS)
-            path = arg_str(input, "path", required=True)
-            assert path is not None
-            check_path_text(path)
-            offset = arg_int(input, "offset", 1, minimum=0) or 1
-            limit = arg_int(input, "limit", DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT)
-            assert limit is not None
-        except (ToolInputError, FsError) as exc:
+            p = ReadFileParams.parse(input)
+        except ParamsError as err:
+            return ToolResult.error(err.message_for("read_file"))
+        try:
+            check_path_text(p.path)
+        except FsError as exc:
             return ToolResult.error(f"read_file: {make_visible(str(exc))}")
+        path, limit = p.path, p.limit
+        offset = p.offset or 1  # 0 has always meant "from the start", like 1
         windowed = "offset" in input or "limit" in input
         cfg = ctx.config_for("read_file")
         return await asyncio.to_thread(

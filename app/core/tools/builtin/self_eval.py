@@ -17,10 +17,13 @@ import shutil
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
+from app.core.tools.builtin.shell_exec import SHELL_TIMEOUT_FIELD
+from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.git_safety import GitSafetyError, safe_git_env
+from app.core.tools.params import Params, ParamsError, param
 from app.core.tools.process_runner import minimal_env, run_steps
 from app.core.tools.shell_syntax import parse_command
 
@@ -28,6 +31,13 @@ CHECKS = ("build", "lint", "type_check", "test")
 DEFAULT_CHECKS = ("build", "lint", "type_check")  # as in the seed: tests only when asked
 MIN_TIMEOUT_S = 120.0
 MIN_EXCERPT_BYTES = 4_000
+
+
+# No additionalProperties: false in this schema, as before: extra properties are dropped.
+class SelfEvalParams(Params, allow_extra=True):
+    # CHECKS, in its order (a test checks they agree).
+    checks: list[Literal["build", "lint", "type_check", "test"]] | None = param(
+        default=None, description="Which checks to run (default: build, lint, type_check)")
 
 
 def detect_checks(root: Path) -> dict[str, str]:
@@ -121,20 +131,20 @@ class SelfEvalTool:
                 "from the tool configuration or are detected from the project (pyproject.toml, "
                 "package.json, Cargo.toml, go.mod). Use it after making changes."
             ),
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "checks": {
-                        "type": "array",
-                        "items": {"type": "string", "enum": list(CHECKS)},
-                        "description": "Which checks to run (default: build, lint, type_check)",
-                    },
-                },
-            },
+            input_schema=SelfEvalParams.json_schema(),
+            params=SelfEvalParams,
             category=ToolCategory.COMPOSITE,
             risk=RiskLevel.HIGH,
             subjects_fn=_check_subjects,
             subject_kind="text",
+            config_fields=(
+                SHELL_TIMEOUT_FIELD,
+                ConfigField("checks", "Checks", FieldKind.TEXT_MAP, default={},
+                            choices=tuple((c, c.replace("_", " ").capitalize())
+                                          for c in CHECKS),
+                            placeholder="detected from the project"),
+            ),
+            runs_programs=True,
         )
 
     def commands(self, ctx: ToolContext) -> dict[str, str]:
@@ -152,13 +162,14 @@ class SelfEvalTool:
         return commands
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        requested = input.get("checks")
-        explicit = requested is not None
-        if requested is None:
-            requested = list(DEFAULT_CHECKS)
-        if not isinstance(requested, list) or any(c not in CHECKS for c in requested):
-            return ToolResult.error(f"checks must be a list drawn from {', '.join(CHECKS)}")
-        requested = list(dict.fromkeys(requested))
+        try:
+            p = SelfEvalParams.parse(input)
+        except ParamsError as err:
+            return ToolResult.error(err.message_for("self_eval"))
+        # Omitted means the default set; an explicit list makes a missing command a failure.
+        explicit = p.checks is not None
+        requested: list[str] = list(dict.fromkeys(
+            p.checks if p.checks is not None else DEFAULT_CHECKS))
         commands = self.commands(ctx)
         config = ctx.config_for("self_eval")
         timeout = float(config.get("timeout_s", max(ctx.shell_timeout_s, MIN_TIMEOUT_S)))

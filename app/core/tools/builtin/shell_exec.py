@@ -17,9 +17,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from app.core.tools.base import (
+    DEFAULT_ALLOWED_COMMANDS,
     RiskLevel,
     SubjectError,
     ToolCategory,
@@ -27,7 +28,9 @@ from app.core.tools.base import (
     ToolResult,
     ToolSpec,
 )
+from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.git_safety import GIT_ENV, safe_git_env
+from app.core.tools.params import Params, ParamsError, param
 from app.core.tools.process_runner import (
     EnvHook,
     OutputBuffer,
@@ -45,6 +48,32 @@ DEFAULT_MAX_TIMEOUT_S = 600.0
 DEFAULT_BACKGROUND_TIMEOUT_S = 3600.0
 
 _job_ids = itertools.count(1)
+
+# Shared with self_eval, whose checks run under the same timeout capability.
+SHELL_TIMEOUT_FIELD = ConfigField("shell_timeout_s", "Timeout", FieldKind.SECONDS, default=30.0)
+
+
+# No additionalProperties: false in these two schemas, as before: extra properties are dropped.
+class ShellExecParams(Params, allow_extra=True):
+    command: str = param(description="The command line, e.g. 'git status && git diff --stat' "
+                                     "or 'pytest -q tests/unit'")
+    working_dir: str | None = param(
+        default=None,
+        description="Directory to run in, relative to the project folder (default: the current "
+                    "directory, which cd changes)")
+    # None: the configured timeout (ToolContext.shell_timeout_s, or the background one).
+    timeout: float | None = param(default=None, exclusive_minimum=0,
+                                  description="Timeout in seconds (default from the tool "
+                                              "configuration)")
+    background: bool = param(default=False,
+                             description="Start the command and return a job id at once (see "
+                                         "shell_jobs)")
+
+
+class ShellJobsParams(Params, allow_extra=True):
+    action: Literal["list", "output", "stop"]
+    job_id: str | None = param(default=None, description="e.g. job-1")
+    wait_seconds: float = param(default=0, minimum=0, maximum=60)
 
 
 @dataclass
@@ -110,13 +139,11 @@ def _session_cwd(ctx: ToolContext) -> Path:
     return root
 
 
-def _start_dir(ctx: ToolContext, working_dir: Any) -> Path | str:
+def _start_dir(ctx: ToolContext, working_dir: str | None) -> Path | str:
     """The directory to start in, or an error text."""
     root = _project_root(ctx)
-    if working_dir in (None, ""):
+    if not working_dir:
         return _session_cwd(ctx)
-    if not isinstance(working_dir, str):
-        return "working_dir must be a string"
     candidate = Path(working_dir)
     if not candidate.is_absolute():
         candidate = root / candidate
@@ -147,15 +174,13 @@ def _git_safe_env_hook(ctx: ToolContext, env: Mapping[str, str]) -> EnvHook:
     return hook
 
 
-def _timeout(ctx: ToolContext, value: Any, background: bool) -> float | str:
+def _timeout(ctx: ToolContext, value: float | None, background: bool) -> float | str:
     config = ctx.config_for("shell_exec")
     maximum = float(config.get("max_timeout_s", max(DEFAULT_MAX_TIMEOUT_S, ctx.shell_timeout_s)))
     if value is None:
         if background:
             return float(config.get("background_timeout_s", DEFAULT_BACKGROUND_TIMEOUT_S))
         return ctx.shell_timeout_s
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        return "timeout must be a positive number of seconds"
     if background:
         maximum = max(maximum, float(config.get("background_timeout_s",
                                                 DEFAULT_BACKGROUND_TIMEOUT_S)))
@@ -178,43 +203,36 @@ class ShellExecTool:
                 "long-running commands (servers, watchers); then use shell_jobs to read their "
                 "output or stop them."
             ),
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string",
-                                "description": "The command line, e.g. 'git status && git diff "
-                                               "--stat' or 'pytest -q tests/unit'"},
-                    "working_dir": {"type": "string",
-                                    "description": "Directory to run in, relative to the "
-                                                   "project folder (default: the current "
-                                                   "directory, which cd changes)"},
-                    "timeout": {"type": "number", "exclusiveMinimum": 0,
-                                "description": "Timeout in seconds (default from the tool "
-                                               "configuration)"},
-                    "background": {"type": "boolean",
-                                   "description": "Start the command and return a job id at "
-                                                  "once (see shell_jobs)"},
-                },
-                "required": ["command"],
-            },
+            input_schema=ShellExecParams.json_schema(),
+            params=ShellExecParams,
             category=ToolCategory.EXECUTION,
             risk=RiskLevel.HIGH,
             subjects_fn=_subjects,
             subject_kind="text",
+            config_fields=(
+                ConfigField("allowed_commands", "Allowed programs", FieldKind.PROGRAM_LIST,
+                            default=DEFAULT_ALLOWED_COMMANDS,
+                            placeholder="one program name per line, e.g. git"),
+                SHELL_TIMEOUT_FIELD,
+            ),
+            runs_programs=True,
+            # Each command of a chain is a subject: the person must read every one of them.
+            subjects_heading="Commands that will run",
         )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        command = input.get("command")
-        if not isinstance(command, str):
-            return ToolResult.error("command must be a string")
+        try:
+            p = ShellExecParams.parse(input)
+        except ParamsError as err:
+            return ToolResult.error(err.message_for("shell_exec"))
+        command, background = p.command, p.background
         policy = check_command(command, ctx.allowed_commands)
         if not policy.ok:
             return ToolResult.error(policy.error_message(ctx.allowed_commands))
-        background = bool(input.get("background", False))
-        start = _start_dir(ctx, input.get("working_dir"))
+        start = _start_dir(ctx, p.working_dir)
         if isinstance(start, str):
             return ToolResult.error(start)
-        timeout = _timeout(ctx, input.get("timeout"), background)
+        timeout = _timeout(ctx, p.timeout, background)
         if isinstance(timeout, str):
             return ToolResult.error(timeout)
         env = shell_env(ctx)
@@ -282,36 +300,33 @@ class ShellJobsTool:
                 "(wait_seconds waits up to that long for it to finish first), 'stop' kills it "
                 "and its child processes."
             ),
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "action": {"type": "string", "enum": ["list", "output", "stop"]},
-                    "job_id": {"type": "string", "description": "e.g. job-1"},
-                    "wait_seconds": {"type": "number", "minimum": 0, "maximum": 60},
-                },
-                "required": ["action"],
-            },
+            input_schema=ShellJobsParams.json_schema(),
+            params=ShellJobsParams,
             category=ToolCategory.EXECUTION,
             risk=RiskLevel.LOW,
             subjects_fn=_jobs_subjects,
             subject_kind="text",
+            runs_programs=True,  # it stops processes shell_exec started
         )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            p = ShellJobsParams.parse(input)
+        except ParamsError as err:
+            return ToolResult.error(err.message_for("shell_jobs"))
         jobs: dict[str, ShellJob] = ctx.session.setdefault(SESSION_JOBS, {})
-        action = input.get("action")
+        action, job_id = p.action, p.job_id
         if action == "list":
             return ToolResult.ok({"jobs": [j.describe(with_output=False)
                                            for j in jobs.values()]})
-        job_id = input.get("job_id")
-        job = jobs.get(job_id) if isinstance(job_id, str) else None
+        job = jobs.get(job_id) if job_id is not None else None
         if job is None:
             known = ", ".join(jobs) or "(none)"
             return ToolResult.error(f"Unknown job_id {job_id!r}. Jobs in this conversation: "
                                     f"{known}.")
         if action == "output":
-            wait = input.get("wait_seconds") or 0
-            if job.running and isinstance(wait, (int, float)) and wait > 0 and job.task:
+            wait = p.wait_seconds
+            if job.running and wait > 0 and job.task:
                 try:
                     await asyncio.wait_for(asyncio.shield(job.task), timeout=float(wait))
                 except TimeoutError:
@@ -326,7 +341,7 @@ class ShellJobsTool:
                 except asyncio.CancelledError:
                     pass
             return ToolResult.ok(job.describe())
-        return ToolResult.error(f"Unknown action {action!r}: use list, output or stop.")
+        raise AssertionError(f"unhandled action {action!r}")  # Literal: parse refused others
 
 
 def _json(payload: Mapping[str, Any]) -> str:

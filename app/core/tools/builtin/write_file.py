@@ -2,7 +2,7 @@
 
 Everything that touches the disk goes through ScopedFs (see its docstring for how escapes via
 ``..``, ``~``, symlinks, hard links and races are closed). The default mode is ``overwrite``, as
-in seed 000 §2.4.3: the approval dialog shows the person the diff before anything is written.
+by design: the approval dialog shows the person the diff before anything is written.
 """
 
 from __future__ import annotations
@@ -10,28 +10,45 @@ from __future__ import annotations
 import asyncio
 import difflib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, Literal
 
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
+from app.core.tools.config_fields import ConfigField, FieldKind
+from app.core.tools.params import Params, ParamsError, param
 from app.core.tools.scoped_fs import (
-    WRITE_MODES,
     FsError,
     ScopedFs,
     ToolInputError,
     WritePlan,
     WriteReport,
-    arg_bool,
-    arg_str,
     path_subjects,
     printable,
-    unknown_args,
 )
 
-DEFAULT_MODE = "overwrite"
+DEFAULT_MODE: Final = "overwrite"  # Final: typed as the Literal, for the params default
 MAX_CONTENT_BYTES = 10 * 1024 * 1024
 MAX_DIFF_CHARS = 200_000
 MAX_DIFF_INPUT = 1_000_000  # beyond this, difflib is too slow to be worth it
-_PARAMS = ("path", "content", "mode", "create_dirs")
+
+# The write folders, shared with edit_file: both tools write, so both are confined the same way.
+WRITE_DIRS_FIELD = ConfigField(
+    "allowed_write_dirs", "Write folders", FieldKind.FOLDER_LIST, default=(),
+    help="Relative folders are inside the project. Nothing outside these folders can be "
+         "written, whatever the approval.")
+
+
+class WriteFileParams(Params):
+    path: str = param(description="File to write, relative to the working directory or "
+                                  "absolute; must lie inside an allowed write directory.")
+    content: str = param(description="The text to write.")
+    # The order of WRITE_MODES (scoped_fs), which the schema's enum has always listed.
+    mode: Literal["create", "overwrite", "append"] = param(
+        default=DEFAULT_MODE,
+        description="'overwrite' (default): replace or create; 'create': new file only; "
+                    "'append': add to the end.")
+    create_dirs: bool = param(default=True,
+                              description="Create missing parent directories (inside the "
+                                          "allowed directory). Default true.")
 
 
 def count_lines(text: str) -> int:
@@ -99,40 +116,15 @@ class WriteFileTool:
             "symlinks), so a path that leads outside is refused. The write is atomic. To change "
             "part of an existing file, prefer edit_file. content is written exactly as given "
             "(UTF-8): include the final newline if the file should end with one."),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "path": {"type": "string",
-                         "description": "File to write, relative to the working directory or "
-                                        "absolute; must lie inside an allowed write directory."},
-                "content": {"type": "string", "description": "The text to write."},
-                "mode": {"type": "string", "enum": list(WRITE_MODES),
-                         "description": "'overwrite' (default): replace or create; 'create': "
-                                        "new file only; 'append': add to the end."},
-                "create_dirs": {"type": "boolean",
-                                "description": "Create missing parent directories (inside the "
-                                               "allowed directory). Default true."},
-            },
-            "required": ["path", "content"],
-            "additionalProperties": False,
-        },
+        input_schema=WriteFileParams.json_schema(),
+        params=WriteFileParams,
         category=ToolCategory.FILE_SYSTEM,
         risk=RiskLevel.HIGH,
         subjects_fn=path_subjects("path"),
         subject_kind="path",
+        default_config={"allowed_write_dirs": ["doc"]},
+        config_fields=(WRITE_DIRS_FIELD,),
     )
-
-    @staticmethod
-    def _parse(input: Mapping[str, Any]) -> tuple[str, str, str, bool]:
-        unknown_args(input, _PARAMS)
-        path = arg_str(input, "path", required=True)
-        content = arg_str(input, "content", required=True)
-        mode = arg_str(input, "mode", DEFAULT_MODE)
-        assert path is not None and content is not None and mode is not None
-        if mode not in WRITE_MODES:
-            raise ToolInputError(f"Unknown mode {mode!r}. Use 'overwrite' (replace or create), "
-                                 "'create' (new file only) or 'append'.")
-        return path, content, mode, arg_bool(input, "create_dirs", True)
 
     @staticmethod
     def _encode(content: str, limit: int) -> bytes:
@@ -148,7 +140,11 @@ class WriteFileTool:
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            path, content, mode, create_dirs = self._parse(input)
+            p = WriteFileParams.parse(input)
+        except ParamsError as err:
+            return ToolResult.error(err.message_for("write_file"))
+        path, content, mode, create_dirs = p.path, p.content, p.mode, p.create_dirs
+        try:
             data = self._encode(content, int(ctx.config_for("write_file").get(
                 "max_content_bytes", MAX_CONTENT_BYTES)))
         except ToolInputError as exc:
@@ -164,12 +160,13 @@ class WriteFileTool:
     async def preview(self, input: Mapping[str, Any], ctx: ToolContext) -> str:
         """The diff this call would make, computed without writing anything."""
         try:
-            path, content, mode, create_dirs = self._parse(input)
-        except ToolInputError as exc:
-            return f"This call will fail: {exc}"
+            p = WriteFileParams.parse(input)
+        except ParamsError as err:
+            return f"This call will fail: {err.message_for('write_file')}"
         fs = ScopedFs.from_context(ctx)
         try:
-            return await asyncio.to_thread(_preview, fs, path, content, mode, create_dirs)
+            return await asyncio.to_thread(_preview, fs, p.path, p.content, p.mode,
+                                           p.create_dirs)
         except FsError as exc:
             return f"This call will be refused: {exc}"
 

@@ -1,4 +1,4 @@
-"""The ToolProvider protocol (seed 003): a source of tools with a routing priority."""
+"""The ToolProvider protocol: a source of tools with a routing priority."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from app.core.tools.base import Tool
 
 
 class ProviderPriority(IntEnum):
-    """The higher provider wins a tool name (seed 003)."""
+    """The higher provider wins a tool name."""
 
     BUILTIN = -100
     CLI = 50

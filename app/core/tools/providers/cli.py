@@ -1,4 +1,4 @@
-"""CLI provider (seed 003, priority 50): grep_search on ripgrep and glob_search on fd.
+"""CLI provider: grep_search on ripgrep and glob_search on fd.
 
 Why a provider when the built-in grep_search already uses ``rg`` when it finds one: this one
 finds the programs under configurable names or paths (Debian installs fd as ``fdfind``), only
@@ -71,7 +71,7 @@ __all__ = [
 
 # Program → names (or absolute paths) tried in order. Debian/Ubuntu ship fd as `fdfind`.
 DEFAULT_ALIASES: Mapping[str, tuple[str, ...]] = {"rg": ("rg",), "fd": ("fd", "fdfind")}
-# Which program serves which tool; also accepted as alias keys (seed 003's `[tools.cli.aliases]`).
+# Which program serves which tool; also accepted as alias keys.
 TOOL_PROGRAMS: Mapping[str, str] = {"grep_search": "rg", "glob_search": "fd"}
 # rg: the built-in argv uses --no-ignore-exclude (12.0). fd: --strip-cwd-prefix (8.3).
 MIN_VERSIONS: Mapping[str, tuple[int, ...]] = {"rg": (12, 0), "fd": (8, 3)}
@@ -136,7 +136,7 @@ def _probe_version(path: str) -> tuple[tuple[int, ...] | None, str | None]:
 
 
 class CliProvider:
-    """Serves grep_search/glob_search backed by rg/fd when they are installed (seed 003).
+    """Serves grep_search/glob_search backed by rg/fd when they are installed.
 
     Detection runs once (``shutil.which`` on an absolute-only PATH, then ``--version``) and is
     cached; ``reload()`` detects again (call ``registry.refresh()`` afterwards).

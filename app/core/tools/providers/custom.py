@@ -1,4 +1,4 @@
-"""Custom tools from TOML (seed 003, priority 75): a CLI command becomes a first-class tool.
+"""Custom tools from TOML: a CLI command becomes a first-class tool.
 
 Files, read in this order (a tool in a later file replaces one of the same name):
 
@@ -653,7 +653,7 @@ def load_tools_file(path: Path) -> tuple[list[CustomTool], list[str]]:
 
 def _tool_tables(doc: Mapping[str, Any], path: Path, lines: Sequence[str], errors: list[str]
                  ) -> list[tuple[str, Any, tuple[str, ...]]]:
-    """``[name]`` tables, plus seed 003's ``[tools.custom.name]`` form (pasted quorum.toml)."""
+    """``[name]`` tables, plus the ``[tools.custom.name]`` form (a pasted quorum.toml)."""
     out: list[tuple[str, Any, tuple[str, ...]]] = []
     for key, value in doc.items():
         if key != "tools":

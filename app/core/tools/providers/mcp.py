@@ -23,7 +23,7 @@ server: ``server_id`` is the server's name; a ``tool_pattern`` rule matches the 
 
 **Trust.** ``readOnlyHint`` only moves a tool to the read-only group and shows it as low risk;
 annotations are copied to ``ToolSpec.annotations`` for display. No rule is ever created from
-them, so with no matching rule every MCP call asks (DESIGN §3).
+them, so with no matching rule every MCP call asks.
 
 **Failures.** A server that fails to start offers no tools (they were never listed). A server
 that dies after starting keeps its last listed tools in ``tools()``, so they stay visible under

@@ -14,7 +14,7 @@ tool's configured ``shell_timeout_s`` applies) and ``"disabled": true``. Keys th
 use to auto-approve tools (``autoApprove``, ``alwaysAllow``) are dropped with a warning: only
 Tebiki's permission rules decide whether a call runs.
 
-Secrets: env and header *values* often hold tokens, and DESIGN §5 keeps secrets out of SQLite.
+Secrets: env and header *values* often hold tokens, and secrets never go into SQLite.
 ``McpConfigStore`` therefore writes every env/header value to the OS keyring (one entry per
 value) and keeps only ``SECRET_PLACEHOLDER`` in the settings table; the editor shows the
 placeholder and keeps the stored value while it is left untouched. A value written as a pure
