@@ -1,0 +1,78 @@
+"""Custom tools from TOML: a CLI command becomes a first-class tool.
+
+Files, read in this order (a tool in a later file replaces one of the same name):
+
+1. ``tools.toml`` in the data dir (the person's own tools),
+2. ``.tebiki/tools.toml`` in the project folder (the project's tools).
+
+Why argv and not a shell: the seed shell-escapes values into a command line; here the template
+is split into words once, at load time, with the same parser shell_exec uses (shell quoting, no
+shell features), and parameters are substituted *inside* those words afterwards. A value can
+therefore never add a word, an operator or a substitution: ``; rm -rf ~``, ``$(…)``, quotes and
+newlines arrive as one literal argv item, and the program runs through ``process_runner``
+(no shell, minimal environment, process-group kill on timeout, output capped).
+
+Template rules: ``{name}`` is a placeholder (``{{``/``}}`` are literal braces); the first word,
+the program, must be literal; a placeholder may be a whole word (``{path}``) or part of one
+(``--title={title}``). An optional parameter that is absent drops every word it appears in, so
+``--title={title}`` vanishes cleanly. ``flag = "--title"`` on a parameter whose placeholder is a
+whole word emits ``--title <value>`` only when the value is given; for a boolean it emits the
+flag when true and nothing when false (a boolean without a flag renders ``true``/``false``).
+
+A value that would start a word with ``-`` is refused (it would be read as an option), unless the
+word comes after a literal ``--`` in the template (``grep -e {pattern} -- {path}``), the
+parameter says ``allow_leading_dash = true`` or the value is one of its ``enum`` values.
+
+Security notes: ``.tebiki/tools.toml`` comes with the repository. Tools from the person's own
+file have ``server_id = "custom"``, tools from a project's file ``server_id = "project"``, so
+rules written for built-ins or for the person's own tools never approve a repository's tools,
+and a custom tool that shadows a built-in name is decided by its own rules only (default: ask).
+Only the person's own file (data dir) may shadow a built-in tool name: a project file that tries
+gets a load error, so a cloned repository cannot change what ``grep_search`` runs.
+Every tool runs in git_safety's environment for the project folder (no hooks, no pager, no
+repository-configured helper programs), whatever its program: a git reached through a wrapper
+(``timeout 20 git status``) or started by another program inherits it.
+"""
+
+
+from app.core.tools.providers.custom.loading import (
+    MAX_FILE_BYTES,
+    MAX_TIMEOUT_S,
+    ToolDefinitionError,
+    build_tool,
+    load_tools_file,
+)
+from app.core.tools.providers.custom.provider import (
+    PROJECT_TOOLS_FILE,
+    TOOLS_FILE,
+    CustomToolsProvider,
+)
+from app.core.tools.providers.custom.template import (
+    Param,
+    Placeholder,
+    RenderError,
+    TemplateError,
+    Word,
+    parse_template,
+)
+from app.core.tools.providers.custom.tool import PROJECT_SERVER_ID, CustomTool, ToolSource
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_TIMEOUT_S",
+    "PROJECT_SERVER_ID",
+    "PROJECT_TOOLS_FILE",
+    "TOOLS_FILE",
+    "CustomTool",
+    "CustomToolsProvider",
+    "Param",
+    "Placeholder",
+    "RenderError",
+    "TemplateError",
+    "ToolDefinitionError",
+    "ToolSource",
+    "Word",
+    "build_tool",
+    "load_tools_file",
+    "parse_template",
+]
