@@ -512,6 +512,44 @@ async def test_cached_scan_is_reused_until_a_config_changes(
     assert "diff.lat2.textconv" in overrides(await safe_git_env(repo, base_env=base))
 
 
+async def test_outside_a_repository_no_listing_is_spawned_until_one_appears(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside any repository nothing git could read is repository config, so no `git config`
+    runs; a repository created later (here in a parent folder) is seen on the next call."""
+    outer = (tmp_path / "outer").resolve()
+    work = outer / "sub"
+    work.mkdir(parents=True)
+    if not git_safety._surely_outside_repositories(work):
+        pytest.skip("the temporary folder is itself inside a repository")
+    spawned: list[list[str]] = []
+    real_read = git_safety._read_tokens
+
+    async def counting(argv: list[str], **kwargs: object) -> object:
+        if "--global" not in argv:  # the controlled global config is read (and cached) apart
+            spawned.append(argv)
+        return await real_read(argv, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(git_safety, "_read_tokens", counting)
+    base = minimal_env(project_root=work)
+    first = overrides(await safe_git_env(work, base_env=base))
+    again = overrides(await safe_git_env(work, base_env=base))
+    assert spawned == [] and first == again
+    assert first["core.hooksPath"] == "/dev/null" and first["protocol.allow"] == "never"
+
+    evil, marker = evil_script(tmp_path)
+    plain_repo(outer)
+    git(outer, "config", "diff.planted.textconv", evil)
+    (outer / ".gitattributes").write_text("*.md diff=planted\n")
+    git(work, "diff", check=False)
+    assert fired(marker), "positive control: plain git in the subfolder runs the driver"
+    marker.unlink()
+    env = await safe_git_env(work, base_env=base)
+    assert spawned, "inside the new repository the listing runs again"
+    assert overrides(env)["diff.planted.textconv"] == "cat"
+    done = subprocess.run(["git", "diff"], cwd=work, env=env, capture_output=True, text=True)
+    assert "+two" in done.stdout and fired(marker) == "", done
+
+
 async def test_old_git_is_refused_not_run(project: Path, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     marker = tmp_path / "ran"

@@ -43,6 +43,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import tempfile
 import time
 from collections import OrderedDict
@@ -504,12 +505,16 @@ async def _scan(start: Path, git: str, env: Mapping[str, str]) -> tuple[_Scan, b
     """(every key found, whether the stamps in it prove it current later)."""
     deadline = _Deadline(_SCAN_TIMEOUT_S)
     began = time.time_ns()
-    keys = await _listing(start, git, env, deadline)
     found = _discover(start)
     if found is None:
-        # git may see something our discovery does not; the listing above covered it, but
-        # without files to watch the result must not be reused
-        return _Scan(frozenset(keys), ()), False
+        if _surely_outside_repositories(start):
+            # Nothing git could discover: its listing would hold no repository scope, so
+            # none is spawned (the fixed overrides and the controlled global still apply).
+            return _Scan(frozenset(), ()), False
+        # git may see something our discovery does not; the listing covers it, but without
+        # files to watch the result must not be reused
+        return _Scan(frozenset(await _listing(start, git, env, deadline)), ()), False
+    keys = await _listing(start, git, env, deadline)
     gitdir, commondir, top, walked = found
     stamps: dict[str, Stamp] = {str(p): _stamp(p) for p in walked}
     files: list[tuple[Path, int]] = []  # (config file, include depth)
@@ -604,6 +609,32 @@ def _discover(start: Path) -> tuple[Path, Path, Path | None, list[Path]] | None:
             walked.append(pointer)
         return gitdir, commondir, top, walked
     return None
+
+
+def _surely_outside_repositories(start: Path) -> bool:
+    """Whether ``start`` and every folder above it are plainly not in any repository.
+
+    Stricter than git's discovery (the scan environment has no GIT_DIR or ceiling and refuses
+    implicit bare repositories): any ``.git`` or ``HEAD`` entry, valid or not, or any folder
+    that cannot be examined means "not sure", and the caller lets git itself decide.
+    """
+    if not start.is_absolute():
+        return False
+    for folder in (start, *start.parents):
+        try:
+            if not stat.S_ISDIR(os.stat(folder).st_mode):
+                return False
+        except OSError:
+            return False
+        for name in (".git", "HEAD"):
+            try:
+                os.lstat(folder / name)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return False
+            return False
+    return True
 
 
 def _repository_dirs(gitdir: Path, commondir: Path, stamps: dict[str, Stamp],
