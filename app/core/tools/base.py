@@ -13,12 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from app.core.tools.config_fields import ConfigField
+from app.core.tools.params import ParamsError
 
 if TYPE_CHECKING:
     from app.core.tools.params import Params
+
+_P = TypeVar("_P", bound="Params")
 
 
 class ToolCategory(StrEnum):
@@ -153,6 +156,21 @@ class ToolResult:
     @classmethod
     def error(cls, message: str) -> ToolResult:
         return cls(message, True)
+
+
+def parse_input(params_cls: type[_P], tool_name: str, input: object) -> _P | ToolResult:
+    """``params_cls.parse(input)``, or the error ToolResult naming ``tool_name``.
+
+    The common first step of ``execute``::
+
+        p = parse_input(ReadFileParams, "read_file", input)
+        if isinstance(p, ToolResult):
+            return p
+    """
+    try:
+        return params_cls.parse(input)
+    except ParamsError as err:
+        return ToolResult.error(err.message_for(tool_name))
 
 
 # The default command allowlist is read-only programs only.

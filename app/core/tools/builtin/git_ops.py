@@ -30,10 +30,11 @@ from app.core.tools.base import (
     ToolContext,
     ToolResult,
     ToolSpec,
+    parse_input,
 )
 from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.git_safety import GIT_ENV, GitSafetyError, safe_git_env
-from app.core.tools.params import Params, ParamsError, param
+from app.core.tools.params import Params, param
 from app.core.tools.process_runner import RunResult, minimal_env, run_argv
 
 __all__ = ["GIT_ENV", "READ_ACTIONS", "WRITE_ACTIONS", "GitOpsTool", "create"]
@@ -111,10 +112,9 @@ class GitOpsTool:
         )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            p = GitOpsParams.parse(input)
-        except ParamsError as err:
-            return ToolResult.error(err.message_for("git_ops"))
+        p = parse_input(GitOpsParams, "git_ops", input)
+        if isinstance(p, ToolResult):
+            return p
         action = p.action
         args = p.args if p.args is not None else GitArgs()
         if ctx.git_permission == GitPermission.DISABLED:

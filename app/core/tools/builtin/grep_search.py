@@ -48,9 +48,10 @@ from app.core.tools.base import (
     ToolContext,
     ToolResult,
     ToolSpec,
+    parse_input,
 )
 from app.core.tools.fs.paths import visible_name
-from app.core.tools.params import Params, ParamsError, param
+from app.core.tools.params import Params, param
 from app.core.tools.scoped_fs import (
     FsError,
     NotFoundError,
@@ -638,10 +639,9 @@ class GrepSearchTool:
     )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            p = GrepSearchParams.parse(input)
-        except ParamsError as err:
-            return ToolResult.error(err.message_for("grep_search"))
+        p = parse_input(GrepSearchParams, "grep_search", input)
+        if isinstance(p, ToolResult):
+            return p
         pattern, mode, ignore_case = p.pattern, p.output_mode, p.case_insensitive
         context, head_limit, offset = p.context_lines, p.head_limit, p.offset
         path = p.path or "."  # an empty path has always meant the working directory

@@ -24,9 +24,10 @@ from app.core.tools.base import (
     ToolContext,
     ToolResult,
     ToolSpec,
+    parse_input,
 )
 from app.core.tools.fs.paths import visible_name
-from app.core.tools.params import Params, ParamsError, param
+from app.core.tools.params import Params, param
 from app.core.tools.scoped_fs import (
     FsError,
     ScopedFs,
@@ -80,10 +81,9 @@ class ListDirectoryTool:
     )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            p = ListDirectoryParams.parse(input)
-        except ParamsError as err:
-            return ToolResult.error(err.message_for("list_directory"))
+        p = parse_input(ListDirectoryParams, "list_directory", input)
+        if isinstance(p, ToolResult):
+            return p
         try:
             check_path_text(p.path)
         except FsError as exc:

@@ -20,9 +20,10 @@ from app.core.tools.base import (
     ToolContext,
     ToolResult,
     ToolSpec,
+    parse_input,
 )
 from app.core.tools.fs.paths import visible_name
-from app.core.tools.params import Params, ParamsError, param
+from app.core.tools.params import Params, param
 from app.core.tools.scoped_fs import (
     FsError,
     IsADirectoryFsError,
@@ -108,10 +109,9 @@ class ReadFileTool:
     )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            p = ReadFileParams.parse(input)
-        except ParamsError as err:
-            return ToolResult.error(err.message_for("read_file"))
+        p = parse_input(ReadFileParams, "read_file", input)
+        if isinstance(p, ToolResult):
+            return p
         try:
             check_path_text(p.path)
         except FsError as exc:

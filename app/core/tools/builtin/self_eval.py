@@ -19,11 +19,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
+from app.core.tools.base import (
+    RiskLevel,
+    ToolCategory,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    parse_input,
+)
 from app.core.tools.builtin.shell_exec import SHELL_TIMEOUT_FIELD
 from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.git_safety import GitSafetyError, safe_git_env
-from app.core.tools.params import Params, ParamsError, param
+from app.core.tools.params import Params, param
 from app.core.tools.process_runner import minimal_env, run_steps
 from app.core.tools.shell_syntax import parse_command
 
@@ -162,10 +169,9 @@ class SelfEvalTool:
         return commands
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            p = SelfEvalParams.parse(input)
-        except ParamsError as err:
-            return ToolResult.error(err.message_for("self_eval"))
+        p = parse_input(SelfEvalParams, "self_eval", input)
+        if isinstance(p, ToolResult):
+            return p
         # Omitted means the default set; an explicit list makes a missing command a failure.
         explicit = p.checks is not None
         requested: list[str] = list(dict.fromkeys(

@@ -27,10 +27,11 @@ from app.core.tools.base import (
     ToolContext,
     ToolResult,
     ToolSpec,
+    parse_input,
 )
 from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.git_safety import GIT_ENV, safe_git_env
-from app.core.tools.params import Params, ParamsError, param
+from app.core.tools.params import Params, param
 from app.core.tools.process_runner import (
     EnvHook,
     OutputBuffer,
@@ -221,10 +222,9 @@ class ShellExecTool:
         )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            p = ShellExecParams.parse(input)
-        except ParamsError as err:
-            return ToolResult.error(err.message_for("shell_exec"))
+        p = parse_input(ShellExecParams, "shell_exec", input)
+        if isinstance(p, ToolResult):
+            return p
         command, background = p.command, p.background
         policy = check_command(command, ctx.allowed_commands)
         if not policy.ok:
@@ -310,10 +310,9 @@ class ShellJobsTool:
         )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            p = ShellJobsParams.parse(input)
-        except ParamsError as err:
-            return ToolResult.error(err.message_for("shell_jobs"))
+        p = parse_input(ShellJobsParams, "shell_jobs", input)
+        if isinstance(p, ToolResult):
+            return p
         jobs: dict[str, ShellJob] = ctx.session.setdefault(SESSION_JOBS, {})
         action, job_id = p.action, p.job_id
         if action == "list":

@@ -30,9 +30,10 @@ from app.core.tools.base import (
     ToolContext,
     ToolResult,
     ToolSpec,
+    parse_input,
 )
 from app.core.tools.config_fields import ConfigField, FieldKind
-from app.core.tools.params import Params, ParamsError, param
+from app.core.tools.params import Params, param
 
 if TYPE_CHECKING:  # imported inside the functions that use them: see WARMUP_IMPORTS
     import httpcore
@@ -315,10 +316,9 @@ class WebFetchTool:
     # -- the tool --------------------------------------------------------------------------
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            p = WebFetchParams.parse(input)
-        except ParamsError as err:
-            return ToolResult.error(err.message_for("web_fetch"))
+        p = parse_input(WebFetchParams, "web_fetch", input)
+        if isinstance(p, ToolResult):
+            return p
         raw_url, max_length = p.url, p.max_length
         if not raw_url.strip():
             return ToolResult.error("Missing 'url': pass the full URL to fetch, e.g. "

@@ -38,9 +38,10 @@ from app.core.tools.base import (
     ToolContext,
     ToolResult,
     ToolSpec,
+    parse_input,
 )
 from app.core.tools.config_fields import ConfigField, FieldKind
-from app.core.tools.params import Params, ParamsError, param
+from app.core.tools.params import Params, param
 
 if TYPE_CHECKING:  # imported inside the functions that use them: see WARMUP_IMPORTS
     import httpx
@@ -359,10 +360,9 @@ class WebSearchTool:
         return ddg
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            p = WebSearchParams.parse(input)
-        except ParamsError as err:
-            return ToolResult.error(err.message_for("web_search"))
+        p = parse_input(WebSearchParams, "web_search", input)
+        if isinstance(p, ToolResult):
+            return p
         query, num = p.query, p.num_results
         if not query.strip():
             return ToolResult.error("Missing 'query': pass the words to search for.")

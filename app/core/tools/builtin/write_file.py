@@ -12,7 +12,14 @@ import difflib
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
+from app.core.tools.base import (
+    RiskLevel,
+    ToolCategory,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    parse_input,
+)
 from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.params import Params, ParamsError, param
 from app.core.tools.scoped_fs import (
@@ -139,10 +146,9 @@ class WriteFileTool:
         return data
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            p = WriteFileParams.parse(input)
-        except ParamsError as err:
-            return ToolResult.error(err.message_for("write_file"))
+        p = parse_input(WriteFileParams, "write_file", input)
+        if isinstance(p, ToolResult):
+            return p
         path, content, mode, create_dirs = p.path, p.content, p.mode, p.create_dirs
         try:
             data = self._encode(content, int(ctx.config_for("write_file").get(
