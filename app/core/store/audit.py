@@ -21,6 +21,13 @@ from app.core.store.db import fts_match, store_of, utc_now
 
 _MAX_STORED_OUTPUT = 200_000
 
+
+def _capped(output: str | None) -> str | None:
+    """Tool output as stored: a huge result must not bloat the database."""
+    if output is not None and len(output) > _MAX_STORED_OUTPUT:
+        return output[:_MAX_STORED_OUTPUT] + "\n[… truncated in the audit log]"
+    return output
+
 # Which process wrote a pending/running row. Not the pid: pids are reused after a restart.
 PROCESS_TOKEN = uuid.uuid4().hex
 
@@ -89,8 +96,7 @@ class AuditRepository:
         conversation_id: int | None = None,
         tool_use_id: str | None = None,
     ) -> int:
-        if output is not None and len(output) > _MAX_STORED_OUTPUT:
-            output = output[:_MAX_STORED_OUTPUT] + "\n[… truncated in the audit log]"
+        output = _capped(output)
         # Raw SQL: one insert per tool call on the agent loop's path, where sqlite-utils'
         # insert would add its schema look-ups to every call.
         with self.store.transaction() as conn:
@@ -155,8 +161,7 @@ class AuditRepository:
         """Complete the row ``begin`` wrote; without one (or if it is gone), record the call
         whole, so the outcome is never lost."""
         if row_id is not None:
-            if output is not None and len(output) > _MAX_STORED_OUTPUT:
-                output = output[:_MAX_STORED_OUTPUT] + "\n[… truncated in the audit log]"
+            output = _capped(output)
             with self.store.transaction() as conn:
                 cur = conn.execute(
                     "UPDATE tool_executions SET decision = ?, outcome = ?, output = ?,"
