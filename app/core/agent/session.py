@@ -24,38 +24,32 @@ decline, answers every open ``tool_use`` and emits ``RunCancelled``.
 
 Messages are persisted as they complete, so a conversation reloads after a restart and
 continues; a reload also repairs a turn whose tools were cut off by a crash.
+
+Where the code lives: this module drives the run (the model turns); call_runner.ToolCallRunner
+handles each turn's tool calls, call_audit.CallAudit their audit rows and tool results, and
+session_history.ConversationHistory the transcript and its persistence.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import logging
-import time
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
-from app.core.agent.context import build_tool_context
+from app.core.agent.call_runner import ToolCallRunner, _Run
 from app.core.agent.events import (
     AgentEvent,
-    ApprovalRequest,
-    ApprovalResponse,
     Approver,
-    AwaitingApproval,
     EventSink,
     RunCancelled,
     RunFailed,
     RunFinished,
     TextDelta,
-    ToolFinished,
-    ToolRequested,
-    ToolStarted,
 )
 from app.core.agent.providers import (
     InternalError,
@@ -64,67 +58,27 @@ from app.core.agent.providers import (
     ProviderAuthError,
     ProviderBadRequest,
     ProviderError,
-    ToolCall,
     default_client_factory,
 )
-from app.core.agent.transcript import (
-    Message,
-    dangling_tool_uses,
-    interrupted_results,
-    normalize,
-)
-from app.core.outcomes import CallState, Outcome
-from app.core.permissions.rules import PermissionRule
-from app.core.permissions.service import Decision, ToolPermissionService
+from app.core.agent.session_history import ConversationHistory
+from app.core.agent.transcript import Message
+from app.core.permissions.service import ToolPermissionService
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
-from app.core.store.profiles import AgentProfile, ProfileRepository, ToolSetting
+from app.core.store.profiles import AgentProfile, ProfileRepository
 from app.core.store.writer import BackgroundWriter
-from app.core.tools.base import Tool, ToolContext, ToolSpec
 from app.core.tools.registry import ToolRegistry
 from app.core.warmup import warm_up
 
 log = logging.getLogger(__name__)
 
-UNKNOWN_SERVER = "unknown"
-PREVIEW_TIMEOUT_S = 10.0
-TITLE_LENGTH = 60
-
 ClientFactory = Callable[[AgentProfile], ModelProvider]
 
-STOPPED_BEFORE_APPROVAL = ("The user stopped the run before approving this tool call, so it was "
-                           "not run.")
-STOPPED_BEFORE_CALL = "Not run: the user stopped the run before this tool call was reached."
 ITERATION_CAP = ("Not run: the agent reached its limit of {n} model turns for one request. "
                  "Summarise what is done and what is left; the user can ask you to continue.")
 
 
-def declined_message(reason: str) -> str:
-    reason = reason.strip()
-    if reason:
-        return f"The user declined this tool call. Reason: {reason}"
-    return "The user declined this tool call. No reason was given; ask the user how to proceed."
-
-
-def denied_message(decision: Decision) -> str:
-    which = decision.rule.summary() if decision.rule is not None else "the permission rules"
-    return (f"Denied by {which}. This call is not allowed; do not retry it. Choose another "
-            "approach or ask the user to change the permission rules.")
-
-
-@dataclass
-class _Run:
-    """What one run needs for every call: the profile's settings, read once at its start."""
-
-    settings: Mapping[str, ToolSetting]
-    offered: frozenset[str]
-    contexts: dict[str, ToolContext] = field(default_factory=dict)
-    announced: set[str] = field(default_factory=set)  # tool_use ids with a ToolRequested
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
-class AgentSession:
+class AgentSession(ToolCallRunner, ConversationHistory):
     """One conversation with one agent profile. Not thread-safe: use it from one event loop.
 
     ``client_factory(profile) -> ModelProvider`` builds the model client (default:
@@ -313,268 +267,6 @@ class AgentSession:
                 return
             await self._run_tools(turn.tool_calls, run)
 
-    # -- tools -------------------------------------------------------------------------------
-
-    async def _run_tools(self, calls: list[ToolCall], run: _Run) -> None:
-        results: list[dict[str, Any] | None] = [None] * len(calls)
-        try:
-            for i, call in enumerate(calls):
-                await self._run_call(call, run, results, i)
-        except BaseException as exc:  # Stop, or a bug: every call still gets its answer
-            why = STOPPED_BEFORE_CALL if isinstance(exc, asyncio.CancelledError) else \
-                "Not run: an internal error ended the run before this tool call."
-            open_slots = [i for i, r in enumerate(results) if r is None]
-            answers: list[dict[str, Any]] = []
-            try:
-                await self._answer_not_run([calls[i] for i in open_slots], run, why, answers)
-            finally:
-                for i, answer in zip(open_slots, answers, strict=False):
-                    results[i] = answer
-            raise
-        finally:
-            # One user turn answering every tool_use, even when stopped half-way.
-            self._append("user", [r for r in results if r is not None])
-
-    async def _run_call(self, call: ToolCall, run: _Run, results: list[dict[str, Any] | None],
-                        i: int) -> None:
-        tool = self.registry.get(call.name)
-        spec = tool.spec if tool is not None else None
-        server_id = spec.server_id if spec is not None else UNKNOWN_SERVER
-        row: Future[int] | None = None  # the audit row, once the call is recorded as begun
-
-        def finish(outcome: Outcome, content: str, is_error: bool, decision: Decision,
-                   duration_ms: int | None = None) -> None:
-            results[i] = self._finish(call, server_id, decision, outcome, content, is_error,
-                                      duration_ms, row)
-
-        problem = self._problem(call, run)
-        if problem is not None:
-            note, content = problem
-            decision = Decision("deny", None, note=note)
-            self._announce(run, call, server_id, decision)
-            finish(Outcome.INVALID, content, True, decision)
-            return
-        assert tool is not None and spec is not None
-        decision = await self._decide(server_id, call)
-        self._announce(run, call, server_id, decision)
-        if decision.kind == "deny":
-            finish(Outcome.DENIED, denied_message(decision), True, decision)
-            return
-        ctx = self._context(run, call.name)
-        row = self._begin(call, server_id, decision,
-                          CallState.RUNNING if decision.kind == "allow" else CallState.PENDING)
-        try:
-            await self._approve_and_execute(call, tool, spec, server_id, decision, ctx, row,
-                                            finish)
-        except BaseException:
-            if results[i] is None:  # a bug between begin and finish: the row must not dangle
-                finish(Outcome.CANCELLED, "Not run: an internal error ended the run during "
-                                          "this tool call.", True, decision)
-            raise
-
-    async def _approve_and_execute(self, call: ToolCall, tool: Tool, spec: ToolSpec,
-                                   server_id: str, decision: Decision, ctx: ToolContext,
-                                   row: Future[int], finish: Callable[..., None]) -> None:
-        if decision.kind != "allow":
-            try:
-                preview = await self._preview(tool, call.input, ctx)
-                request = ApprovalRequest(call.id, call.name, server_id,
-                                          copy.deepcopy(call.input), spec, decision, preview)
-                self._emit(AwaitingApproval(request))
-                response = await self.approver(request)
-            except asyncio.CancelledError:
-                finish(Outcome.DECLINED, STOPPED_BEFORE_APPROVAL, True, decision)
-                raise
-            except Exception as exc:  # a broken dialog must not approve anything
-                log.exception("approver failed for %s", call.name)
-                response = ApprovalResponse.decline(
-                    f"the approval dialog failed ({type(exc).__name__})")
-            if not isinstance(response, ApprovalResponse):
-                response = ApprovalResponse.decline("the approval answer was not understood")
-            for rule in response.rules_to_remember:
-                self._remember(rule)
-            if not response.approved:
-                finish(Outcome.DECLINED, declined_message(response.reason), True, decision)
-                return
-            self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
-        self._emit(ToolStarted(call.id, call.name))
-        started = time.perf_counter()
-        try:
-            result = await self.registry.execute(call.name, call.input, ctx)
-        except asyncio.CancelledError:
-            finish(Outcome.CANCELLED, f"Cancelled: the user stopped the run while {call.name} "
-                                      "was running. It may have done part of its work; check "
-                                      "before relying on it.", True, decision,
-                   _ms_since(started))
-            raise
-        finish(Outcome.EXECUTED, result.content or "(no output)", result.is_error, decision,
-               _ms_since(started))
-
-    def _problem(self, call: ToolCall, run: _Run) -> tuple[str, str] | None:
-        """(note, message for the model) when the call cannot run at all, else None."""
-        if call.error is not None:
-            return ("The tool input was not a valid JSON object, so the call was not run.",
-                    f"Invalid tool call: {call.error}. Call {call.name} again with a JSON "
-                    "object that matches its input_schema.")
-        if call.name not in run.offered:
-            available = ", ".join(sorted(run.offered)) or "none"
-            return ("This tool is not enabled for this agent profile, so it was not run.",
-                    f"Tool {call.name!r} is not available in this conversation (it is not "
-                    f"enabled for this agent). Available tools: {available}.")
-        problem = self.registry.validate(call.name, call.input)
-        if problem is not None:
-            return ("The input does not match the tool's schema, so the call was not run.",
-                    problem)
-        return None
-
-    async def _decide(self, server_id: str, call: ToolCall) -> Decision:
-        # Off the event loop: deciding parses the input (shell commands with tree-sitter),
-        # and this loop is the GUI's. ToolPermissionService is safe for concurrent calls.
-        return await asyncio.to_thread(self.permissions.decide, server_id, call.name,
-                                       call.input)
-
-    async def _answer_not_run(self, calls: list[ToolCall], run: _Run, message: str,
-                              answers: list[dict[str, Any]]) -> None:
-        """Answer (and audit) calls that were never reached, into ``answers``. If this is
-        itself interrupted (a second Stop), the rest are answered without consulting the
-        rules: every tool_use must still get its result."""
-        try:
-            for call in calls:
-                answers.append(await self._not_run(call, run, message))
-        except BaseException:
-            answers.extend(self._not_run_as(call, run, message, None)
-                           for call in calls[len(answers):])
-            raise
-
-    async def _not_run(self, call: ToolCall, run: _Run, message: str) -> dict[str, Any]:
-        """Answer (and audit) a call that was never reached."""
-        decision = None
-        if call.error is None and call.name in run.offered:
-            try:
-                decision = await self._decide(self._server_id(call), call)
-            except Exception:  # only for the audit column; never fatal
-                log.exception("permission check failed for %s", call.name)
-        return self._not_run_as(call, run, message, decision)
-
-    def _not_run_as(self, call: ToolCall, run: _Run, message: str,
-                    decision: Decision | None) -> dict[str, Any]:
-        server_id = self._server_id(call)
-        decision = decision or Decision("deny", None, note="Not run.")
-        self._announce(run, call, server_id, decision)
-        return self._finish(call, server_id, decision, Outcome.CANCELLED, message, True, None)
-
-    def _server_id(self, call: ToolCall) -> str:
-        tool = self.registry.get(call.name)
-        return tool.spec.server_id if tool is not None else UNKNOWN_SERVER
-
-    def _announce(self, run: _Run, call: ToolCall, server_id: str, decision: Decision) -> None:
-        if call.id not in run.announced:
-            run.announced.add(call.id)
-            # A copy: whatever the UI does with it, what runs is what was decided on.
-            self._emit(ToolRequested(call.id, call.name, server_id, copy.deepcopy(call.input),
-                                     decision))
-
-    def _begin(self, call: ToolCall, server_id: str, decision: Decision,
-               state: CallState) -> Future[int]:
-        """Record the call before it waits or runs; the future holds the audit row's id."""
-        return self._writer.submit(
-            self._audit.begin,
-            tool_name=call.name, server_id=server_id, tool_input=call.input,
-            decision=decision.kind, state=state,
-            rule_id=decision.rule.id if decision.rule is not None else None,
-            conversation_id=self._conversation_id, tool_use_id=call.id)
-
-    def _audit_set_state(self, row: Future[int], state: CallState) -> None:
-        row_id = _row_id(row)
-        if row_id is not None:
-            self._audit.set_state(row_id, state)
-
-    def _audit_finish(self, row: Future[int] | None, **fields: Any) -> None:
-        self._audit.finish(_row_id(row), **fields)
-
-    def _finish(self, call: ToolCall, server_id: str, decision: Decision, outcome: Outcome,
-                content: str, is_error: bool, duration_ms: int | None,
-                row: Future[int] | None = None) -> dict[str, Any]:
-        self._writer.submit(
-            self._audit_finish, row,
-            tool_name=call.name, server_id=server_id,
-            tool_input=call.input if call.error is None else call.raw_input,
-            decision=decision.kind, outcome=outcome,
-            output=content, is_error=is_error,
-            rule_id=decision.rule.id if decision.rule is not None else None,
-            duration_ms=duration_ms, conversation_id=self._conversation_id,
-            tool_use_id=call.id)
-        self._emit(ToolFinished(call.id, call.name, is_error, duration_ms or 0, content, outcome))
-        return {"type": "tool_result", "tool_use_id": call.id, "content": content,
-                "is_error": is_error}
-
-    def _context(self, run: _Run, tool_name: str) -> ToolContext:
-        ctx = run.contexts.get(tool_name)
-        if ctx is None:
-            tool = self.registry.get(tool_name)
-            ctx = run.contexts[tool_name] = build_tool_context(
-                self.profile_id, run.settings, self.project_root, self._tool_session,
-                tool_name=tool_name, spec=tool.spec if tool is not None else None)
-        return ctx
-
-    async def _preview(self, tool: Tool, tool_input: Mapping[str, Any],
-                       ctx: ToolContext) -> str | None:
-        preview = getattr(tool, "preview", None)
-        if not callable(preview):
-            return None
-        try:
-            text = await asyncio.wait_for(preview(dict(tool_input), ctx), PREVIEW_TIMEOUT_S)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a preview is a courtesy; asking still works without it
-            log.exception("preview of %s failed", tool.spec.name)
-            return None
-        return text if isinstance(text, str) else None
-
-    def _remember(self, rule: PermissionRule) -> None:
-        try:
-            self.permissions.rules.add(rule)
-        except Exception:  # an invalid rule must not block the answer the person gave
-            log.exception("could not save the remembered permission rule")
-
-    # -- persistence -------------------------------------------------------------------------
-
-    def _load_history(self, title_hint: str | None) -> list[Message]:
-        if self._history is not None:
-            return self._history
-        if self._conversation_id is None:
-            conv = self._conversations.create(title=_title(title_hint),
-                                              agent_id=self.profile_id,
-                                              project_root=str(self.project_root))
-            self._conversation_id = conv.id
-            self._history = []
-            return self._history
-        self._conversations.get(self._conversation_id)  # KeyError: deleted meanwhile
-        stored = [{"role": m.role, "content": m.content}
-                  for m in self._conversations.messages(self._conversation_id)]
-        # In memory the transcript is kept in the API's shape (normalised once here, then
-        # maintained by _append), so a turn never re-walks the whole conversation.
-        self._history = normalize(stored)
-        dangling = dangling_tool_uses(stored)
-        if dangling:  # the app stopped while these ran: answer them on disk too
-            self._conversations.append(self._conversation_id, "user",
-                                       interrupted_results(dangling))
-        return self._history
-
-    def _append(self, role: str, content: list[dict[str, Any]]) -> None:
-        """Persist a message as it is, and add it to the in-memory transcript the way
-        ``normalize`` would (empty text dropped, a second turn of the same role merged)."""
-        assert self._conversation_id is not None and self._history is not None
-        self._writer.submit(self._conversations.append, self._conversation_id, role, content)
-        blocks = [b for b in content if b.get("type") != "text" or b.get("text")]
-        if not blocks:
-            return
-        history = self._history
-        if history and history[-1]["role"] == role:
-            history[-1] = {"role": role, "content": history[-1]["content"] + blocks}
-        else:
-            history.append({"role": role, "content": blocks})
-
     # -- helpers -----------------------------------------------------------------------------
 
     async def _provider_for(self, profile: AgentProfile) -> ModelProvider:
@@ -606,24 +298,3 @@ class AgentSession:
             self.on_event(event)
         except Exception:  # the UI's bug must not break the run or the transcript
             log.exception("event sink failed on %s", type(event).__name__)
-
-
-def _title(text: str | None) -> str:
-    """The conversation's title: the first line of the first message, shortened."""
-    lines = (text or "").strip().splitlines()
-    title = lines[0].strip() if lines else "New conversation"
-    if len(title) > TITLE_LENGTH:
-        title = title[: TITLE_LENGTH - 1].rstrip() + "…"
-    return title
-
-
-def _row_id(row: Future[int] | None) -> int | None:
-    """The id ``AuditRepository.begin`` returned. Writes run in order on one thread, so a
-    later write finds the begin done; a failed begin gives None (finish then inserts)."""
-    if row is None or not row.done() or row.cancelled() or row.exception() is not None:
-        return None
-    return row.result()
-
-
-def _ms_since(started: float) -> int:
-    return max(0, round((time.perf_counter() - started) * 1000))

@@ -1,0 +1,69 @@
+"""The audit trail of tool calls, for AgentSession: each call is recorded before it waits or
+runs (pending / running) and completed after, so a record cut off by a crash says interrupted,
+never done (app.core.store.audit); completing a call also emits ToolFinished and builds the
+``tool_result`` block the model gets."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from app.core.agent.events import AgentEvent, ToolFinished
+from app.core.agent.providers import ToolCall
+from app.core.outcomes import CallState, Outcome
+from app.core.permissions.service import Decision
+from app.core.store.audit import AuditRepository
+from app.core.store.writer import BackgroundWriter
+
+
+class CallAudit:
+    """Mixin of AgentSession: writes the audit rows through the session's background writer."""
+
+    _audit: AuditRepository
+    _writer: BackgroundWriter
+    _conversation_id: int | None
+
+    if TYPE_CHECKING:
+        def _emit(self, event: AgentEvent) -> None: ...
+
+    def _begin(self, call: ToolCall, server_id: str, decision: Decision,
+               state: CallState) -> Future[int]:
+        """Record the call before it waits or runs; the future holds the audit row's id."""
+        return self._writer.submit(
+            self._audit.begin,
+            tool_name=call.name, server_id=server_id, tool_input=call.input,
+            decision=decision.kind, state=state,
+            rule_id=decision.rule.id if decision.rule is not None else None,
+            conversation_id=self._conversation_id, tool_use_id=call.id)
+
+    def _audit_set_state(self, row: Future[int], state: CallState) -> None:
+        row_id = _row_id(row)
+        if row_id is not None:
+            self._audit.set_state(row_id, state)
+
+    def _audit_finish(self, row: Future[int] | None, **fields: Any) -> None:
+        self._audit.finish(_row_id(row), **fields)
+
+    def _finish(self, call: ToolCall, server_id: str, decision: Decision, outcome: Outcome,
+                content: str, is_error: bool, duration_ms: int | None,
+                row: Future[int] | None = None) -> dict[str, Any]:
+        self._writer.submit(
+            self._audit_finish, row,
+            tool_name=call.name, server_id=server_id,
+            tool_input=call.input if call.error is None else call.raw_input,
+            decision=decision.kind, outcome=outcome,
+            output=content, is_error=is_error,
+            rule_id=decision.rule.id if decision.rule is not None else None,
+            duration_ms=duration_ms, conversation_id=self._conversation_id,
+            tool_use_id=call.id)
+        self._emit(ToolFinished(call.id, call.name, is_error, duration_ms or 0, content, outcome))
+        return {"type": "tool_result", "tool_use_id": call.id, "content": content,
+                "is_error": is_error}
+
+
+def _row_id(row: Future[int] | None) -> int | None:
+    """The id ``AuditRepository.begin`` returned. Writes run in order on one thread, so a
+    later write finds the begin done; a failed begin gives None (finish then inserts)."""
+    if row is None or not row.done() or row.cancelled() or row.exception() is not None:
+        return None
+    return row.result()

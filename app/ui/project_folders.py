@@ -1,0 +1,78 @@
+"""The main window's project folder: choosing and opening it (the tools work inside it, the
+title and toolbar name it) and the recent folders under File → Open Recent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QFileDialog, QLabel, QMenu
+
+from app.core.config import APP_NAME
+
+if TYPE_CHECKING:
+    # Type-checked as the window it is mixed into; at run time a plain mixin.
+    from PySide6.QtWidgets import QMainWindow as _Window
+
+    from app.core.services import Services
+    from app.ui.widgets.ai_panel import AIPanel
+    from app.ui.widgets.tools_panel import ToolsPanel
+else:
+    _Window = object
+
+MAX_RECENT = 8
+
+
+class ProjectFolders(_Window):
+    """Mixin of MainWindow: the open project folder and the recent ones."""
+
+    project_root: Path | None
+    project_label: QLabel
+    recent_menu: QMenu
+    ai_panel: AIPanel
+    tools_panel: ToolsPanel
+
+    if TYPE_CHECKING:
+        @property
+        def live_services(self) -> Services: ...
+
+    def choose_project(self) -> None:
+        start = str(self.project_root or Path.home())
+        chosen = QFileDialog.getExistingDirectory(self, "Open project folder", start)
+        if chosen:
+            self.open_project(Path(chosen))
+
+    def open_project(self, root: Path | None) -> None:
+        if root is not None and not root.is_dir():
+            root = None
+        self.project_root = root.resolve() if root is not None else None
+        self.live_services.set_project_root(self.project_root)
+        self.tools_panel.project_root = self.project_root
+        self.tools_panel.rebuild()  # the project's own .tebiki/tools.toml may add tools
+        if self.ai_panel.session is not None and not self.ai_panel.running:
+            self.ai_panel.new_conversation()
+        name = self.project_root.name if self.project_root else None
+        self.setWindowTitle(f"{name} — {APP_NAME}" if name else APP_NAME)
+        self.project_label.setText(f"Project: {self.project_root}  " if self.project_root
+                                   else "No project folder — File → Open Folder…  ")
+        if self.project_root is not None:
+            saved = self.live_services.settings.get("ui.recent_folders", [])
+            recent = ([str(self.project_root)] +
+                      [p for p in saved if p != str(self.project_root)])[:MAX_RECENT]
+            if recent != saved:  # reopening the last folder at start-up writes nothing
+                self.live_services.settings.set("ui.recent_folders", recent)
+                self._refresh_recent()
+
+    def _last_project(self) -> Path | None:
+        for path in self.live_services.settings.get("ui.recent_folders", []):
+            if Path(path).is_dir():
+                return Path(path)
+        return None
+
+    def _refresh_recent(self) -> None:
+        self.recent_menu.clear()
+        folders = self.live_services.settings.get("ui.recent_folders", [])
+        for folder in folders:
+            action = self.recent_menu.addAction(folder)
+            action.triggered.connect(lambda _=False, f=folder: self.open_project(Path(f)))
+        self.recent_menu.setEnabled(bool(folders))
