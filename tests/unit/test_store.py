@@ -14,7 +14,7 @@ from app.core.store import db as db_module
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
 from app.core.store.db import DatabaseError, open_database, schema_version, store_of
-from app.core.store.migrations import MIGRATIONS, SCHEMA_VERSION, _v3_full_text_search
+from app.core.store.migrations import _V3, MIGRATIONS, SCHEMA_VERSION
 from app.core.store.profiles import (
     AgentProfile,
     ProfileError,
@@ -206,10 +206,11 @@ def test_a_failing_migration_leaves_the_previous_version(fresh_data_dir, monkeyp
     path = fresh_data_dir / "t.sqlite3"
 
     def half_done(database: sqlite_utils.Database) -> None:
-        _v3_full_text_search(database)  # sqlite-utils creates tables and triggers, then
+        for statement in db_module._split_sql(_V3):  # the FTS tables and triggers, then
+            database.conn.execute(statement)
         raise RuntimeError("power cut")
 
-    fts_version = MIGRATIONS.index(_v3_full_text_search) + 1
+    fts_version = MIGRATIONS.index(_V3) + 1
     monkeypatch.setattr(db_module, "MIGRATIONS", (*MIGRATIONS[:fts_version - 1], half_done))
     monkeypatch.setattr(db_module, "SCHEMA_VERSION", fts_version)
     with pytest.raises(RuntimeError, match="power cut"):

@@ -1,17 +1,19 @@
-"""Full-text search over conversations and the audit trail (migration 3, sqlite-utils FTS5)."""
+"""Full-text search over conversations and the audit trail (migration 3: FTS5 tables and triggers,
+as sqlite-utils' enable_fts makes them)."""
 
 from __future__ import annotations
 
 import sqlite3
 
 import pytest
+import sqlite_utils
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
-from app.core.store.db import _split_sql, open_database, schema_version
-from app.core.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from app.core.store.db import _split_sql, open_database, quote_fts, schema_version
+from app.core.store.migrations import _FTS_COLUMNS, MIGRATIONS, SCHEMA_VERSION
 
 HOSTILE = ['"', '""', '"unbalanced', "a\"b", "*", "wor*", "NEAR(a b)", "NEAR", "(", ")",
            "((a)", "a OR", "AND", "NOT x", "-x", "^x", "content:x", "{a b}: c", "a + b", "'",
@@ -156,3 +158,73 @@ def test_any_query_string_is_safe(db, query):
         conv.append(conv.create(title="ab NEAR").id, "user", "a b * ( NEAR")
     assert isinstance(conv.search(query), list)
     assert isinstance(AuditRepository(db).search(query), list)
+
+
+# Migration 3 and the searches are plain SQL (opening the store must not import sqlite-utils);
+# what they reproduce of sqlite-utils is checked against sqlite-utils itself.
+
+def _schema(conn: sqlite3.Connection) -> list[tuple]:
+    return conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"
+                        " ORDER BY type, name").fetchall()
+
+
+def test_migration_3_makes_exactly_the_schema_sqlite_utils_enable_fts_made(fresh_data_dir):
+    # Databases migrated by earlier versions got their index from enable_fts: a new database
+    # must have the same tables and triggers, statement for statement.
+    reference = sqlite_utils.Database(sqlite3.connect(fresh_data_dir / "ref.sqlite3",
+                                                      isolation_level=None),
+                                      execute_plugins=False)
+    for migration in MIGRATIONS[:2]:
+        assert isinstance(migration, str)
+        for statement in _split_sql(migration):
+            reference.conn.execute(statement)
+    for table, columns in _FTS_COLUMNS.items():
+        reference.table(table).enable_fts(columns, fts_version="FTS5", create_triggers=True)
+
+    ours = sqlite3.connect(fresh_data_dir / "ours.sqlite3", isolation_level=None)
+    for migration in MIGRATIONS[:3]:
+        assert isinstance(migration, str)
+        for statement in _split_sql(migration):
+            ours.execute(statement)
+    try:
+        assert _schema(ours) == _schema(reference.conn)
+    finally:
+        ours.close()
+        reference.close()
+
+
+@settings(max_examples=500, deadline=None)
+@given(query=st.text(alphabet=st.sampled_from('ab "*() \t\n\x00NEAR:'), max_size=16)
+       | st.text(max_size=24))
+def test_quote_fts_is_sqlite_utils_quote_fts(query):
+    assert quote_fts(query) == sqlite_utils.Database(memory=True).quote_fts(query)
+
+
+@pytest.mark.parametrize("query", ["zanzibar", "make", "example teapot", "builtin", "x y"])
+def test_audit_search_finds_what_sqlite_utils_search_finds(db, query):
+    audit = AuditRepository(db)
+    for i in range(6):
+        audit.record(tool_name="shell_exec" if i % 2 else "web_fetch", server_id="builtin",
+                     tool_input={"command": f"make {i}", "url": "https://example.org"},
+                     decision="allow", outcome="executed",
+                     output="zanzibar teapot" if i % 3 == 0 else "x y")
+    match = quote_fts(query)
+    expected = [r["id"] for r in db.table("tool_executions").search(  # via Database.utils
+        match, columns=["id"], order_by="id DESC", limit=4)]
+    assert [e.id for e in audit.search(query, limit=4)] == expected
+
+
+def test_settings_set_writes_what_sqlite_utils_upsert_wrote(db):
+    from app.core.store.settings import SettingsRepository
+
+    settings_repo = SettingsRepository(db)
+    settings_repo.set("ui.theme", "dark")
+    first = db.conn.execute("SELECT value, updated_at FROM settings WHERE key = 'ui.theme'"
+                            ).fetchone()
+    settings_repo.set("ui.theme", {"name": "light"})
+    (value,) = db.conn.execute("SELECT value FROM settings WHERE key = 'ui.theme'").fetchone()
+    assert first[0] == '"dark"' and value == '{"name": "light"}'
+    assert db.conn.execute("SELECT count(*) FROM settings").fetchone()[0] == 1
+    db.table("settings").upsert({"key": "ui.theme", "value": '"dark"', "updated_at": "t"},
+                                pk="key")
+    assert settings_repo.get("ui.theme") == "dark"  # both write the same row

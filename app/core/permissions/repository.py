@@ -11,12 +11,13 @@ import json
 import logging
 import sqlite3
 from collections.abc import Iterable
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from app.core.permissions.rules import DECISIONS, InvalidRuleError, PermissionRule, validate_rule
 from app.core.store.db import ChangeNotifier, store_of, utc_now
+
+if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
+    import sqlite_utils
 
 log = logging.getLogger(__name__)
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import builtins
 import json
-import uuid
+import os
 from dataclasses import dataclass
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from app.core.outcomes import CallState, Outcome
 from app.core.store.db import fts_match, store_of, utc_now
+
+if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
+    import sqlite_utils
 
 _MAX_STORED_OUTPUT = 200_000
 
@@ -29,7 +30,9 @@ def _capped(output: str | None) -> str | None:
     return output
 
 # Which process wrote a pending/running row. Not the pid: pids are reused after a restart.
-PROCESS_TOKEN = uuid.uuid4().hex
+# 128 random bits as 32 hex digits (as uuid4().hex, without importing uuid and platform at
+# start-up).
+PROCESS_TOKEN = os.urandom(16).hex()
 
 # What the transcript card and the tool history say about an interrupted call (one wording).
 NOT_RUN_INTERRUPTED = "not run (interrupted)"
@@ -215,10 +218,13 @@ class AuditRepository:
         match = fts_match(self.db, query)
         if not match:
             return []
+        # What sqlite-utils' table.search(match, order_by="id DESC") selects, in one statement
+        # like ConversationRepository.search (id is the rowid the index is keyed by).
+        sql = (f"SELECT {', '.join(_COLUMNS)} FROM tool_executions WHERE id IN"
+               " (SELECT rowid FROM tool_executions_fts WHERE tool_executions_fts MATCH ?)"
+               " ORDER BY id DESC LIMIT ?")
         with self.store.lock:
-            found = self.db.table("tool_executions").search(
-                match, columns=_COLUMNS, order_by="id DESC", limit=limit)
-            rows = [tuple(r[c] for c in _COLUMNS) for r in found]
+            rows = self.db.conn.execute(sql, (match, limit)).fetchall()
         return [self._row(r) for r in rows]
 
     def count(self) -> int:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import builtins
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.store.db import fts_match, store_of, utc_now
+
+if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
+    import sqlite_utils
 
 Role = Literal["user", "assistant"]
 

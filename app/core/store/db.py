@@ -1,12 +1,15 @@
 """Opening the database: WAL, foreign keys, migrations, first-run seed data.
 
-``open_database`` returns the sqlite-utils ``Database`` (the type every repository accepts);
-what Tebiki keeps per database (the write lock, the rules-changed notifier) lives in our own
-``Store``, found with ``store_of(db)``.
+``open_database`` returns a ``Database``: the plain ``sqlite3`` connection every repository
+uses, and the sqlite-utils API on demand. Opening, migrating and every repository query use
+the standard library only, so start-up does not import sqlite-utils (~60 ms with click,
+pluggy, dateutil and tabulate). What Tebiki keeps per database (the write lock, the
+rules-changed notifier) lives in our own ``Store``, found with ``store_of(db)``.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 import weakref
@@ -15,14 +18,67 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from app.core.store.errors import DatabaseError
 from app.core.store.migrations import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["ChangeNotifier", "DatabaseError", "Store", "db_lock", "fts_match", "migrate",
-           "open_database", "schema_version", "store_of", "transaction", "utc_now"]
+if TYPE_CHECKING:
+    import sqlite_utils
+
+    # To type checkers a ``Database`` is the sqlite-utils one: every attribute of that API
+    # is reachable on it (``__getattr__`` below), and callers annotated with it keep working.
+    _DatabaseBase = sqlite_utils.Database
+else:
+    _DatabaseBase = object
+
+__all__ = ["ChangeNotifier", "Database", "DatabaseError", "Store", "db_lock", "fts_match",
+           "migrate", "open_database", "quote_fts", "schema_version", "store_of", "transaction",
+           "utc_now"]
+
+
+class Database(_DatabaseBase):
+    """An open Tebiki database: ``conn`` (``sqlite3``), plus sqlite-utils when asked for.
+
+    The repositories and migrations use ``conn`` alone. Any other attribute (``table``,
+    ``table_names``, ``db[name]``, ...) is sqlite-utils' ``Database`` API, served by one made on
+    the same connection the first time it is needed (importing sqlite-utils then, not at
+    start-up).
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._utils: sqlite_utils.Database | None = None
+        self._utils_lock = threading.Lock()
+
+    @property
+    def utils(self) -> sqlite_utils.Database:
+        """The sqlite-utils ``Database`` on this connection (created, and imported, once)."""
+        utils = self._utils
+        if utils is None:
+            with self._utils_lock:
+                utils = self._utils
+                if utils is None:
+                    import sqlite_utils
+
+                    # execute_plugins=False: Tebiki uses no sqlite-utils plugins; looking for
+                    # them scans every installed package's entry points and would let any
+                    # installed plugin hook our connection.
+                    utils = self._utils = sqlite_utils.Database(self.conn,
+                                                                execute_plugins=False)
+        return utils
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes this class does not define: the sqlite-utils API.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.utils, name)
+
+    def __getitem__(self, table_name: str) -> Any:
+        return self.utils[table_name]
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 def utc_now() -> str:
@@ -59,9 +115,9 @@ class ChangeNotifier:
 
 
 class Store:
-    """What Tebiki keeps for one open database, next to the sqlite-utils ``Database``.
+    """What Tebiki keeps for one open database, next to its ``Database``.
 
-    Holds the sqlite-utils object only weakly: ``store_of`` keys a weak mapping by it, and a
+    Holds the database only weakly: ``store_of`` keys a weak mapping by it, and a
     strong reference back would keep every database (and its connection) alive for ever.
     """
 
@@ -83,8 +139,8 @@ class Store:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A serialised write transaction; commits on success, rolls back on any exception.
 
-        sqlite-utils calls made inside it (upsert, enable_fts) join it: the library only
-        commits transactions it opened itself."""
+        sqlite-utils calls made inside it (``db.utils``) join it: the library only commits
+        transactions it opened itself."""
         with self.lock:
             conn = self.conn
             conn.execute("BEGIN IMMEDIATE")
@@ -120,21 +176,34 @@ def db_lock(db: sqlite_utils.Database) -> threading.RLock:
 
 
 def transaction(db: sqlite_utils.Database) -> AbstractContextManager[sqlite3.Connection]:
-    """``store_of(db).transaction()``, for callers holding the sqlite-utils object."""
+    """``store_of(db).transaction()``, for callers holding the ``Database``."""
     return store_of(db).transaction()
+
+
+# sqlite-utils' ``Database.quote_fts``, here so a search does not import sqlite-utils.
+_QUOTE_FTS_RE = re.compile(r'\s+|(".*?")')
+
+
+def quote_fts(query: str) -> str:
+    """Each word of ``query`` as a quoted FTS phrase (sqlite-utils' ``quote_fts``, same
+    output): words, not FTS syntax; an unbalanced ``"`` is closed at the end."""
+    if query.count('"') % 2:
+        query += '"'
+    bits = [b for b in _QUOTE_FTS_RE.split(query) if b and b != '""']
+    return " ".join(f'"{bit}"' if not bit.startswith('"') else bit for bit in bits)
 
 
 def fts_match(db: sqlite_utils.Database, query: str) -> str:
     """``query`` as an FTS5 MATCH expression that searches for its words literally ("" when
     it has none: FTS5 rejects an empty MATCH).
 
-    sqlite-utils' quote_fts makes each word a quoted phrase, so FTS syntax the user typed
-    (NEAR, *, quotes, parentheses, column filters) is searched for, never interpreted. NUL is
-    removed first: the FTS5 query parser stops at it, leaving a quote unterminated."""
-    return db.quote_fts(query.replace("\x00", " ")).strip()
+    ``quote_fts`` makes each word a quoted phrase, so FTS syntax the user typed (NEAR, *,
+    quotes, parentheses, column filters) is searched for, never interpreted. NUL is removed
+    first: the FTS5 query parser stops at it, leaving a quote unterminated."""
+    return quote_fts(query.replace("\x00", " ")).strip()
 
 
-def open_database(path: str | Path) -> sqlite_utils.Database:
+def open_database(path: str | Path) -> Database:
     """Open (creating if needed) and migrate the Tebiki database at ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -148,10 +217,10 @@ def open_database(path: str | Path) -> sqlite_utils.Database:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=10000")
-        # execute_plugins=False: Tebiki uses no sqlite-utils plugins, and looking for them
-        # scans every installed package's entry points (~10 ms of start-up, measured) and
-        # would let any installed plugin hook our connection.
-        db = sqlite_utils.Database(conn, execute_plugins=False)
+        # As sqlite-utils sets it on every connection it wraps (this one used to be wrapped at
+        # open): a trigger's writes fire triggers too.
+        conn.execute("PRAGMA recursive_triggers=on")
+        db = Database(conn)
         migrate(db)
     except sqlite3.DatabaseError as exc:
         conn.close()
@@ -181,7 +250,7 @@ def migrate(db: sqlite_utils.Database) -> None:
                 for statement in _split_sql(migration):
                     conn.execute(statement)
             else:
-                migration(db)  # sqlite-utils joins our transaction (see Store.transaction)
+                migration(db)  # given the connection inside our transaction
             if version == 1:
                 _seed_first_run(conn)
             conn.execute(f"PRAGMA user_version={version}")

@@ -1,6 +1,6 @@
 """Read a few settings before the store is open (window size and place at start-up).
 
-Opening the store imports sqlite-utils and runs migrations; the window should not wait for
+Opening the store creates and migrates the database; the window should not wait for
 that to appear where it was last time. This reads the ``settings`` table with the standard
 library only and never creates, migrates or writes anything: a missing or unreadable database
 just means "no saved settings".

@@ -6,10 +6,10 @@ mid-migration leaves the database at the previous version, never half-migrated.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the store imports sqlite-utils when it opens; this module need not
+if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
     import sqlite_utils
 
 # CHECK constraints make invalid rows impossible even for code that bypasses the repositories.
@@ -115,11 +115,17 @@ ALTER TABLE tool_executions ADD COLUMN owner TEXT;
 CREATE INDEX idx_tool_executions_conversation ON tool_executions(conversation_id, tool_use_id);
 """
 
-# Full-text search over titles, messages and the audit trail. sqlite-utils writes the FTS5
-# tables and the insert/update/delete triggers that keep them in step with every write (however
-# it is made: repositories, raw SQL, another process); it runs inside the migration's
-# transaction, so the schema version and the index appear together or not at all.
-# Message content and tool input are indexed as the stored JSON text.
+# Full-text search over titles, messages and the audit trail: FTS5 tables and the
+# insert/update/delete triggers that keep them in step with every write (however it is made:
+# repositories, raw SQL, another process). Applied inside the migration's transaction, so the
+# schema version and the index appear together or not at all. Message content and tool input
+# are indexed as the stored JSON text.
+#
+# The statements are those sqlite-utils' ``Table.enable_fts(columns, fts_version="FTS5",
+# create_triggers=True)`` runs (the version in requirements.lock, which applied this migration
+# before), character for character, so a new database has the schema such a database has;
+# tests/unit/test_store_fts.py compares the two. Plain SQL: creating a database does not import
+# sqlite-utils.
 _FTS_COLUMNS = {
     "conversations": ("title",),
     "messages": ("content",),
@@ -127,13 +133,40 @@ _FTS_COLUMNS = {
 }
 
 
-def _v3_full_text_search(db: sqlite_utils.Database) -> None:
-    for table, columns in _FTS_COLUMNS.items():
-        db.table(table).enable_fts(columns, fts_version="FTS5", create_triggers=True)
+def _quote(identifier: str) -> str:
+    return '"{}"'.format(identifier.replace('"', '""'))
 
 
-# A migration is SQL (run statement by statement) or a function given the sqlite-utils
-# Database; either runs inside the transaction that bumps ``PRAGMA user_version``.
+def _fts_sql(table: str, columns: Iterable[str]) -> str:
+    cols = ", ".join(_quote(c) for c in columns)
+    old = ", ".join(f"old.{_quote(c)}" for c in columns)
+    new = ", ".join(f"new.{_quote(c)}" for c in columns)
+    t, fts = _quote(table), _quote(table + "_fts")
+    ai, ad, au = (_quote(table + suffix) for suffix in ("_ai", "_ad", "_au"))
+    return f"""CREATE VIRTUAL TABLE {fts} USING FTS5 (
+    {cols},
+    content={t}
+);
+INSERT INTO {fts} (rowid, {cols})
+    SELECT rowid, {cols} FROM {t};
+CREATE TRIGGER {ai} AFTER INSERT ON {t} BEGIN
+  INSERT INTO {fts} (rowid, {cols}) VALUES (new.rowid, {new});
+END;
+CREATE TRIGGER {ad} AFTER DELETE ON {t} BEGIN
+  INSERT INTO {fts} ({fts}, rowid, {cols}) VALUES('delete', old.rowid, {old});
+END;
+CREATE TRIGGER {au} AFTER UPDATE ON {t} BEGIN
+  INSERT INTO {fts} ({fts}, rowid, {cols}) VALUES('delete', old.rowid, {old});
+  INSERT INTO {fts} (rowid, {cols}) VALUES (new.rowid, {new});
+END;
+"""
+
+
+_V3 = "".join(_fts_sql(table, columns) for table, columns in _FTS_COLUMNS.items())
+
+# A migration is SQL (run statement by statement) or a function given the database
+# (app.core.store.db.Database); either runs inside the transaction that bumps
+# ``PRAGMA user_version``.
 Migration = str | Callable[["sqlite_utils.Database"], None]
 
 
@@ -164,6 +197,6 @@ SELECT column1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM (VALUES
 
 _V4 = _v4_seeded_default_rules_sql()
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _v3_full_text_search, _V4)
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4)
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -6,11 +6,12 @@ import builtins
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from app.core.store.db import store_of, utc_now
+
+if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
+    import sqlite_utils
 
 # The newest Sonnet the installed SDK names and does not list as deprecated (claude-sonnet-4-5,
 # the previous default, reaches end of life on 2026-11-30). Used offline and before the

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from app.core.store.db import store_of, utc_now
+
+if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
+    import sqlite_utils
 
 _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
 
@@ -29,11 +30,13 @@ class SettingsRepository:
         if any(hint in key.lower() for hint in _SECRET_HINTS):
             raise ValueError(f"{key!r} looks like a secret; store it in the OS keyring instead")
         text = json.dumps(value, ensure_ascii=False)
-        # upsert: INSERT … ON CONFLICT(key) DO UPDATE, inside our transaction (sqlite-utils
-        # joins a transaction it did not open). Its few schema look-ups are fine for settings.
-        with self.store.transaction():
-            self.db.table("settings").upsert(
-                {"key": key, "value": text, "updated_at": utc_now()}, pk="key")
+        # The statement sqlite-utils' upsert(pk="key") runs, without its schema look-ups (and
+        # its import): a new key is inserted, an existing one gets the new value and time.
+        with self.store.transaction() as conn:
+            conn.execute(
+                'INSERT INTO "settings" ("key", "updated_at", "value") VALUES (?, ?, ?)'
+                ' ON CONFLICT("key") DO UPDATE SET "updated_at" = excluded."updated_at",'
+                ' "value" = excluded."value"', (key, utc_now(), text))
 
     def delete(self, key: str) -> None:
         with self.store.transaction() as conn:
