@@ -37,7 +37,8 @@ lock:
 	@if cmp -s $(LOCK).new $(LOCK); then rm $(LOCK).new; echo "$(LOCK): unchanged"; \
 	 else mv $(LOCK).new $(LOCK); echo "$(LOCK): updated"; fi
 
-# System tools: ripgrep and fd speed up grep/glob_search, git backs git_ops, desktop-file-utils checks the
+# System tools: ripgrep and fd speed up grep/glob_search, git backs git_ops, bubblewrap is the
+# sandbox every program runs in (Linux), desktop-file-utils checks the
 # desktop entry in tests, and two xcb libraries are bundled by `make package`.
 # Installed when we are root on a Debian-like machine; otherwise we say what is missing.
 sysdeps:
@@ -45,6 +46,7 @@ sysdeps:
 	command -v rg >/dev/null 2>&1 || missing="$$missing ripgrep"; \
 	command -v fd >/dev/null 2>&1 || command -v fdfind >/dev/null 2>&1 || missing="$$missing fd-find"; \
 	command -v git >/dev/null 2>&1 || missing="$$missing git"; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	command -v desktop-file-validate >/dev/null 2>&1 || missing="$$missing desktop-file-utils"; \
 	{ ldconfig -p 2>/dev/null | grep -q 'libxcb-icccm.so.4 '; } || missing="$$missing libxcb-icccm4"; \
 	{ ldconfig -p 2>/dev/null | grep -q 'libxcb-keysyms.so.1 '; } || missing="$$missing libxcb-keysyms1"; \

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import ToolPermissionService
+from app.core.sandbox import Sandbox, machine_sandbox
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
 from app.core.store.profiles import ProfileRepository
@@ -23,6 +22,9 @@ from app.core.tools.providers.custom import CustomToolsProvider
 from app.core.tools.providers.mcp import McpProvider
 from app.core.tools.providers.mcp_config import McpConfigStore
 from app.core.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
+    import sqlite_utils
 
 
 @dataclass
@@ -37,6 +39,8 @@ class Services:
     settings: SettingsRepository
     mcp: McpProvider | None = None
     mcp_config: McpConfigStore | None = None
+    # The OS sandbox every program runs in; see app_sandbox.
+    sandbox: Sandbox = field(default_factory=Sandbox.off)
 
     async def start_mcp(self) -> None:
         """Start the configured MCP servers (their tools appear as each one comes up)."""
@@ -50,6 +54,14 @@ class Services:
         if self.mcp is not None:
             await self.mcp.aclose()
         await self.registry.aclose()
+
+    def set_sandbox_required(self, required: bool) -> None:
+        """The "Require the sandbox" setting: saved, and in force for the next call."""
+        self.settings.set(SANDBOX_REQUIRED_KEY, bool(required))
+        self.sandbox = replace(self.sandbox, required=bool(required))
+        self.permissions.sandbox = self.sandbox
+        if self.mcp is not None:
+            self.mcp.sandbox = self.sandbox  # from each server's next start
 
     def set_project_root(self, root: Path | None) -> None:
         self.permissions.working_dir = root.resolve() if root is not None else None
@@ -99,21 +111,36 @@ def default_rules(specs: Iterable[ToolSpec]) -> list[PermissionRule]:
             for spec in specs for rule in spec.default_rules]
 
 
+# Settings key: refuse to run programs unsandboxed. Unset: on where the sandbox works.
+SANDBOX_REQUIRED_KEY = "sandbox.required"
+
+
+def app_sandbox(settings: SettingsRepository, data_dir: Path) -> Sandbox:
+    """The sandbox setting of this app instance: the probe's status (probed once per process,
+    a few milliseconds in the start-up worker), whether the person requires it, and the hidden
+    paths — the shared sensitive list plus Tebiki's own data folder."""
+    sandbox = machine_sandbox(data_dir)
+    required = settings.get(SANDBOX_REQUIRED_KEY)
+    return replace(sandbox, required=required) if isinstance(required, bool) else sandbox
+
+
 def build_services(db: sqlite_utils.Database, data_dir: Path,
                    project_root: Path | None = None,
                    registry: ToolRegistry | None = None) -> Services:
+    settings = SettingsRepository(db)
+    sandbox = app_sandbox(settings, data_dir)  # before the MCP provider, which starts programs
     mcp: McpProvider | None = None
     if registry is None:
         registry = default_registry()
         registry.register_provider(CliProvider())
         registry.register_provider(CustomToolsProvider(data_dir, project_root))
-        mcp = McpProvider(on_tools_changed=registry.refresh)
+        mcp = McpProvider(on_tools_changed=registry.refresh, sandbox=sandbox)
         registry.register_provider(mcp)
     profiles = ProfileRepository(db)
-    settings = SettingsRepository(db)
     specs = registry.specs()
     profiles.ensure_default(**profile_defaults(specs))
-    permissions = ToolPermissionService(db, registry=registry, working_dir=project_root)
+    permissions = ToolPermissionService(db, registry=registry, working_dir=project_root,
+                                        sandbox=sandbox)
     # Every start, not only the first: a tool added in this version brings its default rules
     # to existing databases (each given once; see RuleRepository.seed_defaults).
     permissions.rules.seed_defaults(default_rules(specs))
@@ -128,4 +155,5 @@ def build_services(db: sqlite_utils.Database, data_dir: Path,
         settings=settings,
         mcp=mcp,
         mcp_config=McpConfigStore(settings) if mcp is not None else None,
+        sandbox=sandbox,
     )

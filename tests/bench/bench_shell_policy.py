@@ -6,6 +6,8 @@ Run: .venv/bin/python tests/bench/bench_shell_policy.py [--commands N] [--runs N
    realistic generated commands, against the seed's check (forbidden substrings + first token)
    measured in the same run.
 2. shell_exec overhead against a bare asyncio.create_subprocess_exec of the same program.
+3. The sandbox's cost: shell_exec running `true` sandboxed (bubblewrap, the app's hidden-paths
+   list) against the same call unsandboxed, interleaved in the same run. Goal: ≤ 10 ms.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from app.core.sandbox import Sandbox, probe_sandbox
+from app.core.sensitive_paths import sensitive_paths
 from app.core.tools.base import ToolContext
 from app.core.tools.builtin.shell_exec import ShellExecTool
 from app.core.tools.shell_policy import check_command
@@ -133,6 +137,34 @@ async def exec_overhead(runs: int) -> dict[str, float]:
     return results
 
 
+async def sandbox_overhead(runs: int) -> dict[str, float | str]:
+    status = probe_sandbox()
+    if not status.available:
+        return {"sandbox": status.summary}
+    project = Path(tempfile.mkdtemp(prefix="tebiki-bench-")).resolve()
+    plain = ToolContext(working_dir=project, allowed_commands=("true",))
+    boxed = ToolContext(working_dir=project, allowed_commands=("true",),
+                        sandbox=Sandbox(status, True, sensitive_paths()))
+    tool = ShellExecTool()
+
+    async def once(ctx: ToolContext) -> float:
+        t = time.perf_counter()
+        result = await tool.execute({"command": "true"}, ctx)
+        elapsed = time.perf_counter() - t
+        assert not result.is_error, result.content
+        return elapsed
+
+    await once(plain)
+    await once(boxed)
+    plain_s, boxed_s = [], []
+    for _ in range(runs):
+        plain_s.append(await once(plain))
+        boxed_s.append(await once(boxed))
+    p, b = statistics.median(plain_s), statistics.median(boxed_s)
+    return {"sandbox": status.summary, "exec_true_unsandboxed_ms": p * 1000,
+            "exec_true_sandboxed_ms": b * 1000, "sandbox_overhead_ms": (b - p) * 1000}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--commands", type=int, default=10_000)
@@ -173,6 +205,8 @@ def main() -> None:
     print(f"shell_parse_worst_case_input: {short(worst_text, 30)}")
     for name, value in asyncio.run(exec_overhead(args.exec_runs)).items():
         print(f"{name}: {value:.2f}")
+    for name, figure in asyncio.run(sandbox_overhead(args.exec_runs)).items():
+        print(f"{name}: {figure:.2f}" if isinstance(figure, float) else f"{name}: {figure}")
 
 
 if __name__ == "__main__":

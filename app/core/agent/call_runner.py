@@ -245,7 +245,8 @@ class ToolCallRunner(CallAudit):
             tool = self.registry.get(tool_name)
             ctx = run.contexts[tool_name] = build_tool_context(
                 self.profile_id, run.settings, self.project_root, self._tool_session,
-                tool_name=tool_name, spec=tool.spec if tool is not None else None)
+                tool_name=tool_name, spec=tool.spec if tool is not None else None,
+                sandbox=self.permissions.sandbox)
         return ctx
 
     async def _preview(self, tool: Tool, tool_input: Mapping[str, Any],

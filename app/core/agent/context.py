@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from app.core.sandbox import Sandbox
 from app.core.store.profiles import ToolSetting
 from app.core.tools.base import GitPermission, ToolContext, ToolSpec
 from app.core.tools.config_fields import CAPABILITY_KEYS, ConfigField, FieldKind
@@ -81,17 +82,21 @@ def build_tool_context(
     session: dict[str, Any],
     tool_name: str | None = None,
     spec: ToolSpec | None = None,
+    sandbox: Sandbox | None = None,
 ) -> ToolContext:
     """The capability boundary for a call to ``tool_name`` under this profile.
 
     ``session`` is the conversation's shared mutable state (shell cwd, ...); pass the same dict
     for every call of a conversation. Without ``tool_name`` every capability has its safe
     default (use that for anything that is not a specific tool's call). ``spec`` is the called
-    tool's spec: its ``config_fields`` say which capabilities its config may set.
+    tool's spec: its ``config_fields`` say which capabilities its config may set. ``sandbox``
+    is the app's OS sandbox setting (``Services.sandbox``); None: the machine's default.
     """
     setting = tool_settings.get(tool_name) if tool_name is not None else None
     where = f"profile {profile_id}, tool {tool_name}: "
     caps = (capabilities_of(setting.config, capability_fields(spec), where=where)
             if setting is not None else {})
+    if sandbox is not None:
+        caps["sandbox"] = sandbox
     return ToolContext(working_dir=project_root, session=session,
                        tool_config=tool_options(tool_settings), **caps)

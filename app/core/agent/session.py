@@ -37,9 +37,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from app.core.agent.call_runner import ToolCallRunner, _Run
 from app.core.agent.events import (
@@ -69,6 +67,9 @@ from app.core.store.profiles import AgentProfile, ProfileRepository
 from app.core.store.writer import BackgroundWriter
 from app.core.tools.registry import ToolRegistry
 from app.core.warmup import warm_up
+
+if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
+    import sqlite_utils
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from app.core.hosts import canonical_host_pattern
 from app.core.permissions.patterns import (
@@ -29,8 +27,13 @@ from app.core.permissions.patterns import (
 )
 from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import STRICTNESS, DecisionKind, PermissionRule
+from app.core.sandbox import Sandbox, machine_sandbox
 from app.core.tools.base import SubjectError, SubjectKind, canonical_json
+from app.core.tools.containment import ProgramContainment, program_containment
 from app.core.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
+    import sqlite_utils
 
 _MAX_CANDIDATE_CACHE = 4096
 
@@ -138,6 +141,7 @@ class ToolPermissionService:
         db: sqlite_utils.Database,
         registry: ToolRegistry | None = None,
         working_dir: str | os.PathLike[str] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         if registry is None:
             from app.core.tools.builtin import default_registry
@@ -146,6 +150,8 @@ class ToolPermissionService:
         self.rules = RuleRepository(db)
         self.registry = registry
         self.working_dir = Path(working_dir).resolve() if working_dir is not None else None
+        # Whether a call's programs will run contained is a fact decisions can use.
+        self.sandbox = sandbox if sandbox is not None else machine_sandbox()
         self._lock = threading.Lock()
         self._index = _RuleIndex([])
         self._index_generation = -1
@@ -182,6 +188,14 @@ class ToolPermissionService:
                             note="The input could not be fully analysed, so it is not "
                                  "auto-approved.")
         return Decision(worst.kind, worst.rule, tuple(decided))
+
+    def program_containment(self, server_id: str, tool_name: str) -> ProgramContainment | None:
+        """Whether the programs a call to this tool starts run in a working sandbox (None: the
+        tool is unknown)."""
+        tool = self.registry.get(tool_name)
+        if tool is None or tool.spec.server_id != server_id:
+            return None
+        return program_containment(tool.spec, self.sandbox)
 
     def reload(self) -> None:
         """Re-read the rule table (called by the repository after every write)."""

@@ -15,6 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
+from app.core.sandbox import Confinement, Sandbox, machine_sandbox
 from app.core.tools.config_fields import ConfigField
 from app.core.tools.params import ParamsError
 
@@ -118,7 +119,15 @@ class ToolSpec:
     config_fields: tuple[ConfigField, ...] = field(default=(), compare=False, repr=False)
     default_rules: tuple[DefaultRule, ...] = field(default=(), compare=False, repr=False)
     runs_programs: bool = field(default=False, compare=False)
+    # Every program it starts runs in the OS sandbox whenever one works (app.core.sandbox);
+    # False for a tool that starts programs outside it (e.g. an MCP server not opted in).
+    sandboxed: bool = field(default=False, compare=False)
     needs_network: bool = field(default=False, compare=False)
+    # Whether a call can change files in the project, so a checkpoint is taken around it and
+    # its changes are shown and undoable: a bool, or a function of the input for tools where
+    # it depends on the action (git_ops' read actions change nothing).
+    changes_files: bool | Callable[[Mapping[str, Any]], bool] = field(default=False,
+                                                                      compare=False)
     # When set, the approval dialog lists the call's subjects under this heading (e.g. each
     # command of a shell chain), because for this tool they are what a person must read.
     subjects_heading: str | None = field(default=None, compare=False)
@@ -127,6 +136,14 @@ class ToolSpec:
         if self.subjects_fn is None:
             return [canonical_json(tool_input)]
         return self.subjects_fn(tool_input, working_dir)
+
+    def may_change_files(self, tool_input: Mapping[str, Any]) -> bool:
+        if callable(self.changes_files):
+            try:
+                return bool(self.changes_files(tool_input))
+            except Exception:  # an input it cannot read: assume it can, the safe side
+                return True
+        return self.changes_files
 
     def definition(self) -> dict[str, Any]:
         """The Anthropic Messages API tool definition.
@@ -202,6 +219,10 @@ class ToolContext:
     tool_config: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # Mutable state shared by the calls of one conversation (shell cwd, background jobs).
     session: dict[str, Any] = field(default_factory=dict, compare=False)
+    # The OS sandbox every program this call starts runs in (app.core.sandbox). The app passes
+    # its setting; a context built without one gets the machine's sandbox, required wherever it
+    # works: containment does not depend on every caller remembering it.
+    sandbox: Sandbox = field(default_factory=machine_sandbox, compare=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -215,6 +236,30 @@ class ToolContext:
 
     def config_for(self, tool_name: str) -> Mapping[str, Any]:
         return self.tool_config.get(tool_name, {})
+
+    def confine(self, *, writable: Sequence[Path] = (), read_only: Sequence[Path] = (),
+                network: bool = False) -> Confinement | None:
+        """The sandbox for a program this call starts: ``writable`` folders, ``read_only`` ones
+        (protected inside them), network on or off; the project folder is always visible.
+        None when the sandbox is off and not required; raises ``SandboxRequired`` when it is
+        required and unavailable (the message tells the person what to do)."""
+        visible = list(read_only)
+        if not any(self.working_dir.is_relative_to(w) for w in writable):
+            visible.insert(0, self.working_dir)
+        # The enclosing repository too: programs read its root's .gitignore and config even
+        # when the project is a subfolder (this matters where the folder would otherwise be
+        # out of sight, e.g. under the sandbox's private /tmp).
+        repo = _repository_root(self.working_dir)
+        if repo is not None and repo != self.working_dir:
+            visible.insert(0, repo)
+        return self.sandbox.confine(writable=writable, read_only=visible, network=network)
+
+
+def _repository_root(folder: Path) -> Path | None:
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
 
 
 def _resolve_write_dir(working_dir: Path, d: str | os.PathLike[str]) -> Path:

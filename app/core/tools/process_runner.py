@@ -9,7 +9,10 @@ all get the same guarantees:
   cancellation, or when the command finishes, every group it created is killed, so grandchildren
   do not outlive the call (a program that calls setsid() itself can escape; that needs cgroups),
 - stdin is /dev/null, stdout/stderr are capped (head and tail kept, a marker in between),
-- ``cd`` / ``pwd`` are built in; ``cd`` cannot leave the project folder.
+- ``cd`` / ``pwd`` are built in; ``cd`` cannot leave the project folder,
+- with a ``Confinement`` every process starts inside the OS sandbox (``app.core.sandbox``):
+  the program is resolved here, then started by bubblewrap / sandbox-exec with the policy's
+  mounts; a new PID namespace also ends the setsid() escape above.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.core.sandbox import Confinement
 from app.core.tools.shell_syntax import ChainStep, Pipeline, SimpleCommand
 
 __all__ = [
@@ -170,6 +174,7 @@ class RunResult:
     cwd: Path | None = None
     stdout_bytes: int = 0
     stderr_bytes: int = 0
+    sandboxed: bool = False
 
     @property
     def success(self) -> bool:
@@ -197,6 +202,7 @@ class _Run:
     out_w: int
     err_w: int
     env_hook: EnvHook | None = None
+    confinement: Confinement | None = None
     groups: set[int] = field(default_factory=set)
 
 
@@ -234,6 +240,8 @@ async def _spawn(run: _Run, argv: list[str], stdin: int, stdout: int
             env = await run.env_hook(list(argv), run.cwd)
         except SpawnRefused as exc:
             return f"{argv[0]}: not started: {exc}\n"
+    if run.confinement is not None:
+        exe, argv = run.confinement.wrap(argv, exe, run.cwd)
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, executable=exe, stdin=stdin, stdout=stdout, stderr=run.err_w,
@@ -341,8 +349,12 @@ async def run_steps(
     env_hook: EnvHook | None = None,
     stdout_buffer: OutputBuffer | None = None,
     stderr_buffer: OutputBuffer | None = None,
+    confinement: Confinement | None = None,
 ) -> RunResult:
-    """Execute a parsed (and policy-checked) command; see the module docstring."""
+    """Execute a parsed (and policy-checked) command; see the module docstring.
+
+    With ``confinement`` every process runs in the sandbox, and a failure that looks like the
+    sandbox's doing (a read-only file system, no network) gets a note saying so."""
     loop = asyncio.get_running_loop()
     started = time.monotonic()
     out_buf = stdout_buffer or OutputBuffer(max_output_bytes)
@@ -350,7 +362,8 @@ async def run_steps(
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     run = _Run(env=env if env is not None else minimal_env(project_root=root), root=root,
-               cwd=cwd, argv_hook=argv_hook, out_w=out_w, err_w=err_w, env_hook=env_hook)
+               cwd=cwd, argv_hook=argv_hook, out_w=out_w, err_w=err_w, env_hook=env_hook,
+               confinement=confinement)
     readers: list[_PipeReader] = []
     transports: list[asyncio.BaseTransport] = []
     for fd, buf in ((out_r, out_buf), (err_r, err_buf)):
@@ -382,6 +395,10 @@ async def run_steps(
             for pipe_transport in transports:
                 pipe_transport.close()
     stderr = err_buf.text()
+    if confinement is not None and status not in (0, None):
+        note = confinement.explain(stderr)
+        if note:
+            stderr += f"\n{note}"
     if timed_out:
         stderr += (f"\n[timed out after {timeout_s:g} s: the command and its child processes "
                    "were killed]")
@@ -394,6 +411,7 @@ async def run_steps(
         cwd=run.cwd,
         stdout_bytes=out_buf.total,
         stderr_bytes=err_buf.total,
+        sandboxed=confinement is not None,
     )
 
 
@@ -405,9 +423,10 @@ async def run_argv(
     max_output_bytes: int,
     env: Mapping[str, str] | None = None,
     root: Path | None = None,
+    confinement: Confinement | None = None,
 ) -> RunResult:
     """Run one argv (no parsing involved) with the same isolation, caps and kill rules."""
     step = ChainStep(None, Pipeline([SimpleCommand(list(argv), " ".join(argv))]))
     return await run_steps([step], cwd=cwd, root=root or cwd, timeout_s=timeout_s,
-                           max_output_bytes=max_output_bytes, env=env)
+                           max_output_bytes=max_output_bytes, env=env, confinement=confinement)
 

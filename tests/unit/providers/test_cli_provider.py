@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.sandbox import Sandbox
 from app.core.tools.base import ToolContext, ToolResult
 from app.core.tools.builtin.glob_search import GlobSearchTool
 from app.core.tools.builtin.grep_search import GrepSearchTool
@@ -18,6 +19,9 @@ RG = shutil.which("rg")
 FD = shutil.which("fd") or shutil.which("fdfind")
 needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep (rg) is not installed")
 needs_fd = pytest.mark.skipif(FD is None, reason="fd (fd or fdfind) is not installed")
+# The wrapper scripts that prove which binary ran live under pytest's /tmp, which the sandbox
+# replaces; these tests compare outputs without it (the sandboxed runs are tested at the end).
+UNSANDBOXED = Sandbox.off("wrapper scripts under /tmp")
 MISSING = "tebiki-no-such-program"
 
 
@@ -170,7 +174,7 @@ async def test_grep_output_is_identical_to_the_builtin(tree: Path, tmp_path: Pat
     script, log = wrapper(tmp_path, RG, "rg-wrapper")
     provider = CliProvider({"rg": [str(script)], "fd": [MISSING]})
     (cli,) = provider.tools()
-    ctx = ToolContext(working_dir=tree)
+    ctx = ToolContext(sandbox=UNSANDBOXED, working_dir=tree)
     builtin, ours = await both(GrepSearchTool(), cli, args, ctx)
     assert ours == builtin
     if "bogus" not in args and "missing" not in str(args.get("path")):
@@ -185,7 +189,8 @@ async def test_explicit_tool_configuration_still_wins(tree: Path, tmp_path: Path
     assert RG is not None
     script, log = wrapper(tmp_path, RG, "rg-wrapper")
     (cli,) = CliProvider({"rg": [str(script)], "fd": [MISSING]}).tools()
-    ctx = ToolContext(working_dir=tree, tool_config={"grep_search": {"use_rg": "never"}})
+    ctx = ToolContext(sandbox=UNSANDBOXED, working_dir=tree,
+                      tool_config={"grep_search": {"use_rg": "never"}})
     builtin, ours = await both(GrepSearchTool(), cli, {"pattern": "TODO"}, ctx)
     assert ours == builtin
     assert log.read_text().splitlines() == ["--version"]
@@ -222,7 +227,7 @@ async def test_glob_output_is_identical_to_the_builtin(tree: Path, tmp_path: Pat
     script, log = wrapper(tmp_path, FD, "fd-wrapper")
     provider = CliProvider({"rg": [MISSING], "fd": [str(script)]})
     (cli,) = provider.tools()
-    ctx = ToolContext(working_dir=tree)
+    ctx = ToolContext(sandbox=UNSANDBOXED, working_dir=tree)
     builtin, ours = await both(GlobSearchTool(), cli, args, ctx)
     assert ours == builtin
     assert not builtin.is_error or "base_dir" in args or not args["pattern"] or "extra" in args
@@ -241,7 +246,7 @@ async def test_glob_outside_git_with_old_fd_uses_the_builtin_walker(tree: Path,
     shutil.rmtree(tree / ".git")
     script, log = wrapper(tmp_path, FD, "fd-wrapper")
     (cli,) = CliProvider({"rg": [MISSING], "fd": [str(script)]}).tools()
-    ctx = ToolContext(working_dir=tree)
+    ctx = ToolContext(sandbox=UNSANDBOXED, working_dir=tree)
     builtin, ours = await both(GlobSearchTool(), cli, {"pattern": "**/*"}, ctx)
     assert ours == builtin
     assert "build/out.py" not in builtin.content  # .gitignore honoured without git too
@@ -254,10 +259,39 @@ async def test_glob_respects_use_fd_never_and_a_vanished_fd(tree: Path, tmp_path
     assert FD is not None
     script, log = wrapper(tmp_path, FD, "fd-wrapper")
     (cli,) = CliProvider({"rg": [MISSING], "fd": [str(script)]}).tools()
-    ctx = ToolContext(working_dir=tree, tool_config={"glob_search": {"use_fd": "never"}})
+    ctx = ToolContext(sandbox=UNSANDBOXED, working_dir=tree,
+                      tool_config={"glob_search": {"use_fd": "never"}})
     builtin, ours = await both(GlobSearchTool(), cli, {"pattern": "**/*.py"}, ctx)
     assert ours == builtin and log.read_text().splitlines() == ["--version"]
     script.unlink()
-    ctx = ToolContext(working_dir=tree)
+    ctx = ToolContext(sandbox=UNSANDBOXED, working_dir=tree)
     builtin, ours = await both(GlobSearchTool(), cli, {"pattern": "**/*.py"}, ctx)
     assert ours == builtin
+
+
+@needs_fd
+@pytest.mark.parametrize("args", [{"pattern": "**/*.py"}, {"pattern": "*"},
+                                  {"pattern": "src/**/*", "base_dir": "."}])
+async def test_glob_in_the_sandbox_is_identical_to_the_builtin(tree: Path, args: dict) -> None:
+    from app.core.sandbox import Sandbox, probe_sandbox
+    status = probe_sandbox()
+    if not status.available:
+        pytest.skip(f"no sandbox here: {status.reason}")
+    assert FD is not None
+    (cli,) = CliProvider({"rg": [MISSING], "fd": [FD]}).tools()
+    ctx = ToolContext(working_dir=tree, sandbox=Sandbox(status, True))
+    builtin, ours = await both(GlobSearchTool(), cli, args, ctx)
+    assert ours == builtin and not ours.is_error
+
+
+@needs_fd
+async def test_glob_falls_back_to_the_builtin_when_the_sandbox_is_required_and_missing(
+        tree: Path, tmp_path: Path) -> None:
+    from app.core.sandbox import Sandbox, SandboxStatus
+    assert FD is not None
+    script, log = wrapper(tmp_path, FD, "fd-wrapper")
+    (cli,) = CliProvider({"rg": [MISSING], "fd": [str(script)]}).tools()
+    ctx = ToolContext(working_dir=tree, sandbox=Sandbox(SandboxStatus.unavailable("x"), True))
+    builtin, ours = await both(GlobSearchTool(), cli, {"pattern": "**/*.py"}, ctx)
+    assert ours == builtin
+    assert [c for c in log.read_text().splitlines() if c != "--version"] == []  # fd never ran

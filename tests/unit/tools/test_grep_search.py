@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.sandbox import Sandbox
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext
 from app.core.tools.builtin.grep_search import (
     FileHits,
@@ -286,7 +288,8 @@ async def test_rg_timeout_kills_the_process(project: Path, tmp_path: Path) -> No
     fake.write_text("#!/bin/sh\nexec sleep 30\n")
     fake.chmod(0o755)
     put(project, "a.txt", "needle\n")
-    ctx = make_ctx(project, "rg", rg_path=str(fake), timeout_s=0.3)
+    ctx = dataclasses.replace(make_ctx(project, "rg", rg_path=str(fake), timeout_s=0.3),
+                              sandbox=Sandbox.off("the fake rg lives under /tmp"))
     out = await grep(ctx, pattern="needle")
     assert "stopped at the 0.3 s time limit" in out
 

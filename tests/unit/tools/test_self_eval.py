@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.sandbox import Sandbox
 from app.core.tools.base import ToolContext
 from app.core.tools.builtin.self_eval import SelfEvalTool, detect_checks
 
@@ -111,7 +113,10 @@ async def test_chains_in_configured_commands(project: Path) -> None:
 async def test_timeout_kills_the_check(project: Path) -> None:
     code = ("import subprocess, time; p = subprocess.Popen([\"sleep\", \"60\"]); "
             "open(\"pid\", \"w\").write(str(p.pid)); time.sleep(60)")
-    ctx = ctx_with(project, {"test": py(code)}, timeout_s=1.5)
+    # Unsandboxed: the pid written inside a sandbox is its own namespace's (there, the
+    # namespace ends every process; see test_sandbox_containment.py).
+    ctx = dataclasses.replace(ctx_with(project, {"test": py(code)}, timeout_s=1.5),
+                              sandbox=Sandbox.off("following pids"))
     started = time.monotonic()
     out = await run(ctx, checks=["test"])
     assert time.monotonic() - started < 10

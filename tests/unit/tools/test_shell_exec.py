@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import sys
 import time
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.sandbox import Sandbox
 from app.core.tools.base import SubjectError, ToolContext
 from app.core.tools.builtin import default_registry
 from app.core.tools.builtin.shell_exec import SESSION_CWD, ShellExecTool, ShellJobsTool
@@ -25,6 +27,12 @@ def ctx(project: Path) -> ToolContext:
                           "printf", "head"),
         shell_timeout_s=20,
     )
+
+
+def unsandboxed(ctx: ToolContext) -> ToolContext:
+    """For tests that follow processes by pid: process_runner's own group killing (how a run
+    ends where there is no sandbox); in the sandbox, its PID namespace ends them all."""
+    return dataclasses.replace(ctx, sandbox=Sandbox.off("following pids"))
 
 
 @pytest.fixture
@@ -210,6 +218,7 @@ GRANDCHILD = (
 
 async def test_timeout_kills_grandchildren(tool: ShellExecTool, ctx: ToolContext,
                                            project: Path) -> None:
+    ctx = unsandboxed(ctx)  # the pid written inside a sandbox is its own namespace's
     started = time.monotonic()
     result = await tool.execute({"command": py(GRANDCHILD), "timeout": 1.5}, ctx)
     assert time.monotonic() - started < 10
@@ -220,6 +229,7 @@ async def test_timeout_kills_grandchildren(tool: ShellExecTool, ctx: ToolContext
 
 async def test_cancellation_kills_process_group(tool: ShellExecTool, ctx: ToolContext,
                                                 project: Path) -> None:
+    ctx = unsandboxed(ctx)  # the pid written inside a sandbox is its own namespace's
     task = asyncio.create_task(tool.execute({"command": py(GRANDCHILD)}, ctx))
     deadline = time.monotonic() + 10
     while not (project / "pids").exists() or not (project / "pids").read_text():
@@ -241,6 +251,7 @@ async def test_timeout_parameter_validated(tool: ShellExecTool, ctx: ToolContext
 
 async def test_background_job_output_and_stop(tool: ShellExecTool, ctx: ToolContext,
                                               project: Path) -> None:
+    ctx = unsandboxed(ctx)  # the pid written inside a sandbox is its own namespace's
     jobs = ShellJobsTool()
     code = ("import os, time; print(\"ready\", flush=True); "
             "open(\"pid\", \"w\").write(str(os.getpid())); time.sleep(60)")

@@ -134,6 +134,7 @@ class EditFileTool:
         subject_kind="path",
         default_config={"allowed_write_dirs": ["doc"]},
         config_fields=(WRITE_DIRS_FIELD,),
+        changes_files=True,
     )
 
     @staticmethod

@@ -5,7 +5,9 @@ commands (fsmonitor, diff/filter drivers, pagers, hooks, signing programs); clon
 must not mean running its code. Every invocation therefore runs in the environment built by
 ``app.core.tools.git_safety.safe_git_env`` (no system or person's global config, every
 program-running key the repository defines overridden, hooks off unless the tool is configured
-with ``run_hooks``, no network), and additionally
+with ``run_hooks``, no network), runs inside the OS sandbox (``command_sandbox``: read actions
+write nowhere, write actions write the project but never ``.git/config`` or ``.git/hooks``), and
+additionally
 
 - passes ``--no-ext-diff --no-textconv`` to diff-producing commands, so diffs are git's own,
 - puts ``--end-of-options`` / ``--`` before anything user-supplied, validates refs, branch names
@@ -22,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from app.core.sandbox import Confinement, SandboxRequired
 from app.core.tools.base import (
     DefaultRule,
     GitPermission,
@@ -32,6 +35,7 @@ from app.core.tools.base import (
     ToolSpec,
     parse_input,
 )
+from app.core.tools.command_sandbox import command_confinement
 from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.git_safety import GIT_ENV, GitSafetyError, safe_git_env
 from app.core.tools.params import Params, param
@@ -109,6 +113,8 @@ class GitOpsTool:
             default_rules=tuple(DefaultRule("allow", action, f"git {action} only reads")
                                 for action in READ_ACTIONS),
             runs_programs=True,
+            sandboxed=True,
+            changes_files=_changes_files,
         )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
@@ -124,7 +130,10 @@ class GitOpsTool:
                 f"Git write action '{action}' needs read-write git permission (current: "
                 f"{ctx.git_permission.value}). Use a read action, or ask the person to enable "
                 "git writes in the tool configuration.")
-        runner = _GitRunner(ctx, read_only=action in READ_ACTIONS)
+        try:
+            runner = _GitRunner(ctx, read_only=action in READ_ACTIONS)
+        except SandboxRequired as exc:
+            return ToolResult.error(f"git {action} was not run. {exc}")
         try:
             argv = await _ACTIONS[action](runner, args)
             result = await runner.run(argv)
@@ -151,6 +160,10 @@ def _subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) ->
     return [str(tool_input.get("action", ""))]
 
 
+def _changes_files(tool_input: Mapping[str, Any]) -> bool:
+    return tool_input.get("action") not in READ_ACTIONS
+
+
 class _InvalidInput(ValueError):
     pass
 
@@ -163,6 +176,10 @@ class _GitRunner:
         self.config = ctx.config_for("git_ops")
         self.timeout = float(self.config.get("timeout_s", ctx.shell_timeout_s))
         self._env: dict[str, str] | None = None
+        # In the sandbox: a read action can write nowhere; a write action can write the
+        # project and its .git, except .git's config and hooks. Never any network.
+        self.confinement: Confinement | None = command_confinement(
+            ctx, "git_ops", writable=() if read_only else (ctx.working_dir,), network=False)
 
     async def env(self) -> dict[str, str]:
         if self._env is None:
@@ -178,7 +195,7 @@ class _GitRunner:
         return await run_argv(["git", "--literal-pathspecs", *argv],
                               cwd=self.cwd, timeout_s=self.timeout,
                               max_output_bytes=cap or self.ctx.max_output_bytes,
-                              env=await self.env())
+                              env=await self.env(), confinement=self.confinement)
 
     # validation ----------------------------------------------------------------------------
 

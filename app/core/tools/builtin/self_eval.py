@@ -8,6 +8,11 @@ shell_exec — parsed, no shell, minimal environment, timeout with process-group
 output — but are not limited by shell_exec's allowlist, because the person configured them.
 They also run in git_safety's environment, so a git that a build or test runner starts cannot
 be made to run programs by the repository's git config (``git_run_hooks`` lets hooks run).
+
+Every check runs in the OS sandbox (``command_sandbox``, the same wall as shell_exec's): it can
+write only in the tool's write folders (the project folder by default) and a private /tmp, the
+project's ``.git`` stays read-only, secrets are hidden, and the network is off unless the
+tool's Configure… turns it on. When the sandbox is required and missing, no check starts.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from app.core.sandbox import SandboxRequired
 from app.core.tools.base import (
     RiskLevel,
     ToolCategory,
@@ -28,6 +34,11 @@ from app.core.tools.base import (
     parse_input,
 )
 from app.core.tools.builtin.shell_exec import SHELL_TIMEOUT_FIELD
+from app.core.tools.command_sandbox import (
+    NETWORK_FIELD,
+    WRITE_FOLDERS_FIELD,
+    command_confinement,
+)
 from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.git_safety import GitSafetyError, safe_git_env
 from app.core.tools.params import Params, param
@@ -136,7 +147,10 @@ class SelfEvalTool:
                 "exit code, output excerpts (beginning and end) and duration. Checks: build, "
                 "lint, type_check, test (default: build, lint, type_check). The commands come "
                 "from the tool configuration or are detected from the project (pyproject.toml, "
-                "package.json, Cargo.toml, go.mod). Use it after making changes."
+                "package.json, Cargo.toml, go.mod). Use it after making changes. The checks "
+                "run in a sandbox: they can write only in the project folder (or the "
+                "configured write folders) and reach the network only when the person "
+                "enabled it."
             ),
             input_schema=SelfEvalParams.json_schema(),
             params=SelfEvalParams,
@@ -150,8 +164,12 @@ class SelfEvalTool:
                             choices=tuple((c, c.replace("_", " ").capitalize())
                                           for c in CHECKS),
                             placeholder="detected from the project"),
+                WRITE_FOLDERS_FIELD,
+                NETWORK_FIELD,
             ),
             runs_programs=True,
+            sandboxed=True,
+            changes_files=True,  # builds and formatters write into the project
         )
 
     def commands(self, ctx: ToolContext) -> dict[str, str]:
@@ -181,6 +199,12 @@ class SelfEvalTool:
         timeout = float(config.get("timeout_s", max(ctx.shell_timeout_s, MIN_TIMEOUT_S)))
         excerpt = max(MIN_EXCERPT_BYTES, ctx.max_output_bytes // max(1, 2 * len(requested)))
         try:
+            # Before anything starts (safe_git_env may run git): a required sandbox that is
+            # missing means no check runs at all.
+            confinement = command_confinement(ctx, "self_eval")
+        except SandboxRequired as exc:
+            return ToolResult.error(f"self_eval did not run the checks. {exc}")
+        try:
             # allow_network: test suites legitimately fetch from local or remote fixtures
             env = await safe_git_env(ctx.working_dir,
                                      base_env=minimal_env(project_root=ctx.working_dir),
@@ -208,7 +232,8 @@ class SelfEvalTool:
                 all_passed = False
                 continue
             run = await run_steps(parsed.steps, cwd=ctx.working_dir, root=ctx.working_dir,
-                                  timeout_s=timeout, max_output_bytes=excerpt, env=env)
+                                  timeout_s=timeout, max_output_bytes=excerpt, env=env,
+                                  confinement=confinement)
             entry: dict[str, Any] = {
                 "command": command,
                 "passed": run.success,
@@ -224,7 +249,8 @@ class SelfEvalTool:
         if not results:
             all_passed = False
         payload: dict[str, Any] = {"all_passed": all_passed, "checks": results,
-                                   "total_checks": len(results)}
+                                   "total_checks": len(results),
+                                   "sandboxed": confinement is not None}
         if skipped:
             payload["skipped"] = skipped
         return ToolResult.ok(payload)

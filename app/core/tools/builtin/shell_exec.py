@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from app.core.sandbox import SandboxRequired
 from app.core.tools.base import (
     DEFAULT_ALLOWED_COMMANDS,
+    GitPermission,
     RiskLevel,
     SubjectError,
     ToolCategory,
@@ -28,6 +30,11 @@ from app.core.tools.base import (
     ToolResult,
     ToolSpec,
     parse_input,
+)
+from app.core.tools.command_sandbox import (
+    NETWORK_FIELD,
+    WRITE_FOLDERS_FIELD,
+    command_confinement,
 )
 from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.git_safety import GIT_ENV, safe_git_env
@@ -39,7 +46,7 @@ from app.core.tools.process_runner import (
     minimal_env,
     run_steps,
 )
-from app.core.tools.shell_policy import check_command
+from app.core.tools.shell_policy import PolicyResult, check_command, check_structure
 from app.core.tools.shell_subjects import command_subjects
 
 SESSION_CWD = "shell_cwd"
@@ -52,6 +59,23 @@ _job_ids = itertools.count(1)
 
 # Shared with self_eval, whose checks run under the same timeout capability.
 SHELL_TIMEOUT_FIELD = ConfigField("shell_timeout_s", "Timeout", FieldKind.SECONDS, default=30.0)
+
+LEVEL_ALLOWLIST = "allowlist"
+LEVEL_ANY_SANDBOXED = "any_sandboxed"
+LEVEL_FIELD = ConfigField(
+    "program_level", "Programs", FieldKind.CHOICE, default=LEVEL_ALLOWLIST,
+    choices=((LEVEL_ALLOWLIST, "Allowed programs only"),
+             (LEVEL_ANY_SANDBOXED, "Any program, sandboxed")),
+    help="Allowed programs only: every program must be on the list below and known escapes "
+         "through its options are refused (in the sandbox when there is one). Any program, "
+         "sandboxed: the list no longer applies and the sandbox is the wall — only where a "
+         "working sandbox exists.")
+GIT_LEVEL_FIELD = ConfigField(
+    "git_permission", "Project .git", FieldKind.CHOICE, default=GitPermission.READ_ONLY.value,
+    choices=((GitPermission.READ_ONLY.value, "Read-only"),
+             (GitPermission.READ_WRITE.value, "Read-write (commit, checkout)")),
+    help="Read-write lets commands change the project's .git (commit, branch, checkout); its "
+         "config and hooks stay read-only either way.")
 
 
 # No additionalProperties: false in these two schemas, as before: extra properties are dropped.
@@ -175,6 +199,19 @@ def _git_safe_env_hook(ctx: ToolContext, env: Mapping[str, str]) -> EnvHook:
     return hook
 
 
+def _check(ctx: ToolContext, command: str) -> PolicyResult | str:
+    """The policy check of the configured level, or why the level cannot be used."""
+    level = LEVEL_FIELD.parse(ctx.config_for("shell_exec").get(LEVEL_FIELD.key))
+    if level != LEVEL_ANY_SANDBOXED:
+        return check_command(command, ctx.allowed_commands)
+    if not ctx.sandbox.status.available:
+        return ("The command was not run: shell_exec is set to run any program in the sandbox, "
+                f"and there is no working sandbox here ({ctx.sandbox.status.reason}). The "
+                "person can fix the sandbox or choose \"Allowed programs only\" in "
+                "shell_exec's Configure… dialog.")
+    return check_structure(command)
+
+
 def _timeout(ctx: ToolContext, value: float | None, background: bool) -> float | str:
     config = ctx.config_for("shell_exec")
     maximum = float(config.get("max_timeout_s", max(DEFAULT_MAX_TIMEOUT_S, ctx.shell_timeout_s)))
@@ -215,8 +252,14 @@ class ShellExecTool:
                             default=DEFAULT_ALLOWED_COMMANDS,
                             placeholder="one program name per line, e.g. git"),
                 SHELL_TIMEOUT_FIELD,
+                LEVEL_FIELD,
+                WRITE_FOLDERS_FIELD,
+                NETWORK_FIELD,
+                GIT_LEVEL_FIELD,
             ),
             runs_programs=True,
+            sandboxed=True,
+            changes_files=True,
             # Each command of a chain is a subject: the person must read every one of them.
             subjects_heading="Commands that will run",
         )
@@ -226,9 +269,15 @@ class ShellExecTool:
         if isinstance(p, ToolResult):
             return p
         command, background = p.command, p.background
-        policy = check_command(command, ctx.allowed_commands)
+        policy = _check(ctx, command)
+        if isinstance(policy, str):
+            return ToolResult.error(policy)
         if not policy.ok:
             return ToolResult.error(policy.error_message(ctx.allowed_commands))
+        try:
+            confinement = command_confinement(ctx, "shell_exec")
+        except SandboxRequired as exc:
+            return ToolResult.error(f"The command was not run. {exc}")
         start = _start_dir(ctx, p.working_dir)
         if isinstance(start, str):
             return ToolResult.error(start)
@@ -238,7 +287,8 @@ class ShellExecTool:
         env = shell_env(ctx)
         kwargs: dict[str, Any] = dict(cwd=start, root=_project_root(ctx), timeout_s=timeout,
                                       max_output_bytes=ctx.max_output_bytes, env=env,
-                                      env_hook=_git_safe_env_hook(ctx, env))
+                                      env_hook=_git_safe_env_hook(ctx, env),
+                                      confinement=confinement)
         if background:
             return self._start_job(ctx, command, start, kwargs, policy.parsed.steps)
         result = await run_steps(policy.parsed.steps, **kwargs)
@@ -251,6 +301,7 @@ class ShellExecTool:
             "stderr": result.stderr,
             "duration_ms": result.duration_ms,
             "success": result.success,
+            "sandboxed": result.sandboxed,
         }
         if result.cwd is not None and result.cwd != _project_root(ctx):
             payload["cwd"] = str(result.cwd)
@@ -307,6 +358,10 @@ class ShellJobsTool:
             subjects_fn=_jobs_subjects,
             subject_kind="text",
             runs_programs=True,  # it stops processes shell_exec started
+            sandboxed=True,  # ... which ran in the sandbox
+            # A background job writes while it runs; its changes since the last checkpoint
+            # are attributed to the shell_jobs call that reads or stops it.
+            changes_files=_jobs_may_change_files,
         )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
@@ -349,6 +404,10 @@ def _json(payload: Mapping[str, Any]) -> str:
 
 def create() -> list[Any]:
     return [ShellExecTool(), ShellJobsTool()]
+
+
+def _jobs_may_change_files(tool_input: Mapping[str, Any]) -> bool:
+    return tool_input.get("action") != "list"
 
 
 def _jobs_subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:

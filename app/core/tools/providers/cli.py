@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core.sandbox import SandboxRequired
 from app.core.tools.base import Tool, ToolContext, ToolResult
 from app.core.tools.builtin.glob_search import (
     GlobSearchTool,
@@ -294,8 +295,9 @@ class CliGlobSearchTool:
         if plan is None:  # no walk needed, or an error: the built-in answers identically
             return await self._builtin.execute(input, ctx)
         timeout = float(cfg.get("timeout_s", ctx.shell_timeout_s))
-        listing = await self._run_fd(plan, timeout)
-        if listing is None:  # fd could not run (removed since detection?): walk in Python
+        listing = await self._run_fd(plan, timeout, ctx)
+        if listing is None:  # fd could not run (removed since detection? the sandbox is
+            # required and missing?): walk in Python
             return await self._builtin.execute(input, ctx)
         names, stopped, errors = listing
         found = await asyncio.to_thread(_match_and_stat, plan, names)
@@ -325,8 +327,14 @@ class CliGlobSearchTool:
             argv += ["--max-depth", str(plan.max_depth)]
         return argv
 
-    async def _run_fd(self, plan: _Plan, timeout: float
+    async def _run_fd(self, plan: _Plan, timeout: float, ctx: ToolContext
                       ) -> tuple[list[str], str | None, list[str]] | None:
+        try:
+            # fd only lists names: it writes nowhere and needs no network, and hidden folders
+            # (~/.ssh, ...) stay hidden from it as from every other program.
+            confinement = ctx.confine(read_only=(plan.base,))
+        except SandboxRequired:
+            return None
         out = OutputBuffer(MAX_FD_OUTPUT_BYTES)
         argv = self.argv(plan)
         with tempfile.TemporaryDirectory(prefix="tebiki-fd-") as empty_home:
@@ -335,7 +343,8 @@ class CliGlobSearchTool:
             env = minimal_env({"HOME": empty_home, "XDG_CONFIG_HOME": empty_home})
             step = ChainStep(None, Pipeline([SimpleCommand(argv, " ".join(argv))]))
             result = await run_steps([step], cwd=plan.base, root=plan.base, timeout_s=timeout,
-                                     max_output_bytes=64 * 1024, env=env, stdout_buffer=out)
+                                     max_output_bytes=64 * 1024, env=env, stdout_buffer=out,
+                                     confinement=confinement)
         if not result.timed_out and (result.exit_code == 127 or (
                 result.exit_code not in (0, 1) and not out.total)):
             return None

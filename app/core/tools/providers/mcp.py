@@ -30,6 +30,11 @@ that dies after starting keeps its last listed tools in ``tools()``, so they sta
 their server and keep their checkboxes; a call then returns an error naming the failure and the
 server's stderr tail, until ``restart()``. ``status(server)`` gives ``(state, stderr_tail)``.
 The app never sees an exception from a server.
+
+**Sandbox.** A stdio server is a program Tebiki starts, so its tools say ``runs_programs``;
+they are ``sandboxed`` only when the server opted in (``"sandbox"`` in its config) and runs in
+the app's OS sandbox (``McpProvider(sandbox=...)``, see ``mcp_connection``). HTTP servers start
+no program here.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from app.core.sandbox import Sandbox, machine_sandbox
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
 from app.core.tools.providers.base import ProviderPriority
 from app.core.tools.providers.mcp_config import McpServerConfig
@@ -97,8 +103,13 @@ def _input_schema(raw: Any) -> dict[str, Any]:
     return schema
 
 
-def spec_for_tool(server: str, name: str, tool: Mapping[str, Any]) -> ToolSpec:
-    """A ToolSpec from a wire-format MCP tool (``inputSchema``, ``annotations``…)."""
+def spec_for_tool(server: str, name: str, tool: Mapping[str, Any], *,
+                  runs_programs: bool = False, sandboxed: bool = False,
+                  network: bool = False) -> ToolSpec:
+    """A ToolSpec from a wire-format MCP tool (``inputSchema``, ``annotations``…).
+
+    ``runs_programs``: the server is a program Tebiki started (stdio); ``sandboxed``: it runs
+    in the OS sandbox, with the network when ``network``."""
     annotations = tool.get("annotations")
     annotations = dict(annotations) if isinstance(annotations, Mapping) else {}
     read_only = annotations.get("readOnlyHint") is True
@@ -113,6 +124,11 @@ def spec_for_tool(server: str, name: str, tool: Mapping[str, Any]) -> ToolSpec:
         risk=RiskLevel.LOW if read_only else RiskLevel.HIGH,
         server_id=server,
         annotations=annotations,
+        runs_programs=runs_programs,
+        sandboxed=sandboxed,
+        needs_network=sandboxed and network,
+        # readOnlyHint is the server's word, not a fact: every call is checkpointed.
+        changes_files=True,
     )
 
 
@@ -150,8 +166,10 @@ class McpProvider:
 
     def __init__(self, configs: Mapping[str, McpServerConfig] | Iterable[McpServerConfig] = (),
                  *, on_tools_changed: Callable[[], None] | None = None,
-                 startup_timeout_s: float = 60.0, stop_timeout_s: float = 10.0) -> None:
+                 startup_timeout_s: float = 60.0, stop_timeout_s: float = 10.0,
+                 sandbox: Sandbox | None = None) -> None:
         self.on_tools_changed = on_tools_changed
+        self._sandbox = sandbox if sandbox is not None else machine_sandbox()
         self._startup_timeout_s = startup_timeout_s
         self._stop_timeout_s = stop_timeout_s
         self._connections: dict[str, McpConnection] = {}
@@ -163,6 +181,19 @@ class McpProvider:
         for config in values:
             self._connections[config.name] = self._connect(config)
         self._rebuild_tools(notify=False)
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The app's sandbox setting that servers opting in start under."""
+        return self._sandbox
+
+    @sandbox.setter
+    def sandbox(self, sandbox: Sandbox) -> None:
+        """A new setting (e.g. "Require the sandbox" switched): applies from each server's
+        next start; running servers keep running as they were started."""
+        self._sandbox = sandbox
+        for conn in self._connections.values():
+            conn.sandbox = sandbox
 
     # -- ToolProvider -----------------------------------------------------------------------
 
@@ -268,7 +299,7 @@ class McpProvider:
     def _connect(self, config: McpServerConfig) -> McpConnection:
         return McpConnection(config, on_change=self._changed,
                              startup_timeout_s=self._startup_timeout_s,
-                             stop_timeout_s=self._stop_timeout_s)
+                             stop_timeout_s=self._stop_timeout_s, sandbox=self._sandbox)
 
     def _changed(self, conn: McpConnection) -> None:
         if self._connections.get(conn.name) is not conn:
@@ -284,18 +315,23 @@ class McpProvider:
                 log.exception("MCP status listener failed")
 
     def _rebuild_tools(self, notify: bool = True) -> None:
-        pairs = [(name, tool) for name, conn in self._connections.items()
-                 for tool in conn.tools]
-        names = assign_tool_names((server, str(tool["name"])) for server, tool in pairs)
+        pairs = [(conn, tool) for conn in self._connections.values() for tool in conn.tools]
+        names = assign_tool_names((conn.name, str(tool["name"])) for conn, tool in pairs)
         tools: list[McpTool] = []
-        for server, tool in pairs:
-            remote = str(tool["name"])
+        for conn, tool in pairs:
+            server, remote = conn.name, str(tool["name"])
             name = names[(server, remote)]
             if any(t.spec.name == name for t in tools):
                 continue  # a server listing one name twice
-            tools.append(McpTool(self, server, remote, spec_for_tool(server, name, tool)))
-        signature = tuple((t.spec, tuple(sorted(t.spec.annotations.items(), key=str)))
-                          for t in tools)
+            sandbox = conn.config.sandbox
+            spec = spec_for_tool(server, name, tool,
+                                 runs_programs=conn.config.transport == "stdio",
+                                 sandboxed=conn.sandboxed,
+                                 network=sandbox is not None and sandbox.network)
+            tools.append(McpTool(self, server, remote, spec))
+        # The flags are compare=False on ToolSpec, so they join the signature on their own.
+        signature = tuple((t.spec, tuple(sorted(t.spec.annotations.items(), key=str)),
+                           t.spec.runs_programs, t.spec.sandboxed) for t in tools)
         self._tools = tools
         if signature != self._signature:
             self._signature = signature

@@ -12,38 +12,53 @@ Calls (``call_tool``) come from other tasks (the agent loop). That is safe: a re
 a message on the session's memory stream and waits for its answer on another one; the caller's
 cancellation (Stop) abandons the wait at once and the SDK sends ``notifications/cancelled``.
 
-Death is noticed without polling: the session reads through ``_WatchedReadStream``, which
+Death is noticed without polling: the session reads through ``WatchedReadStream``, which
 reports the end of the server's output (process exit, closed pipe, dropped HTTP session).
 The server's stderr goes to a pipe drained by a small thread into a bounded buffer, so a
 chatty server can never block on a full pipe, and the last lines explain a failure.
+
+A stdio server whose config has ``"sandbox"`` starts inside the OS sandbox (see
+``mcp_transport.stdio_launch``); its status says whether it runs there. When the sandbox cannot
+run here it does not start if the sandbox is required, and starts unsandboxed (status
+"not sandboxed: …") otherwise. Servers without ``"sandbox"`` run as any other program.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import os
-import threading
-import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Literal
 
 import anyio
 
+from app.core.sandbox import Sandbox, SandboxRequired, machine_sandbox
 from app.core.tools.base import ToolResult
 from app.core.tools.providers.mcp_config import McpConfigError, McpServerConfig, resolve_values
+from app.core.tools.providers.mcp_results import (
+    content_to_text,
+    describe_exception,
+    leaf_exception,
+    truncate,
+)
+from app.core.tools.providers.mcp_transport import (
+    StderrTail,
+    StdioLaunch,
+    WatchedReadStream,
+    client_version,
+    load_sdk,
+    sandbox_hint,
+    stdio_launch,
+)
 
 log = logging.getLogger(__name__)
 
 ServerState = Literal["stopped", "starting", "running", "failed", "disabled"]
 
-STDERR_BUFFER_BYTES = 64 * 1024
-STDERR_TAIL_CHARS = 4000
 MAX_TOOL_PAGES = 50
 CLIENT_NAME = "tebiki"
 
@@ -59,223 +74,6 @@ class ServerStatus:
     tool_count: int = 0
 
 
-# -- the SDK, imported lazily ------------------------------------------------------------------
-
-_SDK: SimpleNamespace | None = None
-_SDK_LOCK = threading.Lock()
-
-
-def _import_sdk() -> SimpleNamespace:
-    global _SDK
-    with _SDK_LOCK:
-        if _SDK is None:
-            import httpx2
-            import mcp_types
-            from mcp import ClientSession, StdioServerParameters, stdio_client
-            from mcp.client.streamable_http import streamable_http_client
-
-            _SDK = SimpleNamespace(ClientSession=ClientSession,
-                                   StdioServerParameters=StdioServerParameters,
-                                   stdio_client=stdio_client,
-                                   streamable_http_client=streamable_http_client,
-                                   httpx=httpx2, types=mcp_types)
-        return _SDK
-
-
-async def load_sdk() -> SimpleNamespace:
-    """The SDK takes most of a second to import: do it off the GUI thread, once."""
-    if _SDK is not None:
-        return _SDK
-    return await asyncio.to_thread(_import_sdk)
-
-
-def _client_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("tebiki")
-    except Exception:
-        return "0"
-
-
-# -- stderr ------------------------------------------------------------------------------------
-
-
-class StderrTail:
-    """A pipe for a server's stderr, drained by a daemon thread into a bounded buffer."""
-
-    def __init__(self, name: str, limit: int = STDERR_BUFFER_BYTES) -> None:
-        read_fd, write_fd = os.pipe()
-        self.write_file = os.fdopen(write_fd, "wb", buffering=0)
-        self._read_fd = read_fd
-        self._limit = limit
-        self._buffer = bytearray()
-        self._lock = threading.Lock()
-        self._eof = threading.Event()
-        self._name = name
-        self._thread = threading.Thread(target=self._pump, name=f"mcp-stderr-{name}",
-                                        daemon=True)
-        self._thread.start()
-
-    def close_write_end(self) -> None:
-        """Drop our copy once the child has its own, or EOF would never come."""
-        with contextlib.suppress(OSError):
-            self.write_file.close()
-
-    def _pump(self) -> None:
-        pending = b""
-        try:
-            while True:
-                chunk = os.read(self._read_fd, 4096)
-                if not chunk:
-                    break
-                with self._lock:
-                    self._buffer += chunk
-                    if len(self._buffer) > self._limit:
-                        del self._buffer[:len(self._buffer) - self._limit]
-                if log.isEnabledFor(logging.DEBUG):
-                    *lines, pending = (pending + chunk).split(b"\n")
-                    for line in lines:
-                        log.debug("mcp %s stderr: %s", self._name,
-                                  line.decode("utf-8", "replace"))
-        except OSError:
-            pass
-        finally:
-            with contextlib.suppress(OSError):
-                os.close(self._read_fd)
-            self._eof.set()
-
-    @property
-    def at_eof(self) -> bool:
-        return self._eof.is_set()
-
-    def text(self, max_chars: int = STDERR_TAIL_CHARS) -> str:
-        with self._lock:
-            data = bytes(self._buffer)
-        text = data.decode("utf-8", "replace").rstrip()
-        if len(text) > max_chars:
-            cut = text[-max_chars:]
-            newline = cut.find("\n")
-            text = "…\n" + (cut[newline + 1:] if 0 <= newline < 200 else cut)
-        return text
-
-    async def wait_eof(self, timeout: float) -> None:
-        """Give the pump a moment to collect a dead server's last words."""
-        deadline = time.monotonic() + timeout
-        while not self._eof.is_set() and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)
-
-
-# -- the session's read side, watched for its end ----------------------------------------------
-
-
-class _WatchedReadStream:
-    """Wraps the transport's read stream and reports when the server's output ends."""
-
-    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
-        self._inner = inner
-        self._on_end = on_end
-        self._ended = False
-
-    def _end(self) -> None:
-        if not self._ended:
-            self._ended = True
-            self._on_end()
-
-    async def receive(self) -> Any:
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._end()
-            raise
-
-    def __aiter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    def __getattr__(self, name: str) -> Any:  # e.g. ``last_context`` of context streams
-        return getattr(self._inner, name)
-
-
-# -- results -----------------------------------------------------------------------------------
-
-
-def _approx_bytes(b64: Any) -> int:
-    return len(b64) * 3 // 4 if isinstance(b64, str) else 0
-
-
-def content_to_text(content: Sequence[Mapping[str, Any]], structured: Any = None) -> str:
-    """MCP content blocks as text for the model; what text cannot carry is named, not dropped."""
-    parts: list[str] = []
-    for block in content:
-        kind = block.get("type")
-        if kind == "text":
-            parts.append(str(block.get("text", "")))
-        elif kind in ("image", "audio"):
-            mime = block.get("mimeType") or "unknown type"
-            parts.append(f"[{kind} returned by the tool ({mime}, about "
-                         f"{_approx_bytes(block.get('data'))} bytes); Tebiki passes only text to "
-                         "the model, so it is not shown]")
-        elif kind == "resource":
-            resource = block.get("resource") or {}
-            uri = resource.get("uri", "?")
-            if "text" in resource:
-                parts.append(f"[resource {uri}]\n{resource.get('text', '')}")
-            else:
-                mime = resource.get("mimeType") or "binary"
-                parts.append(f"[resource {uri} ({mime}, about "
-                             f"{_approx_bytes(resource.get('blob'))} bytes) not shown: binary]")
-        elif kind == "resource_link":
-            label = block.get("name") or block.get("title") or ""
-            parts.append(f"[resource link {label} {block.get('uri', '?')}]".replace("  ", " "))
-        else:
-            parts.append(f"[a content block of type {kind!r} that Tebiki cannot show]")
-    if not parts and structured is not None:
-        parts.append(json.dumps(structured, ensure_ascii=False, indent=2))
-    return "\n\n".join(parts)
-
-
-def truncate(text: str, limit: int) -> str:
-    if limit <= 0 or len(text) <= limit:
-        return text
-    return (text[:limit] + f"\n\n[… output truncated: showing {limit:,} of {len(text):,} "
-            "characters]")
-
-
-def leaf_exception(exc: BaseException) -> BaseException:
-    """The first real failure inside (nested) exception groups, which anyio task groups raise."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
-        exc = (inner or list(exc.exceptions))[0]
-    return exc
-
-
-def describe_exception(exc: BaseException) -> str:
-    """The innermost useful message (anyio wraps failures in exception groups)."""
-    exc = leaf_exception(exc)
-    error = getattr(exc, "error", None)  # MCPError carries ErrorData
-    message = getattr(error, "message", None) or str(exc)
-    if isinstance(exc, FileNotFoundError) and exc.filename:
-        return f"program not found: {exc.filename}"
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"{exc.strerror}" + (f": {exc.filename}" if exc.filename else "")
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-
-
 # -- the connection ----------------------------------------------------------------------------
 
 
@@ -284,8 +82,13 @@ class McpConnection:
 
     def __init__(self, config: McpServerConfig, *,
                  on_change: Callable[[McpConnection], None] | None = None,
-                 startup_timeout_s: float = 60.0, stop_timeout_s: float = 10.0) -> None:
+                 startup_timeout_s: float = 60.0, stop_timeout_s: float = 10.0,
+                 sandbox: Sandbox | None = None) -> None:
         self.config = config
+        # The app's sandbox setting, read at each start (the provider keeps it current).
+        self.sandbox = sandbox if sandbox is not None else machine_sandbox()
+        # How the current (or last) run was started; None before the first stdio start.
+        self.launch: StdioLaunch | None = None
         self.state: ServerState = "disabled" if config.disabled else "stopped"
         self.message = "disabled in the configuration" if config.disabled else ""
         # Wire-format dicts (camelCase keys) of the last listing; kept when the server dies so
@@ -312,6 +115,11 @@ class McpConnection:
     def running(self) -> bool:
         return self.state == "running" and self._session is not None
 
+    @property
+    def sandboxed(self) -> bool:
+        """Whether the server's process runs in the OS sandbox (its current or last run)."""
+        return self.launch is not None and self.launch.sandboxed
+
     def stderr_tail(self) -> str:
         if self._stderr is not None:
             return self._stderr.text()
@@ -332,6 +140,7 @@ class McpConnection:
             self._stopping = self._ended = self._relist = False
             self._wake = asyncio.Event()
             self._stderr = None
+            self.launch = None
             self._events.clear()
             self.tools = []
             self._started = asyncio.get_running_loop().create_future()
@@ -409,11 +218,11 @@ class McpConnection:
             sdk = await load_sdk()
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await self._open_transport(sdk, stack)
-                watched = _WatchedReadStream(read, self._transport_ended)
+                watched = WatchedReadStream(read, self._transport_ended)
                 session = await stack.enter_async_context(sdk.ClientSession(
                     watched, write, message_handler=self._on_message,
                     client_info=sdk.types.Implementation(name=CLIENT_NAME,
-                                                         version=_client_version())))
+                                                         version=client_version())))
                 with anyio.fail_after(self._startup_timeout_s):
                     await session.initialize()
                     tools = await self._list_tools(session, sdk)
@@ -422,7 +231,7 @@ class McpConnection:
                 self.tools = tools
                 self._session = session
                 reached_running = True
-                self._set("running", _count(len(tools)))
+                self._set("running", self._running_message(len(tools)))
                 _settle(started)
                 await self._idle(session, sdk)
         except asyncio.CancelledError:
@@ -448,10 +257,11 @@ class McpConnection:
         cfg = self.config
         if cfg.transport == "stdio":
             env = resolve_values(cfg.env, "env")
+            launch = self.launch = stdio_launch(cfg, self.sandbox, env,
+                                                sdk.default_environment())
             stderr = self._stderr = StderrTail(cfg.name)
             params = sdk.StdioServerParameters(
-                command=cfg.command, args=list(cfg.args), env=env or None,
-                cwd=os.path.expanduser(cfg.cwd) if cfg.cwd else None)
+                command=launch.command, args=launch.args, env=env or None, cwd=launch.cwd)
             try:
                 return await stack.enter_async_context(
                     sdk.stdio_client(params, errlog=stderr.write_file))
@@ -478,7 +288,7 @@ class McpConnection:
                                 describe_exception(exc))
                     continue
                 self.tools = tools
-                self._set("running", _count(len(tools)))
+                self._set("running", self._running_message(len(tools)))
 
     async def _list_tools(self, session: Any, sdk: SimpleNamespace) -> list[dict[str, Any]]:
         tools: list[dict[str, Any]] = []
@@ -498,8 +308,21 @@ class McpConnection:
             self._stderr.close_write_end()
             await self._stderr.wait_eof(1.0)
 
+    def _running_message(self, tool_count: int) -> str:
+        note = self.launch.note if self.launch is not None else ""
+        return f"{_count(tool_count)}; {note}" if note else _count(tool_count)
+
     def _startup_failure(self, exc: BaseException) -> str:
         exc = leaf_exception(exc)
+        if isinstance(exc, SandboxRequired):
+            return ("not started: the sandbox is required (\"Require the sandbox\" is on in "
+                    f"Settings) and it is not available here: {self.sandbox.status.reason}. "
+                    "Fix that, or switch off \"Require the sandbox\" to start this server "
+                    "unsandboxed.")
+        hint = sandbox_hint(self.launch) if self.launch is not None else ""
+        return self._failure_text(exc) + hint
+
+    def _failure_text(self, exc: BaseException) -> str:
         if isinstance(exc, McpConfigError):
             return "cannot start: " + "; ".join(exc.errors)
         if isinstance(exc, ImportError):

@@ -35,7 +35,13 @@ that code can do; the policy only closes the command-line escapes it knows about
 calls and must stay inside the project folder), so they need no allowlist entry.
 """
 
-from app.core.tools.shell_policy.core import PolicyResult, check_command, check_simple, check_words
+from app.core.tools.shell_policy.core import (
+    PolicyResult,
+    check_command,
+    check_simple,
+    check_structure,
+    check_words,
+)
 from app.core.tools.shell_policy.refused import ALWAYS_REFUSED, BUILTINS
 
 __all__ = [
@@ -44,5 +50,6 @@ __all__ = [
     "PolicyResult",
     "check_command",
     "check_simple",
+    "check_structure",
     "check_words",
 ]

@@ -53,6 +53,22 @@ def check_command(command: str | ParsedCommand, allowed_commands: Iterable[str])
     return result
 
 
+def check_structure(command: str | ParsedCommand) -> PolicyResult:
+    """Only what the runner itself needs: the command parses and ``cd``/``pwd`` are used as the
+    executor supports them. For shell_exec's "any program, sandboxed" level, where the OS
+    sandbox, not the allowlist, is the wall."""
+    parsed = command if isinstance(command, ParsedCommand) else parse_command(command)
+    result = PolicyResult(parsed)
+    for step in parsed.steps:
+        cmds = step.pipeline.commands
+        for cmd in cmds:
+            if cmd.words and cmd.words[0] in BUILTINS:
+                for problem in _check_builtin(cmd.words[0], list(cmd.words[1:]), len(cmds) > 1):
+                    if problem not in result.problems:
+                        result.problems.append(problem)
+    return result
+
+
 def check_simple(cmd: SimpleCommand, allowed_commands: Iterable[str]) -> list[str]:
     return check_words(cmd.words, frozenset(allowed_commands))
 

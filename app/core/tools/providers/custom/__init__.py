@@ -19,6 +19,20 @@ the program, must be literal; a placeholder may be a whole word (``{path}``) or 
 whole word emits ``--title <value>`` only when the value is given; for a boolean it emits the
 flag when true and nothing when false (a boolean without a flag renders ``true``/``false``).
 
+The program runs in the OS sandbox (the same wall as shell_exec's; refused with a clear error
+when the sandbox is required and missing). Two optional keys of a tool table set it::
+
+    [fetch_issue]
+    description = "Show a GitHub issue"
+    command = "gh issue view {number}"
+    network = true              # default false: no network at all (web-facing tools need it)
+    write_folders = []          # default: the project folder; [] writes nowhere; ["."] the
+                                # project, ["build", "/abs/path"] relative or absolute folders
+
+Everywhere else is read-only, the project's ``.git`` stays read-only, /tmp is private and the
+person's secrets (``app.core.sensitive_paths``) are hidden. A project's tools.toml may only
+name folders inside the project: a tool that names one outside is not loaded.
+
 A value that would start a word with ``-`` is refused (it would be read as an option), unless the
 word comes after a literal ``--`` in the template (``grep -e {pattern} -- {path}``), the
 parameter says ``allow_leading_dash = true`` or the value is one of its ``enum`` values.

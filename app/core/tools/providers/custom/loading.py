@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from app.core.tools.base import RiskLevel, ToolCategory
+from app.core.tools.command_sandbox import WRITE_FOLDERS_FIELD
+from app.core.tools.config_fields import InvalidConfigValue
 from app.core.tools.providers.custom.template import (
     Param,
     RenderError,
@@ -22,7 +24,7 @@ MAX_FILE_BYTES = 1 << 20
 MAX_TIMEOUT_S = 3600.0
 TYPES = ("string", "integer", "number", "boolean")
 TOOL_KEYS = ("description", "command", "risk_level", "risk", "category", "timeout",
-             "parameters")
+             "network", "write_folders", "parameters")
 PARAM_KEYS = ("type", "description", "required", "enum", "default", "flag", "minimum",
               "maximum", "allow_leading_dash")
 _TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what the Messages API accepts
@@ -107,6 +109,30 @@ def _build_param(name: str, table: Any) -> Param:
     return param
 
 
+def _write_folders(table: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The ``write_folders`` key: None when absent (the project folder), else the folders."""
+    if "write_folders" not in table:
+        return None
+    value = table["write_folders"]
+    example = ("write_folders = [\".\", \"build\"] (relative to the project folder, or "
+               "absolute; [] for a tool that writes nowhere)")
+    if not isinstance(value, list):
+        raise ToolDefinitionError(f"write_folders must be a list of folders, e.g. {example}; "
+                                  f"got {value!r}")
+    folders: list[str] = []
+    for item in value:
+        if not isinstance(item, str) or not item.strip() or "\x00" in item:
+            raise ToolDefinitionError(f"write_folders: {item!r} is not a folder; give "
+                                      f"folder names as strings, e.g. {example}")
+        try:
+            WRITE_FOLDERS_FIELD.check_input([item.strip()])
+        except InvalidConfigValue:
+            raise ToolDefinitionError(f"write_folders: {item.strip()} is a system folder; a "
+                                      "tool may write only in project folders") from None
+        folders.append(item.strip())
+    return tuple(dict.fromkeys(folders))
+
+
 def build_tool(name: str, table: Any, source: ToolSource | None = None) -> CustomTool:
     """A CustomTool from one TOML table; ToolDefinitionError says what is wrong."""
     if not _TOOL_NAME_RE.fullmatch(name):
@@ -146,6 +172,11 @@ def build_tool(name: str, table: Any, source: ToolSource | None = None) -> Custo
                                 or not 0 < timeout <= MAX_TIMEOUT_S):
         raise ToolDefinitionError(f"timeout must be a number of seconds above 0 and at most "
                                   f"{MAX_TIMEOUT_S:g}, got {timeout!r}")
+    network = table.get("network", False)
+    if not isinstance(network, bool):
+        raise ToolDefinitionError(f"network must be true or false (default false: the program "
+                                  f"runs without network access), got {network!r}")
+    write_folders = _write_folders(table)
     raw_params = table.get("parameters", {})
     if not isinstance(raw_params, Mapping):
         raise ToolDefinitionError("parameters must be a table of tables, e.g. "
@@ -169,7 +200,8 @@ def build_tool(name: str, table: Any, source: ToolSource | None = None) -> Custo
                                       f"{{{pname}}}", pname)
     return CustomTool(name=name, description=description.strip(), command=command,
                       words=words, params=params, risk=risk, category=category,
-                      timeout_s=float(timeout) if timeout is not None else None, source=source)
+                      timeout_s=float(timeout) if timeout is not None else None, source=source,
+                      network=network, write_folders=write_folders)
 
 
 # -- reading files ----------------------------------------------------------------------------

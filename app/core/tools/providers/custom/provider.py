@@ -79,6 +79,17 @@ class CustomToolsProvider:
                         f"cannot replace the built-in {tool.name}. Rename it, or define it in "
                         f"your own {TOOLS_FILE} in the data folder.")
                     continue
+                outside = (tool.folders_outside(self.project_root)
+                           if self._is_project_file(path) and self.project_root is not None
+                           else [])
+                if outside:
+                    # The sandbox is the person's wall; a cloned repository must not widen it.
+                    errors.append(
+                        f"{tool.source}: tool '{tool.name}' is not loaded: a project's "
+                        f"tools.toml can only make folders inside the project writable, not "
+                        f"{', '.join(outside)}. Define it in your own {TOOLS_FILE} in the data "
+                        "folder to write there.")
+                    continue
                 if self._is_project_file(path):
                     # Rules the person wrote for their own custom tools must never approve a
                     # repository's same-named replacement: project tools are their own server.

@@ -1,4 +1,10 @@
-"""One custom tool: its spec, argv rendered from the template, and running it."""
+"""One custom tool: its spec, argv rendered from the template, and running it.
+
+The program runs in the OS sandbox (``command_sandbox``, the same wall as shell_exec's): it can
+write only in the tool's ``write_folders`` (the project folder by default) and a private /tmp,
+reaches the network only with ``network = true``, and a project's tool can never make a folder
+outside the project writable.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.core.sandbox import SandboxRequired
 from app.core.tools.base import (
     RiskLevel,
     SubjectError,
@@ -18,6 +25,11 @@ from app.core.tools.base import (
     ToolResult,
     ToolSpec,
 )
+from app.core.tools.command_sandbox import (
+    WRITE_FOLDERS_FIELD,
+    command_confinement,
+)
+from app.core.tools.command_sandbox import write_folders as resolve_write_folders
 from app.core.tools.git_safety import GitSafetyError, safe_git_env
 from app.core.tools.process_runner import minimal_env, run_steps
 from app.core.tools.providers.custom.template import Param, Placeholder, RenderError, Word
@@ -51,6 +63,10 @@ class CustomTool:
     timeout_s: float | None = None
     source: ToolSource | None = None
     server_id: str = "custom"
+    # The sandbox: network access (off by default), and where the program may write (None: the
+    # project folder; paths relative to it or absolute; () writes nowhere).
+    network: bool = False
+    write_folders: tuple[str, ...] | None = None
     spec: ToolSpec = field(init=False)
 
     def __post_init__(self) -> None:
@@ -69,7 +85,14 @@ class CustomTool:
             subjects_fn=self._subjects,
             subject_kind="text",
             annotations={"command": self.command, "program": self.program,
-                         "source": str(self.source) if self.source else ""},
+                         "source": str(self.source) if self.source else "",
+                         "network": "on" if self.network else "off",
+                         "write_folders": ("(the project folder)" if self.write_folders is None
+                                           else ", ".join(self.write_folders) or "(none)")},
+            runs_programs=True,
+            sandboxed=True,
+            needs_network=self.network,
+            changes_files=self.write_folders != (),
         )
 
     @property
@@ -159,6 +182,35 @@ class CustomTool:
                 f"found{' on PATH' if '/' not in self.program else ''}{where}. Install it, or "
                 "fix the tool's command.")
 
+    def folders_outside(self, root: Path) -> list[str]:
+        """The write folders that are not inside ``root`` (a project's tool may not have any)."""
+        if self.write_folders is None:
+            return []
+        base = root.resolve()
+        outside = []
+        for entry in self.write_folders:
+            path = Path(entry).expanduser()
+            try:
+                resolved = (path if path.is_absolute() else base / path).resolve()
+            except (OSError, RuntimeError):
+                outside.append(entry)
+                continue
+            if not resolved.is_relative_to(base):
+                outside.append(entry)
+        return outside
+
+    def writable(self, ctx: ToolContext) -> tuple[Path, ...] | str:
+        """The folders the program may write (existing ones only), or why it must not run."""
+        if self.write_folders is None:
+            return (ctx.working_dir,)
+        if self.server_id == PROJECT_SERVER_ID:
+            outside = self.folders_outside(ctx.working_dir)
+            if outside:
+                return (f"{self.name} was not run: it comes from the project's tools.toml, "
+                        f"which cannot make folders outside the project writable "
+                        f"({', '.join(outside)}).")
+        return resolve_write_folders(ctx, {WRITE_FOLDERS_FIELD.key: list(self.write_folders)})
+
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         try:
             argv = self.render(input)
@@ -168,6 +220,16 @@ class CustomTool:
         problem = self.program_problem(cwd)
         if problem is not None:
             return ToolResult.error(problem)
+        writable = self.writable(ctx)
+        if isinstance(writable, str):
+            return ToolResult.error(writable)
+        try:
+            # Before anything starts (safe_git_env may run git): a required sandbox that is
+            # missing means nothing runs.
+            confinement = command_confinement(ctx, self.name, writable=writable,
+                                              network=self.network)
+        except SandboxRequired as exc:
+            return ToolResult.error(f"{self.name} was not run. {exc}")
         try:
             env = await safe_git_env(cwd, base_env=minimal_env(project_root=cwd),
                                      run_hooks=False, allow_network=True)
@@ -176,7 +238,8 @@ class CustomTool:
         timeout = self.timeout_s or ctx.shell_timeout_s
         step = ChainStep(None, Pipeline([SimpleCommand(list(argv), " ".join(argv))]))
         result = await run_steps([step], cwd=cwd, root=cwd, timeout_s=timeout,
-                                 max_output_bytes=ctx.max_output_bytes, env=env)
+                                 max_output_bytes=ctx.max_output_bytes, env=env,
+                                 confinement=confinement)
         payload: dict[str, Any] = {
             "command": argv,
             "exit_code": result.exit_code,
@@ -184,6 +247,7 @@ class CustomTool:
             "stderr": result.stderr,
             "duration_ms": result.duration_ms,
             "success": result.success,
+            "sandboxed": result.sandboxed,
         }
         if result.timed_out:
             payload["timed_out"] = True

@@ -1,0 +1,338 @@
+"""MCP server configuration: the ``mcpServers`` entries, validated (see ``mcp_config``)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+SECRET_PLACEHOLDER = "<stored in keyring>"
+MAX_SERVER_NAME_LENGTH = 64
+# Server ids that already mean something to the permission rules and the audit log: the
+# built-ins, the CLI and custom-tool providers ("project" is the project's tools.toml), the
+# agent loop's id for a tool it cannot find.
+RESERVED_SERVER_NAMES = frozenset({"builtin", "cli", "custom", "project", "unknown", "mcp"})
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_TRANSPORTS = {"stdio": "stdio", "http": "http", "streamable-http": "http",
+               "streamableHttp": "http", "streamable_http": "http"}
+_KNOWN_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "type", "timeout",
+                         "disabled", "sandbox"})
+_SANDBOX_KEYS = frozenset({"network", "write_folders"})
+_AUTO_APPROVE_KEYS = frozenset({"autoApprove", "alwaysAllow", "auto_approve"})
+
+Transport = Literal["stdio", "http"]
+
+
+class McpConfigError(ValueError):
+    """The configuration cannot be used; ``errors`` lists every problem, each with its place."""
+
+    def __init__(self, errors: Iterable[str]) -> None:
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+@dataclass(frozen=True)
+class McpSandbox:
+    """A stdio server's opt-in to the OS sandbox (``"sandbox": true`` or an object).
+
+    Inside it the server can read the system (without the hidden sensitive paths), write only
+    in its ``cwd``, ``write_folders`` and a private ``/tmp``, and reach the network only when
+    ``network`` is on. ``write_folders`` are kept as written; ``~`` is expanded at start."""
+
+    network: bool = False
+    write_folders: tuple[str, ...] = ()
+
+    def to_json(self) -> bool | dict[str, Any]:
+        """``true`` for the defaults, else an object with the keys that differ."""
+        if self == McpSandbox():
+            return True
+        entry: dict[str, Any] = {}
+        if self.network:
+            entry["network"] = True
+        if self.write_folders:
+            entry["write_folders"] = list(self.write_folders)
+        return entry
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    """One server entry. ``name`` is the server id that permission rules are scoped to."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float | None = None
+    disabled: bool = False
+    # stdio only: run the server in the OS sandbox (None: run it as any other program).
+    sandbox: McpSandbox | None = None
+
+    @property
+    def transport(self) -> Transport:
+        return "stdio" if self.command is not None else "http"
+
+    def summary(self) -> str:
+        """One line for lists: the command line or the URL."""
+        if self.command is not None:
+            return " ".join([self.command, *self.args])
+        return self.url or ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry in Claude Desktop's shape (plus Tebiki's optional keys when set)."""
+        entry: dict[str, Any] = {}
+        if self.command is not None:
+            entry["command"] = self.command
+            entry["args"] = list(self.args)
+            if self.env:
+                entry["env"] = dict(self.env)
+            if self.cwd:
+                entry["cwd"] = self.cwd
+            if self.sandbox is not None:
+                entry["sandbox"] = self.sandbox.to_json()
+        else:
+            entry["type"] = "http"
+            entry["url"] = self.url
+            if self.headers:
+                entry["headers"] = dict(self.headers)
+        if self.timeout_s is not None:
+            entry["timeout"] = self.timeout_s
+        if self.disabled:
+            entry["disabled"] = True
+        return entry
+
+
+@dataclass(frozen=True)
+class ParsedConfig:
+    servers: dict[str, McpServerConfig]
+    warnings: list[str] = field(default_factory=list)
+
+
+def dump_mcp_config(servers: Mapping[str, McpServerConfig]) -> dict[str, Any]:
+    return {"mcpServers": {name: cfg.to_json() for name, cfg in servers.items()}}
+
+
+def dump_mcp_config_text(servers: Mapping[str, McpServerConfig]) -> str:
+    return json.dumps(dump_mcp_config(servers), indent=2, ensure_ascii=False)
+
+
+def parse_mcp_config(data: str | bytes | Mapping[str, Any], *,
+                     source: str = "the configuration") -> ParsedConfig:
+    """Validate ``{"mcpServers": {...}}`` (text or already decoded); raise McpConfigError listing
+    every problem, so the person can fix them all at once."""
+    if isinstance(data, bytes | str):
+        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+        if not text.strip():
+            raise McpConfigError([f"{source} is empty; expected {{\"mcpServers\": {{...}}}}"])
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise McpConfigError([f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                                  f"column {exc.colno}"]) from None
+    if not isinstance(data, Mapping):
+        raise McpConfigError([f"{source} must be a JSON object like {{\"mcpServers\": {{...}}}}"])
+    if "mcpServers" not in data:
+        hint = ""
+        if data and all(isinstance(v, Mapping) and ("command" in v or "url" in v)
+                        for v in data.values()):
+            hint = " (it looks like the inside of it: wrap it in {\"mcpServers\": ...})"
+        raise McpConfigError([f"{source} has no \"mcpServers\" object{hint}"])
+    servers_json = data["mcpServers"]
+    if not isinstance(servers_json, Mapping):
+        raise McpConfigError(["mcpServers must be an object mapping server names to entries"])
+    errors: list[str] = []
+    warnings: list[str] = []
+    servers: dict[str, McpServerConfig] = {}
+    lowered: dict[str, str] = {}
+    for name, entry in servers_json.items():
+        where = f"mcpServers[{json.dumps(name, ensure_ascii=False)}]"
+        before = len(errors)
+        _check_name(name, where, errors)
+        other = lowered.get(str(name).lower())
+        if other is not None:
+            errors.append(f"{where}: the name differs from {other!r} only by case; server ids "
+                          "must be unique ignoring case")
+        lowered[str(name).lower()] = str(name)
+        if not isinstance(entry, Mapping):
+            errors.append(f"{where}: must be an object with \"command\" (stdio) or \"url\" (HTTP)")
+            continue
+        config = _parse_entry(str(name), entry, where, errors, warnings)
+        if config is not None and len(errors) == before:
+            servers[str(name)] = config
+    if errors:
+        raise McpConfigError(errors)
+    return ParsedConfig(servers, warnings)
+
+
+def _check_name(name: Any, where: str, errors: list[str]) -> None:
+    if not isinstance(name, str) or not name.strip():
+        errors.append(f"{where}: the server name must not be empty")
+        return
+    if name != name.strip():
+        errors.append(f"{where}: the server name must not start or end with spaces")
+    if len(name) > MAX_SERVER_NAME_LENGTH:
+        errors.append(f"{where}: the server name is longer than {MAX_SERVER_NAME_LENGTH} "
+                      "characters")
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        errors.append(f"{where}: the server name contains control characters")
+    if name.lower() in RESERVED_SERVER_NAMES:
+        errors.append(f"{where}: {name!r} is reserved (Tebiki's own tools use this server "
+                      "id, so rules for them would apply to this server); choose another name")
+
+
+def _parse_entry(name: str, entry: Mapping[str, Any], where: str, errors: list[str],
+                 warnings: list[str]) -> McpServerConfig | None:
+    for key in entry:
+        if key in _AUTO_APPROVE_KEYS:
+            warnings.append(f"{where}.{key} is ignored: Tebiki never auto-approves from a server "
+                            "config; add a permission rule for server id "
+                            f"{name!r} instead")
+        elif key not in _KNOWN_KEYS:
+            warnings.append(f"{where}.{key} is not used by Tebiki and was dropped")
+    transport: str | None = None
+    if "type" in entry:
+        kind = entry["type"]
+        if kind == "sse":
+            errors.append(f"{where}.type: the legacy SSE transport is not supported; use a "
+                          "streamable HTTP endpoint (\"type\": \"http\") or a stdio command")
+            return None
+        if not isinstance(kind, str) or kind not in _TRANSPORTS:
+            errors.append(f"{where}.type: must be \"stdio\" or \"http\", not {kind!r}")
+            return None
+        transport = _TRANSPORTS[kind]
+    has_command, has_url = "command" in entry, "url" in entry
+    if has_command and has_url:
+        errors.append(f"{where}: has both \"command\" and \"url\"; keep one")
+        return None
+    if not has_command and not has_url:
+        errors.append(f"{where}: needs \"command\" (a program to run over stdio) or \"url\" "
+                      "(a streamable HTTP endpoint)")
+        return None
+    if (transport == "stdio" and has_url) or (transport == "http" and has_command):
+        given = '"url"' if has_url else '"command"'
+        errors.append(f"{where}: \"type\": {entry['type']!r} does not match {given}")
+        return None
+    timeout = _parse_timeout(entry.get("timeout"), f"{where}.timeout", errors)
+    disabled = entry.get("disabled", False)
+    if not isinstance(disabled, bool):
+        errors.append(f"{where}.disabled: must be true or false")
+        disabled = False
+    if has_command:
+        command = entry["command"]
+        if not isinstance(command, str) or not command.strip():
+            errors.append(f"{where}.command: must be a non-empty string (the program to run)")
+            command = ""
+        elif "\0" in command:
+            errors.append(f"{where}.command: contains a NUL character")
+        args = _string_list(entry.get("args", []), f"{where}.args", errors)
+        env = _string_map(entry.get("env", {}), f"{where}.env", errors, _ENV_NAME,
+                          "an environment variable name (letters, digits, _)")
+        cwd = entry.get("cwd")
+        if cwd is not None and (not isinstance(cwd, str) or not cwd.strip()):
+            errors.append(f"{where}.cwd: must be a non-empty string (a folder)")
+            cwd = None
+        if "headers" in entry:
+            errors.append(f"{where}.headers: only HTTP servers (with \"url\") take headers; "
+                          "pass settings to a stdio server through \"env\"")
+        sandbox = _parse_sandbox(entry.get("sandbox"), f"{where}.sandbox", errors)
+        return McpServerConfig(name=name, command=command, args=tuple(args), env=env,
+                               cwd=cwd, timeout_s=timeout, disabled=disabled, sandbox=sandbox)
+    url = entry["url"]
+    if not isinstance(url, str) or not url.strip():
+        errors.append(f"{where}.url: must be a non-empty string")
+        return None
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        errors.append(f"{where}.url: must be an http:// or https:// URL, not {url!r}")
+    headers = _string_map(entry.get("headers", {}), f"{where}.headers", errors, _HEADER_NAME,
+                          "an HTTP header name")
+    for key in ("args", "env", "cwd"):
+        if key in entry:
+            errors.append(f"{where}.{key}: only stdio servers (with \"command\") take {key}")
+    if "sandbox" in entry:
+        errors.append(f"{where}.sandbox: only stdio servers (with \"command\") run in the "
+                      "sandbox; an HTTP server is not a program Tebiki starts")
+    return McpServerConfig(name=name, url=url.strip(), headers=headers, timeout_s=timeout,
+                           disabled=disabled)
+
+
+def _parse_sandbox(value: Any, where: str, errors: list[str]) -> McpSandbox | None:
+    """``true`` / ``false`` / ``{"network": bool, "write_folders": [folders]}``."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return McpSandbox()
+    if not isinstance(value, Mapping):
+        errors.append(f"{where}: must be true, false or an object like "
+                      "{\"network\": false, \"write_folders\": [\"~/notes\"]}")
+        return None
+    for key in value:
+        if key not in _SANDBOX_KEYS:
+            errors.append(f"{where}.{key}: unknown key; the sandbox takes \"network\" "
+                          "(true or false) and \"write_folders\" (a list of folders)")
+    network = value.get("network", False)
+    if not isinstance(network, bool):
+        errors.append(f"{where}.network: must be true or false")
+        network = False
+    folders = _string_list(value.get("write_folders", []), f"{where}.write_folders", errors)
+    checked: list[str] = []
+    for i, folder in enumerate(folders):
+        if not folder.strip():
+            errors.append(f"{where}.write_folders[{i}]: must not be empty")
+        elif not os.path.isabs(os.path.expanduser(folder)):
+            errors.append(f"{where}.write_folders[{i}]: {folder!r} must be an absolute "
+                          "folder (or start with ~)")
+        else:
+            checked.append(folder)
+    return McpSandbox(network=network, write_folders=tuple(checked))
+
+
+def _parse_timeout(value: Any, where: str, errors: list[str]) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or \
+            not math.isfinite(value) or value <= 0 or value > 24 * 3600:
+        errors.append(f"{where}: must be a number of seconds between 0 and 86400")
+        return None
+    return float(value)
+
+
+def _string_list(value: Any, where: str, errors: list[str]) -> list[str]:
+    if not isinstance(value, list):
+        errors.append(f"{where}: must be a list of strings")
+        return []
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            errors.append(f"{where}[{i}]: must be a string, not {json.dumps(item)} (quote it)")
+        elif "\0" in item:
+            errors.append(f"{where}[{i}]: contains a NUL character")
+        else:
+            out.append(item)
+    return out
+
+
+def _string_map(value: Any, where: str, errors: list[str], key_pattern: re.Pattern[str],
+                key_meaning: str) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        errors.append(f"{where}: must be an object of string values")
+        return {}
+    out = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not key_pattern.match(key):
+            errors.append(f"{where}: {key!r} is not {key_meaning}")
+        elif not isinstance(item, str):
+            errors.append(f"{where}.{key}: must be a string, not {json.dumps(item)} (quote it)")
+        elif "\0" in item or "\n" in item or "\r" in item:
+            errors.append(f"{where}.{key}: must not contain NUL or line breaks")
+        else:
+            out[key] = item
+    return out
