@@ -47,8 +47,8 @@ def _own_runtime() -> tuple[Path, ...]:
     custom tools may call the same Python, MCP servers run from the install), so where they
     live under /tmp (a portable build, a checkout there) the private /tmp must not hide them."""
     app_root = Path(__file__).resolve().parents[3]  # the folder that holds the app package
-    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix,
-                  os.path.dirname(os.path.realpath(sys.executable)), app_root}
+    candidates: set[str] = {sys.prefix, sys.base_prefix, sys.exec_prefix,
+                            os.path.dirname(os.path.realpath(sys.executable)), str(app_root)}
     return tuple(sorted(Path(c).resolve() for c in candidates if c))
 
 
