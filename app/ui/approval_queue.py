@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
@@ -48,10 +49,14 @@ class ApprovalQueue(QObject):
     pending_changed = Signal(int)
 
     def __init__(self, parent_widget: QWidget,
-                 working_dir_getter: Callable[[], Path | None] = lambda: None) -> None:
+                 working_dir_getter: Callable[[], Path | None] = lambda: None,
+                 sandbox_getter: Callable[[ApprovalRequest], dict[str, Any]] = lambda _r: {},
+                 ) -> None:
         super().__init__(parent_widget)
         self._parent_widget = parent_widget
         self._working_dir = working_dir_getter
+        # The dialog's sandbox line: the app's sandbox and the tool's settings for a request.
+        self._sandbox_for = sandbox_getter
         self._waiting: deque[_Pending] = deque()
         self._current: tuple[_Pending, ApprovalDialog] | None = None
 
@@ -109,7 +114,8 @@ class ApprovalQueue(QObject):
         if self._current is not None or not self._waiting:
             return
         pending = self._waiting.popleft()
-        dialog = ApprovalDialog(pending.request, self._parent_widget, self._working_dir())
+        dialog = ApprovalDialog(pending.request, self._parent_widget, self._working_dir(),
+                                **self._sandbox_for(pending.request))
         self._current = (pending, dialog)
         dialog.finished.connect(lambda _code, d=dialog: self._on_finished(d))
         dialog.open()

@@ -124,6 +124,7 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         """Fill the shell in: panels, pickers, recent folders, the project."""
         # Imported here, not at the top: the shell must not wait for them (see module doc).
         from app.ui.approval_queue import ApprovalQueue
+        from app.ui.dialogs.approval import approval_sandbox
         from app.ui.widgets.ai_panel import AIPanel
         from app.ui.widgets.history_view import HistoryView
         from app.ui.widgets.tools_panel import ToolsPanel
@@ -133,7 +134,9 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         assert profile_id is not None  # a stored profile always has its row id
         self.profile_id: int = profile_id
 
-        self.approvals = ApprovalQueue(self, lambda: self.project_root)
+        self.approvals = ApprovalQueue(
+            self, lambda: self.project_root,
+            lambda request: approval_sandbox(services, self.profile_id, request))
         self.ai_panel = AIPanel(services, self.profile_id, self.approvals,
                                 lambda: self.project_root)
         self.history = HistoryView(services.audit, services.registry.names())

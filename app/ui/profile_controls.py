@@ -158,6 +158,7 @@ class ProfileControls(_Window):
         if self.ai_panel.session is not None:
             self.ai_panel.session.invalidate_client()
         self._refresh_profiles()
+        self.tools_panel.rebuild()  # "Require the sandbox" may have changed what it says
         self._models_task = asyncio.ensure_future(self.refresh_models())
 
     def edit_profile(self) -> None:

@@ -8,11 +8,18 @@ so an unapproved call can never run.
 Everything shown from the call's input (JSON, command text, diff, file names, the commands a
 rule would allow) passes through ``make_visible``: an ANSI escape, a ``\r`` or a bidi override
 in the input must not change what the person reads compared with what runs.
+
+For a tool that starts programs, one line says whether they run in the OS sandbox and what the
+sandbox lets them do ("Runs in the sandbox (bubblewrap): writes only inside the project folder,
+no network"), or, warning-styled, why they do not. The caller passes the app's ``Sandbox`` and
+the tool's saved config; without them (an older caller) the line is left out.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -35,7 +42,10 @@ from PySide6.QtWidgets import (
 from app.core.agent.events import ApprovalRequest, ApprovalResponse
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.suggestions import RuleSuggestion, suggest_allow_rules
-from app.core.tools.base import RiskLevel
+from app.core.sandbox import Sandbox
+from app.core.services import Services
+from app.core.tools.base import GitPermission, RiskLevel, ToolSpec
+from app.core.tools.containment import program_containment
 from app.core.visible_text import make_visible
 from app.ui.widgets.badges import badge
 from app.ui.widgets.highlighters import DiffHighlighter, JsonHighlighter
@@ -90,6 +100,88 @@ def _visible_json(value: Any) -> Any:
     return value
 
 
+_SANDBOX_OK_STYLE = ("QLabel { background: #dafbe1; color: #0f5323; border: 1px solid #4ac26b; "
+                     "border-radius: 6px; padding: 6px; }")
+_SANDBOX_WARNING_STYLE = ("QLabel { background: #fff1e5; color: #762c00; border: 1px solid "
+                          "#fb8f44; border-radius: 6px; padding: 6px; }")
+
+
+def _folder_text(entry: str, working_dir: Path | None) -> str:
+    """How a write folder of the config reads: "the project folder", "build", "~/cache"."""
+    if entry in (".", "./"):
+        return "the project folder"
+    path = Path(entry).expanduser()
+    if not path.is_absolute():
+        return entry
+    if working_dir is not None and path == working_dir:
+        return "the project folder"
+    home = Path.home()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) and path != home else entry
+
+
+def _and_list(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _config_value(spec: ToolSpec, config: Mapping[str, Any], key: str) -> Any:
+    """A config field's value as the tool uses it (saved and valid, else its default)."""
+    field = next((f for f in spec.config_fields if f.key == key), None)
+    if field is None:
+        return None
+    parsed = field.parse(config[key]) if key in config else None
+    return parsed if parsed is not None else field.default
+
+
+def sandbox_line(spec: ToolSpec | None, tool_input: Mapping[str, Any], sandbox: Sandbox,
+                 tool_config: Mapping[str, Any] | None = None,
+                 working_dir: Path | None = None) -> tuple[str, bool] | None:
+    """(the line, contained) for a call to a tool that starts programs; None for any other.
+
+    What it says about writes and the network comes from the tool's declared settings
+    (``write_folders``, ``network``, ``git_permission``) and from whether this call can change
+    files at all; a tool that declares neither gets no claim it cannot back up."""
+    if spec is None:
+        return None
+    found = program_containment(spec, sandbox)
+    if not found.runs_programs:
+        return None
+    if not found.contained:
+        return "⚠ " + found.label[:1].upper() + found.label[1:] + ".", False
+    backend = sandbox.status.backend or "OS sandbox"
+    config = tool_config or {}
+    limits: list[str] = []
+    folders = _config_value(spec, config, "write_folders")
+    declared = spec.annotations.get("write_folders")
+    if not spec.may_change_files(tool_input):
+        limits.append("writes nowhere")
+    elif folders is not None:
+        shown = [_folder_text(str(f), working_dir) for f in folders]
+        writes = "writes only inside " + _and_list(shown) if shown else "writes nowhere"
+        git = _config_value(spec, config, "git_permission")
+        if shown and git is not None and git != GitPermission.READ_WRITE.value:
+            writes += " (.git stays read-only)"
+        limits.append(writes)
+    elif isinstance(declared, str) and declared:
+        # A custom tool's own sandbox settings (its tools.toml entry), e.g. "(the project
+        # folder)" or "(none)". Only reached for a sandboxed tool, never an MCP server's.
+        limits.append("writes nowhere" if declared == "(none)" else
+                      "writes only inside " + declared.strip("()"))
+    network = _config_value(spec, config, "network")
+    if network is None:
+        network = spec.needs_network
+    limits.append("network allowed" if network else "no network")
+    return f"Runs in the sandbox ({backend}): " + ", ".join(limits) + ".", True
+
+
+def approval_sandbox(services: Services, profile_id: int,
+                     request: ApprovalRequest) -> dict[str, Any]:
+    """The ``sandbox`` and ``tool_config`` keyword arguments of ApprovalDialog for ``request``:
+    the app's sandbox and the tool's saved config in the profile the run uses."""
+    setting = services.profiles.tool_settings(profile_id).get(request.tool_name)
+    return {"sandbox": services.sandbox,
+            "tool_config": dict(setting.config) if setting is not None else {}}
+
+
 def _suggestion_details(suggestion: RuleSuggestion) -> str:
     lines = [f"• {item}" for item in suggestion.items]
     lines.append(suggestion.also_matches)
@@ -100,7 +192,10 @@ class ApprovalDialog(QDialog):
     """Shows one pending tool call. ``response()`` says what the person chose."""
 
     def __init__(self, request: ApprovalRequest, parent: QWidget | None = None,
-                 working_dir=None) -> None:
+                 working_dir=None, *, sandbox: Sandbox | None = None,
+                 tool_config: Mapping[str, Any] | None = None) -> None:
+        """``sandbox`` (the app's, ``Services.sandbox``) and ``tool_config`` (the tool's saved
+        config in the profile) let the dialog say whether the call's programs run contained."""
         super().__init__(parent)
         self.request = request
         self.setWindowTitle(f"Approve {request.tool_name}?")
@@ -142,6 +237,21 @@ class ApprovalDialog(QDialog):
             warning.setStyleSheet("QLabel { background: #fff8c5; color: #4d2d00; border: 1px solid "
                                   "#d4a72c; border-radius: 6px; padding: 6px; }")
             layout.addWidget(warning)
+
+        self.sandbox_label: QLabel | None = None
+        found = sandbox_line(spec, request.input, sandbox, tool_config,
+                            Path(working_dir) if working_dir is not None else None) \
+            if sandbox is not None else None
+        if found is not None:
+            text, contained = found
+            self.sandbox_label = QLabel(make_visible(text))
+            self.sandbox_label.setObjectName("approval-sandbox" if contained
+                                             else "approval-sandbox-warning")
+            self.sandbox_label.setTextFormat(Qt.TextFormat.PlainText)
+            self.sandbox_label.setWordWrap(True)
+            self.sandbox_label.setStyleSheet(_SANDBOX_OK_STYLE if contained
+                                             else _SANDBOX_WARNING_STYLE)
+            layout.addWidget(self.sandbox_label)
 
         self.tabs = QTabWidget()
         if request.preview:

@@ -6,7 +6,13 @@ with ``ConfigField.check_input`` (whose messages say what to fix) and saved to t
 never into the config. A tool that declares no fields (MCP, custom) gets a JSON editor.
 
 Every text that comes from a spec (labels, help, choices, descriptions) is shown as plain text:
-a description with ``<`` or ``&`` must appear as written, not be parsed as markup.
+a description with ``<`` or ``&`` must appear as written, not be parsed as markup. A field's
+help is one wrapped line under its input (a checkbox takes the help's first sentence as its own
+text and shows the rest underneath).
+
+A choice that only makes sense in the OS sandbox (shell_exec's "Any program, sandboxed") cannot
+be picked where the caller says there is no working sandbox (``sandbox``): the item is disabled
+and a line under the field says why.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -26,19 +33,23 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
+from app.core.sandbox import SandboxStatus
 from app.core.secrets import SecretStoreError, secret_source, set_secret
 from app.core.tools.base import ToolSpec
+from app.core.tools.builtin.shell_exec import LEVEL_ANY_SANDBOXED
 from app.core.tools.config_fields import ConfigField, FieldKind
 
 _MAX_SECONDS = 24 * 3600
@@ -51,6 +62,13 @@ _EMPTY: dict[FieldKind, Any] = {
 }
 
 
+# CHOICE values that give up another limit because the sandbox is the wall: only selectable
+# where a working sandbox exists.
+NEEDS_SANDBOX = frozenset({LEVEL_ANY_SANDBOXED})
+HELP_STYLE = "QLabel { color: palette(placeholder-text); }"
+WARNING_STYLE = "QLabel { color: #9a6700; }"
+
+
 def _plain_label(text: str) -> QLabel:
     label = QLabel(text)
     label.setTextFormat(Qt.TextFormat.PlainText)
@@ -58,28 +76,61 @@ def _plain_label(text: str) -> QLabel:
     return label
 
 
+def _help_label(text: str, name: str, style: str = HELP_STYLE) -> QLabel:
+    label = _plain_label(text)
+    label.setObjectName(name)
+    label.setStyleSheet(style)
+    return label
+
+
+def _split_first_sentence(text: str) -> tuple[str, str]:
+    """("First sentence.", "the rest") — a checkbox's text stays one short line."""
+    for at, char in enumerate(text[:-1]):
+        if char in ".?!" and text[at + 1] == " " and at > 0 and \
+                not text[:at + 1].endswith(("e.g.", "i.e.", "etc.", "vs.")):
+            return text[:at + 1], text[at + 2:].strip()
+    return text, ""
+
+
 class ToolConfigDialog(QDialog):
     def __init__(self, spec: ToolSpec, config: dict[str, Any], project_root: Path | None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *,
+                 sandbox: SandboxStatus | None = None) -> None:
         super().__init__(parent)
         self.spec = spec
+        # Unknown (None) counts as "no working sandbox": a choice that needs one stays disabled.
+        self.sandbox = sandbox if sandbox is not None else SandboxStatus.unavailable(
+            "no working sandbox is known")
         self.project_root = project_root
         self._original = dict(config)
         self._result: dict[str, Any] | None = None
         self._pending_secrets: dict[str, str] = {}
         self.setWindowTitle(f"Configure {spec.name}")
-        self.setMinimumWidth(520)
+        self.setMinimumWidth(600)
 
         layout = QVBoxLayout(self)
-        summary = spec.description.splitlines()[0] if spec.description else ""
+        # The description's first sentence (the whole text is the tooltip): the fields matter
+        # here, and a tall intro pushes them off a small screen.
+        first_line = spec.description.splitlines()[0] if spec.description else ""
+        summary, _rest = _split_first_sentence(first_line)
         intro = QLabel(f"<b>{html.escape(spec.name)}</b> — {html.escape(summary)}"
                        "<br><small>These are capabilities: limits the tool enforces itself. "
                        "Approval rules (Settings) decide whether a call asks first.</small>")
         intro.setTextFormat(Qt.TextFormat.RichText)
         intro.setWordWrap(True)
+        intro.setToolTip("<qt>" + html.escape(spec.description).replace("\n", "<br>") + "</qt>")
         layout.addWidget(intro)
+        # The fields scroll when the screen is too short for them all, rather than being
+        # squeezed until the help lines overlap their inputs.
         self.form = QFormLayout()
-        layout.addLayout(self.form)
+        self._form_host = QWidget()
+        self._form_host.setLayout(self.form)
+        self._scroll = QScrollArea()
+        self._scroll.setWidgetResizable(True)
+        self._scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._scroll.setWidget(self._form_host)
+        layout.addWidget(self._scroll, 1)
         # The input widgets by field key (TEXT_MAP: "key.subkey"); "json" for the JSON editor.
         self.inputs: dict[str, QWidget] = {}
         # How to read each field's value back from its widgets.
@@ -102,6 +153,32 @@ class ToolConfigDialog(QDialog):
         buttons.accepted.connect(self._try_accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        self._fit_to_screen()
+
+    def _fit_to_screen(self) -> None:
+        """As tall as the fields need (their help wrapped at the dialog's width), at most most
+        of the screen; the rest scrolls."""
+        layout = self.layout()
+        assert layout is not None
+        margins = layout.contentsMargins()
+        scrollbar = self._scroll.verticalScrollBar().sizeHint().width()
+        # Wide enough for what cannot wrap (a checkbox's text), as the fields never scroll
+        # sideways.
+        needed = (self._form_host.minimumSizeHint().width() + scrollbar + margins.left()
+                  + margins.right())
+        width = max(self.minimumWidth(), self.sizeHint().width(), needed)
+        screen = self.screen()
+        if screen is not None:
+            width = min(width, int(screen.availableGeometry().width() * 0.9))
+        inner = width - margins.left() - margins.right()
+        fields = self._form_host.heightForWidth(inner - scrollbar)
+        if fields < 0:
+            fields = self._form_host.sizeHint().height()
+        others = self.sizeHint().height() - self._scroll.sizeHint().height()
+        height = others + fields + 4
+        if screen is not None:
+            height = min(height, int(screen.availableGeometry().height() * 0.85))
+        self.resize(width, height)
 
     # -- field builders --------------------------------------------------------------------
 
@@ -116,16 +193,22 @@ class ToolConfigDialog(QDialog):
         return _EMPTY.get(field.kind)
 
     def _add_row(self, field: ConfigField, widget: QWidget | QHBoxLayout | QVBoxLayout |
-                 QFormLayout, *, with_help: bool = True) -> None:
-        if with_help and field.help:
+                 QFormLayout, *, help_text: str | None = None,
+                 extra: QLabel | None = None) -> None:
+        """The field's label, its input and, under it, its help (``help_text`` overrides the
+        field's; "" for none) and an optional ``extra`` line (a warning)."""
+        text = field.help if help_text is None else help_text
+        if text or extra is not None:
             box = QVBoxLayout()
+            box.setSpacing(3)
             if isinstance(widget, QWidget):
                 box.addWidget(widget)
             else:
                 box.addLayout(widget)
-            hint = _plain_label(field.help)
-            hint.setObjectName(f"help-{field.key}")
-            box.addWidget(hint)
+            if text:
+                box.addWidget(_help_label(text, f"help-{field.key}"))
+            if extra is not None:
+                box.addWidget(extra)
             widget = box
         self.form.addRow(_plain_label(field.label), widget)
 
@@ -133,12 +216,14 @@ class ToolConfigDialog(QDialog):
         kind, key = field.kind, field.key
         value = self._initial(field, config)
         if kind is FieldKind.FLAG:
-            # The help is the checkbox's own text (plain text: QCheckBox parses no markup).
-            check = QCheckBox(field.help or field.label)
+            # The help's first sentence is the checkbox's own text (plain text: QCheckBox
+            # parses no markup); the rest goes under it.
+            text, rest = _split_first_sentence(field.help or field.label)
+            check = QCheckBox(text)
             check.setChecked(bool(value))
             self.inputs[key] = check
             self._readers[key] = check.isChecked
-            self._add_row(field, check, with_help=False)
+            self._add_row(field, check, help_text=rest)
         elif kind is FieldKind.SECONDS:
             spin = QDoubleSpinBox()
             spin.setRange(1, _MAX_SECONDS)
@@ -163,7 +248,7 @@ class ToolConfigDialog(QDialog):
             combo.setCurrentIndex(max(0, combo.findData(value)))
             self.inputs[key] = combo
             self._readers[key] = combo.currentData
-            self._add_row(field, combo)
+            self._add_row(field, combo, extra=self._limit_to_sandbox(field, combo))
         elif kind is FieldKind.TEXT:
             line = QLineEdit(str(value or ""))
             line.setPlaceholderText(field.placeholder)
@@ -185,6 +270,30 @@ class ToolConfigDialog(QDialog):
             self._add_secret(field)
         else:
             raise AssertionError(f"unhandled field kind {kind}")
+
+    def _limit_to_sandbox(self, field: ConfigField, combo: QComboBox) -> QLabel | None:
+        """Disable the choices that need a sandbox when there is none; the returned line says
+        why (None when nothing is disabled)."""
+        if self.sandbox.available:
+            return None
+        model = combo.model()
+        assert isinstance(model, QStandardItemModel)
+        disabled = []
+        for index in range(combo.count()):
+            if combo.itemData(index) in NEEDS_SANDBOX:
+                item = model.item(index)
+                item.setEnabled(False)
+                item.setToolTip("<qt>" + html.escape(
+                    f"Needs a working sandbox; here: {self.sandbox.summary}") + "</qt>")
+                disabled.append(combo.itemText(index))
+        if not disabled:
+            return None
+        names = ", ".join(f"\u201c{name}\u201d" for name in disabled)
+        note = (f"{names} needs a working sandbox, and there is none here: "
+                f"{self.sandbox.reason.rstrip('.')}.")
+        if combo.currentData() in NEEDS_SANDBOX:
+            note += " Until there is, this tool runs nothing: choose another option."
+        return _help_label(note, f"sandbox-{field.key}", WARNING_STYLE)
 
     def _add_text_map(self, field: ConfigField, value: dict[str, Any]) -> None:
         box = QFormLayout()

@@ -1,15 +1,22 @@
-"""The tools list: a checkbox per tool (enabled for the profile), grouped, with Configure…."""
+"""The tools list: a checkbox per tool (enabled for the profile), grouped, with Configure….
+
+A tool that starts programs also says whether they run in the OS sandbox: "sandboxed" or
+"not sandboxed" in its own column (shortened when the panel is narrow), the whole reason in
+the tooltip, and once below the list when there is no working sandbox (what to install or
+change). A tool that starts no programs shows nothing there."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -20,6 +27,7 @@ from PySide6.QtWidgets import (
 from app.core.services import Services
 from app.core.store.profiles import ToolSetting
 from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
+from app.core.tools.containment import ProgramContainment, program_containment
 from app.ui.dialogs.tool_config import ToolConfigDialog
 
 CATEGORY_LABELS = {
@@ -30,6 +38,30 @@ CATEGORY_LABELS = {
     ToolCategory.COMPOSITE: "Composite",
 }
 ToolNameRole = Qt.ItemDataRole.UserRole + 1
+# Shorter forms of the sandbox column's text, for a narrow panel (longest first).
+ShortTextsRole = Qt.ItemDataRole.UserRole + 2
+COL_TOOL, COL_RISK, COL_SANDBOX, COL_CONFIGURE = range(4)
+SANDBOXED_COLOUR = "#1a7f37"
+UNSANDBOXED_COLOUR = "#bc4c00"
+
+
+class _FittingTextDelegate(QStyledItemDelegate):
+    """Shows the item's text, or the longest of its ``ShortTextsRole`` forms that fits the
+    column ("not sandboxed" → "✗ no" → "✗"), rather than an elided "not s…"."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem,
+                        index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        shorter = index.data(ShortTextsRole)
+        if not option.text or not shorter:
+            return
+        room = option.rect.width() - 8
+        metrics = option.fontMetrics
+        for text in (option.text, *shorter):
+            if metrics.horizontalAdvance(text) <= room:
+                option.text = text
+                return
+        option.text = shorter[-1]
 
 
 class ToolsPanel(QWidget):
@@ -43,19 +75,25 @@ class ToolsPanel(QWidget):
         self.project_root: Path | None = None
         self.tree = QTreeWidget()
         self.tree.setObjectName("tools-tree")
-        self.tree.setColumnCount(3)
-        self.tree.setHeaderLabels(["Tool", "Risk", ""])
+        self.tree.setColumnCount(4)
+        self.tree.setHeaderLabels(["Tool", "Risk", "Sandbox", ""])
+        self.tree.setItemDelegateForColumn(COL_SANDBOX, _FittingTextDelegate(self.tree))
+        self.tree.headerItem().setToolTip(
+            COL_SANDBOX, "Whether the programs a tool starts run in the OS sandbox")
         self.tree.setRootIsDecorated(True)
         self.tree.setUniformRowHeights(True)
         header = self.tree.header()
         header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        # Tool names always in full; when the panel is narrow the sandbox column gives way
+        # (shortened to "✓ yes" / "✗ no"; its tooltip and the notice below say it all).
+        header.setSectionResizeMode(COL_TOOL, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(COL_RISK, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(COL_SANDBOX, QHeaderView.ResizeMode.Stretch)
         # Item widgets do not count for ResizeToContents: size the Configure column by hand.
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(COL_CONFIGURE, QHeaderView.ResizeMode.Fixed)
         probe = QToolButton()
         probe.setText("Configure…")
-        self.tree.setColumnWidth(2, probe.sizeHint().width() + 12)
+        self.tree.setColumnWidth(COL_CONFIGURE, probe.sizeHint().width() + 4)
         title = QLabel("<b>Tools</b>")
         self.reload_button = QToolButton()
         self.reload_button.setText("Reload tools")
@@ -71,6 +109,7 @@ class ToolsPanel(QWidget):
         self.notices = QLabel()
         self.notices.setObjectName("tool-notices")
         self.notices.setWordWrap(True)
+        self.notices.setTextFormat(Qt.TextFormat.PlainText)  # reasons quote other programs
         self.notices.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.notices.setStyleSheet("QLabel { background: palette(alternate-base); "
                                    "border-radius: 6px; padding: 6px; }")
@@ -139,15 +178,46 @@ class ToolsPanel(QWidget):
             if problem:
                 item.setForeground(0, QColor("#8c959f"))
                 item.setToolTip(0, problem)
+            self._show_containment(item, spec)
             self._items[spec.name] = item
-            self.tree.setItemWidget(item, 2, self._configure_button(spec))
+            self.tree.setItemWidget(item, COL_CONFIGURE, self._configure_button(spec))
         self.tree.expandAll()
         self.tree.blockSignals(False)
-        self._show_notices(self.services.tool_notices())
+        self._show_notices(self._sandbox_notices(specs) + self.services.tool_notices())
 
     def reload_tools(self) -> None:
         self.services.reload_tools()
         self.rebuild()
+
+    def containment(self, spec: ToolSpec) -> ProgramContainment:
+        return program_containment(spec, self.services.sandbox)
+
+    def _show_containment(self, item: QTreeWidgetItem, spec: ToolSpec) -> None:
+        """"sandboxed" / "not sandboxed" for a tool that starts programs; nothing otherwise."""
+        found = self.containment(spec)
+        if not found.runs_programs:
+            return
+        item.setText(COL_SANDBOX, "sandboxed" if found.contained else "not sandboxed")
+        item.setData(COL_SANDBOX, ShortTextsRole,
+                     ["✓ yes", "✓"] if found.contained else ["✗ no", "✗"])
+        item.setForeground(COL_SANDBOX, QColor(SANDBOXED_COLOUR if found.contained
+                                               else UNSANDBOXED_COLOUR))
+        tip = found.label[:1].upper() + found.label[1:]
+        if found.contained:
+            tip += (": its programs run in the OS sandbox, which decides where they can write "
+                    "and whether they reach the network.")
+        item.setToolTip(COL_SANDBOX, tip)
+
+    def _sandbox_notices(self, specs: list[ToolSpec]) -> list[str]:
+        """One line below the list when programs would run without the sandbox."""
+        sandbox = self.services.sandbox
+        if sandbox.status.available or not any(s.runs_programs for s in specs):
+            return []
+        reason = sandbox.status.reason.rstrip(".")
+        if sandbox.required:
+            return [f"Programs are refused: \"Require the sandbox\" is on (Settings) and there "
+                    f"is no working sandbox: {reason}."]
+        return [f"Programs run without a sandbox: {reason}."]
 
     def _show_notices(self, notices: list[str]) -> None:
         self.notices.setText("\n".join(f"• {n}" for n in notices))
@@ -186,7 +256,8 @@ class ToolsPanel(QWidget):
         assert tool is not None
         current = self.services.profiles.tool_settings(self.profile_id).get(
             tool_name, ToolSetting(tool_name))
-        dialog = ToolConfigDialog(tool.spec, current.config, self.project_root, self)
+        dialog = ToolConfigDialog(tool.spec, current.config, self.project_root, self,
+                                  sandbox=self.services.sandbox.status)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
 
         def done(code: int) -> None:
