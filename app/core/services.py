@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.agent.checkpointing import DEFAULT_MAX_FILE_BYTES, Checkpointer
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import ToolPermissionService
 from app.core.sandbox import Sandbox, machine_sandbox
@@ -41,6 +42,8 @@ class Services:
     mcp_config: McpConfigStore | None = None
     # The OS sandbox every program runs in; see app_sandbox.
     sandbox: Sandbox = field(default_factory=Sandbox.off)
+    # One checkpointer per project folder (see checkpointer_for).
+    _checkpointers: dict[Path, Checkpointer] = field(default_factory=dict, repr=False)
 
     async def start_mcp(self) -> None:
         """Start the configured MCP servers (their tools appear as each one comes up)."""
@@ -62,6 +65,29 @@ class Services:
         self.permissions.sandbox = self.sandbox
         if self.mcp is not None:
             self.mcp.sandbox = self.sandbox  # from each server's next start
+
+    def checkpointer_for(self, project_root: Path) -> Checkpointer | None:
+        """The checkpoints of a project folder (None when switched off in Settings). Creating
+        one does no I/O; the shadow repository appears with the first checkpoint."""
+        if self.settings.get(CHECKPOINTS_ENABLED_KEY, True) is False:
+            return None
+        root = Path(project_root).resolve()
+        max_file = self.settings.get(CHECKPOINT_MAX_FILE_KEY, DEFAULT_MAX_FILE_BYTES)
+        if not isinstance(max_file, int) or isinstance(max_file, bool) or max_file <= 0:
+            max_file = DEFAULT_MAX_FILE_BYTES
+        current = self._checkpointers.get(root)
+        if current is None or current.store.max_file_bytes != max_file:
+            current = self._checkpointers[root] = Checkpointer(self.data_dir, root,
+                                                               max_file_bytes=max_file)
+        return current
+
+    def checkpoint_retention(self) -> tuple[float | None, int | None]:
+        """(days, bytes) to keep checkpoints for; None: no limit of that kind."""
+        days = self.settings.get(CHECKPOINT_RETENTION_DAYS_KEY, DEFAULT_RETENTION_DAYS)
+        megabytes = self.settings.get(CHECKPOINT_RETENTION_MB_KEY, DEFAULT_RETENTION_MB)
+        return (float(days) if isinstance(days, int | float) and days > 0 else None,
+                int(megabytes) * 1024 * 1024
+                if isinstance(megabytes, int | float) and megabytes > 0 else None)
 
     def set_project_root(self, root: Path | None) -> None:
         self.permissions.working_dir = root.resolve() if root is not None else None
@@ -113,6 +139,14 @@ def default_rules(specs: Iterable[ToolSpec]) -> list[PermissionRule]:
 
 # Settings key: refuse to run programs unsandboxed. Unset: on where the sandbox works.
 SANDBOX_REQUIRED_KEY = "sandbox.required"
+# Checkpoints (app.core.agent.checkpointing): on/off, the per-file size cap, and how long / how
+# much to keep per project before old ones are pruned in the background.
+CHECKPOINTS_ENABLED_KEY = "checkpoints.enabled"
+CHECKPOINT_MAX_FILE_KEY = "checkpoints.max_file_bytes"
+CHECKPOINT_RETENTION_DAYS_KEY = "checkpoints.retention_days"
+CHECKPOINT_RETENTION_MB_KEY = "checkpoints.retention_mb"
+DEFAULT_RETENTION_DAYS = 30
+DEFAULT_RETENTION_MB = 2048
 
 
 def app_sandbox(settings: SettingsRepository, data_dir: Path) -> Sandbox:

@@ -51,6 +51,7 @@ class ProjectFolders(_Window):
         self.tools_panel.rebuild()  # the project's own .tebiki/tools.toml may add tools
         if self.ai_panel.session is not None and not self.ai_panel.running:
             self.ai_panel.new_conversation()
+        self.ai_panel.project_opened(self.project_root)  # prunes old checkpoints, hourly
         name = self.project_root.name if self.project_root else None
         self.setWindowTitle(f"{name} — {APP_NAME}" if name else APP_NAME)
         self.project_label.setText(f"Project: {self.project_root}  " if self.project_root

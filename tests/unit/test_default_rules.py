@@ -17,7 +17,6 @@ from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import PermissionRule
 from app.core.services import build_services, default_rules, profile_defaults
 from app.core.store.db import open_database
-from app.core.store.migrations import SCHEMA_VERSION
 from app.core.store.seed import FIRST_RUN_TOOL_RULES
 from app.core.tools.base import (
     DefaultRule,
@@ -148,9 +147,11 @@ def test_migration_records_first_run_rules_of_an_older_database(fresh_data_dir):
     repo = RuleRepository(db)
     web = next(r for r in repo.list() if r.tool_name == "web_fetch")
     repo.update(web.id, decision="ask")
-    # Roll back to the version before the record existed, as an older Tebiki left it.
+    # Roll back to version 3, before the record existed, as an older Tebiki left it (what
+    # later migrations added goes too).
     db.conn.execute("DROP TABLE seeded_default_rules")
-    db.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION - 1}")
+    db.conn.execute("ALTER TABLE tool_executions DROP COLUMN changes")
+    db.conn.execute("PRAGMA user_version=3")
     db.close()
 
     db = open_database(path)

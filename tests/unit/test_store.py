@@ -228,3 +228,21 @@ def test_a_failing_migration_leaves_the_previous_version(fresh_data_dir, monkeyp
         assert schema_version(database) == SCHEMA_VERSION
     finally:
         database.close()
+
+
+def test_a_calls_changes_are_kept_with_its_audit_row(db) -> None:
+    """Migration 5: what a call changed (from its checkpoints) survives a restart."""
+    from app.core.outcomes import CallState
+    from app.core.store.audit import AuditRepository
+
+    audit = AuditRepository(db)
+    row = audit.begin(tool_name="shell_exec", server_id="builtin", tool_input={"command": "x"},
+                      decision="allow", state=CallState.RUNNING, conversation_id=None,
+                      tool_use_id="toolu_1")
+    changes = {"before": "a" * 40, "after": "b" * 40,
+               "changes": [{"path": "é.txt", "kind": "added", "old_path": None,
+                            "binary": False}], "not_covered": []}
+    audit.set_changes(row, changes)
+    (stored,) = [e for e in audit.list() if e.id == row]
+    assert stored.changes == changes
+    assert [e.changes for e in audit.list() if e.id != row] == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from app.core.agent.checkpointing import CallChanges
 from app.core.agent.events import AgentEvent, ToolFinished
 from app.core.agent.providers import ToolCall
 from app.core.outcomes import CallState, Outcome
@@ -40,6 +41,11 @@ class CallAudit:
         row_id = _row_id(row)
         if row_id is not None:
             self._audit.set_state(row_id, state)
+
+    def _audit_set_changes(self, row: Future[int], changes: CallChanges) -> None:
+        row_id = _row_id(row)
+        if row_id is not None:
+            self._audit.set_changes(row_id, changes.to_json())
 
     def _audit_finish(self, row: Future[int] | None, **fields: Any) -> None:
         self._audit.finish(_row_id(row), **fields)

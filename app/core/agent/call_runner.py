@@ -15,16 +15,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.call_audit import CallAudit
+from app.core.agent.checkpointing import CallChanges, Checkpointer
 from app.core.agent.context import build_tool_context
 from app.core.agent.events import (
     ApprovalRequest,
     ApprovalResponse,
     Approver,
     AwaitingApproval,
+    FilesChanged,
     ToolRequested,
     ToolStarted,
 )
 from app.core.agent.providers import ToolCall
+from app.core.checkpoints import Checkpoint
 from app.core.outcomes import CallState, Outcome
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import Decision, ToolPermissionService
@@ -75,7 +78,9 @@ class ToolCallRunner(CallAudit):
     profile_id: int
     project_root: Path
     approver: Approver
+    checkpointer: Checkpointer | None
     _tool_session: dict[str, Any]
+    _pending_checkpoints: set[asyncio.Future[CallChanges | None]]
 
     if TYPE_CHECKING:
         def _append(self, role: str, content: list[dict[str, Any]]) -> None: ...
@@ -162,6 +167,8 @@ class ToolCallRunner(CallAudit):
                 finish(Outcome.DECLINED, declined_message(response.reason), True, decision)
                 return
             self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
+        checkpointer = self.checkpointer if spec.may_change_files(call.input) else None
+        before = await checkpointer.snapshot(f"before {call.id}") if checkpointer else None
         self._emit(ToolStarted(call.id, call.name))
         started = time.perf_counter()
         try:
@@ -171,9 +178,28 @@ class ToolCallRunner(CallAudit):
                                       "was running. It may have done part of its work; check "
                                       "before relying on it.", True, decision,
                    _ms_since(started))
+            if checkpointer is not None and before is not None:
+                # What a stopped command did half-way is exactly what one wants to undo; the
+                # second checkpoint runs on after the run has ended.
+                pending = asyncio.ensure_future(
+                    self._record_changes(checkpointer, call, before, row))
+                self._pending_checkpoints.add(pending)
+                pending.add_done_callback(self._pending_checkpoints.discard)
             raise
         finish(Outcome.EXECUTED, result.content or "(no output)", result.is_error, decision,
                _ms_since(started))
+        if checkpointer is not None:
+            await self._record_changes(checkpointer, call, before, row)
+
+    async def _record_changes(self, checkpointer: Checkpointer, call: ToolCall,
+                              before: Checkpoint | None, row: Future[int]
+                              ) -> CallChanges | None:
+        """The checkpoint after a call: its change set goes to the card and the audit row."""
+        changes = await checkpointer.around_call_end(call.id, before)
+        if changes is not None:
+            self._writer.submit(self._audit_set_changes, row, changes)
+            self._emit(FilesChanged(call.id, call.name, changes))
+        return changes
 
     def _problem(self, call: ToolCall, run: _Run) -> tuple[str, str] | None:
         """(note, message for the model) when the call cannot run at all, else None."""

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.agent.checkpointing import CallChanges
 from app.core.agent.providers.base import ProviderError
 from app.core.outcomes import Outcome
 from app.core.permissions.rules import PermissionRule
@@ -105,6 +106,16 @@ class ToolFinished:
 
 
 @dataclass(frozen=True)
+class FilesChanged:
+    """What a call changed in the project folder, from the checkpoints around it (sent after
+    its ToolFinished; for a call stopped half-way, possibly after the run ended)."""
+
+    tool_use_id: str
+    tool_name: str
+    changes: CallChanges
+
+
+@dataclass(frozen=True)
 class RunFinished:
     """The run ended normally: ``stop_reason`` is the model's (end_turn, max_tokens, ...) or
     ``max_iterations`` when the profile's iteration cap stopped it."""
@@ -139,7 +150,7 @@ class RunCancelled:
 
 
 AgentEvent = (TextDelta | ToolRequested | AwaitingApproval | ToolStarted | ToolFinished
-              | RunFinished | RunFailed | RunCancelled)
+              | FilesChanged | RunFinished | RunFailed | RunCancelled)
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalResponse]]
 EventSink = Callable[[AgentEvent], None]

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.call_runner import ToolCallRunner, _Run
+from app.core.agent.checkpointing import CallChanges, Checkpointer
 from app.core.agent.events import (
     AgentEvent,
     Approver,
@@ -99,8 +100,12 @@ class AgentSession(ToolCallRunner, ConversationHistory):
         on_event: EventSink,
         conversation_id: int | None = None,
         client_factory: ClientFactory | None = None,
+        checkpointer: Checkpointer | None = None,
     ) -> None:
         self.db = db
+        # Records the project around each call that can change files (None: no checkpoints).
+        self.checkpointer = checkpointer
+        self._pending_checkpoints: set[asyncio.Future[CallChanges | None]] = set()
         self.registry = registry
         self.permissions = permissions
         self.profile_id = profile_id

@@ -62,6 +62,9 @@ class ToolExecution:
     state: str = CallState.DONE
     # True when the row is pending or running but the process that wrote it is gone.
     interrupted: bool = False
+    # What the call changed in the project (the checkpoints around it and the files), if it
+    # was checkpointed: app.core.agent.checkpointing.CallChanges.to_json().
+    changes: Any = None
 
     @property
     def status_label(self) -> str | None:
@@ -76,7 +79,7 @@ class ToolExecution:
 
 _COLUMNS = ("id", "tool_name", "server_id", "input", "output", "is_error", "decision", "outcome",
             "rule_id", "duration_ms", "conversation_id", "tool_use_id", "created_at", "state",
-            "owner")
+            "owner", "changes")
 
 
 class AuditRepository:
@@ -139,6 +142,12 @@ class AuditRepository:
                  utc_now(), state, PROCESS_TOKEN))
             assert cur.lastrowid is not None
             return cur.lastrowid
+
+    def set_changes(self, row_id: int, changes: Any) -> None:
+        """Attach what a call changed (JSON) once its second checkpoint is taken."""
+        with self.store.transaction() as conn:
+            conn.execute("UPDATE tool_executions SET changes = ? WHERE id = ?",
+                         (json.dumps(changes, ensure_ascii=False), row_id))
 
     def set_state(self, row_id: int, state: CallState) -> None:
         """Move a begun call on (``pending`` → ``running`` when it was approved)."""
@@ -236,6 +245,7 @@ class AuditRepository:
         values = dict(zip(_COLUMNS, row, strict=True))
         values["input"] = json.loads(values["input"])
         values["is_error"] = bool(values["is_error"])
+        values["changes"] = json.loads(values["changes"]) if values["changes"] else None
         owner = values.pop("owner")
         # Decided when read, not by a start-up sweep: correct however the process ended, and a
         # row another running instance owns only looks interrupted until it finishes it.

@@ -197,6 +197,13 @@ SELECT column1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM (VALUES
 
 _V4 = _v4_seeded_default_rules_sql()
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4)
+# What a call changed in the project folder, from the checkpoints around it
+# (app.core.agent.checkpointing.CallChanges.to_json: the two checkpoint ids and the files), so
+# "Undo this call" and "Restore to before this message" work after a restart too.
+_V5 = """
+ALTER TABLE tool_executions ADD COLUMN changes TEXT;
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5)
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -7,6 +7,7 @@ they happen. Markdown re-rendering of streamed text is throttled so the GUI neve
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -23,8 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.agent.checkpointing import Checkpointer, UndoRecord
 from app.core.agent.events import (
     AwaitingApproval,
+    FilesChanged,
     RunCancelled,
     RunFailed,
     RunFinished,
@@ -37,9 +40,10 @@ from app.core.agent.session import AgentSession
 from app.core.outcomes import CardStatus
 from app.core.services import Services
 from app.ui.approval_queue import ApprovalQueue
-from app.ui.widgets.conversation_replay import replay_conversation
+from app.ui.controllers.checkpoints import CheckpointController, loop_running, made_a_commit
+from app.ui.widgets.conversation_replay import load_call_changes, replay_conversation
 from app.ui.widgets.tool_card import ToolCard
-from app.ui.widgets.transcript_view import ErrorCard, MessageView, Transcript
+from app.ui.widgets.transcript_view import ErrorCard, MessageView, RunFooter, Transcript
 
 log = logging.getLogger(__name__)
 _RENDER_INTERVAL_MS = 60
@@ -65,6 +69,13 @@ class AIPanel(QWidget):
         self._current_text: MessageView | None = None
         self._pending_render = False
         self.cards: dict[str, ToolCard] = {}
+        # Undo / redo of the agent's file changes (cards, runs, messages) and pruning.
+        self.checkpoints = CheckpointController(services, self)
+        self.checkpoints.message.connect(self.status_message)
+        self.checkpoints.busy_changed.connect(self._on_checkpoints_busy)
+        self._run_cards: list[ToolCard] = []  # the current run's cards, for its footer
+        self._footers: dict[str, RunFooter] = {}  # tool_use id → its run's footer
+        self._changes_task: asyncio.Future[None] | None = None
 
         self.conversation_picker = QComboBox()
         self.conversation_picker.setObjectName("conversation-picker")
@@ -137,6 +148,7 @@ class AIPanel(QWidget):
                                           "the AI's tools work inside it.", False, lambda: None))
             return False
         self.prompt.clear()
+        self._end_run()  # a retried run's leftovers close before the new prompt
         self.transcript.add(MessageView(text, "user"))
         session = self._ensure_session(root)
         self._start(session.run(text))
@@ -183,8 +195,11 @@ class AIPanel(QWidget):
             log.error("agent run crashed", exc_info=exc)
             self.transcript.add(ErrorCard(f"Internal error: {exc}", True, self.retry))
         self._flush_text()
+        self._end_run()
         self._set_running(False)
         self.refresh_conversations()
+        if self.session is not None:
+            self.checkpoints.prune_in_background(self.session.checkpointer)
 
     def _set_running(self, running: bool) -> None:
         self._running = running
@@ -203,7 +218,7 @@ class AIPanel(QWidget):
             db=self.services.db, registry=self.services.registry,
             permissions=self.services.permissions, profile_id=self.profile_id,
             project_root=root, approver=self.approvals.request, on_event=self.handle_event,
-            conversation_id=conversation_id)
+            conversation_id=conversation_id, checkpointer=self.services.checkpointer_for(root))
 
     # -- events --------------------------------------------------------------------------------
 
@@ -221,6 +236,8 @@ class AIPanel(QWidget):
             new_card = ToolCard(event.tool_use_id, event.tool_name, event.server_id, event.input,
                                 event.decision.kind, rule)
             self.cards[event.tool_use_id] = new_card
+            self._connect_card(new_card)
+            self._run_cards.append(new_card)
             self.transcript.add(new_card)
         elif isinstance(event, AwaitingApproval):
             card = self.cards.get(event.request.tool_use_id)
@@ -239,6 +256,15 @@ class AIPanel(QWidget):
             if card is not None:
                 card.finish(event.outcome, event.is_error, event.duration_ms, event.content)
             self.status_message.emit("Working…")
+        elif isinstance(event, FilesChanged):
+            card = self.cards.get(event.tool_use_id)
+            if card is not None:
+                checkpointer = self.session.checkpointer if self.session is not None else None
+                card.set_changes(event.changes, checkpointer)
+                footer = self._footers.get(event.tool_use_id)
+                if footer is not None:  # it came after the run ended (a stopped call)
+                    footer.refresh()
+                self._refresh_restore_actions()
         elif isinstance(event, RunFinished):
             self._flush_text()
             if event.stop_reason == "max_iterations":
@@ -264,15 +290,161 @@ class AIPanel(QWidget):
         self._render_current_text()
         self._current_text = None
 
+    # -- undo / redo ---------------------------------------------------------------------------
+
+    def _connect_card(self, card: ToolCard) -> None:
+        card.diff_requested.connect(lambda c=card: self.show_changes(c))
+        card.undo_requested.connect(lambda c=card: self.undo_cards([c], "this call"))
+        card.redo_requested.connect(lambda c=card: self.redo(c.undo_record, "this call"))
+
+    def _end_run(self) -> None:
+        """The run's output is complete: its footer ("Undo this run") goes at its end."""
+        cards, self._run_cards = self._run_cards, []
+        if not cards:
+            return
+        footer = RunFooter()
+        self._connect_footer(footer)
+        self.transcript.add(footer)
+        for card in cards:
+            footer.add_card(card)
+            self._footers[card.tool_use_id] = footer
+
+    def _connect_footer(self, footer: RunFooter) -> None:
+        footer.undo_requested.connect(
+            lambda f=footer: self.undo_cards(f.changed_cards(), "this run", f))
+        footer.redo_requested.connect(lambda f=footer: self.redo(f.undo_record, "this run"))
+
+    def _all_cards(self) -> list[ToolCard]:
+        return [w for w in self.transcript.items() if isinstance(w, ToolCard)]
+
+    def _all_footers(self) -> list[RunFooter]:
+        return [w for w in self.transcript.items() if isinstance(w, RunFooter)]
+
+    def _refresh_restore_actions(self) -> None:
+        """"Restore to before this message" on each prompt followed by undoable changes."""
+        later_changes = False
+        for item in reversed(self.transcript.items()):
+            if isinstance(item, ToolCard) and item.has_changes and not item.undone:
+                later_changes = True
+            elif isinstance(item, MessageView) and item.role == "user":
+                item.set_restore_action(
+                    functools.partial(self.restore_to_message, item) if later_changes else None)
+
+    def show_changes(self, card: ToolCard) -> asyncio.Future[object] | None:
+        if card.changes is None or card.checkpointer is None:
+            return None
+        return self.checkpoints.start(self.checkpoints.show_diff(
+            card.checkpointer, [card.changes], f"Changes by {card.tool_name}"))
+
+    def restore_to_message(self, message: MessageView) -> asyncio.Future[object] | None:
+        """Undo every call with changes after ``message``, in order."""
+        items = self.transcript.items()
+        if message not in items:
+            return None
+        after = items[items.index(message) + 1:]
+        cards = [w for w in after if isinstance(w, ToolCard)]
+        return self.undo_cards(cards, "everything since this message")
+
+    def undo_cards(self, cards: list[ToolCard], what: str,
+                   footer: RunFooter | None = None) -> asyncio.Future[object] | None:
+        if self.running:
+            self.status_message.emit("Stop or wait for the run to finish before undoing.")
+            return None
+        return self.checkpoints.start(self._undo(cards, what, footer))
+
+    def redo(self, record: UndoRecord | None, what: str) -> asyncio.Future[object] | None:
+        if record is None:
+            return None
+        if self.running:
+            self.status_message.emit("Stop or wait for the run to finish before redoing.")
+            return None
+        return self.checkpoints.start(self._redo(record, what))
+
+    async def _undo(self, cards: list[ToolCard], what: str, footer: RunFooter | None) -> None:
+        cards = [c for c in cards if c.has_changes and not c.undone]
+        if not cards:
+            self.status_message.emit("Nothing to undo.")
+            return
+        checkpointer: Checkpointer | None = cards[0].checkpointer
+        cards = [c for c in cards if c.checkpointer is checkpointer]
+        if checkpointer is None:
+            return
+        commit = any(made_a_commit(c.tool_name, c.tool_input) for c in cards)
+        record = await self.checkpoints.undo(
+            checkpointer, [c.changes for c in cards if c.changes is not None], what,
+            commit=commit)
+        if record is None:
+            return
+        for card in cards:
+            card.set_undone(record)
+        if footer is not None:
+            footer.set_undone(record)
+        self._after_restore()
+
+    async def _redo(self, record: UndoRecord, what: str) -> None:
+        cards = [c for c in self._all_cards() if c.undo_record is record]
+        checkpointer = cards[0].checkpointer if cards else None
+        if checkpointer is None:
+            return
+        if await self.checkpoints.redo(checkpointer, record, what) is None:
+            return
+        for card in cards:
+            card.set_redone()
+        for footer in self._all_footers():
+            if footer.undo_record is record:
+                footer.set_undone(None)
+        self._after_restore()
+
+    def _after_restore(self) -> None:
+        for footer in self._all_footers():
+            footer.refresh()
+        self._refresh_restore_actions()
+
+    def _on_checkpoints_busy(self, busy: bool) -> None:
+        for card in self._all_cards():
+            card.set_actions_enabled(not busy)
+        for footer in self._all_footers():
+            footer.set_actions_enabled(not busy)
+
+    def project_opened(self, root: Path | None) -> None:
+        """Prune the project's old checkpoints in the background (at most hourly)."""
+        if root is not None:
+            self.checkpoints.prune_in_background(self.services.checkpointer_for(root))
+
+    async def _load_changes(self, checkpointer: Checkpointer, cards: dict[str, ToolCard],
+                            executions: dict) -> None:
+        try:
+            found = await load_call_changes(checkpointer, executions)
+        except Exception:
+            log.exception("reading the conversation's checkpoints failed")
+            return
+        for tool_use_id, changes in found.items():
+            card = cards.get(tool_use_id)
+            if card is None or card.parent() is None:
+                continue  # the transcript was cleared meanwhile
+            if isinstance(changes, str):
+                card.set_changes_unavailable(changes)
+            else:
+                card.set_changes(changes, checkpointer)
+        self._after_restore()
+
     # -- conversations ---------------------------------------------------------------------
 
     def new_conversation(self) -> None:
         if self.running:
             return
         self._discard_session()
-        self.cards.clear()
-        self.transcript.clear()
+        self._clear()
         self.refresh_conversations()
+
+    def _clear(self) -> None:
+        if self._changes_task is not None:
+            self._changes_task.cancel()
+            self._changes_task = None
+        self.cards.clear()
+        self._run_cards.clear()
+        self._footers.clear()
+        self.transcript.clear()
 
     def refresh_conversations(self) -> None:
         current = self.session.conversation_id if self.session is not None else None
@@ -297,11 +469,21 @@ class AIPanel(QWidget):
         self.load_conversation(conversation_id)
 
     def load_conversation(self, conversation_id: int) -> None:
-        self.transcript.clear()
-        self.cards.clear()
-        replay_conversation(self.services, conversation_id, self.transcript)
+        self._clear()
+        cards, executions = replay_conversation(self.services, conversation_id, self.transcript)
+        for card in cards.values():
+            self._connect_card(card)
+        for footer in self._all_footers():
+            self._connect_footer(footer)
+            for card in footer.cards:
+                self._footers[card.tool_use_id] = footer
         root = self._project_root()
         self._discard_session()
         if root is not None:
             self.session = self._new_session(root, conversation_id)
+            checkpointer = self.session.checkpointer
+            if checkpointer is not None and loop_running() and \
+                    any(e.changes for e in executions.values()):
+                self._changes_task = asyncio.ensure_future(
+                    self._load_changes(checkpointer, cards, executions))
         self.refresh_conversations()

@@ -1,20 +1,36 @@
 """Replaying a stored conversation into the AI panel's transcript: its messages, and a tool
 card per call with the outcome the audit trail recorded (a call the app never finished reads
-as interrupted, never as done)."""
+as interrupted, never as done).
+
+What each call changed is in its audit row (``changes``, the JSON of ``CallChanges``); the
+checkpoints it names are read back from the shadow repository in a worker thread
+(:func:`load_call_changes`), so undo, redo and "restore to before this message" work on a
+conversation reopened after a restart."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from app.core.agent.checkpointing import CallChanges, Checkpointer
 from app.core.agent.transcript import INTERRUPTED_RESULT
+from app.core.checkpoints import FileChange
 from app.core.outcomes import CallState, CardStatus, Outcome
 from app.core.services import Services
 from app.core.store.audit import ToolExecution
 from app.ui.widgets.tool_card import ToolCard
-from app.ui.widgets.transcript_view import MessageView, Transcript
+from app.ui.widgets.transcript_view import MessageView, RunFooter, Transcript
+
+log = logging.getLogger(__name__)
 
 
 def replay_conversation(services: Services, conversation_id: int,
-                        transcript: Transcript) -> None:
-    """Add the stored conversation's messages and tool cards to ``transcript``."""
+                        transcript: Transcript) -> tuple[dict[str, ToolCard],
+                                                         dict[str, ToolExecution]]:
+    """Add the stored conversation's messages and tool cards to ``transcript`` (with a run
+    footer after each prompt's calls); returns the cards and the audit rows by tool_use id."""
     results: dict[str, tuple[str, bool]] = {}
     messages = services.conversations.messages(conversation_id)
     executions = services.audit.for_conversation(conversation_id)
@@ -27,12 +43,24 @@ def replay_conversation(services: Services, conversation_id: int,
                         content = "\n".join(b.get("text", "") for b in content)
                     results[block.get("tool_use_id", "")] = (str(content),
                                                              bool(block.get("is_error")))
+    cards: dict[str, ToolCard] = {}
+    footer: RunFooter | None = None
+
+    def end_run() -> None:
+        nonlocal footer
+        if footer is not None:
+            transcript.add(footer)
+            footer.refresh()
+        footer = None
+
     for message in messages:
         blocks = message.content if isinstance(message.content, list) else \
             [{"type": "text", "text": message.content}]
         for block in blocks:
             kind = block.get("type")
             if kind == "text" and block.get("text"):
+                if message.role == "user":
+                    end_run()
                 transcript.add(MessageView(block["text"], message.role))
             elif kind == "tool_use":
                 tool = services.registry.get(block["name"])
@@ -43,6 +71,53 @@ def replay_conversation(services: Services, conversation_id: int,
                                 "from an earlier session")
                 card.finish(*_restored_outcome(execution, results.get(block["id"])))
                 transcript.add(card)
+                cards[block["id"]] = card
+                if footer is None:
+                    footer = RunFooter()
+                footer.cards.append(card)
+    end_run()
+    return cards, executions
+
+
+async def load_call_changes(checkpointer: Checkpointer,
+                            executions: Mapping[str, ToolExecution]
+                            ) -> dict[str, CallChanges | str]:
+    """The change sets the audit rows recorded, rebuilt from the shadow repository (in a worker
+    thread): tool_use id → ``CallChanges``, or why it cannot be rebuilt."""
+    recorded = {tool_use_id: execution.changes for tool_use_id, execution in executions.items()
+                if isinstance(execution.changes, dict)}
+    if not recorded:
+        return {}
+    return await asyncio.to_thread(_rebuild_all, checkpointer, recorded)
+
+
+def _rebuild_all(checkpointer: Checkpointer, recorded: Mapping[str, dict[str, Any]]
+                 ) -> dict[str, CallChanges | str]:
+    out: dict[str, CallChanges | str] = {}
+    store = checkpointer.store
+    if not store.shadow_dir.is_dir():  # never checkpointed here: another project's calls
+        return dict.fromkeys(recorded, "its checkpoints are not in this project")
+    for tool_use_id, data in recorded.items():
+        try:
+            out[tool_use_id] = rebuild_call_changes(checkpointer, tool_use_id, data)
+        except Exception as exc:
+            log.info("change set of %s not rebuilt: %s", tool_use_id, exc)
+            out[tool_use_id] = "its checkpoints are gone"
+    return out
+
+
+def rebuild_call_changes(checkpointer: Checkpointer, tool_use_id: str,
+                         data: Mapping[str, Any]) -> CallChanges:
+    """``CallChanges`` from its ``to_json()`` (blocking: runs git)."""
+    store = checkpointer.store
+    before = store.checkpoint(str(data["before"]))
+    after = store.checkpoint(str(data["after"]))
+    changes = tuple(
+        FileChange(path=str(c["path"]), kind=c["kind"],
+                   old_path=str(c["old_path"]) if c.get("old_path") else None,
+                   binary=bool(c.get("binary")))
+        for c in data.get("changes") or ())
+    return CallChanges(tool_use_id, before, after, changes)
 
 
 def _restored_outcome(execution: ToolExecution | None, result: tuple[str, bool] | None

@@ -4,9 +4,10 @@ streams), tool cards and error cards, which follows new content while scrolled t
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QTextCursor
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent, QTextCursor
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -15,11 +16,18 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSizePolicy,
     QTextBrowser,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.ui.widgets.markdown_stream import SplitState, freeze_ready_blocks
+
+if TYPE_CHECKING:
+    from app.core.agent.checkpointing import UndoRecord
+    from app.ui.widgets.tool_card import ToolCard
+
+_ACTION_ROW_PX = 22  # room under a user message for "Restore to before this message"
 
 
 class MessageView(QTextBrowser):
@@ -53,7 +61,60 @@ class MessageView(QTextBrowser):
 
     def _fit_height(self, size) -> None:
         margins = self.contentsMargins()
-        self.setFixedHeight(int(size.height()) + margins.top() + margins.bottom() + 2)
+        extra = self.viewportMargins().bottom()
+        self.setFixedHeight(int(size.height()) + margins.top() + margins.bottom() + 2 + extra)
+
+    # -- "Restore to before this message" (user messages) ------------------------------------
+
+    restore_button: QToolButton | None = None
+    _restore_shown = False
+    _on_restore: Callable[[], object] | None = None
+
+    def _restore_clicked(self) -> None:
+        if self._on_restore is not None:
+            self._on_restore()
+
+    def set_restore_action(self, on_restore: Callable[[], object] | None) -> None:
+        """Show (or, with None, hide) "Restore to before this message" under the message."""
+        if on_restore is None:
+            if self.restore_button is not None and self._restore_shown:
+                self._restore_shown = False
+                self.restore_button.hide()
+                self.setViewportMargins(0, 0, 0, 0)
+                self._fit_height(self.document().documentLayout().documentSize())
+            return
+        if self.restore_button is None:
+            button = QToolButton(self)
+            button.setObjectName("restore-to-message")
+            button.setText("↶ Restore to before this message")
+            button.setToolTip("Undo every file change the agent made after this message "
+                              "(with a preview)")
+            button.setAutoRaise(True)
+            button.setCursor(Qt.CursorShape.PointingHandCursor)
+            button.setStyleSheet("QToolButton { color: palette(link); border: none; "
+                                 "font-size: 11px; }")
+            self.restore_button = button
+            button.clicked.connect(self._restore_clicked)
+        button = self.restore_button
+        self._on_restore = on_restore
+        if not self._restore_shown:
+            self._restore_shown = True
+            self.setViewportMargins(0, 0, 0, _ACTION_ROW_PX)
+            button.show()
+            self._place_restore_button()
+            self._fit_height(self.document().documentLayout().documentSize())
+
+    def _place_restore_button(self) -> None:
+        button = self.restore_button
+        if button is None:
+            return
+        button.adjustSize()
+        button.move(self.width() - button.width() - 6, self.height() - button.height() - 2)
+        button.raise_()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_restore_button()
 
     def set_markdown(self, text: str) -> None:
         """Replace the whole message (history, tests); renders immediately."""
@@ -96,6 +157,71 @@ class ErrorCard(QFrame):
         self.retry_button.setVisible(retryable)
         self.retry_button.clicked.connect(on_retry)
         layout.addWidget(self.retry_button)
+
+
+class RunFooter(QFrame):
+    """The end of a run that changed files: what it changed, "Undo this run", then "Redo"."""
+
+    undo_requested = Signal()
+    redo_requested = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("run-footer")
+        self.cards: list[ToolCard] = []
+        self.undo_record: UndoRecord | None = None
+        self.label = QLabel("")
+        self.label.setObjectName("run-summary")
+        self.label.setStyleSheet("color: palette(placeholder-text);")
+        self.undo_button = QPushButton("Undo this run")
+        self.undo_button.setObjectName("run-undo")
+        self.undo_button.setToolTip("Restore every file this run's tool calls changed "
+                                    "(with a preview)")
+        self.redo_button = QPushButton("Redo")
+        self.redo_button.setObjectName("run-redo")
+        self.redo_button.hide()
+        self.undo_button.clicked.connect(self.undo_requested)
+        self.redo_button.clicked.connect(self.redo_requested)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 0, 4, 0)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.undo_button)
+        layout.addWidget(self.redo_button)
+        self.refresh()
+
+    def add_card(self, card: ToolCard) -> None:
+        if card not in self.cards:
+            self.cards.append(card)
+        self.refresh()
+
+    def changed_cards(self) -> list[ToolCard]:
+        return [c for c in self.cards if c.has_changes]
+
+    def refresh(self) -> None:
+        """Say what the run changed; shown only when it changed something."""
+        cards = self.changed_cards()
+        paths = {p for c in cards if c.changes is not None for p in c.changes.paths}
+        all_undone = bool(cards) and all(c.undone for c in cards)
+        if self.undo_record is not None:
+            self.label.setText("↶ This run's changes are undone.")
+        elif all_undone:  # call by call, on the cards: their Redo brings each back
+            self.label.setText("↶ This run's changes are undone (see the calls above).")
+        else:
+            calls = len(cards)
+            self.label.setText(f"This run changed {len(paths)} file"
+                               f"{'s' if len(paths) != 1 else ''} in {calls} call"
+                               f"{'s' if calls != 1 else ''}.")
+        self.undo_button.setVisible(self.undo_record is None and not all_undone)
+        self.redo_button.setVisible(self.undo_record is not None)
+        self.setVisible(bool(cards))
+
+    def set_undone(self, record: UndoRecord | None) -> None:
+        self.undo_record = record
+        self.refresh()
+
+    def set_actions_enabled(self, enabled: bool) -> None:
+        self.undo_button.setEnabled(enabled and any(not c.undone for c in self.changed_cards()))
+        self.redo_button.setEnabled(enabled)
 
 
 class Transcript(QScrollArea):

@@ -1,0 +1,164 @@
+"""Checkpoints around the agent's tool calls: what each call changed, and undo / redo.
+
+Before a call that can change files (``ToolSpec.may_change_files``) the project folder's state
+is recorded in the shadow repository (``app.core.checkpoints``); after it, again, and the
+difference is the call's change set — whether the tool wrote the files or a command's side
+effects did. The change set goes on the call's card and into its audit row, and undoing a call,
+a run or everything since a message is a restore of the earliest "before" over the paths those
+calls changed, checked against the latest "after" so that a file the person edited since is
+shown as a conflict instead of being overwritten.
+
+All git work runs in a worker thread, one operation at a time per project (the engine's own
+lock), so the GUI never waits for it. A checkpoint that fails (no git, a full disk) never stops
+the call: the call runs, and its card says it cannot be undone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.checkpoints import (
+    Checkpoint,
+    CheckpointStore,
+    FileChange,
+    RestorePlan,
+    RestoreResult,
+)
+from app.core.checkpoints.model import Resolution
+
+__all__ = ["DEFAULT_MAX_FILE_BYTES", "CallChanges", "Checkpointer", "UndoRecord"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CallChanges:
+    """What one call changed: the checkpoints around it and the files between them."""
+
+    tool_use_id: str
+    before: Checkpoint
+    after: Checkpoint
+    changes: tuple[FileChange, ...]
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every path the call touched (both names of a rename)."""
+        out: list[str] = []
+        for change in self.changes:
+            for path in (change.old_path, change.path):
+                if path and path not in out:
+                    out.append(path)
+        return tuple(out)
+
+    @property
+    def not_covered(self) -> tuple[str, ...]:
+        """What this call made uncovered or brought into cover (a file that grew over the size
+        cap, a nested repository it created): its changes there cannot be undone. Files that
+        were out of cover before and after are the project's, not the call's (the preview and
+        Settings say what checkpoints never cover)."""
+        return tuple(sorted(set(self.before.skipped) ^ set(self.after.skipped)))
+
+    def summary(self) -> str:
+        n = len(self.changes)
+        return "no files changed" if n == 0 else f"{n} file{'s' if n != 1 else ''} changed"
+
+    def to_json(self) -> dict[str, object]:
+        """The audit row's record of the change set."""
+        return {
+            "before": self.before.id,
+            "after": self.after.id,
+            "changes": [{"path": c.path, "kind": c.kind, "old_path": c.old_path,
+                         "binary": c.binary} for c in self.changes],
+            "not_covered": list(self.not_covered),
+        }
+
+
+@dataclass(frozen=True)
+class UndoRecord:
+    """An applied restore, kept so that it can be redone: ``result.before`` is the state the
+    restore replaced, ``after`` the state it left."""
+
+    calls: tuple[CallChanges, ...]
+    result: RestoreResult
+    after: Checkpoint
+
+
+class Checkpointer:
+    """The checkpoints of one project folder (see the module docstring)."""
+
+    def __init__(self, data_dir: Path, project_root: Path, *,
+                 max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+                 extra_excludes: Sequence[str] = ()) -> None:
+        self.project_root = Path(project_root).resolve()
+        self.store = CheckpointStore(data_dir, self.project_root, max_file_bytes=max_file_bytes,
+                                     extra_excludes=extra_excludes)
+
+    async def snapshot(self, label: str) -> Checkpoint | None:
+        """Record the folder now; None (logged) when that fails."""
+        try:
+            return await asyncio.to_thread(self.store.snapshot, label)
+        except Exception:
+            log.exception("checkpoint of %s failed", self.project_root)
+            return None
+
+    async def around_call_end(self, tool_use_id: str, before: Checkpoint | None
+                              ) -> CallChanges | None:
+        """After the call: the second checkpoint and what changed since ``before``."""
+        if before is None:
+            return None
+        after = await self.snapshot(f"after {tool_use_id}")
+        if after is None:
+            return None
+        try:
+            changes = await asyncio.to_thread(self.store.changes, before, after)
+        except Exception:
+            log.exception("comparing checkpoints of %s failed", self.project_root)
+            return None
+        return CallChanges(tool_use_id, before, after, tuple(changes))
+
+    async def diff(self, calls: Sequence[CallChanges], max_bytes: int = 200_000) -> str:
+        """The unified diff of what these calls changed (first "before" to last "after")."""
+        first, last = calls[0], calls[-1]
+        return await asyncio.to_thread(self.store.diff_text, first.before, last.after,
+                                       _union_paths(calls), max_bytes)
+
+    async def plan_undo(self, calls: Sequence[CallChanges]) -> RestorePlan:
+        """Restore the files these calls changed to before the first of them. The plan lists
+        conflicts: files that differ from what the last call left (the person edited them)."""
+        first, last = calls[0], calls[-1]
+        return await asyncio.to_thread(self.store.plan_restore, first.before, last.after,
+                                       _union_paths(calls))
+
+    async def plan_redo(self, undo: UndoRecord) -> RestorePlan:
+        """Bring back what an undo replaced, checked against the state the undo left."""
+        return await asyncio.to_thread(self.store.plan_restore, undo.result.before, undo.after,
+                                       _union_paths(undo.calls))
+
+    async def apply(self, plan: RestorePlan, calls: Sequence[CallChanges],
+                    resolutions: Mapping[str, Resolution] | None = None) -> UndoRecord:
+        """Carry out a plan (conflicts as ``resolutions`` say; unresolved ones are kept)."""
+        result = await asyncio.to_thread(self.store.restore, plan, dict(resolutions or {}))
+        after = await self.snapshot("after restore")
+        return UndoRecord(tuple(calls), result, after if after is not None else plan.target)
+
+    async def usage_bytes(self) -> int:
+        return await asyncio.to_thread(self.store.usage_bytes)
+
+    async def prune(self, *, max_age_days: float | None, max_bytes: int | None) -> int:
+        return await asyncio.to_thread(self.store.prune, max_age_days=max_age_days,
+                                       max_bytes=max_bytes)
+
+
+def _union_paths(calls: Iterable[CallChanges]) -> list[str]:
+    out: list[str] = []
+    for call in calls:
+        for path in call.paths:
+            if path not in out:
+                out.append(path)
+    return out
