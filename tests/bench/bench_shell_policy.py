@@ -104,7 +104,9 @@ def time_per_command(fn, commands: list[str], runs: int) -> float:
 
 async def exec_overhead(runs: int) -> dict[str, float]:
     project = Path(tempfile.mkdtemp(prefix="tebiki-bench-")).resolve()
-    ctx = ToolContext(working_dir=project, allowed_commands=("true", "echo"))
+    # Unsandboxed: this measures shell_exec's own overhead (the sandbox's is measured below).
+    ctx = ToolContext(working_dir=project, allowed_commands=("true", "echo"),
+                      sandbox=Sandbox.off("shell_exec's own overhead"))
     tool = ShellExecTool()
 
     async def bare(argv: list[str]) -> None:
@@ -142,7 +144,8 @@ async def sandbox_overhead(runs: int) -> dict[str, float | str]:
     if not status.available:
         return {"sandbox": status.summary}
     project = Path(tempfile.mkdtemp(prefix="tebiki-bench-")).resolve()
-    plain = ToolContext(working_dir=project, allowed_commands=("true",))
+    plain = ToolContext(working_dir=project, allowed_commands=("true",),
+                        sandbox=Sandbox.off("the unsandboxed baseline"))
     boxed = ToolContext(working_dir=project, allowed_commands=("true",),
                         sandbox=Sandbox(status, True, sensitive_paths()))
     tool = ShellExecTool()
