@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -97,3 +100,20 @@ def project(tmp_path: Path) -> Path:
     root = (tmp_path / "project").resolve()
     root.mkdir()
     return root
+
+
+# Folders the OS sandbox can see (tests.sandbox_support has the rest of its test kit).
+@pytest.fixture
+def visible() -> Iterator[Path]:
+    """A folder outside /tmp: the sandbox's /tmp is private, so a test folder under it would
+    be out of reach for that reason alone; these must be stopped by the walls under test."""
+    folder = Path(tempfile.mkdtemp(prefix="tebiki-sandbox-test-", dir="/var/tmp")).resolve()
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def outside(visible: Path) -> Path:
+    folder = visible / "outside"
+    folder.mkdir()
+    return folder

@@ -11,40 +11,24 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from app.core.sandbox import Sandbox, probe_sandbox
+from app.core.sandbox import Sandbox
 from app.core.sensitive_paths import sensitive_paths
 from app.core.tools.base import GitPermission, ToolContext
 from app.core.tools.builtin.shell_exec import LEVEL_ANY_SANDBOXED, ShellExecTool
+from tests.sandbox_support import PYTHON, STATUS, py, requires_sandbox
 
-STATUS = probe_sandbox()
-# Where `make` installs bubblewrap (root on Linux), a missing sandbox is a failure, not a skip.
-_MUST_HAVE = sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("bwrap")
-pytestmark = pytest.mark.skipif(not STATUS.available and not _MUST_HAVE,
-                                reason=f"no sandbox on this machine: {STATUS.reason}")
+pytestmark = requires_sandbox
 
-PYTHON = os.path.realpath(sys.executable)
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- sandbox-test-secret"
-
-
-@pytest.fixture
-def visible(tmp_path: Path):
-    """A folder outside /tmp: the sandbox's /tmp is private, so a test folder under it would
-    be out of reach for that reason alone; these must be stopped by the walls under test."""
-    folder = Path(tempfile.mkdtemp(prefix="tebiki-sandbox-test-", dir="/var/tmp")).resolve()
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
@@ -54,13 +38,6 @@ def home(visible: Path) -> Path:
     (home / ".ssh" / "id_rsa").write_text(SECRET)
     (home / ".netrc").write_text("machine example.com password hunter2")
     return home
-
-
-@pytest.fixture
-def outside(visible: Path) -> Path:
-    folder = visible / "outside"
-    folder.mkdir()
-    return folder
 
 
 def _ctx(project: Path, home: Path, *, data_dir: Path | None = None,
@@ -83,14 +60,11 @@ def _run(ctx: ToolContext, command: str) -> dict[str, object]:
     return payload
 
 
-def _py(code: str) -> str:
-    return f"{PYTHON} -c {json.dumps(code)}"
-
 
 def test_write_outside_the_write_folders_changes_nothing(project: Path, home: Path,
                                                          outside: Path) -> None:
     target = outside / "planted.txt"
-    out = _run(_ctx(project, home), _py(f"open({str(target)!r}, 'w').write('x')"))
+    out = _run(_ctx(project, home), py(f"open({str(target)!r}, 'w').write('x')"))
     assert not target.exists()
     assert out["exit_code"] != 0
     assert "[sandbox]" in str(out["stderr"])  # the model is told it was the sandbox
@@ -98,7 +72,7 @@ def test_write_outside_the_write_folders_changes_nothing(project: Path, home: Pa
 
 def test_writes_inside_the_project_and_private_tmp_work(project: Path, home: Path) -> None:
     out = _run(_ctx(project, home),
-               _py("import tempfile; open('made.txt', 'w').write('ok'); "
+               py("import tempfile; open('made.txt', 'w').write('ok'); "
                    "tempfile.NamedTemporaryFile(dir='/tmp').write(b'x')"))
     assert out["exit_code"] == 0, out
     assert (project / "made.txt").read_text() == "ok"
@@ -106,13 +80,13 @@ def test_writes_inside_the_project_and_private_tmp_work(project: Path, home: Pat
 
 def test_tmp_is_private(project: Path, home: Path, tmp_path: Path) -> None:
     marker = Path("/tmp") / f"tebiki-sandbox-test-{os.getpid()}"
-    _run(_ctx(project, home), _py(f"open({str(marker)!r}, 'w').write('x')"))
+    _run(_ctx(project, home), py(f"open({str(marker)!r}, 'w').write('x')"))
     assert not marker.exists()
 
 
 def test_hidden_secrets_cannot_be_read(project: Path, home: Path) -> None:
     out = _run(_ctx(project, home),
-               _py(f"import pathlib; h=pathlib.Path({str(home)!r}); "
+               py(f"import pathlib; h=pathlib.Path({str(home)!r}); "
                    "[print(p.read_text()) for p in (h/'.ssh'/'id_rsa', h/'.netrc') "
                    "if p.is_file()]"))
     assert SECRET not in str(out["stdout"]) and "hunter2" not in str(out["stdout"])
@@ -126,7 +100,7 @@ def test_the_data_folder_is_hidden(project: Path, home: Path, fresh_data_dir: Pa
     data.mkdir()
     (data / "tebiki.sqlite3").write_text("conversations")
     out = _run(_ctx(project, home, data_dir=data),
-               _py(f"import os; print(os.listdir({str(data)!r}))"))
+               py(f"import os; print(os.listdir({str(data)!r}))"))
     assert "tebiki.sqlite3" not in str(out["stdout"])
 
 
@@ -145,7 +119,7 @@ def test_no_connection_reaches_a_loopback_listener(project: Path, home: Path) ->
     thread.start()
     try:
         out = _run(_ctx(project, home),
-                   _py(f"import socket; socket.create_connection(('127.0.0.1', {port}), 3)"))
+                   py(f"import socket; socket.create_connection(('127.0.0.1', {port}), 3)"))
     finally:
         server.close()
         thread.join()
@@ -162,7 +136,7 @@ def test_network_switch_lets_the_connection_through(project: Path, home: Path) -
     thread.start()
     try:
         out = _run(_ctx(project, home, network=True),
-                   _py(f"import socket; socket.create_connection(('127.0.0.1', {port}), 3)"))
+                   py(f"import socket; socket.create_connection(('127.0.0.1', {port}), 3)"))
     finally:
         thread.join()
         server.close()
@@ -191,10 +165,10 @@ def test_git_config_and_hooks_cannot_be_changed(repo: Path, home: Path) -> None:
     hook = repo / ".git" / "hooks" / "post-checkout"
     for git in (GitPermission.READ_ONLY, GitPermission.READ_WRITE):
         _run(_ctx(repo, home, git=git),
-             _py("import pathlib; g=pathlib.Path('.git'); "
+             py("import pathlib; g=pathlib.Path('.git'); "
                  "open(g/'config','a').write('[core]\\n\\tfsmonitor = touch /tmp/pwned\\n')"))
         _run(_ctx(repo, home, git=git),
-             _py(f"open({str(hook)!r}, 'w').write('#!/bin/sh\\ntouch /tmp/pwned\\n')"))
+             py(f"open({str(hook)!r}, 'w').write('#!/bin/sh\\ntouch /tmp/pwned\\n')"))
         assert (repo / ".git" / "config").read_bytes() == config
         assert not hook.exists()
 
@@ -222,7 +196,7 @@ def test_git_works_at_the_read_write_level(repo: Path, home: Path) -> None:
 def test_symlink_out_of_the_project_is_not_followed_for_writes(project: Path, home: Path,
                                                                 outside: Path) -> None:
     (project / "link").symlink_to(outside)
-    _run(_ctx(project, home), _py("open('link/escaped.txt', 'w').write('x')"))
+    _run(_ctx(project, home), py("open('link/escaped.txt', 'w').write('x')"))
     assert not (outside / "escaped.txt").exists()
 
 
@@ -230,8 +204,8 @@ def test_other_processes_cannot_be_signalled(project: Path, home: Path) -> None:
     victim = subprocess.Popen([PYTHON, "-c", "import time; time.sleep(60)"])
     try:
         _run(_ctx(project, home),
-             _py(f"import os, signal; os.kill({victim.pid}, signal.SIGKILL)"))
-        _run(_ctx(project, home), _py(f"import os, signal; os.kill({os.getpid()}, signal.SIGTERM)"))
+             py(f"import os, signal; os.kill({victim.pid}, signal.SIGKILL)"))
+        _run(_ctx(project, home), py(f"import os, signal; os.kill({os.getpid()}, signal.SIGTERM)"))
         assert victim.poll() is None
     finally:
         victim.send_signal(signal.SIGKILL)
@@ -257,7 +231,7 @@ def test_a_background_job_is_sandboxed_too(project: Path, home: Path, outside: P
     async def scenario() -> str:
         tool = ShellExecTool()
         started = await tool.execute(
-            {"command": _py(f"open({str(target)!r}, 'w').write('x')"), "background": True}, ctx)
+            {"command": py(f"open({str(target)!r}, 'w').write('x')"), "background": True}, ctx)
         job_id = json.loads(started.content)["job_id"]
         jobs = ctx.session["shell_jobs"]
         await jobs[job_id].task
@@ -275,7 +249,7 @@ def test_a_timed_out_command_leaves_no_process_behind(project: Path, home: Path)
             "open(\"late.txt\", \"w\").write(\"x\")'], "
             "start_new_session=True); time.sleep(30)")
     ctx = _ctx(project, home)
-    result = asyncio.run(ShellExecTool().execute({"command": _py(code), "timeout": 0.5}, ctx))
+    result = asyncio.run(ShellExecTool().execute({"command": py(code), "timeout": 0.5}, ctx))
     assert "timed out" in result.content
     time.sleep(3)
     assert not (project / "late.txt").exists()

@@ -8,22 +8,19 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from app.core.sandbox import Sandbox, SandboxStatus, probe_sandbox
+from app.core.sandbox import Sandbox, SandboxStatus
 from app.core.sensitive_paths import sensitive_paths
 from app.core.tools.base import GitPermission, ToolContext
 from app.core.tools.builtin.git_ops import GitOpsTool
 from app.core.tools.builtin.grep_search import GrepSearchTool
+from tests.sandbox_support import STATUS, requires_sandbox
 
-STATUS = probe_sandbox()
-_MUST_HAVE = sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("bwrap")
-pytestmark = pytest.mark.skipif(not STATUS.available and not _MUST_HAVE,
-                                reason=f"no sandbox on this machine: {STATUS.reason}")
+pytestmark = requires_sandbox
 RG = shutil.which("rg")
 
 

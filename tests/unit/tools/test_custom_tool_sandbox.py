@@ -9,19 +9,14 @@ Every check looks at the world outside the sandbox afterwards, never at a policy
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import socket
-import sys
-import tempfile
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.core.sandbox import Sandbox, SandboxStatus, probe_sandbox
+from app.core.sandbox import Sandbox, SandboxStatus
 from app.core.sensitive_paths import sensitive_paths
 from app.core.tools.base import ToolContext, ToolResult
 from app.core.tools.providers.custom import (
@@ -33,36 +28,16 @@ from app.core.tools.providers.custom import (
     build_tool,
     load_tools_file,
 )
+from tests.sandbox_support import PYTHON, STATUS, requires_sandbox
 
-STATUS = probe_sandbox()
-# Where `make` installs bubblewrap (root on Linux), a missing sandbox is a failure, not a skip.
-_MUST_HAVE = sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("bwrap")
-pytestmark = pytest.mark.skipif(not STATUS.available and not _MUST_HAVE,
-                                reason=f"no sandbox on this machine: {STATUS.reason}")
+pytestmark = requires_sandbox
 
-PYTHON = os.path.realpath(sys.executable)
 # Programs as templates: the code is one literal word (no braces: those are placeholders).
 WRITE = (f"{PYTHON} -c \"import sys; open(sys.argv[1], 'w').write('x')\" {{path}}",
          {"path": {"type": "string", "required": True}})
 CONNECT = (f"{PYTHON} -c \"import socket, sys; socket.create_connection(('127.0.0.1', "
            f"int(sys.argv[1])), 3).sendall(b'hello')\" {{port}}",
            {"port": {"type": "integer", "required": True}})
-
-
-@pytest.fixture
-def visible() -> Iterator[Path]:
-    """A folder outside /tmp: the sandbox's /tmp is private, so a folder under it would be out
-    of reach for that reason alone; these must be stopped by the write folders."""
-    folder = Path(tempfile.mkdtemp(prefix="tebiki-custom-tool-test-", dir="/var/tmp")).resolve()
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
-def outside(visible: Path) -> Path:
-    folder = visible / "outside"
-    folder.mkdir()
-    return folder
 
 
 @pytest.fixture

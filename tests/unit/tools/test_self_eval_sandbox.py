@@ -9,45 +9,21 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
-import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.core.sandbox import Sandbox, SandboxStatus, probe_sandbox
+from app.core.sandbox import Sandbox, SandboxStatus
 from app.core.sensitive_paths import sensitive_paths
 from app.core.tools.base import ToolContext, ToolResult
 from app.core.tools.builtin.self_eval import SelfEvalTool
+from tests.sandbox_support import STATUS, py, requires_sandbox
 
-STATUS = probe_sandbox()
-# Where `make` installs bubblewrap (root on Linux), a missing sandbox is a failure, not a skip.
-_MUST_HAVE = sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("bwrap")
-pytestmark = pytest.mark.skipif(not STATUS.available and not _MUST_HAVE,
-                                reason=f"no sandbox on this machine: {STATUS.reason}")
+pytestmark = requires_sandbox
 
-PYTHON = os.path.realpath(sys.executable)
-
-
-@pytest.fixture
-def visible() -> Iterator[Path]:
-    """A folder outside /tmp: the sandbox's /tmp is private, so a folder under it would be out
-    of reach for that reason alone; these must be stopped by the write folders."""
-    folder = Path(tempfile.mkdtemp(prefix="tebiki-self-eval-test-", dir="/var/tmp")).resolve()
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
-def outside(visible: Path) -> Path:
-    folder = visible / "outside"
-    folder.mkdir()
-    return folder
 
 
 @pytest.fixture
@@ -57,9 +33,6 @@ def sandbox(visible: Path) -> Sandbox:
     home.mkdir()
     return Sandbox(STATUS, required=True, hidden=sensitive_paths(home=home))
 
-
-def _py(code: str) -> str:
-    return f"{PYTHON} -c {json.dumps(code)}"
 
 
 def _ctx(project: Path, sandbox: Sandbox, checks: dict[str, str | None],
@@ -82,7 +55,7 @@ async def _run(ctx: ToolContext, checks: list[str]) -> dict[str, Any]:
 async def test_a_check_cannot_write_outside_the_project(project: Path, sandbox: Sandbox,
                                                         outside: Path) -> None:
     target = outside / "planted.txt"
-    ctx = _ctx(project, sandbox, {"build": _py(f"open({str(target)!r}, 'w').write('x')")})
+    ctx = _ctx(project, sandbox, {"build": py(f"open({str(target)!r}, 'w').write('x')")})
     out = await _run(ctx, ["build"])
     assert not target.exists()
     assert out["sandboxed"] is True
@@ -93,8 +66,8 @@ async def test_a_check_cannot_write_outside_the_project(project: Path, sandbox: 
 
 async def test_a_check_writes_inside_the_project(project: Path, sandbox: Sandbox) -> None:
     ctx = _ctx(project, sandbox, {
-        "build": _py("open('made.txt', 'w').write('ok')"),
-        "test": _py("import tempfile; tempfile.NamedTemporaryFile(dir='/tmp').write(b'x')")})
+        "build": py("open('made.txt', 'w').write('ok')"),
+        "test": py("import tempfile; tempfile.NamedTemporaryFile(dir='/tmp').write(b'x')")})
     out = await _run(ctx, ["build", "test"])
     assert out["all_passed"] is True, out
     assert out["sandboxed"] is True
@@ -104,8 +77,8 @@ async def test_a_check_writes_inside_the_project(project: Path, sandbox: Sandbox
 async def test_the_write_folders_setting_moves_the_wall(project: Path, sandbox: Sandbox,
                                                         outside: Path) -> None:
     there, here = outside / "there.txt", project / "here.txt"
-    ctx = _ctx(project, sandbox, {"build": _py(f"open({str(there)!r}, 'w').write('x')"),
-                                  "lint": _py(f"open({str(here)!r}, 'w').write('x')")},
+    ctx = _ctx(project, sandbox, {"build": py(f"open({str(there)!r}, 'w').write('x')"),
+                                  "lint": py(f"open({str(here)!r}, 'w').write('x')")},
                write_folders=[str(outside)])
     out = await _run(ctx, ["build", "lint"])
     assert out["checks"]["build"]["passed"] is True, out
@@ -120,8 +93,8 @@ async def test_git_stays_read_only(project: Path, sandbox: Sandbox) -> None:
     config = (project / ".git" / "config").read_bytes()
     hook = project / ".git" / "hooks" / "pre-commit"
     ctx = _ctx(project, sandbox, {
-        "build": _py("open('.git/config', 'a').write('[core]\\n\\tfsmonitor = touch pwned\\n')"),
-        "lint": _py("open('.git/hooks/pre-commit', 'w').write('#!/bin/sh\\n')")})
+        "build": py("open('.git/config', 'a').write('[core]\\n\\tfsmonitor = touch pwned\\n')"),
+        "lint": py("open('.git/hooks/pre-commit', 'w').write('#!/bin/sh\\n')")})
     out = await _run(ctx, ["build", "lint"])
     assert not out["checks"]["build"]["passed"] and not out["checks"]["lint"]["passed"]
     assert (project / ".git" / "config").read_bytes() == config
@@ -147,7 +120,7 @@ def _received(server: socket.socket) -> bytes | None:
 
 
 def _connect(port: int) -> str:
-    return _py(f"import socket; socket.create_connection(('127.0.0.1', {port}), 3)"
+    return py(f"import socket; socket.create_connection(('127.0.0.1', {port}), 3)"
                ".sendall(b'hello')")
 
 
@@ -168,7 +141,7 @@ async def test_no_network_unless_turned_on(project: Path, sandbox: Sandbox) -> N
 async def test_required_but_unavailable_runs_nothing(project: Path) -> None:
     marker = project / "marker.txt"
     sandbox = Sandbox(SandboxStatus.unavailable("test"), required=True)
-    ctx = _ctx(project, sandbox, {"build": _py(f"open({str(marker)!r}, 'w').write('x')")})
+    ctx = _ctx(project, sandbox, {"build": py(f"open({str(marker)!r}, 'w').write('x')")})
     result = await _result(ctx, ["build"])
     assert result.is_error
     assert "did not run the checks" in result.content
@@ -179,7 +152,7 @@ async def test_required_but_unavailable_runs_nothing(project: Path) -> None:
 async def test_not_required_and_unavailable_runs_unsandboxed(project: Path) -> None:
     marker = project / "marker.txt"
     sandbox = Sandbox(SandboxStatus.unavailable("test"), required=False)
-    ctx = _ctx(project, sandbox, {"build": _py(f"open({str(marker)!r}, 'w').write('x')")})
+    ctx = _ctx(project, sandbox, {"build": py(f"open({str(marker)!r}, 'w').write('x')")})
     out = await _run(ctx, ["build"])
     assert out["all_passed"] is True, out
     assert out["sandboxed"] is False
