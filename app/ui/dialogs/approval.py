@@ -47,6 +47,7 @@ from app.core.services import Services
 from app.core.tools.base import GitPermission, RiskLevel, ToolSpec
 from app.core.tools.containment import program_containment
 from app.core.visible_text import make_visible
+from app.ui.markup import escape
 from app.ui.widgets.badges import badge
 from app.ui.widgets.highlighters import DiffHighlighter, JsonHighlighter
 
@@ -75,16 +76,12 @@ def _why_text(request: ApprovalRequest) -> str:
         text = "No permission rule matches this call, so Tebiki asks you (the safe default)."
     else:
         label = make_visible(rule.description or rule.summary())
-        text = (f"Asked because of rule #{rule.id}: <i>{_escape(label)}</i> "
-                f"<span style='color:palette(placeholder-text)'>({_escape(rule.summary())})"
+        text = (f"Asked because of rule #{rule.id}: <i>{escape(label)}</i> "
+                f"<span style='color:palette(placeholder-text)'>({escape(rule.summary())})"
                 "</span>")
     if decision.note:
-        text += f"<br>{_escape(decision.note)}"
+        text += f"<br>{escape(decision.note)}"
     return text
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _visible_json(value: Any) -> Any:
@@ -209,7 +206,7 @@ class ApprovalDialog(QDialog):
         layout.setSpacing(10)
 
         title = QLabel(f"<span style='font-size:15px'>The AI wants to run "
-                       f"<b>{_escape(make_visible(request.tool_name))}</b></span>")
+                       f"<b>{escape(make_visible(request.tool_name))}</b></span>")
         title.setObjectName("approval-title")
         header = QHBoxLayout()
         header.addWidget(title)

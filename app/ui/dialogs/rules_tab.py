@@ -1,0 +1,273 @@
+"""Settings → Permission rules: the rule table, its editor, import/export and the "test a call"
+box that shows which rule decides."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QStyledItemDelegate,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.permissions.repository import RuleRepository
+from app.core.permissions.rules import InvalidRuleError
+from app.core.permissions.service import SubjectDecision
+from app.core.services import (
+    Services,
+)
+from app.core.visible_text import make_visible
+from app.ui.dialogs.rule_editor import RuleEditorDialog
+from app.ui.markup import escape
+from app.ui.models.rules_model import RulesTableModel
+
+
+class _DecisionDelegate(QStyledItemDelegate):
+    def createEditor(self, parent, option, index):
+        combo = QComboBox(parent)
+        combo.addItems(["allow", "ask", "deny"])
+        return combo
+
+    def setEditorData(self, editor, index):
+        editor.setCurrentText(str(index.data(Qt.ItemDataRole.EditRole)))
+
+    def setModelData(self, editor, model, index):
+        model.setData(index, editor.currentText(), Qt.ItemDataRole.EditRole)
+
+
+class RulesTab(QWidget):
+    def __init__(self, services: Services, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.services = services
+        self.model = RulesTableModel(services.permissions.rules, self)
+        self.table = QTableView()
+        self.table.setObjectName("rules-table")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked |
+                                   QAbstractItemView.EditTrigger.EditKeyPressed |
+                                   QAbstractItemView.EditTrigger.SelectedClicked)
+        self.table.setItemDelegateForColumn(RulesTableModel.COL_DECISION,
+                                            _DecisionDelegate(self.table))
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(RulesTableModel.COL_DESCRIPTION, QHeaderView.ResizeMode.Stretch)
+        self.table.setAlternatingRowColors(True)
+
+        self.add_button = QPushButton("Add rule…")
+        self.delete_button = QPushButton("Delete")
+        self.delete_button.setShortcut(QKeySequence.StandardKey.Delete)
+        self.import_button = QPushButton("Import…")
+        self.export_button = QPushButton("Export…")
+        toolbar = QHBoxLayout()
+        for button in (self.add_button, self.delete_button):
+            toolbar.addWidget(button)
+        toolbar.addStretch(1)
+        toolbar.addWidget(self.import_button)
+        toolbar.addWidget(self.export_button)
+
+        self.status = QLabel("Changes take effect immediately.")
+        self.status.setObjectName("rules-status")
+        self.model.edit_failed.connect(self._show_error)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(toolbar)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.status)
+        layout.addWidget(self._build_tester())
+
+        self.add_button.clicked.connect(self.add_rule)
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.import_button.clicked.connect(self.import_rules)
+        self.export_button.clicked.connect(self.export_rules)
+
+    # -- test a call ---------------------------------------------------------------------
+
+    def _build_tester(self) -> QGroupBox:
+        box = QGroupBox("Test a call")
+        form = QFormLayout(box)
+        self.test_server = QLineEdit("builtin")
+        self.test_tool = QComboBox()
+        self.test_tool.setEditable(True)
+        self.test_tool.addItems(sorted(self.services.registry.names()))
+        self.test_input = QPlainTextEdit('{"command": "git status && rm -rf build"}')
+        self.test_input.setMaximumHeight(70)
+        self.test_button = QPushButton("Decide")
+        self.test_result = QLabel()
+        self.test_result.setObjectName("test-result")
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        row = QHBoxLayout()
+        row.addWidget(self.test_server)
+        row.addWidget(self.test_tool, 1)
+        row.addWidget(self.test_button)
+        form.addRow("Server / tool", row)
+        form.addRow("Input JSON", self.test_input)
+        form.addRow("Result", self.test_result)
+        self.test_button.clicked.connect(self.run_test)
+        self._test_generation = 0
+        self._test_task: asyncio.Future[None] | None = None
+        self.test_input.textChanged.connect(self._test_input_changed)
+        self.test_server.textChanged.connect(self._test_input_changed)
+        self.test_tool.currentTextChanged.connect(self._test_input_changed)
+        if "shell_exec" in self.services.registry.names():
+            self.test_tool.setCurrentText("shell_exec")
+        return box
+
+    def run_test(self) -> None:
+        """Decide the call in a worker thread: subjects come from parsers (tree-sitter for
+        shell) that must not run on the GUI thread; the answer is shown when it arrives."""
+        self._test_generation += 1
+        generation = self._test_generation
+        call = (self.test_server.text().strip(), self.test_tool.currentText().strip(),
+                self.test_input.toPlainText())
+        self.test_result.setText("Deciding…")
+        self._test_task = asyncio.ensure_future(self._decide_in_worker(generation, *call))
+
+    def _test_input_changed(self) -> None:
+        """A result still on its way (or shown) is for the old input: drop it."""
+        self._test_generation += 1
+        if self.test_result.text():
+            self.test_result.setText("")
+
+    async def _decide_in_worker(self, generation: int, server: str, tool: str,
+                                text: str) -> None:
+        try:
+            html, rule_id = await asyncio.to_thread(_explain_call, self.services, server, tool,
+                                                    text)
+        except Exception as exc:  # say what went wrong rather than leave "Deciding…"
+            html, rule_id = f"Could not decide: {escape(make_visible(str(exc)))}", None
+        if generation != self._test_generation:
+            return  # the input changed while deciding: this answer is about another call
+        self.test_result.setText(html)
+        if rule_id is not None:
+            row = self.model.row_of(rule_id)
+            if row >= 0:
+                self.table.selectRow(row)
+
+    # -- editing -----------------------------------------------------------------------------
+
+    def add_rule(self) -> None:
+        dialog = RuleEditorDialog(self.services.registry.names(), self)
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def done(code: int) -> None:
+            rule = dialog.rule()
+            if code == QDialog.DialogCode.Accepted and rule is not None:
+                try:
+                    row = self.model.add_rule(rule)
+                except InvalidRuleError as exc:
+                    self._show_error(str(exc))
+                    return
+                self.table.selectRow(row)
+                self.status.setText("Rule added; it applies to the next call.")
+            dialog.deleteLater()
+
+        dialog.finished.connect(done)
+        dialog.open()
+
+    def delete_selected(self) -> None:
+        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
+        if not rows:
+            return
+        summaries = "\n".join(self.model.rule_at(r).summary() for r in rows[:5])
+        box = QMessageBox(QMessageBox.Icon.Warning, "Delete rules",
+                          f"Delete {len(rows)} rule(s)?\n\n{summaries}",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def done(_code: int) -> None:
+            if box.clickedButton() is box.button(QMessageBox.StandardButton.Yes):
+                self.model.delete_rows(rows)
+                self.status.setText(f"Deleted {len(rows)} rule(s).")
+            box.deleteLater()
+
+        box.finished.connect(done)
+        box.open()
+
+    def import_rules(self, path: str | None = None) -> None:
+        if not path:
+            path, _ = QFileDialog.getOpenFileName(self, "Import rules", "", "JSON (*.json)")
+        if not path:
+            return
+        try:
+            rules = RuleRepository.parse_json(Path(path).read_text(encoding="utf-8"))
+        except (OSError, InvalidRuleError) as exc:
+            self._show_error(f"Not imported: {exc}")
+            return
+        self.services.permissions.rules.replace_all(rules)
+        self.model.reload()
+        self.status.setText(f"Imported {len(rules)} rules from {path}.")
+
+    def export_rules(self, path: str | None = None) -> None:
+        if not path:
+            path, _ = QFileDialog.getSaveFileName(self, "Export rules", "tebiki-rules.json",
+                                                  "JSON (*.json)")
+        if not path:
+            return
+        Path(path).write_text(self.services.permissions.rules.export_json(), encoding="utf-8")
+        self.status.setText(f"Exported to {path}.")
+
+    def _show_error(self, message: str) -> None:
+        self.status.setText(f"<span style='color:#cf222e'>{escape(message)}</span>")
+
+
+def _explain_call(services: Services, server: str, tool: str,
+                  text: str) -> tuple[str, int | None]:
+    """(HTML explaining the decision, id of the deciding rule); runs in a worker thread.
+
+    Lists the canonical subjects the rules are matched against (each shell command, resolved
+    path or canonical host), each with its own decision and the rule that made it.
+    """
+    try:
+        tool_input = json.loads(text or "{}")
+    except json.JSONDecodeError as exc:
+        return f"Input is not valid JSON: {escape(str(exc))}", None
+    permissions = services.permissions
+    decision = permissions.decide(server, tool, tool_input)
+    lines = [f"<b>{decision.kind.upper()}</b> — {escape(make_visible(decision.explain()))}"]
+    parts = list(decision.subjects)
+    if not parts:
+        # The deciding rule applies whatever the input; still show what rules would see.
+        parts = [SubjectDecision(subject, decision.kind, decision.rule)
+                 for subject in _subjects_of(services, server, tool, tool_input)]
+    if parts:
+        lines.append("Matched against:")
+    for part in parts:
+        why = part.rule.summary() if part.rule else "no rule matched"
+        lines.append(f"&nbsp;&nbsp;• <code>{escape(make_visible(part.subject))}</code> → "
+                     f"{part.kind} ({escape(make_visible(why))})")
+    rule_id = decision.rule.id if decision.rule is not None else None
+    return "<br>".join(lines), rule_id
+
+
+def _subjects_of(services: Services, server: str, tool: str, tool_input: object) -> list[str]:
+    found = services.registry.get(tool)
+    if found is None or found.spec.server_id != server or not isinstance(tool_input, dict):
+        return []
+    try:
+        return [s for s in found.spec.subjects(tool_input, services.permissions.working_dir)
+                if isinstance(s, str)]
+    except Exception as exc:  # SubjectError keeps what it could read
+        return [s for s in getattr(exc, "partial", ()) if isinstance(s, str)]
