@@ -9,7 +9,10 @@ How it works: each project gets a *shadow* bare repository in Tebiki's data fold
 (``<data_dir>/checkpoints/<hash of the project path>``) with its own index. A snapshot asks git
 which paths differ from that index (``git status``, which uses the index's stat cache and the
 untracked cache, so only changed files are hashed), hashes those, and records the tree as a
-commit kept by the ref ``refs/tebiki/<id>``.
+commit kept by the ref ``refs/tebiki/<id>``. The first snapshot of a larger folder (nothing
+to compare with yet) is written directly instead (``pack_writer``): worker threads read and
+hash the files into one uncompressed pack, with its trees, and write the shadow's index with
+each file's stat data; the next :meth:`CheckpointStore.prune` recompresses that pack once.
 
 Coverage: whatever git would see in the folder — the project's ``.gitignore`` files (nested
 ones too) apply, plus the built-in excludes (``.venv/``, ``node_modules/``, ``build/``, …) and

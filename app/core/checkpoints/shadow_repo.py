@@ -23,11 +23,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from app.core.checkpoints.index_file import (
-    IndexFormatError,
-    concatenate_indexes,
-    write_atomically,
-)
+from app.core.checkpoints.index_file import write_atomically
+from app.core.checkpoints.pack_writer import STORED_LEVEL, index_bytes, write_pack
 
 __all__ = ["CheckpointError", "ShadowRepo", "TreeEntry"]
 
@@ -88,6 +85,9 @@ _ENV_CONFIG = (("core.hooksPath", os.devnull), ("core.fsmonitor", "false"),
 # Above this many files in one update, the objects go into one pack (bulk check-in) instead of
 # one loose file each: creating thousands of small files costs far more than writing one.
 _BULK_PACK_MIN_PATHS = 200
+
+# Present while a pack stored uncompressed by the first snapshot is waiting for the next gc.
+RECOMPRESS_MARKER = "recompress-packs"
 
 _LISTED_PATHS_MAX = 500  # beyond this, list everything (argv stays far below the limit)
 
@@ -259,46 +259,30 @@ class ShadowRepo:
     def index_is_empty(self) -> bool:
         return not (self.git_dir / "index").exists()
 
-    def add_to_empty_index(self, paths: Sequence[bytes], workers: int) -> None:
-        """Hash ``paths`` (all new) into a new shadow index, ``workers`` gits at once.
+    def add_to_empty_index(self, paths: Sequence[bytes], workers: int, *,
+                           max_file_bytes: int = 1 << 62) -> None:
+        """Store ``paths`` (all new) and make them the shadow index, ``workers`` threads at once.
 
-        A first snapshot of a large project is bound by hashing, which one git does on one
-        core. Each worker adds a contiguous slice of the sorted paths to its own temporary
-        index (version 2, no extensions); the slices' entries, stat data included, are then
-        concatenated into the real index, which stays sorted because the slices are.
+        A first snapshot of a large project is bound by hashing and writing objects, which
+        ``git update-index`` does one file at a time on one core. The files go into one pack
+        written by :func:`write_pack` (uncompressed: :meth:`collect_garbage` recompresses it),
+        and the index is written with each file's stat data, so the next ``git status`` hashes
+        nothing that did not change. Files that changed while read, or are no longer regular
+        files or symlinks, are left to ``git update-index``.
         """
-        ordered = sorted(paths)
-        size = -(-len(ordered) // workers)
-        slices = [ordered[i:i + size] for i in range(0, len(ordered), size)]
-        parts = [self.git_dir / f"index.part{n}" for n in range(len(slices))]
-        bulk = ("-c", "core.bigFileThreshold=1", "-c", "core.compression=1",
-                "-c", "core.splitIndex=false", "-c", "index.version=2")
-        errors: list[BaseException] = []
-
-        def add(chunk: Sequence[bytes], index: Path) -> None:
-            try:
-                self.run(*bulk, "update-index", "--add", "--remove", "--replace", "-z",
-                         "--stdin", input=b"".join(p + b"\0" for p in chunk),
-                         timeout=BULK_TIMEOUT_S,
-                         env={**self.env, "GIT_INDEX_FILE": str(index)})
-            except BaseException as exc:
-                errors.append(exc)
-
-        threads = [threading.Thread(target=add, args=(chunk, index))
-                   for chunk, index in zip(slices, parts, strict=True)]
+        ordered = sorted(set(paths))
+        pack_dir = self.git_dir / "objects" / "pack"
         try:
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            if errors:
-                raise errors[0]
-            concatenate_indexes(parts, self.git_dir / "index")
-        except IndexFormatError:  # a git that writes another format: one git does it all
-            self.update_index(paths)
-        finally:
-            for index in parts:
-                index.unlink(missing_ok=True)
+            pack_dir.mkdir(parents=True, exist_ok=True)
+            stored, left = write_pack(os.fsencode(self.work_tree), ordered, pack_dir,
+                                      workers=workers, max_bytes=max_file_bytes)
+            if STORED_LEVEL == 0:
+                (self.git_dir / RECOMPRESS_MARKER).touch()
+            write_atomically(self.git_dir / "index", index_bytes(stored))
+        except OSError:  # e.g. a full disk: git tries, and says why if it fails too
+            self.update_index(ordered)
+            return
+        self.update_index(left)
 
     def remove_from_index(self, paths: Sequence[bytes]) -> None:
         if paths:
@@ -375,8 +359,15 @@ class ShadowRepo:
                 f"delete refs/tebiki/{c}\0\0" for c in commits).encode())
 
     def collect_garbage(self) -> None:
-        """Repack what is referenced (or in the index) and delete everything else now."""
-        self.run("repack", "-a", "-d", "-q", timeout=BULK_TIMEOUT_S)
+        """Repack what is referenced (or in the index) and delete everything else now.
+
+        After a first snapshot stored uncompressed, every object is deflated afresh (``-F``)
+        once; otherwise the packed data is reused as it is.
+        """
+        marker = self.git_dir / RECOMPRESS_MARKER
+        recompress = ["-F"] if marker.exists() else []
+        self.run("repack", "-a", "-d", "-q", *recompress, timeout=BULK_TIMEOUT_S)
+        marker.unlink(missing_ok=True)
         self.run("prune", "--expire=now", timeout=BULK_TIMEOUT_S)
         self.run("pack-refs", "--all", "--prune")
 

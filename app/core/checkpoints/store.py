@@ -40,8 +40,8 @@ __all__ = ["CheckpointStore"]
 
 _META_PREFIX = "tebiki-checkpoint "
 _DIFF_PATHS_PER_CALL = 500
-_PARALLEL_MIN_PATHS = 2000  # a first snapshot this large hashes on several cores
-_MAX_HASHING_WORKERS = 4  # keeps argv far below the system's limit
+_PARALLEL_MIN_PATHS = 500  # a first snapshot this large is written as one pack directly
+_MAX_HASHING_WORKERS = 4
 
 
 class CheckpointStore:
@@ -125,10 +125,10 @@ class CheckpointStore:
             if st is None or not stat.S_ISDIR(st.st_mode):  # a folder now: its files follow
                 skipped.append(os.fsdecode(path))
         self._repo.remove_from_index(to_unindex)
-        workers = min(os.cpu_count() or 1, _MAX_HASHING_WORKERS)
-        if workers > 1 and len(to_update) >= _PARALLEL_MIN_PATHS and \
-                self._repo.index_is_empty():
-            self._repo.add_to_empty_index(to_update, workers)
+        workers = max(1, min(os.cpu_count() or 1, _MAX_HASHING_WORKERS))
+        if len(to_update) >= _PARALLEL_MIN_PATHS and self._repo.index_is_empty():
+            self._repo.add_to_empty_index(to_update, workers,
+                                          max_file_bytes=self.max_file_bytes)
         else:
             self._repo.update_index(to_update)
         tree = self._repo.write_tree()

@@ -237,8 +237,11 @@ class CheckpointController(QObject):
                      max_bytes: int | None) -> int:
         if days is None and max_bytes is None:
             return 0
-        # No shadow repository yet: nothing to prune, and none is created for it.
+        # No shadow repository yet: nothing to prune, and none is created for it. Not counted
+        # as pruned, so the first prune after the first checkpoint (which recompresses its
+        # quickly written pack) is not an hour away.
         if not await asyncio.to_thread(checkpointer.store.shadow_dir.is_dir):
+            self._pruned.pop(checkpointer.project_root, None)
             return 0
         try:
             removed = await checkpointer.prune(max_age_days=days, max_bytes=max_bytes)

@@ -210,10 +210,14 @@ def test_parallel_first_snapshot_builds_a_valid_index(store: CheckpointStore, pr
 
     monkeypatch.setattr(store_module, "_PARALLEL_MIN_PATHS", 10)
     monkeypatch.setattr(store_module.os, "cpu_count", lambda: 3)
-    calls = []
+    calls: list[int] = []
     real_add = store._repo.add_to_empty_index
-    monkeypatch.setattr(store._repo, "add_to_empty_index",
-                        lambda paths, workers: calls.append(workers) or real_add(paths, workers))
+
+    def add(paths: list[bytes], workers: int, **kwargs: int) -> None:
+        calls.append(workers)
+        real_add(paths, workers, **kwargs)
+
+    monkeypatch.setattr(store._repo, "add_to_empty_index", add)
     for n in range(40):
         folder = project / f"d{n % 4}"
         folder.mkdir(exist_ok=True)
@@ -225,6 +229,7 @@ def test_parallel_first_snapshot_builds_a_valid_index(store: CheckpointStore, pr
     first = store.snapshot()
     assert calls == [3]
     assert not list(store.shadow_dir.glob("index.part*"))
+    assert not list((store.shadow_dir / "objects" / "pack").glob("tmp_*"))
     assert store._repo.changed_paths() == []  # stat data came along: nothing re-hashed
     assert len(store._repo.tree_entries(first.id)) == 42
     (project / "d2" / "2.txt").write_text("changed\n")
