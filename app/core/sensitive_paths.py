@@ -7,11 +7,19 @@ push) is exactly the call a person should see and run outside the sandbox on pur
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["HOME_SECRET_PATHS", "SYSTEM_SECRET_PATHS", "sensitive_paths"]
+__all__ = [
+    "HOME_SECRET_PATHS",
+    "SECRET_FILE_NAMES",
+    "SYSTEM_SECRET_PATHS",
+    "SensitivePaths",
+    "sensitive_paths",
+]
 
 # Credentials, keys, tokens, keyrings, browser profiles and shell histories under $HOME.
 HOME_SECRET_PATHS: tuple[str, ...] = (
@@ -57,3 +65,82 @@ def sensitive_paths(home: Path | None = None, extra: Iterable[Path | str] = ()) 
             seen.add(path)
             unique.append(path)
     return tuple(unique)
+
+
+# Files that hold secrets wherever they are, inside a project too (matched on the file name,
+# case-insensitively). Templates of them (.env.example) are not secrets.
+SECRET_FILE_NAMES: tuple[str, ...] = (
+    ".env", ".env.*", "*.env", ".envrc", ".netrc", "_netrc", ".pgpass", ".git-credentials",
+    ".npmrc", ".pypirc", ".htpasswd", ".vault-token", ".dockercfg",
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
+    "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.kdbx", "*.ppk", "*.asc",
+    "credentials", "credentials.json", "credentials.toml", "credentials.db",
+    "secrets.json", "secrets.yml", "secrets.yaml", "secrets.toml", "secret.json",
+    "service-account*.json", "*-service-account.json", "application_default_credentials.json",
+    "terraform.tfvars", "*.tfstate", "kubeconfig", "master.key",
+)
+NOT_SECRET_NAMES: tuple[str, ...] = (
+    "*.example", "*.sample", "*.template", "*.dist", "*.defaults", "*.pub",
+    ".env.example", ".env.sample", ".env.template", ".env.defaults", ".env.dist",
+)
+
+
+def _names_regex(globs: Iterable[str]) -> re.Pattern[str] | None:
+    parts = [fnmatch.translate(g.lower()) for g in globs if g]
+    return re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
+
+
+class SensitivePaths:
+    """Is this path a secret? One answer for the permission service (reads of these ask, even
+    inside the project) and the conversation's flow labels.
+
+    A path is sensitive when it is, or is inside, one of the folders and files of
+    ``sensitive_paths`` (the home list, Tebiki's data folder, the person's additions), or when
+    its file name is a secret's name (``SECRET_FILE_NAMES``, or a name pattern the person
+    added). Paths are compared as given and resolved, so a symlink to a key is a key.
+    """
+
+    def __init__(self, home: Path | None = None, extra: Iterable[Path | str] = (),
+                 names: Iterable[str] = ()) -> None:
+        extra_paths: list[Path | str] = []
+        extra_names: list[str] = []
+        for entry in extra:
+            text = os.fspath(entry)
+            # An entry without a folder part is a file-name pattern ("*.secret", "token.txt").
+            if "/" not in text and not text.startswith("~"):
+                extra_names.append(text)
+            else:
+                extra_paths.append(entry)
+        self.roots = frozenset(str(p) for p in sensitive_paths(home, extra_paths))
+        self.names = (*SECRET_FILE_NAMES, *names, *extra_names)
+        self._names = _names_regex(self.names)
+        self._not_names = _names_regex(NOT_SECRET_NAMES)
+
+    def match(self, path: str | os.PathLike[str]) -> str | None:
+        """Which entry makes ``path`` sensitive (for the person to read), or None."""
+        text = os.fspath(path)
+        found = self._match_text(text)
+        if found is not None:
+            return found
+        try:
+            resolved = os.path.realpath(text)
+        except (OSError, ValueError):
+            return None
+        return self._match_text(resolved) if resolved != text else None
+
+    def _match_text(self, text: str) -> str | None:
+        if not text:
+            return None
+        current = text.rstrip("/") or "/"
+        while True:
+            if current in self.roots:
+                return current
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+        name = os.path.basename(text.rstrip("/")).lower()
+        if name and self._names is not None and self._names.fullmatch(name) and not (
+                self._not_names is not None and self._not_names.fullmatch(name)):
+            return name
+        return None

@@ -12,8 +12,10 @@ from app.core.agent.checkpointing import DEFAULT_MAX_FILE_BYTES, Checkpointer
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import ToolPermissionService
 from app.core.sandbox import Sandbox, machine_sandbox
+from app.core.sensitive_paths import SensitivePaths
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
+from app.core.store.migrations import PENDING_NOTICES_KEY
 from app.core.store.profiles import ProfileRepository
 from app.core.store.settings import SettingsRepository
 from app.core.tools.base import ToolSpec
@@ -96,6 +98,41 @@ class Services:
             custom.set_project_root(root)  # the project's .tebiki/tools.toml
             self.registry.refresh()
 
+    # -- what is secret, what is trusted -----------------------------------------------------
+
+    def sensitive_additions(self) -> list[str]:
+        """The person's additions to the sensitive paths (Settings → Permissions)."""
+        value = self.settings.get(SENSITIVE_PATHS_KEY, [])
+        return [v for v in value if isinstance(v, str) and v.strip()] \
+            if isinstance(value, list) else []
+
+    def set_sensitive_additions(self, entries: Iterable[str]) -> None:
+        """Save the additions (paths, or file-name patterns such as ``*.secret``) and use
+        them from the next decision on."""
+        cleaned = [e.strip() for e in entries if isinstance(e, str) and e.strip()]
+        self.settings.set(SENSITIVE_PATHS_KEY, cleaned)
+        self.permissions.sensitive = app_sensitive_paths(self.sandbox, cleaned)
+
+    def is_trusted(self, project_root: Path) -> bool:
+        """Whether the person marked this project folder trusted (its files are then not
+        untrusted content for the conversation's flow labels)."""
+        value = self.settings.get(TRUSTED_PROJECTS_KEY, [])
+        return isinstance(value, list) and str(Path(project_root).resolve()) in value
+
+    def set_trusted(self, project_root: Path, trusted: bool) -> None:
+        root = str(Path(project_root).resolve())
+        value = self.settings.get(TRUSTED_PROJECTS_KEY, [])
+        current = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+        current = [v for v in current if v != root] + ([root] if trusted else [])
+        self.settings.set(TRUSTED_PROJECTS_KEY, current)
+
+    def take_notices(self) -> list[str]:
+        """Notices the app shows once (e.g. what a migration changed), removed as read."""
+        value = self.settings.get(PENDING_NOTICES_KEY, [])
+        if value:
+            self.settings.delete(PENDING_NOTICES_KEY)
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
     @property
     def custom_tools(self) -> CustomToolsProvider | None:
         return next((p for p in self.registry.providers()
@@ -149,6 +186,18 @@ DEFAULT_RETENTION_DAYS = 30
 DEFAULT_RETENTION_MB = 2048
 
 
+# Settings keys: the person's additions to the sensitive paths, and the project folders they
+# marked trusted.
+SENSITIVE_PATHS_KEY = "permissions.sensitive_paths"
+TRUSTED_PROJECTS_KEY = "permissions.trusted_projects"
+
+
+def app_sensitive_paths(sandbox: Sandbox, additions: Iterable[str] = ()) -> SensitivePaths:
+    """The sensitive paths of this app instance: the shared list, what the sandbox hides
+    (Tebiki's data folder among them) and the person's additions."""
+    return SensitivePaths(extra=(*sandbox.hidden, *additions))
+
+
 def app_sandbox(settings: SettingsRepository, data_dir: Path) -> Sandbox:
     """The sandbox setting of this app instance: the probe's status (probed once per process,
     a few milliseconds in the start-up worker), whether the person requires it, and the hidden
@@ -173,8 +222,12 @@ def build_services(db: sqlite_utils.Database, data_dir: Path,
     profiles = ProfileRepository(db)
     specs = registry.specs()
     profiles.ensure_default(**profile_defaults(specs))
-    permissions = ToolPermissionService(db, registry=registry, working_dir=project_root,
-                                        sandbox=sandbox)
+    additions = settings.get(SENSITIVE_PATHS_KEY, [])
+    permissions = ToolPermissionService(
+        db, registry=registry, working_dir=project_root, sandbox=sandbox,
+        sensitive=app_sensitive_paths(
+            sandbox, [a for a in additions if isinstance(a, str)]
+            if isinstance(additions, list) else []))
     # Every start, not only the first: a tool added in this version brings its default rules
     # to existing databases (each given once; see RuleRepository.seed_defaults).
     permissions.rules.seed_defaults(default_rules(specs))

@@ -1,10 +1,9 @@
-"""The main window's profile toolbar and what it drives: the agent profile and model pickers
-(with the deprecation warning), the provider's model list, and the profile and settings
-dialogs."""
+"""The main window's profile toolbar and what it drives: the agent profile, model and
+permission-mode pickers (with the model's deprecation warning), the provider's model list, and
+the profile and settings dialogs."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -13,6 +12,8 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QToolBar, QWidget
 
 if TYPE_CHECKING:
+    import asyncio
+
     # Type-checked as the window it is mixed into; at run time a plain mixin.
     from PySide6.QtWidgets import QMainWindow as _Window
 
@@ -49,6 +50,10 @@ class ProfileControls(_Window):
         self.model_picker.setObjectName("model-picker")
         self.model_picker.setEditable(True)
         self.model_picker.setMinimumWidth(220)
+        # The profile's permission mode (app.core.permission_mode), filled in with the services.
+        self.mode_picker = QComboBox()
+        self.mode_picker.setObjectName("mode-picker")
+        self.mode_picker.setMinimumContentsLength(5)
         self.model_warning = QLabel()
         self.model_warning.setObjectName("model-warning")
         self.model_warning.setStyleSheet("color: #9a6700;")
@@ -62,6 +67,8 @@ class ProfileControls(_Window):
         # A toolbar shows or hides its widgets through their actions, not the widgets.
         self._model_warning_action = bar.addWidget(self.model_warning)
         self._model_warning_action.setVisible(False)
+        bar.addWidget(QLabel("  Mode "))
+        bar.addWidget(self.mode_picker)
         bar.addWidget(profile_button)
         spacer = QWidget()
         spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding,
@@ -69,7 +76,8 @@ class ProfileControls(_Window):
         bar.addWidget(spacer)
         bar.addWidget(self.project_label)
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
-        self._needs_services += [self.profile_picker, self.model_picker, profile_button]
+        self._needs_services += [self.profile_picker, self.model_picker, self.mode_picker,
+                                 profile_button]
         self.profile_picker.activated.connect(
             lambda i: self.set_profile(self.profile_picker.itemData(i)))
         # Saved when the person picks or finishes typing a model, not on every keystroke.
@@ -78,6 +86,8 @@ class ProfileControls(_Window):
         if model_edit is not None:  # the picker is editable, so it has one
             model_edit.editingFinished.connect(self._commit_model)
         profile_button.clicked.connect(self.edit_profile)
+        self.mode_picker.activated.connect(lambda _index: self._commit_mode())
+
     def _refresh_profiles(self) -> None:
         from app.core.agent.models import default_model
 
@@ -94,6 +104,32 @@ class ProfileControls(_Window):
         self.model_picker.setCurrentText(profile.model)
         self.model_picker.blockSignals(False)
         self._show_model_warning(profile.model)
+        self._show_mode(profile.permission_mode.value)
+        self.ai_panel.show_permission_mode()
+
+    def _show_mode(self, value: str) -> None:
+        """The mode picker shows ``value`` (the current profile's mode), its description as the
+        tooltip."""
+        from app.core.permission_mode import PermissionMode
+
+        if self.mode_picker.count() == 0:
+            for mode in PermissionMode:
+                self.mode_picker.addItem(mode.label, mode.value)
+                self.mode_picker.setItemData(self.mode_picker.count() - 1, mode.description,
+                                             Qt.ItemDataRole.ToolTipRole)
+            # The first-run panel saves a choice too: show it here.
+            self.ai_panel.permission_mode_changed.connect(self._show_mode)
+        mode = PermissionMode.parse(value)
+        self.mode_picker.blockSignals(True)
+        self.mode_picker.setCurrentIndex(self.mode_picker.findData(mode.value))
+        self.mode_picker.blockSignals(False)
+        self.mode_picker.setToolTip(f"Permission mode: {mode.label}. {mode.description}")
+
+    def _commit_mode(self) -> None:
+        """Saved at once to the current profile; the agent reads it when a run starts."""
+        value = self.mode_picker.currentData()
+        if isinstance(value, str):
+            self.ai_panel.choose_permission_mode(value)  # saves; permission_mode_changed
 
     def _show_model_warning(self, model: str) -> None:
         """Warn (never change the model) when the saved model is deprecated or retired."""
@@ -151,6 +187,8 @@ class ProfileControls(_Window):
             await self.refresh_models()
 
         if self._models_task is None or self._models_task.done():
+            import asyncio  # after the first paint: the shell starts without it
+
             self._models_task = asyncio.ensure_future(prepare())
 
     def _after_settings(self) -> None:
@@ -159,6 +197,8 @@ class ProfileControls(_Window):
             self.ai_panel.session.invalidate_client()
         self._refresh_profiles()
         self.tools_panel.rebuild()  # "Require the sandbox" may have changed what it says
+        import asyncio
+
         self._models_task = asyncio.ensure_future(self.refresh_models())
 
     def edit_profile(self) -> None:

@@ -131,5 +131,78 @@ def main() -> None:
         raise SystemExit("answers differ from the seed algorithm")
 
 
+def _median_us(fn, calls, repeat: int = 5) -> float:
+    times = []
+    for _ in range(repeat):
+        for args in calls:
+            start = time.perf_counter()
+            fn(*args)
+            times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e6
+
+
+def modes_and_flow() -> None:
+    """decide() on the built-in tools' real calls: the rules alone, decide() without a
+    context, and with auto mode plus a conversation that read a secret and learnt 1,000
+    secret values; same calls, same run. Goal: with mode and flow ≤ 1.2× without."""
+    from app.core.permission_mode import PermissionMode
+    from app.core.permissions.flow import FlowLabel, FlowState
+    from app.core.permissions.service import DecisionContext
+    from app.core.services import default_rules
+    from app.core.tools.base import ToolContext
+    from app.core.tools.builtin import default_registry
+
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp) / "project"
+        (project / "src").mkdir(parents=True)
+        for i in range(20):
+            (project / "src" / f"m{i}.py").write_text("x = 1\n")
+        db = open_database(Path(tmp) / "bench.sqlite3")
+        registry = default_registry()
+        service = ToolPermissionService(db, registry=registry, working_dir=project)
+        service.rules.seed_defaults(default_rules(registry.specs()))
+        calls = []
+        for i in range(200):
+            kind = i % 5
+            if kind == 0:
+                calls.append(("builtin", "read_file", {"path": f"src/m{i % 20}.py"}))
+            elif kind == 1:
+                calls.append(("builtin", "write_file", {"path": f"src/m{i % 20}.py",
+                                                        "content": "y = 2\n"}))
+            elif kind == 2:
+                calls.append(("builtin", "web_fetch",
+                              {"url": f"https://docs.example.org/page/{i}?q=python"}))
+            elif kind == 3:
+                calls.append(("builtin", "grep_search", {"pattern": f"def f{i}"}))
+            else:
+                calls.append(("builtin", "edit_file", {"path": f"src/m{i % 20}.py",
+                                                       "old_string": "x", "new_string": "z"}))
+        flow = FlowState()
+        flow.add(FlowLabel.READ_SENSITIVE, "~/.aws/credentials", "read_file")
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+        for n in range(1000):
+            flow.secrets.add_secret("".join(rng.choice(alphabet) for _ in range(32)),
+                                    f"secret {n}")
+        context = DecisionContext(mode=PermissionMode.AUTO, flow=flow, checkpoints=True,
+                                  tool_context=ToolContext(working_dir=project))
+        for server, tool, tool_input in calls:  # warm the candidate cache for all three
+            service.decide(server, tool, tool_input, context)
+
+        spec_of = {name: registry.get(name).spec for name in  # type: ignore[union-attr]
+                   {c[1] for c in calls}}
+        rules_only = _median_us(lambda s, t, i: service._decide_by_rules(s, t, i, spec_of[t]),
+                                calls)
+        plain = _median_us(service.decide, calls)
+        with_flow = _median_us(lambda s, t, i: service.decide(s, t, i, context), calls)
+        db.close()
+    print(f"permissions_builtin_calls_rules_only_median_us: {rules_only:.1f}")
+    print(f"permissions_builtin_calls_decide_median_us: {plain:.1f}")
+    print(f"permissions_builtin_calls_decide_auto_flow_1000_secrets_median_us: {with_flow:.1f}")
+    print(f"permissions_mode_and_flow_vs_without: {with_flow / plain:.2f}x")
+    print(f"permissions_mode_and_flow_vs_rules_only: {with_flow / rules_only:.2f}x")
+
+
 if __name__ == "__main__":
     main()
+    modes_and_flow()

@@ -47,6 +47,28 @@ def services(db, fresh_data_dir: Path, project: Path) -> Services:
     return build_services(db, fresh_data_dir, project)
 
 
+def make_ai_panel(qtbot, services: Services, project: Path | None, *,
+                  size: tuple[int, int] | None = None, show: bool = False):
+    """An AIPanel on the default profile with its own approval queue (parented to a host
+    widget the test owns), shown at ``size`` when ``show``."""
+    from PySide6.QtWidgets import QWidget
+
+    from app.ui.approval_queue import ApprovalQueue
+    from app.ui.widgets.ai_panel import AIPanel
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    profile = services.profiles.ensure_default()
+    assert profile.id is not None
+    panel = AIPanel(services, profile.id, ApprovalQueue(host, lambda: project), lambda: project)
+    qtbot.addWidget(panel)
+    if size is not None:
+        panel.resize(*size)
+    if show:
+        panel.show()
+    return panel
+
+
 def pytest_asyncio_loop_factories(config, item):
     """Async UI tests run on a qasync loop, so Qt timers and signals work inside coroutines."""
 

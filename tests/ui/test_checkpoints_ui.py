@@ -19,7 +19,6 @@ from app.core.services import (
     CHECKPOINTS_ENABLED_KEY,
     Services,
 )
-from app.ui.approval_queue import ApprovalQueue
 from app.ui.controllers.checkpoints import CheckpointController, made_a_commit
 from app.ui.dialogs.restore_preview import (
     COMMIT_NOTE,
@@ -34,20 +33,12 @@ from app.ui.widgets.ai_panel import AIPanel
 from app.ui.widgets.conversation_replay import rebuild_call_changes
 from app.ui.widgets.tool_card import ToolCard
 from app.ui.widgets.transcript_view import MessageView
-from tests.ui.conftest import wait_for
+from tests.ui.conftest import make_ai_panel, wait_for
 
 
 @pytest.fixture
 def panel(qtbot, services: Services, project: Path) -> AIPanel:
-    host = QWidget()
-    qtbot.addWidget(host)
-    profile = services.profiles.ensure_default()
-    assert profile.id is not None
-    widget = AIPanel(services, profile.id, ApprovalQueue(host, lambda: project), lambda: project)
-    qtbot.addWidget(widget)
-    widget.resize(700, 600)
-    widget.show()
-    return widget
+    return make_ai_panel(qtbot, services, project, size=(700, 600), show=True)
 
 
 @pytest.fixture

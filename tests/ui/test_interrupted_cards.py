@@ -8,13 +8,11 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWidget
 
 from app.core.agent.transcript import INTERRUPTED_RESULT
 from app.core.services import Services
 from app.core.store.audit import INTERRUPTED_WHILE_RUNNING, NOT_RUN_INTERRUPTED
 from app.core.store.db import transaction, utc_now
-from app.ui.approval_queue import ApprovalQueue
 from app.ui.models.history_model import HistoryTableModel
 from app.ui.widgets.ai_panel import AIPanel
 from app.ui.widgets.history_view import HistoryView
@@ -24,18 +22,13 @@ from tests.fakes.anthropic_server import (  # noqa: F401  (the fixture)
     Response,
     fake_anthropic,
 )
+from tests.ui.conftest import make_ai_panel
 from tests.unit.agent import interrupted_child
 
 
 @pytest.fixture
 def panel(qtbot, services: Services, project: Path) -> AIPanel:
-    host = QWidget()
-    qtbot.addWidget(host)
-    profile = services.profiles.ensure_default()
-    assert profile.id is not None
-    widget = AIPanel(services, profile.id, ApprovalQueue(host, lambda: project), lambda: project)
-    qtbot.addWidget(widget)
-    return widget
+    return make_ai_panel(qtbot, services, project)
 
 
 def _cards(panel: AIPanel) -> dict[str, ToolCard]:

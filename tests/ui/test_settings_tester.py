@@ -76,12 +76,12 @@ async def test_a_stale_result_is_not_shown(qtbot, services, monkeypatch):
     real_decide = services.permissions.decide
     calls: list[object] = []
 
-    def slow_decide(server, tool, tool_input):
+    def slow_decide(server, tool, tool_input, context=None):
         calls.append(tool_input)
         if len(calls) == 1:
             started.set()
             release.wait(10)
-        return real_decide(server, tool, tool_input)
+        return real_decide(server, tool, tool_input, context)
 
     monkeypatch.setattr(services.permissions, "decide", slow_decide)
     tab = _tab(qtbot, services)

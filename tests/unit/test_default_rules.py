@@ -128,9 +128,9 @@ def test_first_run_rules_are_recorded_as_given(db, fresh_data_dir):
     """Databases got these rules from migration 1: a spec declaring one adds no duplicate,
     and one the person deleted before upgrading stays deleted."""
     repo = RuleRepository(db)
-    read_allow = next(r for r in repo.list() if r.tool_name == "read_file")
-    repo.delete(read_allow.id)
-    same = [_spec("read_file", DefaultRule("allow", None, "read_file is read-only")),
+    web_allow = next(r for r in repo.list() if r.tool_name == "web_fetch")
+    repo.delete(web_allow.id)
+    same = [_spec("web_fetch", DefaultRule("allow", None, "web_fetch is read-only")),
             _spec("git_ops", DefaultRule("allow", "status"), DefaultRule("allow", "log"))]
     before = len(repo.list())
     _start(db, fresh_data_dir, *same)
@@ -151,6 +151,10 @@ def test_migration_records_first_run_rules_of_an_older_database(fresh_data_dir):
     # later migrations added goes too).
     db.conn.execute("DROP TABLE seeded_default_rules")
     db.conn.execute("ALTER TABLE tool_executions DROP COLUMN changes")
+    for table, column in (("agent_profiles", "permission_mode"),
+                          ("tool_permission_rules", "ignore_flow"), ("conversations", "flow"),
+                          ("tool_executions", "decided_by")):
+        db.conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     db.conn.execute("PRAGMA user_version=3")
     db.close()
 

@@ -14,7 +14,7 @@ from app.core.store import db as db_module
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
 from app.core.store.db import DatabaseError, open_database, schema_version, store_of
-from app.core.store.migrations import _V3, MIGRATIONS, SCHEMA_VERSION
+from app.core.store.migrations import _V3, MIGRATIONS, SCHEMA_VERSION, split_sql
 from app.core.store.profiles import (
     AgentProfile,
     ProfileError,
@@ -37,7 +37,7 @@ def test_rule_table_has_the_designed_columns(db):
     columns = [c.name for c in db["tool_permission_rules"].columns]
     assert columns == ["id", "server_id", "tool_name", "tool_pattern", "input_pattern",
                        "decision", "auto_approve", "priority", "description", "created_at",
-                       "updated_at"]
+                       "updated_at", "ignore_flow"]
 
 
 def test_reopen_is_idempotent(fresh_data_dir):
@@ -206,7 +206,7 @@ def test_a_failing_migration_leaves_the_previous_version(fresh_data_dir, monkeyp
     path = fresh_data_dir / "t.sqlite3"
 
     def half_done(database: sqlite_utils.Database) -> None:
-        for statement in db_module._split_sql(_V3):  # the FTS tables and triggers, then
+        for statement in split_sql(_V3):  # the FTS tables and triggers, then
             database.conn.execute(statement)
         raise RuntimeError("power cut")
 

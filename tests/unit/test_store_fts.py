@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
-from app.core.store.db import _split_sql, open_database, quote_fts, schema_version
-from app.core.store.migrations import _FTS_COLUMNS, MIGRATIONS, SCHEMA_VERSION
+from app.core.store.db import open_database, quote_fts, schema_version
+from app.core.store.migrations import _FTS_COLUMNS, MIGRATIONS, SCHEMA_VERSION, split_sql
 
 HOSTILE = ['"', '""', '"unbalanced', "a\"b", "*", "wor*", "NEAR(a b)", "NEAR", "(", ")",
            "((a)", "a OR", "AND", "NOT x", "-x", "^x", "content:x", "{a b}: c", "a + b", "'",
@@ -87,7 +87,7 @@ def test_migrating_an_older_database_indexes_its_existing_rows(fresh_data_dir):
     conn = sqlite3.connect(path, isolation_level=None)
     for migration in MIGRATIONS[:2]:
         assert isinstance(migration, str)
-        for statement in _split_sql(migration):
+        for statement in split_sql(migration):
             conn.execute(statement)
     conn.execute("PRAGMA user_version=2")
     conn.execute("INSERT INTO conversations (title, created_at, updated_at)"
@@ -176,7 +176,7 @@ def test_migration_3_makes_exactly_the_schema_sqlite_utils_enable_fts_made(fresh
                                       execute_plugins=False)
     for migration in MIGRATIONS[:2]:
         assert isinstance(migration, str)
-        for statement in _split_sql(migration):
+        for statement in split_sql(migration):
             reference.conn.execute(statement)
     for table, columns in _FTS_COLUMNS.items():
         reference.table(table).enable_fts(columns, fts_version="FTS5", create_triggers=True)
@@ -184,7 +184,7 @@ def test_migration_3_makes_exactly_the_schema_sqlite_utils_enable_fts_made(fresh
     ours = sqlite3.connect(fresh_data_dir / "ours.sqlite3", isolation_level=None)
     for migration in MIGRATIONS[:3]:
         assert isinstance(migration, str)
-        for statement in _split_sql(migration):
+        for statement in split_sql(migration):
             ours.execute(statement)
     try:
         assert _schema(ours) == _schema(reference.conn)

@@ -35,7 +35,8 @@ class CallAudit:
             tool_name=call.name, server_id=server_id, tool_input=call.input,
             decision=decision.kind, state=state,
             rule_id=decision.rule.id if decision.rule is not None else None,
-            conversation_id=self._conversation_id, tool_use_id=call.id)
+            conversation_id=self._conversation_id, tool_use_id=call.id,
+            decided_by=_decided_by(decision))
 
     def _audit_set_state(self, row: Future[int], state: CallState) -> None:
         row_id = _row_id(row)
@@ -61,10 +62,19 @@ class CallAudit:
             output=content, is_error=is_error,
             rule_id=decision.rule.id if decision.rule is not None else None,
             duration_ms=duration_ms, conversation_id=self._conversation_id,
-            tool_use_id=call.id)
+            tool_use_id=call.id, decided_by=_decided_by(decision))
         self._emit(ToolFinished(call.id, call.name, is_error, duration_ms or 0, content, outcome))
         return {"type": "tool_result", "tool_use_id": call.id, "content": content,
                 "is_error": is_error}
+
+
+def _decided_by(decision: Decision) -> str:
+    """What decided, for the audit row: the mode fact or guard, else the rule."""
+    text = decision.decided_by or (decision.rule.summary() if decision.rule is not None
+                                   else "no rule matched")
+    if decision.flow_reason and decision.flow_reason not in text:
+        text += f" — {decision.flow_reason}"
+    return text
 
 
 def _row_id(row: Future[int] | None) -> int | None:

@@ -26,11 +26,13 @@ from app.core.agent.events import (
     ToolRequested,
     ToolStarted,
 )
+from app.core.agent.flow_tracking import FlowTracking
 from app.core.agent.providers import ToolCall
 from app.core.checkpoints import Checkpoint
 from app.core.outcomes import CallState, Outcome
+from app.core.permission_mode import PermissionMode
 from app.core.permissions.rules import PermissionRule
-from app.core.permissions.service import Decision, ToolPermissionService
+from app.core.permissions.service import Decision, DecisionContext, ToolPermissionService
 from app.core.store.profiles import ToolSetting
 from app.core.tools.base import Tool, ToolContext, ToolSpec
 from app.core.tools.registry import ToolRegistry
@@ -53,6 +55,10 @@ def declined_message(reason: str) -> str:
 
 
 def denied_message(decision: Decision) -> str:
+    if decision.rule is None and decision.note:  # a mode or a guard refused: it says why
+        return decision.note
+    if decision.decided_by and decision.note:
+        return decision.note
     which = decision.rule.summary() if decision.rule is not None else "the permission rules"
     return (f"Denied by {which}. This call is not allowed; do not retry it. Choose another "
             "approach or ask the user to change the permission rules.")
@@ -64,13 +70,14 @@ class _Run:
 
     settings: Mapping[str, ToolSetting]
     offered: frozenset[str]
+    mode: PermissionMode = PermissionMode.ASK
     contexts: dict[str, ToolContext] = field(default_factory=dict)
     announced: set[str] = field(default_factory=set)  # tool_use ids with a ToolRequested
     input_tokens: int = 0
     output_tokens: int = 0
 
 
-class ToolCallRunner(CallAudit):
+class ToolCallRunner(CallAudit, FlowTracking):
     """Mixin of AgentSession: the tool calls of one model turn, in order."""
 
     registry: ToolRegistry
@@ -125,12 +132,12 @@ class ToolCallRunner(CallAudit):
             finish(Outcome.INVALID, content, True, decision)
             return
         assert tool is not None and spec is not None
-        decision = await self._decide(server_id, call)
+        ctx = self._context(run, call.name)
+        decision = await self._decide(server_id, call, run, ctx)
         self._announce(run, call, server_id, decision)
         if decision.kind == "deny":
             finish(Outcome.DENIED, denied_message(decision), True, decision)
             return
-        ctx = self._context(run, call.name)
         row = self._begin(call, server_id, decision,
                           CallState.RUNNING if decision.kind == "allow" else CallState.PENDING)
         try:
@@ -188,6 +195,10 @@ class ToolCallRunner(CallAudit):
             raise
         finish(Outcome.EXECUTED, result.content or "(no output)", result.is_error, decision,
                _ms_since(started))
+        try:
+            self._track_flow(spec, call.input, decision, result.content or "")
+        except Exception:  # labels are a guard's input: log, never break the run
+            log.exception("flow labels were not updated after %s", call.name)
         if checkpointer is not None:
             await self._record_changes(checkpointer, call, before, row)
 
@@ -218,11 +229,14 @@ class ToolCallRunner(CallAudit):
                     problem)
         return None
 
-    async def _decide(self, server_id: str, call: ToolCall) -> Decision:
+    async def _decide(self, server_id: str, call: ToolCall, run: _Run,
+                      ctx: ToolContext | None = None) -> Decision:
         # Off the event loop: deciding parses the input (shell commands with tree-sitter),
         # and this loop is the GUI's. ToolPermissionService is safe for concurrent calls.
+        context = DecisionContext(mode=run.mode, flow=self.flow, tool_context=ctx,
+                                  checkpoints=self.checkpointer is not None)
         return await asyncio.to_thread(self.permissions.decide, server_id, call.name,
-                                       call.input)
+                                       call.input, context)
 
     async def _answer_not_run(self, calls: list[ToolCall], run: _Run, message: str,
                               answers: list[dict[str, Any]]) -> None:
@@ -242,7 +256,7 @@ class ToolCallRunner(CallAudit):
         decision = None
         if call.error is None and call.name in run.offered:
             try:
-                decision = await self._decide(self._server_id(call), call)
+                decision = await self._decide(self._server_id(call), call, run)
             except Exception:  # only for the audit column; never fatal
                 log.exception("permission check failed for %s", call.name)
         return self._not_run_as(call, run, message, decision)

@@ -14,6 +14,7 @@ from typing import Any
 from app.core.agent.checkpointing import CallChanges
 from app.core.agent.providers.base import ProviderError
 from app.core.outcomes import Outcome
+from app.core.permissions.flow import FlowSource
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import Decision
 from app.core.tools.base import ToolSpec
@@ -116,6 +117,15 @@ class FilesChanged:
 
 
 @dataclass(frozen=True)
+class FlowChanged:
+    """The conversation's flow labels changed (app.core.permissions.flow): ``summary`` is the
+    chip's text ("clean", "read sensitive", "untrusted content"), ``sources`` each reason."""
+
+    summary: str
+    sources: tuple[FlowSource, ...]
+
+
+@dataclass(frozen=True)
 class RunFinished:
     """The run ended normally: ``stop_reason`` is the model's (end_turn, max_tokens, ...) or
     ``max_iterations`` when the profile's iteration cap stopped it."""
@@ -150,7 +160,7 @@ class RunCancelled:
 
 
 AgentEvent = (TextDelta | ToolRequested | AwaitingApproval | ToolStarted | ToolFinished
-              | FilesChanged | RunFinished | RunFailed | RunCancelled)
+              | FilesChanged | FlowChanged | RunFinished | RunFailed | RunCancelled)
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalResponse]]
 EventSink = Callable[[AgentEvent], None]

@@ -61,6 +61,7 @@ from app.core.agent.providers import (
 )
 from app.core.agent.session_history import ConversationHistory
 from app.core.agent.transcript import Message
+from app.core.permission_mode import PermissionMode
 from app.core.permissions.service import ToolPermissionService
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
@@ -75,6 +76,11 @@ if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
 log = logging.getLogger(__name__)
 
 ClientFactory = Callable[[AgentProfile], ModelProvider]
+
+PLAN_MODE_NOTE = ("You are in plan mode, which is read-only: read files and research as you need, "
+                  "change nothing (no edits, no commands that change state), and end with a "
+                  "concrete plan — which files, what changes, which commands — for the user "
+                  "to review.")
 
 ITERATION_CAP = ("Not run: the agent reached its limit of {n} model turns for one request. "
                  "Summarise what is done and what is left; the user can ask you to continue.")
@@ -101,8 +107,12 @@ class AgentSession(ToolCallRunner, ConversationHistory):
         conversation_id: int | None = None,
         client_factory: ClientFactory | None = None,
         checkpointer: Checkpointer | None = None,
+        project_trusted: bool = False,
     ) -> None:
         self.db = db
+        # Files of a project the person has not marked trusted are untrusted content.
+        self.project_trusted = project_trusted
+        self._flow = None
         # Records the project around each call that can change files (None: no checkpoints).
         self.checkpointer = checkpointer
         self._pending_checkpoints: set[asyncio.Future[CallChanges | None]] = set()
@@ -227,13 +237,19 @@ class AgentSession(ToolCallRunner, ConversationHistory):
         except ProviderError as exc:
             self._fail(exc)
             return
+        # The machine's and the project's secret files, so a call carrying one out is refused
+        # (once per folder and process; off the loop, it reads files).
+        await asyncio.to_thread(self.permissions.learn_secrets, self.project_root)
         tools = self.registry.definitions_for(sorted(n for n, s in settings.items() if s.enabled))
-        run = _Run(settings, frozenset(t["name"] for t in tools))
+        run = _Run(settings, frozenset(t["name"] for t in tools), profile.permission_mode)
+        system = profile.system_prompt
+        if profile.permission_mode is PermissionMode.PLAN:  # said up front, not by refusals
+            system = f"{system}\n\n{PLAN_MODE_NOTE}".strip()
         iterations = 0
         while True:
             iterations += 1
             request = ModelRequest(model=profile.model, messages=list(self._history or []),
-                                   max_tokens=profile.max_tokens, system=profile.system_prompt,
+                                   max_tokens=profile.max_tokens, system=system,
                                    tools=tools, temperature=profile.temperature)
             partial: list[str] = []
 

@@ -22,9 +22,9 @@ if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
 log = logging.getLogger(__name__)
 
 _COLUMNS = ("id", "server_id", "tool_name", "tool_pattern", "input_pattern", "decision",
-            "priority", "description", "created_at", "updated_at")
+            "priority", "description", "ignore_flow", "created_at", "updated_at")
 _EDITABLE = ("server_id", "tool_name", "tool_pattern", "input_pattern", "decision", "priority",
-             "description")
+             "description", "ignore_flow")
 
 
 # The rules' change notifier is kept per database by the store (``Store.rule_changes``), so
@@ -51,6 +51,7 @@ def _row_to_rule(row: sqlite3.Row | tuple) -> PermissionRule:
     # dataclass __init__ makes loading 10,000 rules several times faster.
     rule = object.__new__(PermissionRule)
     rule.__dict__.update(zip(_COLUMNS, row, strict=True))
+    rule.__dict__["ignore_flow"] = bool(rule.ignore_flow)
     return rule
 
 
@@ -61,13 +62,14 @@ _EVALUATION_ORDER = (" ORDER BY priority DESC,"
 
 
 _INSERT = ("INSERT INTO tool_permission_rules (server_id, tool_name, tool_pattern, input_pattern,"
-           " decision, auto_approve, priority, description, created_at, updated_at)"
-           " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+           " decision, auto_approve, priority, description, ignore_flow, created_at, updated_at)"
+           " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 def _insert_values(rule: PermissionRule, now: str) -> tuple:
     return (rule.server_id, rule.tool_name, rule.tool_pattern, rule.input_pattern, rule.decision,
-            int(rule.auto_approve), rule.priority, rule.description, now, now)
+            int(rule.auto_approve), rule.priority, rule.description, int(rule.ignore_flow), now,
+            now)
 
 
 class RuleRepository:
@@ -127,10 +129,10 @@ class RuleRepository:
             conn.execute(
                 "UPDATE tool_permission_rules SET server_id = ?, tool_name = ?, tool_pattern = ?,"
                 " input_pattern = ?, decision = ?, auto_approve = ?, priority = ?,"
-                " description = ?, updated_at = ? WHERE id = ?",
+                " description = ?, ignore_flow = ?, updated_at = ? WHERE id = ?",
                 (rule.server_id, rule.tool_name, rule.tool_pattern, rule.input_pattern,
-                 rule.decision, int(rule.auto_approve), rule.priority, rule.description, now,
-                 rule_id))
+                 rule.decision, int(rule.auto_approve), rule.priority, rule.description,
+                 int(rule.ignore_flow), now, rule_id))
         self.changes.bump()
         return rule.with_changes(updated_at=now)
 

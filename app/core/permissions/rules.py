@@ -31,6 +31,9 @@ class PermissionRule:
     priority: int = 0
     description: str = ""
     id: int | None = None
+    # An allow rule that explicitly opts out of the flow guard: it still allows a call that
+    # sends data out after the conversation read a secret. Shown with a warning badge.
+    ignore_flow: bool = False
     created_at: str | None = field(default=None, compare=False)
     updated_at: str | None = field(default=None, compare=False)
 
@@ -58,6 +61,8 @@ class PermissionRule:
             parts.append("any tool")
         if self.input_pattern:
             parts.append(f"input matching {self.input_pattern}")
+        if self.ignore_flow:
+            parts.append("ignores the flow guard")
         label = f"#{self.id} " if self.id is not None else ""
         return f"rule {label}({self.decision}, priority {self.priority}): " + ", ".join(parts)
 
@@ -109,8 +114,11 @@ def validate_rule(rule: PermissionRule) -> PermissionRule:
             f"tool_name {tool_name!r} contains '*'; use tool_pattern for wildcards")
     if input_pattern is not None and not input_pattern.strip():
         raise InvalidRuleError("input_pattern must not be only whitespace")
+    if not isinstance(rule.ignore_flow, bool | int) or rule.ignore_flow not in (0, 1):
+        raise InvalidRuleError(f"ignore_flow must be true or false, not {rule.ignore_flow!r}")
     description = rule.description if rule.description is not None else ""
     if not isinstance(description, str):
         raise InvalidRuleError("description must be text")
     return replace(rule, server_id=server_id, tool_name=tool_name, tool_pattern=tool_pattern,
-                   input_pattern=input_pattern, description=description)
+                   input_pattern=input_pattern, description=description,
+                   ignore_flow=bool(rule.ignore_flow))

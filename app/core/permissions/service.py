@@ -1,4 +1,19 @@
-"""ToolPermissionService: allow, ask or deny a tool call from the rule table.
+"""ToolPermissionService: allow, ask or deny a tool call from the rule table, the profile's
+permission mode and what the conversation has read.
+
+``decide()`` goes in three steps, each only ever making the answer stricter except the mode,
+which answers only where no rule did:
+
+1. **Rules**, in priority order (a deny always wins).
+2. **Mode** (``DecisionContext.mode``), for a call no rule decides: ``ask`` asks; ``auto``
+   allows a call that is contained, reversible and sends nothing out (``facts.CallFacts``) and
+   asks otherwise; ``plan`` runs reading calls only and refuses anything that changes state,
+   whatever a rule says.
+3. **Guards**: a read of a sensitive path asks, even inside the project and under an allow
+   rule; after the conversation read a secret (``flow.FlowState``), a call that can send data
+   out asks; and an outgoing input that carries a secret the conversation has seen (or a
+   well-known token) is refused. An allow rule can opt out of the first two explicitly
+   (``ignore_flow``); nothing opts out of the last.
 
 Rules live in memory as an immutable index that is rebuilt whenever a ``RuleRepository`` on the
 same connection writes (it notifies us), so ``decide()`` never touches the disk. The index finds
@@ -9,33 +24,53 @@ per-tool candidate lists are cached until the rules or the registry change.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.hosts import canonical_host_pattern
+from app.core.permission_mode import PermissionMode
+from app.core.permissions.egress import SecretMatcher, egress_refusal
+from app.core.permissions.facts import CallFacts, call_facts
+from app.core.permissions.flow import FlowLabel, FlowState
 from app.core.permissions.patterns import (
     Matcher,
     compile_path_pattern,
     compile_text_pattern,
     compile_tool_pattern,
+    escape_pattern,
     is_relative_path_pattern,
     tool_pattern_literals,
 )
 from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import STRICTNESS, DecisionKind, PermissionRule
 from app.core.sandbox import Sandbox, machine_sandbox
-from app.core.tools.base import SubjectError, SubjectKind, canonical_json
+from app.core.sensitive_paths import SensitivePaths
+from app.core.tools.base import (
+    PROJECT_PLACEHOLDER,
+    SubjectError,
+    SubjectKind,
+    ToolContext,
+    ToolSpec,
+    canonical_json,
+)
 from app.core.tools.containment import ProgramContainment, program_containment
 from app.core.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
     import sqlite_utils
 
+log = logging.getLogger(__name__)
+
 _MAX_CANDIDATE_CACHE = 4096
+
+
+def _never(_subject: str) -> bool:
+    return False
 
 
 @dataclass(frozen=True)
@@ -45,23 +80,59 @@ class SubjectDecision:
     rule: PermissionRule | None
 
 
+PLAN_MODE_REFUSAL = (
+    "Refused: the agent is in plan mode, which is read-only. Do not change files, run "
+    "commands or change anything else. Read what you need, then propose the changes (which "
+    "files, what edits, which commands) so the user can review them and switch to another "
+    "mode to carry them out.")
+
+
+@dataclass(frozen=True)
+class DecisionContext:
+    """What ``decide()`` knows about the call beyond its input: the profile's mode, the
+    conversation's flow labels, the capability context the call will run with, and whether
+    checkpoints record the project (the reversibility fact)."""
+
+    mode: PermissionMode = PermissionMode.ASK
+    flow: FlowState | None = None
+    tool_context: ToolContext | None = None
+    checkpoints: bool = False
+
+
 @dataclass(frozen=True)
 class Decision:
-    """The outcome for one call: ``kind`` and the rule that decided it (None: no rule matched)."""
+    """The outcome for one call: ``kind`` and the rule that decided it (None: no rule matched).
+
+    ``decided_by`` says in words what decided when it was not (only) a rule: the mode and the
+    facts it used, or a guard; ``flow_reason`` is the guard's reason a person must read
+    ("this conversation read ~/.aws/credentials at 10:32; this call sends data to …")."""
 
     kind: DecisionKind
     rule: PermissionRule | None = None
     subjects: tuple[SubjectDecision, ...] = field(default=(), compare=False)
     note: str = field(default="", compare=False)
+    decided_by: str = field(default="", compare=False)
+    flow_reason: str = field(default="", compare=False)
+    facts: CallFacts | None = field(default=None, compare=False)
 
     @property
     def auto_approve(self) -> bool:
         return self.kind == "allow"
 
     def explain(self) -> str:
-        why = self.rule.summary() if self.rule else "no rule matched (the safe default is ask)"
+        if self.decided_by:
+            why = self.decided_by
+        else:
+            why = self.rule.summary() if self.rule else \
+                "no rule matched (the safe default is ask)"
         text = f"{self.kind}: {why}"
         return f"{text}. {self.note}" if self.note else text
+
+    def with_kind(self, kind: DecisionKind, decided_by: str, *, note: str | None = None,
+                  flow_reason: str | None = None) -> Decision:
+        return replace(self, kind=kind, decided_by=decided_by,
+                       note=self.note if note is None else note,
+                       flow_reason=self.flow_reason if flow_reason is None else flow_reason)
 
 
 @dataclass(frozen=True)
@@ -142,6 +213,8 @@ class ToolPermissionService:
         registry: ToolRegistry | None = None,
         working_dir: str | os.PathLike[str] | None = None,
         sandbox: Sandbox | None = None,
+        sensitive: SensitivePaths | None = None,
+        known_secrets: SecretMatcher | None = None,
     ) -> None:
         if registry is None:
             from app.core.tools.builtin import default_registry
@@ -149,14 +222,21 @@ class ToolPermissionService:
             registry = default_registry()
         self.rules = RuleRepository(db)
         self.registry = registry
-        self.working_dir = Path(working_dir).resolve() if working_dir is not None else None
+        self._working_dir = Path(working_dir).resolve() if working_dir is not None else None
         # Whether a call's programs will run contained is a fact decisions can use.
         self.sandbox = sandbox if sandbox is not None else machine_sandbox()
+        # Which paths are secrets (reads of them ask, and label the conversation).
+        self.sensitive = sensitive if sensitive is not None else SensitivePaths(
+            extra=self.sandbox.hidden)
+        # Secrets on this machine the agent could reach without reading them through a tool
+        # (a project's .env seen by a command, say): outgoing inputs are scanned for them too.
+        self.known_secrets = known_secrets if known_secrets is not None else SecretMatcher()
+        self._secrets_learnt: set[Path] = set()
         self._lock = threading.Lock()
         self._index = _RuleIndex([])
         self._index_generation = -1
         self._candidates: dict[tuple[str, str], tuple[_Candidate, ...]] = {}
-        self._candidates_key: tuple[int, int] = (-1, -1)
+        self._candidates_key: tuple[int, int, Path | None] = (-1, -1, None)
         self._unsubscribe = self.rules.changes.subscribe(self.reload)
         self.reload()
 
@@ -165,14 +245,39 @@ class ToolPermissionService:
     def should_auto_approve(self, server_id: str, tool_name: str, tool_input: Any) -> bool:
         return self.decide(server_id, tool_name, tool_input).kind == "allow"
 
-    def decide(self, server_id: str, tool_name: str, tool_input: Any) -> Decision:
-        candidates = self._candidates_for(str(server_id), str(tool_name))
-        if not candidates:
-            return Decision("ask")
-        if all(c.input_matcher is None for c in candidates):
+    @property
+    def working_dir(self) -> Path | None:
+        """The open project folder: relative rule patterns and ``{project}`` mean it."""
+        return self._working_dir
+
+    @working_dir.setter
+    def working_dir(self, value: str | os.PathLike[str] | None) -> None:
+        with self._lock:  # compiled {project} patterns name the old folder
+            self._working_dir = Path(value).resolve() if value is not None else None
+
+    def decide(self, server_id: str, tool_name: str, tool_input: Any,
+               context: DecisionContext | None = None) -> Decision:
+        server_id, tool_name = str(server_id), str(tool_name)
+        spec = self._spec(server_id, tool_name)
+        decision, complete, paths = self._decide_by_rules(server_id, tool_name, tool_input, spec)
+        if decision.kind == "deny" or spec is None or not isinstance(tool_input, Mapping):
+            return decision
+        return self._refine(decision, spec, tool_input, complete, paths,
+                            context or DecisionContext())
+
+    def _decide_by_rules(self, server_id: str, tool_name: str, tool_input: Any,
+                         spec: ToolSpec | None) -> tuple[Decision, bool, list[str]]:
+        """The rules' answer, whether the input was fully understood, and the call's paths
+        (for a tool whose subjects are paths)."""
+        candidates = self._candidates_for(server_id, tool_name)
+        if not candidates or all(c.input_matcher is None for c in candidates):
             # Every candidate matches every subject, so the first one decides the call.
-            top = candidates[0].rule
-            return Decision(top.decision, top)
+            decision = Decision(candidates[0].rule.decision, candidates[0].rule) \
+                if candidates else Decision("ask")
+            if spec is None or spec.subject_kind != "path":
+                return decision, True, []
+            kind, subjects, complete = self._subjects(server_id, tool_name, tool_input)
+            return decision, complete, subjects if kind == "path" else []
 
         kind_of_subjects, subjects, complete = self._subjects(server_id, tool_name, tool_input)
         decided: list[SubjectDecision] = []
@@ -183,11 +288,76 @@ class ToolPermissionService:
             if worst is None or STRICTNESS[verdict.kind] > STRICTNESS[worst.kind]:
                 worst = verdict
         assert worst is not None  # _subjects always yields at least one subject
+        paths = subjects if kind_of_subjects == "path" else []
         if not complete and worst.kind == "allow":
             return Decision("ask", worst.rule, tuple(decided),
                             note="The input could not be fully analysed, so it is not "
-                                 "auto-approved.")
-        return Decision(worst.kind, worst.rule, tuple(decided))
+                                 "auto-approved."), False, paths
+        return Decision(worst.kind, worst.rule, tuple(decided)), complete, paths
+
+    def _refine(self, decision: Decision, spec: ToolSpec, tool_input: Mapping[str, Any],
+                complete: bool, paths: list[str], context: DecisionContext) -> Decision:
+        """Steps 2 and 3: the mode where no rule decided, then the guards."""
+        facts = call_facts(spec, tool_input, path_subjects=paths, project=self._working_dir,
+                           ctx=context.tool_context, sandbox=self.sandbox,
+                           checkpoints=context.checkpoints, sensitive=self.sensitive)
+        decision = replace(decision, facts=facts)
+        mode = context.mode
+        if mode is PermissionMode.PLAN and not facts.read_only:
+            return decision.with_kind("deny", "plan mode: this call would change something",
+                                      note=PLAN_MODE_REFUSAL)
+        if decision.kind == "ask" and decision.rule is None:  # no rule decided
+            decision = _by_mode(decision, mode, facts, complete)
+        rule = decision.rule
+        opted_out = rule is not None and rule.ignore_flow and decision.kind == "allow" and \
+            not decision.decided_by
+        flow = context.flow
+        # The guards explain themselves whenever they apply, also to a call that asks anyway
+        # (the person should know why this one matters), and turn an allow into an ask.
+        if facts.sensitive and not opted_out:
+            path, entry = facts.sensitive[0]
+            decision = decision.with_kind(
+                "ask" if decision.kind == "allow" else decision.kind,
+                f"sensitive path: {path} (listed as {entry})",
+                flow_reason=f"This call reads or writes {path}, which holds secrets "
+                            f"(sensitive paths: {entry}).")
+        if facts.egress and not opted_out and flow is not None \
+                and flow.has(FlowLabel.READ_SENSITIVE):
+            decision = decision.with_kind(
+                "ask" if decision.kind == "allow" else decision.kind,
+                "flow guard: the conversation read a secret and this call sends data out",
+                flow_reason=f"This conversation read {flow.sensitive_reads()}; this call "
+                            f"sends data to {facts.destination}.")
+        if facts.egress:
+            text = canonical_json(tool_input)
+            hits = self.known_secrets.scan(text)
+            if flow is not None:
+                hits = flow.secrets.scan(text) + hits
+            if hits:
+                message = egress_refusal(hits)
+                return decision.with_kind("deny", "secret egress check: the input carries a "
+                                                  "secret", note=message, flow_reason=message)
+        return decision
+
+    def learn_secrets(self, project_root: Path | None, home: Path | None = None) -> None:
+        """Learn the machine's credential files and the project's secret files (each folder
+        once per process) into ``known_secrets``. Reads files: call it off the GUI thread."""
+        from app.core.permissions.secret_sources import learn_home_secrets, learn_project_secrets
+
+        home = home if home is not None else Path.home()
+        with self._lock:
+            todo = [p for p in (home, project_root) if p is not None
+                    and Path(p).resolve() not in self._secrets_learnt]
+            self._secrets_learnt.update(Path(p).resolve() for p in todo)
+        for folder in todo:
+            try:
+                if folder == home:
+                    learn_home_secrets(self.known_secrets, home)
+                else:
+                    learn_project_secrets(self.known_secrets, Path(folder).resolve(),
+                                          self.sensitive)
+            except Exception:  # a guard's extra input: never fatal
+                log.exception("learning the secrets of %s failed", folder)
 
     def program_containment(self, server_id: str, tool_name: str) -> ProgramContainment | None:
         """Whether the programs a call to this tool starts run in a working sandbox (None: the
@@ -257,7 +427,7 @@ class ToolPermissionService:
 
     def _candidates_locked(self, server_id: str, tool_name: str) -> tuple[_Candidate, ...]:
         index = self._index
-        key = (self._index_generation, self.registry.generation)
+        key = (self._index_generation, self.registry.generation, self._working_dir)
         if key != self._candidates_key:
             self._candidates = {}
             self._candidates_key = key
@@ -265,7 +435,7 @@ class ToolPermissionService:
         if cached is not None:
             return cached
         subject_kind = self._subject_kind(server_id, tool_name)
-        result = tuple(_specialise(rule, subject_kind)
+        result = tuple(_specialise(rule, subject_kind, self._working_dir)
                        for rule in index.rules_for(server_id, tool_name))
         if len(self._candidates) >= _MAX_CANDIDATE_CACHE:
             self._candidates.clear()
@@ -273,16 +443,40 @@ class ToolPermissionService:
         return result
 
     def _subject_kind(self, server_id: str, tool_name: str) -> SubjectKind:
+        spec = self._spec(server_id, tool_name)
+        return spec.subject_kind if spec is not None else "text"
+
+    def _spec(self, server_id: str, tool_name: str) -> ToolSpec | None:
         tool = self.registry.get(tool_name)
-        if tool is not None and tool.spec.server_id == server_id:
-            return tool.spec.subject_kind
-        return "text"
+        return tool.spec if tool is not None and tool.spec.server_id == server_id else None
 
 
-def _specialise(rule: PermissionRule, subject_kind: SubjectKind) -> _Candidate:
+def _by_mode(decision: Decision, mode: PermissionMode, facts: CallFacts,
+             complete: bool) -> Decision:
+    """The answer of ``mode`` for a call no rule decided."""
+    if mode is PermissionMode.PLAN:
+        if facts.read_only and not facts.outside:
+            return decision.with_kind("allow", "plan mode: a read inside the project")
+        return decision.with_kind("ask", f"plan mode: {facts.describe()}")
+    if mode is PermissionMode.AUTO:
+        if not complete:
+            return decision.with_kind("ask", "auto mode: the input could not be fully "
+                                             "analysed")
+        if facts.contained and facts.reversible and not facts.egress:
+            return decision.with_kind("allow", f"auto mode: {facts.describe()}")
+        return decision.with_kind("ask", f"auto mode: {facts.describe()}")
+    return decision
+
+
+def _specialise(rule: PermissionRule, subject_kind: SubjectKind,
+                project: Path | None) -> _Candidate:
     pattern = rule.input_pattern
     if pattern is None:
         return _Candidate(rule)
+    if PROJECT_PLACEHOLDER in pattern:
+        if project is None:  # no project open: the rule names nothing
+            return _Candidate(rule, _never)
+        pattern = pattern.replace(PROJECT_PLACEHOLDER, escape_pattern(str(project)))
     if subject_kind == "path":
         return _Candidate(rule, compile_path_pattern(pattern), is_relative_path_pattern(pattern))
     if subject_kind == "host":

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -89,11 +89,14 @@ def suggest_allow_rules(server_id: str, tool_name: str, tool_input: Mapping[str,
                         decision: Decision | None = None) -> list[RuleSuggestion]:
     """Narrowest first. ``decision`` (this call's) says which parts the rules denied."""
     wd = os.path.realpath(working_dir) if working_dir is not None else None
-    builder = _Builder(server_id, tool_name, spec, wd)
+    # Paths the sensitive-path check made ask: only an exact rule that says so can allow them.
+    sensitive = {path for path, _entry in decision.facts.sensitive} \
+        if decision is not None and decision.facts is not None else set()
+    builder = _Builder(server_id, tool_name, spec, wd, sensitive)
     subjects = _subjects(tool_input, spec, wd)
     suggestions: list[RuleSuggestion] = []
     if subjects:
-        parts = _open_parts(subjects, decision)
+        parts = _open_parts(subjects, decision, sensitive)
         if len(parts) == 1:
             suggestions += builder.single(parts[0])
         elif len(parts) > 1:
@@ -117,10 +120,13 @@ def _subjects(tool_input: Mapping[str, Any], spec: ToolSpec | None,
     return list(dict.fromkeys(subjects))  # each distinct part once, in order
 
 
-def _open_parts(subjects: list[str], decision: Decision | None) -> list[str]:
-    """The parts a rule should be offered for: not denied, and not already allowed."""
+def _open_parts(subjects: list[str], decision: Decision | None,
+                sensitive: Collection[str] = ()) -> list[str]:
+    """The parts a rule should be offered for: not denied, and not already allowed (a
+    sensitive path a rule allows still asks, so it is open)."""
     verdicts = {part.subject: part.kind for part in decision.subjects} if decision else {}
-    return [s for s in subjects if verdicts.get(s, "ask") == "ask"]
+    return [s for s in subjects if verdicts.get(s, "ask") == "ask" or
+            (s in sensitive and verdicts.get(s) != "deny")]
 
 
 def _offer_whole_tool(spec: ToolSpec | None) -> bool:
@@ -132,27 +138,30 @@ def _offer_whole_tool(spec: ToolSpec | None) -> bool:
 
 class _Builder:
     def __init__(self, server_id: str, tool_name: str, spec: ToolSpec | None,
-                 wd: str | None) -> None:
+                 wd: str | None, sensitive: set[str] | None = None) -> None:
+        self.sensitive = sensitive or set()
         self.server_id = server_id
         self.tool_name = tool_name
         self.spec = spec
         self.kind: SubjectKind = spec.subject_kind if spec is not None else "text"
         self.wd = wd
 
-    def _rule(self, pattern: str | None, what: str) -> PermissionRule:
+    def _rule(self, pattern: str | None, what: str, ignore_flow: bool = False) -> PermissionRule:
         description = "Allowed from the approval dialog" + (f": {what}" if what else "")
         rule = PermissionRule(decision="allow", server_id=self.server_id,
                               tool_name=self.tool_name, input_pattern=pattern,
-                              priority=RULE_PRIORITY, description=description).validated()
+                              priority=RULE_PRIORITY, description=description,
+                              ignore_flow=ignore_flow).validated()
         if pattern is not None and rule.input_pattern != pattern:
             # Validation turns an empty pattern into "any input": never for a narrow rule.
             raise InvalidRuleError("a narrow rule needs its exact pattern")
         return rule
 
     def _suggestion(self, label: str, patterns: Sequence[tuple[str | None, str]],
-                    items: tuple[str, ...] = ()) -> list[RuleSuggestion]:
+                    items: tuple[str, ...] = (), ignore_flow: bool = False
+                    ) -> list[RuleSuggestion]:
         try:
-            rules = tuple(self._rule(pattern, what) for pattern, what in patterns)
+            rules = tuple(self._rule(pattern, what, ignore_flow) for pattern, what in patterns)
         except InvalidRuleError:
             return []  # e.g. a control character or a very long command: no rule can hold it
         return [RuleSuggestion(label, rules, describe_rules(rules, self.kind), items)]
@@ -182,6 +191,13 @@ class _Builder:
 
     def _path_options(self, path: str) -> list[RuleSuggestion]:
         exact, shown = self._exact_path(path)
+        if path in self.sensitive:
+            # A secret: exactly this file, with a rule that says it skips the sensitive-path
+            # check (the conversation is still labelled as having read a secret).
+            return self._suggestion(
+                f"Always allow {self.tool_name} for exactly {shown} (a sensitive file)",
+                [(exact, f"exactly {shown}, skipping the sensitive-path check")],
+                ignore_flow=True)
         out = self._suggestion(f"Always allow {self.tool_name} for exactly {shown}",
                                [(exact, f"exactly {shown}")])
         folder = os.path.dirname(path)

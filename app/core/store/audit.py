@@ -65,6 +65,8 @@ class ToolExecution:
     # What the call changed in the project (the checkpoints around it and the files), if it
     # was checkpointed: app.core.agent.checkpointing.CallChanges.to_json().
     changes: Any = None
+    # Which rule, permission-mode fact or flow guard decided the call, in words.
+    decided_by: str | None = None
 
     @property
     def status_label(self) -> str | None:
@@ -79,7 +81,7 @@ class ToolExecution:
 
 _COLUMNS = ("id", "tool_name", "server_id", "input", "output", "is_error", "decision", "outcome",
             "rule_id", "duration_ms", "conversation_id", "tool_use_id", "created_at", "state",
-            "owner", "changes")
+            "owner", "changes", "decided_by")
 
 
 class AuditRepository:
@@ -101,6 +103,7 @@ class AuditRepository:
         duration_ms: int | None = None,
         conversation_id: int | None = None,
         tool_use_id: str | None = None,
+        decided_by: str | None = None,
     ) -> int:
         output = _capped(output)
         # Raw SQL: one insert per tool call on the agent loop's path, where sqlite-utils'
@@ -109,11 +112,11 @@ class AuditRepository:
             cur = conn.execute(
                 "INSERT INTO tool_executions (tool_name, server_id, input, output, is_error,"
                 " decision, outcome, rule_id, duration_ms, conversation_id, tool_use_id,"
-                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " created_at, decided_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (tool_name, server_id, json.dumps(tool_input, ensure_ascii=False, default=str),
                  output, int(is_error), decision, outcome, rule_id,
                  None if duration_ms is None else max(0, int(duration_ms)), conversation_id,
-                 tool_use_id, utc_now()))
+                 tool_use_id, utc_now(), decided_by))
             assert cur.lastrowid is not None  # set by every successful INSERT
             return cur.lastrowid
 
@@ -128,6 +131,7 @@ class AuditRepository:
         rule_id: int | None = None,
         conversation_id: int | None = None,
         tool_use_id: str | None = None,
+        decided_by: str | None = None,
     ) -> int:
         """Record a call before it waits for approval (``pending``) or runs (``running``).
         Until ``finish``, it reads as cancelled, and as interrupted once this process is gone."""
@@ -135,11 +139,11 @@ class AuditRepository:
             cur = conn.execute(
                 "INSERT INTO tool_executions (tool_name, server_id, input, output, is_error,"
                 " decision, outcome, rule_id, duration_ms, conversation_id, tool_use_id,"
-                " created_at, state, owner) VALUES (?, ?, ?, NULL, 1, ?, ?, ?, NULL, ?, ?, ?,"
-                " ?, ?)",
+                " created_at, state, owner, decided_by) VALUES (?, ?, ?, NULL, 1, ?, ?, ?, NULL,"
+                " ?, ?, ?, ?, ?, ?)",
                 (tool_name, server_id, json.dumps(tool_input, ensure_ascii=False, default=str),
                  decision, _PLACEHOLDER_OUTCOME, rule_id, conversation_id, tool_use_id,
-                 utc_now(), state, PROCESS_TOKEN))
+                 utc_now(), state, PROCESS_TOKEN, decided_by))
             assert cur.lastrowid is not None
             return cur.lastrowid
 
@@ -169,6 +173,7 @@ class AuditRepository:
         duration_ms: int | None = None,
         conversation_id: int | None = None,
         tool_use_id: str | None = None,
+        decided_by: str | None = None,
     ) -> int:
         """Complete the row ``begin`` wrote; without one (or if it is gone), record the call
         whole, so the outcome is never lost."""
@@ -177,15 +182,18 @@ class AuditRepository:
             with self.store.transaction() as conn:
                 cur = conn.execute(
                     "UPDATE tool_executions SET decision = ?, outcome = ?, output = ?,"
-                    " is_error = ?, rule_id = ?, duration_ms = ?, state = 'done' WHERE id = ?",
+                    " is_error = ?, rule_id = ?, duration_ms = ?, decided_by = ?, state = 'done'"
+                    " WHERE id = ?",
                     (decision, outcome, output, int(is_error), rule_id,
-                     None if duration_ms is None else max(0, int(duration_ms)), row_id))
+                     None if duration_ms is None else max(0, int(duration_ms)), decided_by,
+                     row_id))
                 if cur.rowcount == 1:
                     return row_id
         return self.record(tool_name=tool_name, server_id=server_id, tool_input=tool_input,
                            decision=decision, outcome=outcome, output=output, is_error=is_error,
                            rule_id=rule_id, duration_ms=duration_ms,
-                           conversation_id=conversation_id, tool_use_id=tool_use_id)
+                           conversation_id=conversation_id, tool_use_id=tool_use_id,
+                           decided_by=decided_by)
 
     def for_conversation(self, conversation_id: int) -> dict[str, ToolExecution]:
         """The calls of one conversation by tool_use id (the latest row for each id)."""

@@ -69,6 +69,21 @@ class ConversationRepository:
             conn.execute("UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?",
                          (title, utc_now(), conversation_id))
 
+    def flow(self, conversation_id: int) -> dict[str, Any] | None:
+        """The conversation's flow labels as stored (app.core.permissions.flow), or None."""
+        with self.store.lock:
+            row = self.db.conn.execute("SELECT flow FROM conversations WHERE id = ?",
+                                       (conversation_id,)).fetchone()
+        if row is None or row[0] is None:
+            return None
+        value = json.loads(row[0])
+        return value if isinstance(value, dict) else None
+
+    def set_flow(self, conversation_id: int, flow: dict[str, Any]) -> None:
+        with self.store.transaction() as conn:
+            conn.execute("UPDATE conversations SET flow = ? WHERE id = ?",
+                         (json.dumps(flow, ensure_ascii=False), conversation_id))
+
     def delete(self, conversation_id: int) -> None:
         with self.store.transaction() as conn:
             conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.store.errors import DatabaseError
-from app.core.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from app.core.store.migrations import MIGRATIONS, SCHEMA_VERSION, split_sql
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -247,27 +247,13 @@ def migrate(db: sqlite_utils.Database) -> None:
         migration = MIGRATIONS[version - 1]
         with store.transaction() as conn:
             if isinstance(migration, str):
-                for statement in _split_sql(migration):
+                for statement in split_sql(migration):
                     conn.execute(statement)
             else:
                 migration(db)  # given the connection inside our transaction
             if version == 1:
                 _seed_first_run(conn)
             conn.execute(f"PRAGMA user_version={version}")
-
-
-def _split_sql(script: str) -> list[str]:
-    # executescript() would COMMIT our transaction; run statement by statement instead.
-    statements, buf = [], ""
-    for line in script.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            if buf.strip():
-                statements.append(buf.strip())
-            buf = ""
-    if buf.strip():
-        statements.append(buf.strip())
-    return statements
 
 
 def _seed_first_run(conn: sqlite3.Connection) -> None:

@@ -6,6 +6,8 @@ mid-migration leaves the database at the previous version, never half-migrated.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -164,6 +166,20 @@ END;
 
 _V3 = "".join(_fts_sql(table, columns) for table, columns in _FTS_COLUMNS.items())
 
+def split_sql(script: str) -> list[str]:
+    # executescript() would COMMIT our transaction; run statement by statement instead.
+    statements, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                statements.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        statements.append(buf.strip())
+    return statements
+
+
 # A migration is SQL (run statement by statement) or a function given the database
 # (app.core.store.db.Database); either runs inside the transaction that bumps
 # ``PRAGMA user_version``.
@@ -204,6 +220,70 @@ _V5 = """
 ALTER TABLE tool_executions ADD COLUMN changes TEXT;
 """
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5)
+
+# Permission modes and conversation flow (app.core.permissions.flow):
+# - ``agent_profiles.permission_mode``: what the profile does with a call no rule decides;
+# - ``tool_permission_rules.ignore_flow``: a rule that explicitly opts out of the flow guard;
+# - ``conversations.flow``: the conversation's flow labels (what it has read), kept across
+#   restarts;
+# - ``tool_executions.decided_by``: which rule, mode fact or flow guard decided a call.
+# And the default rules that leaked: the unconditional "read anything" allows of the read
+# tools and the catch-all ask (the profile's mode answers when no rule matches) are removed
+# where the person never edited them (created_at = updated_at and the shipped values); the
+# read tools bring project-scoped defaults instead (their DefaultRule, added at start).
+_V6_SQL = """
+ALTER TABLE agent_profiles ADD COLUMN permission_mode TEXT NOT NULL DEFAULT 'ask'
+    CHECK (permission_mode IN ('ask', 'auto', 'plan'));
+ALTER TABLE tool_permission_rules ADD COLUMN ignore_flow INTEGER NOT NULL DEFAULT 0
+    CHECK (ignore_flow IN (0, 1));
+ALTER TABLE conversations ADD COLUMN flow TEXT CHECK (flow IS NULL OR json_valid(flow));
+ALTER TABLE tool_executions ADD COLUMN decided_by TEXT;
+"""
+
+# The leaking defaults as shipped: (tool_name, decision, priority, description), server
+# builtin, no patterns.
+LEAKING_DEFAULT_RULES: tuple[tuple[str | None, str, int, str], ...] = (
+    *((name, "allow", 0, f"{name} is read-only")
+      for name in ("read_file", "glob_search", "grep_search", "list_directory")),
+)
+CATCH_ALL_ASK = (None, "ask", -1000, "Everything else asks before it runs")
+
+# Settings key: notices the app shows once (a list of strings), then clears.
+PENDING_NOTICES_KEY = "notices.pending"
+
+DEFAULTS_CHANGED_NOTICE = (
+    "Permission defaults changed: reading files is now allowed without asking only inside the "
+    "open project; reads elsewhere, and of sensitive files such as keys, credentials and .env "
+    "files, ask first. Calls that send data out ask after the conversation has read a secret. "
+    "Rules you created or edited were not changed.")
+
+
+def _v6_modes_and_flow(db: sqlite_utils.Database) -> None:
+    conn = db.conn
+    existing = conn.execute("SELECT count(*) FROM agent_profiles").fetchone()[0] > 0
+    for statement in split_sql(_V6_SQL):
+        conn.execute(statement)
+    removed = 0
+    for tool, decision, priority, description in (*LEAKING_DEFAULT_RULES, CATCH_ALL_ASK):
+        server = "builtin" if tool is not None else None
+        cur = conn.execute(
+            "DELETE FROM tool_permission_rules WHERE server_id IS ? AND tool_name IS ?"
+            " AND tool_pattern IS NULL AND input_pattern IS NULL AND decision = ?"
+            " AND priority = ? AND description = ? AND created_at = updated_at",
+            (server, tool, decision, priority, description))
+        removed += cur.rowcount
+    if existing and removed:
+        row = conn.execute("SELECT value FROM settings WHERE key = ?",
+                           (PENDING_NOTICES_KEY,)).fetchone()
+        notices = json.loads(row[0]) if row else []
+        notices = [*(notices if isinstance(notices, list) else []), DEFAULTS_CHANGED_NOTICE]
+        conn.execute(
+            "INSERT INTO settings (key, value, updated_at) VALUES (?, ?,"
+            " strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) ON CONFLICT(key) DO UPDATE SET"
+            " value = excluded.value, updated_at = excluded.updated_at",
+            (PENDING_NOTICES_KEY, json.dumps(notices)))
+
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _v6_modes_and_flow)
 
 SCHEMA_VERSION = len(MIGRATIONS)

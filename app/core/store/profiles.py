@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from app.core.permission_mode import PermissionMode
 from app.core.store.db import store_of, utc_now
 
 if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
@@ -42,6 +43,8 @@ class AgentProfile:
     max_tokens: int = 8192
     max_iterations: int = 20
     id: int | None = None
+    # What happens to a call no permission rule decides (app.core.permission_mode).
+    permission_mode: PermissionMode = PermissionMode.ASK
 
     def validated(self) -> AgentProfile:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -56,11 +59,22 @@ class AgentProfile:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ProfileError(f"{name} must be a positive integer")
-        return replace(self, name=self.name.strip(), temperature=float(self.temperature))
+        try:
+            mode = PermissionMode(self.permission_mode)
+        except ValueError:
+            raise ProfileError(f"unknown permission mode {self.permission_mode!r}") from None
+        return replace(self, name=self.name.strip(), temperature=float(self.temperature),
+                       permission_mode=mode)
 
 
 _COLUMNS = ("id", "name", "model", "system_prompt", "provider", "base_url", "temperature",
-            "max_tokens", "max_iterations")
+            "max_tokens", "max_iterations", "permission_mode")
+
+
+def _profile(row: tuple) -> AgentProfile:
+    values = dict(zip(_COLUMNS, row, strict=True))
+    values["permission_mode"] = PermissionMode.parse(values["permission_mode"])
+    return AgentProfile(**values)
 
 
 class ProfileRepository:
@@ -72,7 +86,7 @@ class ProfileRepository:
         with self.store.lock:
             rows = self.db.conn.execute(
                 f"SELECT {', '.join(_COLUMNS)} FROM agent_profiles ORDER BY id").fetchall()
-        return [AgentProfile(**dict(zip(_COLUMNS, r, strict=True))) for r in rows]
+        return [_profile(r) for r in rows]
 
     def get(self, profile_id: int) -> AgentProfile:
         with self.store.lock:
@@ -81,7 +95,7 @@ class ProfileRepository:
                 (profile_id,)).fetchone()
         if row is None:
             raise KeyError(profile_id)
-        return AgentProfile(**dict(zip(_COLUMNS, row, strict=True)))
+        return _profile(row)
 
     def create(self, profile: AgentProfile) -> AgentProfile:
         p = profile.validated()
@@ -91,10 +105,10 @@ class ProfileRepository:
                 raise ProfileError(f"a profile named {p.name!r} already exists")
             cur = conn.execute(
                 "INSERT INTO agent_profiles (name, model, system_prompt, provider, base_url,"
-                " temperature, max_tokens, max_iterations, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " temperature, max_tokens, max_iterations, permission_mode, created_at,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (p.name, p.model, p.system_prompt, p.provider, p.base_url, p.temperature,
-                 p.max_tokens, p.max_iterations, now, now))
+                 p.max_tokens, p.max_iterations, p.permission_mode.value, now, now))
         assert cur.lastrowid is not None  # set by every successful INSERT
         return replace(p, id=cur.lastrowid)
 
@@ -106,12 +120,21 @@ class ProfileRepository:
             cur = conn.execute(
                 "UPDATE agent_profiles SET name = ?, model = ?, system_prompt = ?, provider = ?,"
                 " base_url = ?, temperature = ?, max_tokens = ?, max_iterations = ?,"
-                " updated_at = ? WHERE id = ?",
+                " permission_mode = ?, updated_at = ? WHERE id = ?",
                 (p.name, p.model, p.system_prompt, p.provider, p.base_url, p.temperature,
-                 p.max_tokens, p.max_iterations, utc_now(), p.id))
+                 p.max_tokens, p.max_iterations, p.permission_mode.value, utc_now(), p.id))
             if cur.rowcount == 0:
                 raise KeyError(p.id)
         return p
+
+    def set_permission_mode(self, profile_id: int, mode: PermissionMode) -> None:
+        """Switch one profile's mode (the toolbar's chooser) without rewriting the rest."""
+        mode = PermissionMode(mode)
+        with self.store.transaction() as conn:
+            cur = conn.execute("UPDATE agent_profiles SET permission_mode = ?, updated_at = ?"
+                               " WHERE id = ?", (mode.value, utc_now(), profile_id))
+            if cur.rowcount == 0:
+                raise KeyError(profile_id)
 
     def delete(self, profile_id: int) -> None:
         with self.store.transaction() as conn:

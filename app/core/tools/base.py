@@ -74,6 +74,10 @@ SubjectsFn = Callable[[Mapping[str, Any], "Path | None"], list[str]]
 
 DecisionName = Literal["allow", "ask", "deny"]
 
+# In a rule's input pattern, the open project folder (``{project}/**``: anything inside it), so
+# rules are portable between projects.
+PROJECT_PLACEHOLDER = "{project}"
+
 
 @dataclass(frozen=True)
 class DefaultRule:
@@ -87,6 +91,13 @@ class DefaultRule:
     input_pattern: str | None = None
     description: str = ""
     priority: int = 0
+
+
+def reads_in_project(tool_name: str) -> tuple[DefaultRule, ...]:
+    """The default rule of a reading tool: allowed inside the open project; elsewhere (and for
+    sensitive files anywhere) it asks."""
+    return (DefaultRule("allow", f"{PROJECT_PLACEHOLDER}/**",
+                        f"{tool_name} reads inside the open project"),)
 
 
 @dataclass(frozen=True)
@@ -128,6 +139,15 @@ class ToolSpec:
     # it depends on the action (git_ops' read actions change nothing).
     changes_files: bool | Callable[[Mapping[str, Any]], bool] = field(default=False,
                                                                       compare=False)
+    # Whether a call changes nothing at all (no file, no process, no repository): reading
+    # tools, web reading, git's read actions. Plan mode runs only these; a bool, or a function
+    # of the input. Never taken from a server's say-so (MCP annotations are not trusted).
+    read_only: bool | Callable[[Mapping[str, Any]], bool] = field(default=False, compare=False)
+    # Whether everything a call does is a change to files in its write folders, so the
+    # checkpoints around it cover it and "Undo" takes it back: the file tools and sandboxed
+    # commands (whose .git stays read-only). False where effects reach elsewhere: git_ops'
+    # write actions move refs, an MCP server keeps its own state.
+    undoable: bool = field(default=False, compare=False)
     # When set, the approval dialog lists the call's subjects under this heading (e.g. each
     # command of a shell chain), because for this tool they are what a person must read.
     subjects_heading: str | None = field(default=None, compare=False)
@@ -144,6 +164,14 @@ class ToolSpec:
             except Exception:  # an input it cannot read: assume it can, the safe side
                 return True
         return self.changes_files
+
+    def is_read_only(self, tool_input: Mapping[str, Any]) -> bool:
+        if callable(self.read_only):
+            try:
+                return bool(self.read_only(tool_input))
+            except Exception:  # an input it cannot read: assume it changes something
+                return False
+        return bool(self.read_only)
 
     def definition(self) -> dict[str, Any]:
         """The Anthropic Messages API tool definition.

@@ -9,6 +9,11 @@ Everything shown from the call's input (JSON, command text, diff, file names, th
 rule would allow) passes through ``make_visible``: an ANSI escape, a ``\r`` or a bidi override
 in the input must not change what the person reads compared with what runs.
 
+When a guard raised the decision (the conversation read a secret and this call sends data out,
+or the call touches a sensitive path), its reason comes first, warning-styled ("Why this asks:
+…"); what decided (a rule, the permission mode and the facts it used, or a guard) is repeated
+in small text under the explanation.
+
 For a tool that starts programs, one line says whether they run in the OS sandbox and what the
 sandbox lets them do ("Runs in the sandbox (bubblewrap): writes only inside the project folder,
 no network"), or, warning-styled, why they do not. The caller passes the app's ``Sandbox`` and
@@ -72,7 +77,17 @@ def _code_view(text: str, highlighter: type | None = None) -> QPlainTextEdit:
 def _why_text(request: ApprovalRequest) -> str:
     decision = request.decision
     rule = decision.rule
-    if rule is None:
+    # What decided, named: "auto mode", "flow guard", "sensitive path" (the details are in the
+    # small "Decided by" line).
+    decider = escape(make_visible(decision.decided_by.partition(":")[0].strip()))
+    if rule is None and decider:
+        text = f"No permission rule decides this call, so the {decider} decides: it asks you."
+    elif rule is not None and decider and rule.decision != decision.kind:
+        # A guard raised what the rule said (an allow rule, then a secret was read).
+        label = make_visible(rule.description or rule.summary())
+        text = (f"Rule #{rule.id} <i>{escape(label)}</i> would {rule.decision} this call, "
+                f"but the {decider} asks you first.")
+    elif rule is None:
         text = "No permission rule matches this call, so Tebiki asks you (the safe default)."
     else:
         label = make_visible(rule.description or rule.summary())
@@ -82,6 +97,19 @@ def _why_text(request: ApprovalRequest) -> str:
     if decision.note:
         text += f"<br>{escape(decision.note)}"
     return text
+
+
+def _decided_by_text(request: ApprovalRequest) -> str:
+    """Plain text: what decided, and the facts the permission mode looked at."""
+    decision = request.decision
+    rule = decision.rule
+    why = decision.decided_by or (rule.summary() if rule is not None else
+                                  "no rule matched (the safe default is ask)")
+    text = f"Decided by: {why}"
+    facts = decision.facts.describe() if decision.facts is not None else ""
+    if facts and facts not in why:
+        text += f" · This call: {facts}"
+    return make_visible(text)
 
 
 def _visible_json(value: Any) -> Any:
@@ -99,6 +127,8 @@ def _visible_json(value: Any) -> Any:
 
 _SANDBOX_OK_STYLE = ("QLabel { background: #dafbe1; color: #0f5323; border: 1px solid #4ac26b; "
                      "border-radius: 6px; padding: 6px; }")
+_FLOW_REASON_STYLE = ("QLabel { background: #ffebe9; color: #82071e; border: 1px solid #ff8182; "
+                      "border-radius: 6px; padding: 8px; font-size: 13px; }")
 _SANDBOX_WARNING_STYLE = ("QLabel { background: #fff1e5; color: #762c00; border: 1px solid "
                           "#fb8f44; border-radius: 6px; padding: 6px; }")
 
@@ -220,10 +250,33 @@ class ApprovalDialog(QDialog):
                                    "high" if spec.risk == RiskLevel.HIGH else "low"))
         layout.addLayout(header)
 
+        # A guard's reason (a secret was read and this call sends data out; a sensitive path)
+        # is what the person must read first.
+        self.flow_reason: QLabel | None = None
+        if request.decision.flow_reason:
+            self.flow_reason = QLabel(
+                "⚠ <b>Why this asks:</b> " +
+                escape(make_visible(request.decision.flow_reason)))
+            self.flow_reason.setObjectName("approval-flow-reason")
+            self.flow_reason.setTextFormat(Qt.TextFormat.RichText)
+            self.flow_reason.setWordWrap(True)
+            self.flow_reason.setTextInteractionFlags(
+                Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.flow_reason.setStyleSheet(_FLOW_REASON_STYLE)
+            layout.addWidget(self.flow_reason)
+
         why = QLabel(_why_text(request))
         why.setObjectName("approval-why")
         why.setWordWrap(True)
         layout.addWidget(why)
+        self.decided_by = QLabel(_decided_by_text(request))
+        self.decided_by.setObjectName("approval-decided-by")
+        self.decided_by.setTextFormat(Qt.TextFormat.PlainText)
+        self.decided_by.setWordWrap(True)
+        self.decided_by.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.decided_by.setStyleSheet("QLabel { color: palette(placeholder-text); "
+                                      "font-size: 11px; }")
+        layout.addWidget(self.decided_by)
 
         if spec is not None and spec.risk == RiskLevel.HIGH:
             warning = QLabel("⚠ " + _HIGH_RISK_WARNING.get(

@@ -1,8 +1,13 @@
-"""A form to create a permission rule, validated by the same code as the repository."""
+"""A form to create a permission rule, validated by the same code as the repository.
+
+An allow rule may opt out of the flow guard ("Ignore the flow guard"): it then allows calls that
+send data out even after the conversation has read a secret. The box is offered only for allow
+rules (the guard only ever raises an allow) and says what it gives up."""
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -15,6 +20,16 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.permissions.rules import InvalidRuleError, PermissionRule, validate_rule
+
+IGNORE_FLOW_WARNING = (
+    "⚠ With this, the rule allows calls that send data out (web requests, commands with "
+    "network, MCP tools) even after the conversation has read secrets such as keys, "
+    "credentials or .env files, and reads of sensitive paths without asking. Use it only for "
+    "destinations you fully trust.")
+_WARNING_STYLE = ("QLabel { background: #fff1e5; color: #762c00; border: 1px solid #fb8f44; "
+                  "border-radius: 6px; padding: 6px; }")
+_HINT_STYLE = ("QLabel { color: palette(placeholder-text); border: 1px solid transparent; "
+               "padding: 6px; }")
 
 
 class RuleEditorDialog(QDialog):
@@ -46,6 +61,12 @@ class RuleEditorDialog(QDialog):
         self.priority.setRange(-1_000_000, 1_000_000)
         self.priority.setValue(initial.priority)
         self.description = QLineEdit(initial.description)
+        self.ignore_flow = QCheckBox("Ignore the flow guard")
+        self.ignore_flow.setObjectName("rule-ignore-flow")
+        self.ignore_flow.setChecked(initial.ignore_flow and initial.decision == "allow")
+        self.ignore_flow_warning = QLabel(IGNORE_FLOW_WARNING)
+        self.ignore_flow_warning.setObjectName("rule-ignore-flow-warning")
+        self.ignore_flow_warning.setWordWrap(True)
         form.addRow("Server", self.server)
         form.addRow("Tool", self.tool)
         form.addRow("Tool pattern", self.tool_pattern)
@@ -53,6 +74,7 @@ class RuleEditorDialog(QDialog):
         form.addRow("Decision", self.decision)
         form.addRow("Priority", self.priority)
         form.addRow("Description", self.description)
+        form.addRow("Flow guard", self.ignore_flow)
 
         help_text = QLabel("Higher priority is evaluated first; at equal priority deny beats ask "
                            "beats allow. The input pattern is matched against each part of the "
@@ -72,9 +94,26 @@ class RuleEditorDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.ignore_flow_warning)
         layout.addWidget(help_text)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
+        self.decision.currentTextChanged.connect(self._update_ignore_flow)
+        self.ignore_flow.toggled.connect(self._update_ignore_flow)
+        self._update_ignore_flow()
+
+    def _update_ignore_flow(self) -> None:
+        """Only an allow rule can ignore the guard; checked, the warning stands out."""
+        allow = self.decision.currentText() == "allow"
+        if not allow:
+            self.ignore_flow.setChecked(False)
+        self.ignore_flow.setEnabled(allow)
+        self.ignore_flow.setToolTip(IGNORE_FLOW_WARNING if allow else
+                                    "Only an allow rule can ignore the flow guard: the guard "
+                                    "only ever turns an allow into an ask.")
+        self.ignore_flow_warning.setVisible(allow)
+        self.ignore_flow_warning.setStyleSheet(
+            _WARNING_STYLE if self.ignore_flow.isChecked() else _HINT_STYLE)
 
     def rule(self) -> PermissionRule | None:
         return self._rule
@@ -89,6 +128,8 @@ class RuleEditorDialog(QDialog):
                 input_pattern=self.input_pattern.text() or None,
                 priority=self.priority.value(),
                 description=self.description.text().strip(),
+                ignore_flow=self.ignore_flow.isChecked() and
+                self.decision.currentText() == "allow",
             ))
         except InvalidRuleError as exc:
             self.error.setText(str(exc))

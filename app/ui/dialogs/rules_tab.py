@@ -1,5 +1,7 @@
 """Settings → Permission rules: the rule table, its editor, import/export and the "test a call"
-box that shows which rule decides."""
+box that shows which rule decides — in a chosen permission mode, and as if the conversation had
+read something sensitive or untrusted (simulated flow labels), so the person sees what the mode
+and the flow guard would do."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QDialog,
     QFileDialog,
@@ -29,9 +32,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.permission_mode import PermissionMode
+from app.core.permissions.flow import FlowLabel, FlowState
 from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import InvalidRuleError
-from app.core.permissions.service import SubjectDecision
+from app.core.permissions.service import DecisionContext, SubjectDecision
 from app.core.services import (
     Services,
 )
@@ -54,10 +59,22 @@ class _DecisionDelegate(QStyledItemDelegate):
         model.setData(index, editor.currentText(), Qt.ItemDataRole.EditRole)
 
 
+# What a simulated label says it came from (it shows in the flow guard's reason).
+_SIMULATED_SOURCES = {
+    FlowLabel.READ_SENSITIVE: "a sensitive file (simulated)",
+    FlowLabel.UNTRUSTED: "untrusted content (simulated)",
+    FlowLabel.READ_OUTSIDE: "a file outside the project (simulated)",
+}
+
+
 class RulesTab(QWidget):
-    def __init__(self, services: Services, parent: QWidget | None = None) -> None:
+    def __init__(self, services: Services, parent: QWidget | None = None,
+                 profile_id: int | None = None) -> None:
+        """``profile_id``: the current agent profile, whose permission mode the tester
+        starts with."""
         super().__init__(parent)
         self.services = services
+        self.profile_id = profile_id
         self.model = RulesTableModel(services.permissions.rules, self)
         self.table = QTableView()
         self.table.setObjectName("rules-table")
@@ -112,6 +129,25 @@ class RulesTab(QWidget):
         self.test_tool.addItems(sorted(self.services.registry.names()))
         self.test_input = QPlainTextEdit('{"command": "git status && rm -rf build"}')
         self.test_input.setMaximumHeight(70)
+        self.test_mode = QComboBox()
+        self.test_mode.setObjectName("test-mode")
+        for mode in PermissionMode:
+            self.test_mode.addItem(mode.label, mode.value)
+            self.test_mode.setItemData(self.test_mode.count() - 1, mode.description,
+                                       Qt.ItemDataRole.ToolTipRole)
+        self.test_mode.setCurrentIndex(self.test_mode.findData(self._profile_mode().value))
+        self.test_labels: dict[FlowLabel, QCheckBox] = {}
+        simulate = QHBoxLayout()
+        simulate.addWidget(self.test_mode)
+        simulate.addSpacing(8)
+        simulate.addWidget(QLabel("as if the conversation had:"))
+        for label in (FlowLabel.READ_SENSITIVE, FlowLabel.UNTRUSTED, FlowLabel.READ_OUTSIDE):
+            check = QCheckBox(label.label)
+            check.setObjectName(f"test-flow-{label.value}")
+            self.test_labels[label] = check
+            simulate.addWidget(check)
+            check.toggled.connect(self._test_input_changed)
+        simulate.addStretch(1)
         self.test_button = QPushButton("Decide")
         self.test_result = QLabel()
         self.test_result.setObjectName("test-result")
@@ -123,6 +159,7 @@ class RulesTab(QWidget):
         row.addWidget(self.test_button)
         form.addRow("Server / tool", row)
         form.addRow("Input JSON", self.test_input)
+        form.addRow("Mode", simulate)
         form.addRow("Result", self.test_result)
         self.test_button.clicked.connect(self.run_test)
         self._test_generation = 0
@@ -130,6 +167,7 @@ class RulesTab(QWidget):
         self.test_input.textChanged.connect(self._test_input_changed)
         self.test_server.textChanged.connect(self._test_input_changed)
         self.test_tool.currentTextChanged.connect(self._test_input_changed)
+        self.test_mode.currentIndexChanged.connect(self._test_input_changed)
         if "shell_exec" in self.services.registry.names():
             self.test_tool.setCurrentText("shell_exec")
         return box
@@ -140,9 +178,30 @@ class RulesTab(QWidget):
         self._test_generation += 1
         generation = self._test_generation
         call = (self.test_server.text().strip(), self.test_tool.currentText().strip(),
-                self.test_input.toPlainText())
+                self.test_input.toPlainText(), self.test_context())
         self.test_result.setText("Deciding…")
         self._test_task = asyncio.ensure_future(self._decide_in_worker(generation, *call))
+
+    def _profile_mode(self) -> PermissionMode:
+        if self.profile_id is None:
+            return PermissionMode.ASK
+        try:
+            return self.services.profiles.get(self.profile_id).permission_mode
+        except KeyError:
+            return PermissionMode.ASK
+
+    def test_context(self) -> DecisionContext:
+        """The chosen mode and simulated flow labels, for ``decide``; checkpoints as the open
+        project has them (auto mode needs them to call a change reversible)."""
+        flow = FlowState()
+        for label, check in self.test_labels.items():
+            if check.isChecked():
+                flow.add(label, _SIMULATED_SOURCES[label], "test a call")
+        working_dir = self.services.permissions.working_dir
+        checkpoints = working_dir is not None and \
+            self.services.checkpointer_for(working_dir) is not None
+        return DecisionContext(mode=PermissionMode.parse(self.test_mode.currentData()),
+                               flow=flow, checkpoints=checkpoints)
 
     def _test_input_changed(self) -> None:
         """A result still on its way (or shown) is for the old input: drop it."""
@@ -151,10 +210,10 @@ class RulesTab(QWidget):
             self.test_result.setText("")
 
     async def _decide_in_worker(self, generation: int, server: str, tool: str,
-                                text: str) -> None:
+                                text: str, context: DecisionContext | None = None) -> None:
         try:
             html, rule_id = await asyncio.to_thread(_explain_call, self.services, server, tool,
-                                                    text)
+                                                    text, context)
         except Exception as exc:  # say what went wrong rather than leave "Deciding…"
             html, rule_id = f"Could not decide: {escape(make_visible(str(exc)))}", None
         if generation != self._test_generation:
@@ -233,24 +292,34 @@ class RulesTab(QWidget):
         self.status.setText(f"<span style='color:#cf222e'>{escape(message)}</span>")
 
 
-def _explain_call(services: Services, server: str, tool: str,
-                  text: str) -> tuple[str, int | None]:
+def _explain_call(services: Services, server: str, tool: str, text: str,
+                  context: DecisionContext | None = None) -> tuple[str, int | None]:
     """(HTML explaining the decision, id of the deciding rule); runs in a worker thread.
 
-    Lists the canonical subjects the rules are matched against (each shell command, resolved
-    path or canonical host), each with its own decision and the rule that made it.
+    Shows what decided (``explain()``), a guard's reason (``flow_reason``), the facts the mode
+    looked at, and lists the canonical subjects the rules are matched against (each shell
+    command, resolved path or canonical host), each with its own decision and the rule that
+    made it.
     """
     try:
         tool_input = json.loads(text or "{}")
     except json.JSONDecodeError as exc:
         return f"Input is not valid JSON: {escape(str(exc))}", None
     permissions = services.permissions
-    decision = permissions.decide(server, tool, tool_input)
+    decision = permissions.decide(server, tool, tool_input, context or DecisionContext())
     lines = [f"<b>{decision.kind.upper()}</b> — {escape(make_visible(decision.explain()))}"]
+    if decision.flow_reason:
+        heading = "Why this asks:" if decision.kind == "ask" else "Why this is refused:"
+        lines.append(f"<span style='color:#82071e'>⚠ <b>{heading}</b> "
+                     f"{escape(make_visible(decision.flow_reason))}</span>")
+    if decision.facts is not None:
+        lines.append(f"This call: {escape(make_visible(decision.facts.describe()))}")
     parts = list(decision.subjects)
     if not parts:
         # The deciding rule applies whatever the input; still show what rules would see.
-        parts = [SubjectDecision(subject, decision.kind, decision.rule)
+        # The rules' own verdict: the mode or a guard may have changed the final one.
+        verdict = decision.rule.decision if decision.rule is not None else "ask"
+        parts = [SubjectDecision(subject, verdict, decision.rule)
                  for subject in _subjects_of(services, server, tool, tool_input)]
     if parts:
         lines.append("Matched against:")

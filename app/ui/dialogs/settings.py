@@ -1,5 +1,5 @@
-"""Settings: provider (key, model, base URL), permission rules, the sandbox, checkpoints,
-about."""
+"""Settings: provider (key, model, base URL), permission rules, sensitive paths, the sandbox,
+checkpoints, about."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from app.core.store.profiles import DEFAULT_MODEL
 from app.ui.dialogs.checkpoint_settings import CheckpointsTab
 from app.ui.dialogs.rules_tab import RulesTab
 from app.ui.dialogs.sandbox_settings import SandboxGroup
+from app.ui.dialogs.sensitive_settings import SensitivePathsTab
 from app.ui.markup import escape
 
 
@@ -120,9 +121,11 @@ class SettingsDialog(QDialog):
         self.resize(900, 640)
         self.tabs = QTabWidget()
         self.provider_tab = ProviderTab(services, profile_id)
-        self.rules_tab = RulesTab(services)
+        self.rules_tab = RulesTab(services, profile_id=profile_id)
         self.tabs.addTab(self.provider_tab, "Provider")
         self.tabs.addTab(self.rules_tab, "Permission rules")
+        self.sensitive_tab = SensitivePathsTab(services)
+        self.tabs.addTab(self.sensitive_tab, "Sensitive paths")
         self.sandbox_group = SandboxGroup(services)
         sandbox_tab = QWidget()
         sandbox_layout = QVBoxLayout(sandbox_tab)
@@ -152,10 +155,14 @@ class SettingsDialog(QDialog):
         layout.addWidget(buttons)
 
     def _save(self) -> None:
+        if not self.sensitive_tab.save():  # an addition that could never match: say so
+            self.tabs.setCurrentWidget(self.sensitive_tab)
+            return
         self.sandbox_group.save()
         self.checkpoints_tab.save()
         if self.provider_tab.save():
             self.accept()
 
 
-__all__ = ["CheckpointsTab", "ProviderTab", "RulesTab", "SandboxGroup", "SettingsDialog"]
+__all__ = ["CheckpointsTab", "ProviderTab", "RulesTab", "SandboxGroup", "SensitivePathsTab",
+           "SettingsDialog"]

@@ -14,8 +14,11 @@ from app.ui.models.base import Index, RowsTableModel
 
 
 class HistoryTableModel(RowsTableModel[ToolExecution]):
-    COL_TIME, COL_TOOL, COL_SERVER, COL_DECISION, COL_OUTCOME, COL_DURATION, COL_INPUT = range(7)
-    HEADERS = ("Time", "Tool", "Server", "Decision", "Outcome", "Duration", "Input")
+    COL_TIME, COL_TOOL, COL_SERVER, COL_DECISION, COL_DECIDED_BY, COL_OUTCOME, COL_DURATION, \
+        COL_INPUT = range(8)
+    HEADERS = ("Time", "Tool", "Server", "Decision", "Decided by", "Outcome", "Duration",
+               "Input")
+    DECIDED_BY_CHARS = 70
     ExecutionRole = Qt.ItemDataRole.UserRole + 1
 
     def __init__(self, audit: AuditRepository, parent: QObject | None = None) -> None:
@@ -54,6 +57,10 @@ class HistoryTableModel(RowsTableModel[ToolExecution]):
                 return row.server_id
             if column == self.COL_DECISION:
                 return row.decision
+            if column == self.COL_DECIDED_BY:
+                text = make_visible(decided_by(row))
+                return text if len(text) <= self.DECIDED_BY_CHARS else \
+                    text[:self.DECIDED_BY_CHARS - 1] + "…"
             if column == self.COL_OUTCOME:
                 # Not finished (or interrupted by the app stopping): say that, never the
                 # placeholder outcome the row holds meanwhile.
@@ -71,6 +78,16 @@ class HistoryTableModel(RowsTableModel[ToolExecution]):
         if role == Qt.ItemDataRole.ForegroundRole and column == self.COL_OUTCOME and \
                 (row.is_error or row.outcome != "executed"):
             return QColor("#cf222e")
+        if role == Qt.ItemDataRole.ToolTipRole and column == self.COL_DECIDED_BY:
+            return make_visible(decided_by(row)) or None
         if role == self.ExecutionRole:
             return row
         return None
+
+
+def decided_by(row: ToolExecution) -> str:
+    """What decided the call, in words (recorded since permission modes exist); for an older
+    row, the rule that decided it, if any."""
+    if row.decided_by:
+        return row.decided_by
+    return f"rule #{row.rule_id}" if row.rule_id else ""

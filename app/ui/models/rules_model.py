@@ -1,4 +1,8 @@
-"""Table model over the permission rules; edits go through the repository and apply at once."""
+"""Table model over the permission rules; edits go through the repository and apply at once.
+
+A rule that ignores the flow guard (``PermissionRule.ignore_flow``) is marked with a warning in
+its "Flow guard" column. That opt-out is set in the rule editor, where its warning is read; here
+it can only be switched off (its checkbox)."""
 
 from __future__ import annotations
 
@@ -18,11 +22,15 @@ from app.ui.models.base import Index, RowsTableModel
 
 class RulesTableModel(RowsTableModel[PermissionRule]):
     COL_PRIORITY, COL_SERVER, COL_TOOL, COL_TOOL_PATTERN, COL_INPUT_PATTERN, COL_DECISION, \
-        COL_DESCRIPTION = range(7)
+        COL_FLOW, COL_DESCRIPTION = range(8)
     HEADERS = ("Priority", "Server", "Tool", "Tool pattern", "Input pattern", "Decision",
-               "Description")
+               "Flow guard", "Description")
     FIELDS = ("priority", "server_id", "tool_name", "tool_pattern", "input_pattern", "decision",
-              "description")
+              "ignore_flow", "description")
+    IGNORES_FLOW_TEXT = "⚠ ignored"
+    IGNORES_FLOW_TIP = ("This allow rule ignores the flow guard: it allows calls that send data "
+                        "out even after the conversation has read secrets, and reads of "
+                        "sensitive paths, without asking. Untick to let the guard ask again.")
     RuleRole = Qt.ItemDataRole.UserRole + 1
     RuleIdRole = Qt.ItemDataRole.UserRole + 2
 
@@ -48,6 +56,8 @@ class RulesTableModel(RowsTableModel[PermissionRule]):
         if rule is None:
             return None
         column = index.column()
+        if column == self.COL_FLOW:
+            return self._flow_data(rule, role)
         value = getattr(rule, self.FIELDS[column])
         if role == Qt.ItemDataRole.DisplayRole:
             if value is None:
@@ -71,11 +81,43 @@ class RulesTableModel(RowsTableModel[PermissionRule]):
             return rule.id
         return None
 
+    def _flow_data(self, rule: PermissionRule, role: int) -> Any:
+        """The "Flow guard" column: empty, or a warning for a rule that ignores the guard."""
+        active = rule.ignore_flow and rule.decision == "allow"
+        if role == Qt.ItemDataRole.DisplayRole:
+            if not rule.ignore_flow:
+                return ""
+            return self.IGNORES_FLOW_TEXT if active else "ignored (no effect)"
+        if role == Qt.ItemDataRole.CheckStateRole and rule.ignore_flow:
+            return Qt.CheckState.Checked
+        if role == Qt.ItemDataRole.ForegroundRole and rule.ignore_flow:
+            return QColor("#9a6700" if active else "#8c959f")
+        if role == Qt.ItemDataRole.BackgroundRole and active:
+            return QColor("#fff1e5")
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if active:
+                return self.IGNORES_FLOW_TIP
+            if rule.ignore_flow:
+                return ("Set to ignore the flow guard, which only matters for an allow rule. "
+                        "Untick to clear it.")
+            return ("The flow guard applies (set \"Ignore the flow guard\" in the rule editor "
+                    "to opt an allow rule out).")
+        if role == self.RuleRole:
+            return rule
+        if role == self.RuleIdRole:
+            return rule.id
+        return None
+
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
-        return (Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable |
-                Qt.ItemFlag.ItemIsEditable)
+        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if index.column() == self.COL_FLOW:
+            rule = self.row_for(index)
+            # Switched off here; switched on only in the editor, with its warning.
+            return base | Qt.ItemFlag.ItemIsUserCheckable \
+                if rule is not None and rule.ignore_flow else base
+        return base | Qt.ItemFlag.ItemIsEditable
 
     def rule_at(self, row: int) -> PermissionRule:
         return self._rows[row]
@@ -90,7 +132,11 @@ class RulesTableModel(RowsTableModel[PermissionRule]):
 
     def setData(self, index: Index, value: Any,
                 role: int = Qt.ItemDataRole.EditRole) -> bool:
-        if role != Qt.ItemDataRole.EditRole or not index.isValid():
+        if not index.isValid():
+            return False
+        if index.column() == self.COL_FLOW:
+            return self._set_flow(index, value, role)
+        if role != Qt.ItemDataRole.EditRole:
             return False
         field = self.FIELDS[index.column()]
         rule = self._rows[index.row()]
@@ -113,6 +159,23 @@ class RulesTableModel(RowsTableModel[PermissionRule]):
         try:
             assert rule.id is not None
             self.repository.update(rule.id, **{field: value})
+        except InvalidRuleError as exc:
+            self.edit_failed.emit(f"Not saved: {exc}.")
+            return False
+        self.reload()
+        return True
+
+    def _set_flow(self, index: Index, value: Any, role: int) -> bool:
+        """Unticking clears ``ignore_flow``; it is never set from the table."""
+        rule = self._rows[index.row()]
+        if role != Qt.ItemDataRole.CheckStateRole or not rule.ignore_flow:
+            return False
+        checked = value in (Qt.CheckState.Checked, Qt.CheckState.Checked.value)
+        if checked:
+            return False
+        try:
+            assert rule.id is not None
+            self.repository.update(rule.id, ignore_flow=False)
         except InvalidRuleError as exc:
             self.edit_failed.emit(f"Not saved: {exc}.")
             return False

@@ -2,6 +2,10 @@
 
 The agent session runs as a task on the qasync loop; its events arrive here and are rendered as
 they happen. Markdown re-rendering of streamed text is throttled so the GUI never stalls.
+
+Above the conversation: one-time notices (``Services.take_notices``), the first-run choice of a
+permission mode (``mode_intro``) until the person has chosen one, and next to the conversation
+picker the flow chip (what this conversation has read; ``flow_chip``). None of them is modal.
 """
 
 from __future__ import annotations
@@ -10,9 +14,10 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -27,6 +32,7 @@ from app.core.agent.checkpointing import Checkpointer
 from app.core.agent.events import (
     AwaitingApproval,
     FilesChanged,
+    FlowChanged,
     RunCancelled,
     RunFailed,
     RunFinished,
@@ -37,13 +43,19 @@ from app.core.agent.events import (
 )
 from app.core.agent.session import AgentSession
 from app.core.outcomes import CardStatus
+from app.core.permission_mode import PermissionMode
 from app.core.services import Services
 from app.ui.approval_queue import ApprovalQueue
 from app.ui.controllers.checkpoints import CheckpointController, loop_running
 from app.ui.widgets.conversation_replay import load_call_changes, replay_conversation
+from app.ui.widgets.flow_chip import FlowChip
 from app.ui.widgets.tool_card import ToolCard
 from app.ui.widgets.transcript_view import ErrorCard, MessageView, RunFooter, Transcript
 from app.ui.widgets.undo_actions import UndoActions
+
+if TYPE_CHECKING:
+    from app.ui.widgets.mode_intro import ModeIntro
+    from app.ui.widgets.notice_bar import Notices
 
 log = logging.getLogger(__name__)
 _RENDER_INTERVAL_MS = 60
@@ -54,6 +66,8 @@ class AIPanel(UndoActions, QWidget):
     status_message = Signal(str)
     # The first keystroke in the prompt: time to load what a run needs (app.core.warmup).
     writing_started = Signal()
+    # The person chose a permission mode here (the first-run panel): its value.
+    permission_mode_changed = Signal(str)
 
     def __init__(self, services: Services, profile_id: int, approvals: ApprovalQueue,
                  project_root: Callable[[], Path | None]) -> None:
@@ -79,12 +93,18 @@ class AIPanel(UndoActions, QWidget):
 
         self.conversation_picker = QComboBox()
         self.conversation_picker.setObjectName("conversation-picker")
-        self.conversation_picker.setMinimumWidth(240)
+        self.conversation_picker.setMinimumWidth(160)  # room for the flow chip beside it
         self.new_button = QPushButton("New conversation")
         top = QHBoxLayout()
         top.addWidget(QLabel("Conversation:"))
         top.addWidget(self.conversation_picker, 1)
         top.addWidget(self.new_button)
+        self.flow_chip = FlowChip()
+        top.addWidget(self.flow_chip)
+        self.flow_chip.reset_requested.connect(self.reset_flow)
+        self.flow_chip.trust_toggled.connect(self.set_project_trusted)
+        # The project folder may have changed since: read its trust when the menu opens.
+        self.flow_chip.menu_.aboutToShow.connect(self._show_trust)
 
         self.transcript = Transcript()
         self.prompt = QPlainTextEdit()
@@ -105,8 +125,16 @@ class AIPanel(UndoActions, QWidget):
         bottom.addWidget(self.prompt, 1)
         bottom.addLayout(buttons)
 
+        # Notices and the first-run mode choice, above the conversation row.
+        self.banners = QVBoxLayout()
+        self.banners.setSpacing(6)
+        self.notices: Notices | None = None
+        self.mode_intro: ModeIntro | None = None
+        self._notices_taken = False
+
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(self.banners)
         layout.addLayout(top)
         layout.addWidget(self.transcript, 1)
         layout.addLayout(bottom)
@@ -124,6 +152,108 @@ class AIPanel(UndoActions, QWidget):
         self.conversation_picker.activated.connect(self._on_conversation_picked)
         self.prompt.textChanged.connect(self._on_prompt_changed)
         self.refresh_conversations()
+        self._show_mode_intro_if_needed()
+        self._show_flow()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._notices_taken:
+            self.show_notices()
+
+    # -- notices and the permission mode ------------------------------------------------------
+
+    def show_notices(self) -> None:
+        """The services' one-time notices, once, as dismissible bars (never a modal box)."""
+        self._notices_taken = True
+        notices = self.services.take_notices()
+        if not notices:
+            return
+        if self.notices is None:
+            from app.ui.widgets.notice_bar import Notices
+
+            self.notices = Notices()
+            self.banners.insertWidget(0, self.notices)
+        for text in notices:
+            self.notices.add(text)
+
+    def _show_mode_intro_if_needed(self) -> None:
+        from app.ui.widgets.mode_intro import MODE_CHOSEN_KEY
+
+        if self.mode_intro is not None or self.services.settings.get(MODE_CHOSEN_KEY, False):
+            return
+        from app.ui.widgets.mode_intro import ModeIntro
+
+        self.mode_intro = ModeIntro(self._profile_mode())
+        self.mode_intro.chosen.connect(self.choose_permission_mode)
+        self.banners.addWidget(self.mode_intro)
+
+    def _profile_mode(self) -> PermissionMode:
+        try:
+            return self.services.profiles.get(self.profile_id).permission_mode
+        except KeyError:  # the profile is gone (deleted meanwhile)
+            return PermissionMode.ASK
+
+    def choose_permission_mode(self, value: str) -> None:
+        """Save ``value`` as the current profile's mode (read at the start of each run) and
+        remember that the person has chosen (the first-run panel goes away)."""
+        mode = PermissionMode.parse(value)
+        self.services.profiles.set_permission_mode(self.profile_id, mode)
+        self.permission_mode_chosen()
+        self.permission_mode_changed.emit(mode.value)
+        self.status_message.emit(f"Permission mode: {mode.label}" + (
+            " (applies from the next message)" if self.running else ""))
+
+    def permission_mode_chosen(self) -> None:
+        """The person chose a mode (here or in the toolbar): no first-run panel any more."""
+        from app.ui.widgets.mode_intro import MODE_CHOSEN_KEY
+
+        self.services.settings.set(MODE_CHOSEN_KEY, True)
+        if self.mode_intro is not None:
+            self.mode_intro.hide()
+            self.mode_intro.deleteLater()
+            self.mode_intro = None
+
+    def show_permission_mode(self) -> None:
+        """The profile changed: the first-run panel preselects its mode."""
+        if self.mode_intro is not None:
+            self.mode_intro.select(self._profile_mode())
+
+    # -- flow labels -------------------------------------------------------------------------
+
+    def _show_flow(self) -> None:
+        """The chip shows the current conversation's labels (clean before its first run)."""
+        if self.session is None:
+            self.flow_chip.set_flow("clean", (), resettable=False)
+        else:
+            flow = self.session.flow  # read from the conversation on first use
+            self.flow_chip.set_flow(flow.summary(), flow.sources)
+        self._show_trust()
+
+    def _show_trust(self) -> None:
+        root = self._project_root()
+        self.flow_chip.set_trust(None if root is None else (root.name or str(root)),
+                                 root is not None and self.services.is_trusted(root))
+
+    def reset_flow(self) -> None:
+        """The chip's "Reset labels for this conversation"."""
+        if self.session is None:
+            return
+        self.session.reset_flow()  # announces FlowChanged (and saves the empty labels)
+        self._show_flow()
+        self.status_message.emit("Flow labels reset for this conversation.")
+
+    def set_project_trusted(self, trusted: bool) -> None:
+        """The chip's "Trust this project folder": for the sessions created from now on (a
+        new or reopened conversation), not the current one."""
+        root = self._project_root()
+        if root is None:
+            return
+        self.services.set_trusted(root, trusted)
+        self._show_trust()
+        name = root.name or str(root)
+        self.status_message.emit(
+            (f"{name} is now trusted" if trusted else f"{name} is no longer trusted") +
+            ": applies to conversations started or reopened from now on.")
 
     def _on_prompt_changed(self) -> None:
         if self.prompt.document().isEmpty():
@@ -218,7 +348,8 @@ class AIPanel(UndoActions, QWidget):
             db=self.services.db, registry=self.services.registry,
             permissions=self.services.permissions, profile_id=self.profile_id,
             project_root=root, approver=self.approvals.request, on_event=self.handle_event,
-            conversation_id=conversation_id, checkpointer=self.services.checkpointer_for(root))
+            conversation_id=conversation_id, checkpointer=self.services.checkpointer_for(root),
+            project_trusted=self.services.is_trusted(root))
 
     # -- events --------------------------------------------------------------------------------
 
@@ -265,6 +396,8 @@ class AIPanel(UndoActions, QWidget):
                 if footer is not None:  # it came after the run ended (a stopped call)
                     footer.refresh()
                 self._refresh_restore_actions()
+        elif isinstance(event, FlowChanged):
+            self.flow_chip.set_flow(event.summary, event.sources)
         elif isinstance(event, RunFinished):
             self._flush_text()
             if event.stop_reason == "max_iterations":
@@ -315,6 +448,7 @@ class AIPanel(UndoActions, QWidget):
         self._discard_session()
         self._clear()
         self.refresh_conversations()
+        self._show_flow()
 
     def _clear(self) -> None:
         if self._changes_task is not None:
@@ -366,3 +500,4 @@ class AIPanel(UndoActions, QWidget):
                 self._changes_task = asyncio.ensure_future(
                     self._load_changes(checkpointer, cards, executions))
         self.refresh_conversations()
+        self._show_flow()

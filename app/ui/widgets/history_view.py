@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from app.core.store.audit import AuditRepository
 from app.core.visible_text import make_visible
-from app.ui.models.history_model import HistoryTableModel
+from app.ui.models.history_model import HistoryTableModel, decided_by
 
 
 class HistoryView(QWidget):
@@ -88,6 +88,7 @@ class HistoryView(QWidget):
             f"decision: {e.decision}   outcome: {e.status_label or e.outcome}   rule: "
             f"{'#' + str(e.rule_id) if e.rule_id else 'none'}   "
             f"duration: {e.duration_ms if e.duration_ms is not None else '-'} ms   "
-            f"error: {'yes' if e.is_error else 'no'}\n\n"
+            f"error: {'yes' if e.is_error else 'no'}\n"
+            f"decided by: {make_visible(decided_by(e)) or '-'}\n\n"
             f"input:\n{make_visible(json.dumps(e.input, indent=2, ensure_ascii=False))}\n\n"
             f"output:\n{make_visible(e.output or '')}")  # what a person reads is what ran

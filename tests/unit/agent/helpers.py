@@ -12,6 +12,7 @@ from app.core.agent.events import (
     AgentEvent,
     ApprovalRequest,
     ApprovalResponse,
+    FlowChanged,
     RunCancelled,
     RunFailed,
     RunFinished,
@@ -167,7 +168,10 @@ class Harness:
         return [e for e in self.events if isinstance(e, kind)]
 
     def names(self) -> list[str]:
-        return [type(e).__name__ for e in self.events if not isinstance(e, TextDelta)]
+        """The events in order, without text deltas and flow-label updates (tests of those
+        look at them with ``of``)."""
+        return [type(e).__name__ for e in self.events
+                if not isinstance(e, TextDelta | FlowChanged)]
 
     def text(self) -> str:
         return "".join(e.text for e in self.of(TextDelta))

@@ -40,8 +40,12 @@ def test_no_rule_means_ask(service):
 
 
 def test_first_run_seed_rules(db, project):
+    from app.core.services import default_rules
+
     service = ToolPermissionService(db, working_dir=project)
+    service.rules.seed_defaults(default_rules(service.registry.specs()))  # as at every start
     assert service.decide("builtin", "read_file", {"path": "x"}).kind == "allow"
+    assert service.decide("builtin", "read_file", {"path": "/etc/hostname"}).kind == "ask"
     assert service.decide("builtin", "web_fetch", {"url": "https://a.example"}).kind == "allow"
     assert service.decide("builtin", "write_file", {"path": "x", "content": ""}).kind == "ask"
     assert service.decide("builtin", "shell_exec", {"command": "ls"}).kind == "ask"

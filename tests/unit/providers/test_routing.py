@@ -118,7 +118,10 @@ def test_rules_follow_the_server_id_of_the_serving_tool(db, fresh_data_dir: Path
     tool that shadows grep_search is server "custom" and is never approved by builtin rules."""
     cli = CliProvider({"rg": [str(fake_rg(tmp_path))], "fd": [MISSING]})
     registry = ToolRegistry([builtin_provider(), cli])
-    service = ToolPermissionService(db, registry=registry)
+    from app.core.services import default_rules
+
+    service = ToolPermissionService(db, registry=registry, working_dir=tmp_path)
+    service.rules.seed_defaults(default_rules(registry.specs()))
     spec = registry.get("grep_search").spec  # type: ignore[union-attr]
     assert registry.provider_of("grep_search") is cli
     assert service.decide(spec.server_id, "grep_search", {"pattern": "x"}).kind == "allow"

@@ -200,13 +200,15 @@ def test_defaults_a_new_profile_gets() -> None:
                        "git_ops": {"git_permission": "read_only"}}
 
 
-def test_default_rules_are_the_seeded_ones() -> None:
-    # The rules seed.py used to write: read-only tools allowed, git read actions allowed.
+def test_default_rules_read_inside_the_project_and_the_web() -> None:
+    # Reading tools are allowed inside the open project only (elsewhere and for secrets they
+    # ask); web reading is allowed (the flow guard asks once a secret was read); git's read
+    # actions are allowed.
     rules = {n: [(r.decision, r.input_pattern, r.description) for r in s.default_rules]
              for n, s in SPECS.items() if s.default_rules}
-    read_only = ("read_file", "glob_search", "grep_search", "web_fetch", "web_search",
-                 "list_directory")
-    expected = {n: [("allow", None, f"{n} is read-only")] for n in read_only}
+    expected = {n: [("allow", "{project}/**", f"{n} reads inside the open project")]
+                for n in ("read_file", "glob_search", "grep_search", "list_directory")}
+    expected |= {n: [("allow", None, f"{n} is read-only")] for n in ("web_fetch", "web_search")}
     expected["git_ops"] = [("allow", a, f"git {a} only reads")
                            for a in ("status", "diff", "log", "show", "branch_list")]
     assert rules == expected

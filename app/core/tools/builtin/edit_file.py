@@ -135,6 +135,7 @@ class EditFileTool:
         default_config={"allowed_write_dirs": ["doc"]},
         config_fields=(WRITE_DIRS_FIELD,),
         changes_files=True,
+        undoable=True,
     )
 
     @staticmethod

@@ -115,6 +115,7 @@ class GitOpsTool:
             runs_programs=True,
             sandboxed=True,
             changes_files=_changes_files,
+            read_only=_reads_only,
         )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
@@ -162,6 +163,10 @@ def _subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) ->
 
 def _changes_files(tool_input: Mapping[str, Any]) -> bool:
     return tool_input.get("action") not in READ_ACTIONS
+
+
+def _reads_only(tool_input: Mapping[str, Any]) -> bool:
+    return tool_input.get("action") in READ_ACTIONS
 
 
 class _InvalidInput(ValueError):

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from app.core.tools.base import (
-    DefaultRule,
     RiskLevel,
     SubjectError,
     ToolCategory,
     ToolContext,
     ToolResult,
     ToolSpec,
+    reads_in_project,
 )
 from app.core.tools.fs.paths import visible_name
 from app.core.tools.params import Params, ParamsError, param
@@ -113,7 +113,8 @@ class GlobSearchTool:
         subjects_fn=_subjects,
         subject_kind="path",
         default_enabled=True,
-        default_rules=(DefaultRule("allow", description="glob_search is read-only"),),
+        default_rules=reads_in_project("glob_search"),
+        read_only=True,
     )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:

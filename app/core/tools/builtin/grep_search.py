@@ -32,13 +32,13 @@ from typing import Any, Final, Literal
 
 from app.core.sandbox import Confinement, SandboxRequired
 from app.core.tools.base import (
-    DefaultRule,
     RiskLevel,
     ToolCategory,
     ToolContext,
     ToolResult,
     ToolSpec,
     parse_input,
+    reads_in_project,
 )
 from app.core.tools.fs.paths import visible_name
 from app.core.tools.grep.formatting import format_outcome
@@ -116,7 +116,8 @@ class GrepSearchTool:
         subjects_fn=path_subjects("path", "."),
         subject_kind="path",
         default_enabled=True,
-        default_rules=(DefaultRule("allow", description="grep_search is read-only"),),
+        default_rules=reads_in_project("grep_search"),
+        read_only=True,
         # It runs ripgrep (rg) when installed; the Python backend is only the fallback.
         runs_programs=True,
         sandboxed=True,

@@ -18,13 +18,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.core.tools.base import (
-    DefaultRule,
     RiskLevel,
     ToolCategory,
     ToolContext,
     ToolResult,
     ToolSpec,
     parse_input,
+    reads_in_project,
 )
 from app.core.tools.fs.paths import visible_name
 from app.core.tools.params import Params, param
@@ -77,7 +77,8 @@ class ListDirectoryTool:
         subjects_fn=path_subjects("path", "."),
         subject_kind="path",
         default_enabled=True,
-        default_rules=(DefaultRule("allow", description="list_directory is read-only"),),
+        default_rules=reads_in_project("list_directory"),
+        read_only=True,
     )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:

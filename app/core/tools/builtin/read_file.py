@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from app.core.tools.base import (
-    DefaultRule,
     RiskLevel,
     ToolCategory,
     ToolContext,
     ToolResult,
     ToolSpec,
     parse_input,
+    reads_in_project,
 )
 from app.core.tools.fs.paths import visible_name
 from app.core.tools.params import Params, param
@@ -105,7 +105,8 @@ class ReadFileTool:
         subjects_fn=path_subjects("path"),
         subject_kind="path",
         default_enabled=True,
-        default_rules=(DefaultRule("allow", description="read_file is read-only"),),
+        default_rules=reads_in_project("read_file"),
+        read_only=True,
     )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:

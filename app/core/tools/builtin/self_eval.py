@@ -170,6 +170,7 @@ class SelfEvalTool:
             runs_programs=True,
             sandboxed=True,
             changes_files=True,  # builds and formatters write into the project
+            undoable=True,
         )
 
     def commands(self, ctx: ToolContext) -> dict[str, str]:

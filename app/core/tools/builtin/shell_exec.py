@@ -260,6 +260,7 @@ class ShellExecTool:
             runs_programs=True,
             sandboxed=True,
             changes_files=True,
+            undoable=True,
             # Each command of a chain is a subject: the person must read every one of them.
             subjects_heading="Commands that will run",
         )
@@ -362,6 +363,8 @@ class ShellJobsTool:
             # A background job writes while it runs; its changes since the last checkpoint
             # are attributed to the shell_jobs call that reads or stops it.
             changes_files=_jobs_may_change_files,
+            read_only=_jobs_reads_only,
+            undoable=True,
         )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
@@ -408,6 +411,12 @@ def create() -> list[Any]:
 
 def _jobs_may_change_files(tool_input: Mapping[str, Any]) -> bool:
     return tool_input.get("action") != "list"
+
+
+def _jobs_reads_only(tool_input: Mapping[str, Any]) -> bool:
+    # Reading a job's output changes nothing itself (the job may, and its changes are
+    # recorded); stopping one does.
+    return tool_input.get("action") in ("list", "output")
 
 
 def _jobs_subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:

@@ -138,6 +138,7 @@ WEB_FETCH_SPEC = ToolSpec(
     ),
     default_rules=(DefaultRule("allow", description="web_fetch is read-only"),),
     needs_network=True,
+    read_only=True,
 )
 
 

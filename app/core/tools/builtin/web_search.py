@@ -96,6 +96,7 @@ WEB_SEARCH_SPEC = ToolSpec(
     ),
     default_rules=(DefaultRule("allow", description="web_search is read-only"),),
     needs_network=True,
+    read_only=True,
 )
 
 

@@ -132,6 +132,7 @@ class WriteFileTool:
         default_config={"allowed_write_dirs": ["doc"]},
         config_fields=(WRITE_DIRS_FIELD,),
         changes_files=True,
+        undoable=True,
     )
 
     @staticmethod

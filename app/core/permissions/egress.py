@@ -1,0 +1,808 @@
+"""Finds secrets in what a tool call is about to send out of the machine.
+
+The flow guard learns the secret material of every sensitive file the conversation has seen
+(``SecretMatcher.add_text``), then scans the input of each call that can reach the network
+(``SecretMatcher.scan``); a hit denies the call with ``egress_refusal(hits)`` as the reason.
+
+What is found:
+
+- learnt secrets: any piece of at least ``MIN_MATCH_LEN`` characters of a learnt value (so a
+  truncated key still matches), or a whole learnt value of ``MIN_SECRET_LEN`` or more; also
+  inside percent-encoded text (``%41`` escapes, ``+`` for a space when a learnt value holds
+  one), and in base64 (values up to ``BASE64_MAX_SECRET_LEN`` bytes, standard and URL-safe
+  alphabets, at each of the three byte alignments, so also when the value sits anywhere inside
+  a larger encoded blob);
+- well-known token formats, learnt or not: PEM / OpenSSH private key headers (also
+  base64-encoded), AWS access key ids and secret access keys next to their name, GitHub, Slack,
+  Anthropic, OpenAI, Google API and Stripe live keys, and JSON Web Tokens.
+
+How it stays fast (tests/bench/bench_egress.py: a 100 KB input against 1,000 learnt values
+took 2.0-3.0 ms median, best runs 1.7-1.9 ms, on a 2-core machine with another test run busy on
+it; 4-8x less than a plain ``secret in text`` loop, which finds far less): every 8-byte window
+of each learnt value (and of its base64 forms) is indexed as a 64-bit integer. The input's
+UTF-8 bytes are read as consecutive 8-byte integers through one ``memoryview.cast("Q")`` and
+intersected with the index's set in C; any common substring of 15 bytes or more contains one
+such aligned window. Only a window that hits is verified in Python, by extending the match
+around it with slice comparisons. Values of 12 to 14 bytes, which that probe cannot promise to
+see, are searched for whole (``bytes.find``, ~25 us each), or, when there are more than
+``_FEW_SHORT``, by a second probe at offset 4. Token formats use one regular expression per
+literal prefix (a literal prefix is a fast C search; one alternation of them all is ten times
+slower), and a plain substring test first where that is cheaper. Escapes are decoded only
+around runs of ``%XX``, all regions in one call.
+
+Not found: other encodings (hex, rot13, compression, reversed or split text) and learnt values
+shorter than ``MIN_SECRET_LEN``. Matches are exact and case-sensitive.
+
+Bounds: at most ``MAX_SECRETS`` values and ``MAX_INDEX_BYTES`` indexed bytes (base64 forms
+included: a 40-byte value indexes ~240; each indexed byte costs ~120 bytes of memory, so ~60 MB
+at the bound); beyond either, the oldest values are forgotten, with a warning in the log. A
+single value is cut to ``MAX_SECRET_LEN`` characters.
+
+Thread-safe: ``scan`` may run in worker threads while another thread adds secrets.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import logging
+import math
+import re
+import sys
+import threading
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import unquote, unquote_plus
+
+__all__ = [
+    "KIND_LABELS",
+    "MAX_INDEX_BYTES",
+    "MAX_SECRETS",
+    "MIN_MATCH_LEN",
+    "MIN_SECRET_LEN",
+    "SecretHit",
+    "SecretMatcher",
+    "egress_refusal",
+    "extract_secrets",
+    "mask",
+]
+
+log = logging.getLogger(__name__)
+
+MIN_SECRET_LEN: Final = 12
+"""Shorter values are not learnt: too short to tell from ordinary text."""
+MIN_MATCH_LEN: Final = 16
+"""A piece of a learnt value this long (bytes of UTF-8) counts as the value."""
+MAX_SECRET_LEN: Final = 16_384
+"""A longer value is cut to its first this many characters."""
+MAX_SECRETS: Final = 5_000
+MAX_INDEX_BYTES: Final = 500_000
+BASE64_MAX_SECRET_LEN: Final = 256
+"""Only values up to this many bytes are also indexed in base64 (a PEM key's header is found
+in base64 regardless)."""
+
+_GRAM: Final = 8  # bytes per indexed window: one unsigned 64-bit integer
+_GUARANTEED: Final = 2 * _GRAM - 1  # any common substring this long meets an aligned window
+_BYTEORDER: Final = sys.byteorder
+_ESCAPE_PAD: Final = 64  # characters decoded either side of a run of escapes
+_FEW_COMMON: Final = 16  # above this many distinct hit windows, locate them in one pass
+_FEW_SHORT: Final = 24  # up to this many short entries, search each (a find costs ~1/24 probe)
+
+KIND_LABELS: Final[dict[str, str]] = {
+    "learnt": "a learnt secret",
+    "private_key": "a private key",
+    "aws_access_key_id": "an AWS access key id",
+    "aws_secret_access_key": "an AWS secret access key",
+    "github_token": "a GitHub token",
+    "slack_token": "a Slack token",
+    "anthropic_api_key": "an Anthropic API key",
+    "openai_api_key": "an OpenAI API key",
+    "google_api_key": "a Google API key",
+    "stripe_secret_key": "a Stripe live secret key",
+    "jwt": "a JSON Web Token",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SecretHit:
+    """One secret found in an input.
+
+    ``kind`` is "learnt" or a token kind (a key of ``KIND_LABELS``); ``source`` is where a
+    learnt value came from (the file), or the token kind's description; ``masked`` shows a few
+    characters at either end only; ``start``/``end`` is the span in the scanned text (for an
+    escaped hit, the escaped span that decodes to it); ``encoding`` is "", "base64" or
+    "percent-encoded".
+    """
+
+    kind: str
+    source: str
+    masked: str
+    start: int
+    end: int
+    encoding: str = ""
+
+
+def mask(value: str) -> str:
+    """A few characters at either end, never more than a third of ``value``."""
+    keep = min(4, len(value) // 6)
+    return f"{value[:keep]}…{value[-keep:]}" if keep else "…"
+
+
+# -- what is a secret (learning) ---------------------------------------------------------------
+
+_SECRETISH_KEY = re.compile(
+    r"(?i)secret|token|passw|passwd|pwd|api_?key|apikey|access_?key|private|credential|auth|"
+    r"salt|signature|session|cookie|dsn|bearer|(?:^|[_.\-])key$")
+_ASSIGNMENT = re.compile(
+    r"""^\s*(?:export\s+|set\s+)?["']?([A-Za-z_][A-Za-z0-9_.\-\[\]]*)["']?"""
+    r"""\s*(?::|=|:=)\s*(.*?)\s*,?\s*$""")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9+/_\-.~=]{" + str(MIN_SECRET_LEN) + ",}")
+_URL_CREDENTIALS = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://([^/@\s:]*)(?::([^/@\s]*))?@")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+_PEM_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----")
+_PEM_HEADER_LINE = re.compile(r"^[A-Za-z\-]+:")
+_TRIVIAL_WORDS: Final = frozenset({
+    "true", "false", "null", "none", "nil", "yes", "no", "on", "off", "localhost", "127.0.0.1",
+    "0.0.0.0", "::1", "changeme", "change_me", "password", "example", "development",
+    "production", "staging", "test", "testing", "default", "secret", "undefined"})
+_DIGITS_ONLY = re.compile(r"^[\d\s.,:+\-/_]+$")
+_PATH_LIKE = re.compile(r"^(?:~|\.{1,2})?/[A-Za-z0-9_.\-/ ]*$")
+_WORDY = re.compile(r"^[A-Za-z_.\- ]+$")
+_HEXISH = re.compile(r"^[0-9a-fA-F\-]+$")
+_EMAIL = re.compile(r"^[^@\s:/]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+$")
+_HOSTNAME = re.compile(r"^[a-z0-9\-]+(?:\.[a-z0-9\-]+)+(?::\d+)?$")
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    total = len(value)
+    return -sum(c / total * math.log2(c / total) for c in counts.values())
+
+
+def _is_trivial(value: str) -> bool:
+    """Too short, a common word, a number, a path or a URL without credentials."""
+    if len(value) < MIN_SECRET_LEN or value.lower() in _TRIVIAL_WORDS:
+        return True
+    if _DIGITS_ONLY.match(value) or _PATH_LIKE.match(value):
+        return True
+    if _URL.match(value) and not _URL_CREDENTIALS.match(value):
+        return True
+    if _EMAIL.match(value) or _HOSTNAME.match(value):
+        return True
+    return len(set(value)) <= 3
+
+
+def _looks_random(value: str) -> bool:
+    """High entropy: what a key, token or generated password looks like, not prose or names."""
+    if _is_trivial(value) or " " in value:  # prose; a passphrase counts by its key's name
+        return False
+    if _entropy(value) < 3.0:
+        return False
+    letters = sum(ch.isalpha() for ch in value)
+    digits = sum(ch.isdigit() for ch in value)
+    if _WORDY.match(value):
+        # Letters only: random only when long and of mixed case throughout (not CamelCase words).
+        upper = sum(ch.isupper() for ch in value)
+        return len(value) >= 16 and 0.25 <= upper / max(letters, 1) <= 0.75
+    if _HEXISH.match(value) and len(value) < 20:
+        return False
+    others = len(value) - letters - digits
+    return (letters > 0 and digits > 0) or (others > 0 and letters > 0 and len(value) >= 16)
+
+
+def _strip_quotes(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`":
+        return value[1:-1]
+    if value and value[0] in "\"'":
+        end = value.find(value[0], 1)
+        if end > 0:
+            return value[1:end]
+    # Unquoted: drop an inline comment.
+    for marker in (" #", "\t#", " ;", " //"):
+        cut = value.find(marker)
+        if cut >= 0:
+            value = value[:cut]
+    return value.strip()
+
+
+def extract_secrets(text: str) -> list[str]:
+    """The candidate secret values in the content of a sensitive file, in order, deduplicated.
+
+    PEM blocks give their body joined (without line breaks); ``KEY=VALUE``, ``key: value`` and
+    ``"key": "value"`` lines give the value (when it looks random, or when the key's name says
+    secret and the value is not trivial; a URL gives its password); other lines give
+    themselves when they look random; any long token in a line that looks random is taken too.
+    """
+    found: dict[str, None] = {}
+
+    def take(value: str) -> None:
+        value = value.strip()[:MAX_SECRET_LEN]
+        if value:
+            found[value] = None
+
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        begin = _PEM_BEGIN.search(line)
+        if begin is not None:
+            end_marker = f"-----END {begin.group(1)}-----"
+            same_line = line.find(end_marker, begin.end())
+            if same_line >= 0:
+                # A key inside a JSON string, lines joined by "\n" escapes (service accounts).
+                block = line[begin.end():same_line].replace("\\n", "\n").splitlines()
+                end_line = i
+            else:
+                end_line = next((j for j in range(i + 1, len(lines)) if end_marker in lines[j]),
+                                -1)
+                block = lines[i + 1:end_line] if end_line >= 0 else []
+            if end_line >= 0:
+                body = "".join(part.strip() for part in block
+                               if part.strip() and not _PEM_HEADER_LINE.match(part.strip()))
+                if len(body) >= MIN_SECRET_LEN:
+                    take(body)
+                i = end_line + 1
+                continue
+        i += 1
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", ";", "//", "[")):
+            continue
+        assignment = _ASSIGNMENT.match(stripped)
+        if assignment is not None:
+            name, value = assignment.group(1), _strip_quotes(assignment.group(2))
+            credentials = _URL_CREDENTIALS.match(value)
+            if credentials is not None:
+                password = credentials.group(2) or ""
+                if len(password) >= MIN_SECRET_LEN and not _is_trivial(password):
+                    take(unquote(password))
+                    take(password)
+            elif _looks_random(value) or (_SECRETISH_KEY.search(name) and not _is_trivial(value)):
+                take(value)
+            rest = value
+        else:
+            if _looks_random(stripped):
+                take(stripped)
+            rest = stripped
+        if rest in found:
+            continue  # its pieces are found as pieces of it
+        for token in _TOKEN_RUN.findall(rest):
+            token = token.strip(".~=-")
+            if token not in found and not _URL.match(token) and _looks_random(token):
+                take(token)
+    return list(found)
+
+
+# -- well-known token formats ------------------------------------------------------------------
+
+# One pattern per literal prefix: a literal prefix is a fast C search, an alternation of
+# prefixes is not (ten times slower). Each entry: a needle that must be in the text before the
+# pattern runs (when a plain substring test is cheaper than the pattern's own search), the
+# pattern, its kind (None: the named group that matched), the characters that may not precede
+# a match (checked here: a look-behind in front would disable the literal-prefix search).
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_WORDCH = _ALNUM | {"_"}
+_TOKENCH = _WORDCH | {"-"}
+_TokenPattern = tuple[str, "re.Pattern[str]", "str | None", frozenset[str]]
+_TOKEN_PATTERNS: Final[tuple[_TokenPattern, ...]] = (
+    ("-----BEGIN", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+     "private_key", frozenset()),
+    # "-----BEGIN " in base64 (a whole key file encoded): decoded and checked below.
+    ("LS0tLS1CRUdJTi", re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{16,120}"), "private_key",
+     _ALNUM),
+    ("", re.compile(r"A(?:(?P<aws_access_key_id>(?:KIA|SIA)[A-Z0-9]{16})(?![A-Za-z0-9])"
+                    r"|(?P<google_api_key>Iza[0-9A-Za-z_\-]{35})(?![0-9A-Za-z_\-]))"),
+     None, _ALNUM),
+    ("", re.compile(r"gh[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9_])"), "github_token",
+     _WORDCH),
+    ("github_pat_", re.compile(r"github_pat_[A-Za-z0-9_]{22,}"), "github_token", _WORDCH),
+    ("", re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,}"), "slack_token", _ALNUM),
+    # "sk-" found by its rarer "k-"; the "s" is checked below.
+    ("", re.compile(r"k-(?:(?P<anthropic_api_key>ant-[A-Za-z0-9_\-]{20,})"
+                    r"|(?P<openai_api_key>(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}"
+                    r"|[A-Za-z0-9]{32,}(?![A-Za-z0-9_\-])))"), None, frozenset()),
+    ("_live_", re.compile(r"k_live_[0-9A-Za-z]{16,}"), "stripe_secret_key", frozenset()),
+    # JWT: header and payload are base64 of '{"...', so both start "eyJ"; found by "yJ".
+    ("", re.compile(r"yJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+     "jwt", frozenset()),
+    ("ccess", re.compile(r"ccess_?[Kk]ey[\"']?\s*[:=]\s*[\"']?(?P<v>[A-Za-z0-9/+]{40})"
+                         r"(?![A-Za-z0-9/+=])"), "aws_secret_access_key", frozenset()),
+    ("CCESS", re.compile(r"CCESS_?KEY[\"']?\s*[:=]\s*[\"']?(?P<v>[A-Za-z0-9/+]{40})"
+                         r"(?![A-Za-z0-9/+=])"), "aws_secret_access_key", frozenset()),
+)
+
+
+def _prefixed(text: str, start: int, prefix: str, not_before: frozenset[str]) -> bool:
+    """Whether ``prefix`` ends at ``start`` and is not glued to a word before it."""
+    begin = start - len(prefix)
+    return (begin >= 0 and text.startswith(prefix, begin)
+            and (begin == 0 or text[begin - 1] not in not_before))
+
+
+def _token_hits(text: str) -> list[SecretHit]:
+    hits: list[SecretHit] = []
+    for needle, pattern, fixed_kind, not_before in _TOKEN_PATTERNS:
+        if needle and needle not in text:
+            continue
+        for m in pattern.finditer(text):
+            start, end = m.span()
+            if start and text[start - 1] in not_before:
+                continue
+            kind = fixed_kind if fixed_kind is not None else m.lastgroup
+            encoding = ""
+            value = m.group()
+            if kind == "aws_access_key_id" and value.endswith("EXAMPLE"):
+                continue  # the documentation's example key, AKIAIOSFODNN7EXAMPLE
+            if kind in ("anthropic_api_key", "openai_api_key"):
+                if not _prefixed(text, start, "s", _TOKENCH):
+                    continue
+                start -= 1
+            elif kind == "jwt":
+                if not _prefixed(text, start, "e", _TOKENCH):
+                    continue
+                start -= 1
+            elif kind == "stripe_secret_key":
+                if not (_prefixed(text, start, "s", _ALNUM)
+                        or _prefixed(text, start, "r", _ALNUM)):
+                    continue
+                start -= 1
+            elif kind == "aws_secret_access_key":
+                before = text[max(0, start - 9):start].lower().replace("_", "")
+                if not before.endswith("secreta"):
+                    continue
+                start, end = m.span("v")
+                if m.group("v").endswith("EXAMPLEKEY"):
+                    continue
+            elif kind == "private_key" and value.startswith("LS0t"):
+                blob = value[: len(value) // 4 * 4]
+                decoded = base64.b64decode(blob)
+                if b"PRIVATE KEY" not in decoded:
+                    continue
+                encoding = "base64"
+                value = decoded.split(b"\n", 1)[0].decode("ascii", "replace")
+            if kind is None:  # pragma: no cover - every group-less pattern has a fixed kind
+                continue
+            shown = value if kind == "private_key" else mask(text[start:end])
+            hits.append(SecretHit(kind, KIND_LABELS[kind], shown, start, end, encoding))
+    return hits
+
+
+# -- learnt values: the index ------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Secret:
+    value: str
+    source: str
+    entry_ids: list[int]
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    data: bytes
+    secret: _Secret
+    encoding: str  # "" or "base64"
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _base64_forms(data: bytes) -> list[bytes]:
+    """What ``data`` looks like inside any base64 blob: one form per byte alignment, cut to
+    the characters that depend on ``data`` alone, in the standard and the URL-safe alphabet."""
+    forms: list[bytes] = []
+    for skip in range(3):
+        part = data[skip:]
+        if not part:
+            break
+        determined = 4 * (len(part) // 3) + len(part) % 3
+        encoded = base64.b64encode(part)[:determined]
+        if len(encoded) < MIN_MATCH_LEN:
+            continue
+        forms.append(encoded)
+        urlsafe = encoded.translate(bytes.maketrans(b"+/", b"-_"))
+        if urlsafe != encoded:
+            forms.append(urlsafe)
+    return forms
+
+
+def _common_prefix(a: bytes, ai: int, b: bytes, bi: int) -> int:
+    """How many bytes a[ai:] and b[bi:] have in common at their start (binary search)."""
+    lo, hi = 0, min(len(a) - ai, len(b) - bi)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[ai:ai + mid] == b[bi:bi + mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: bytes, ai: int, b: bytes, bi: int) -> int:
+    """How many bytes a[:ai] and b[:bi] have in common at their end."""
+    lo, hi = 0, min(ai, bi)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[ai - mid:ai] == b[bi - mid:bi]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+# Runs of escapes. Each starts with its literal (a leading group would make the search try
+# every position: thirty times slower).
+_ESCAPES = re.compile(r"%[0-9A-Fa-f]{2}(?:%[0-9A-Fa-f]{2})*")
+_ESCAPES_PLUS = re.compile(r"(?:\+|%[0-9A-Fa-f]{2})(?:\+|%[0-9A-Fa-f]{2})*")
+
+
+class SecretMatcher:
+    """The secrets a conversation has seen, and a fast search for them in outgoing text."""
+
+    def __init__(self, *, max_secrets: int = MAX_SECRETS,
+                 max_index_bytes: int = MAX_INDEX_BYTES) -> None:
+        self._lock = threading.RLock()
+        self._max_secrets = max_secrets
+        self._max_index_bytes = max_index_bytes
+        self._secrets: dict[str, _Secret] = {}  # oldest first
+        self._entries: dict[int, _Entry] = {}
+        self._short: dict[int, _Entry] = {}  # entries the aligned probe cannot promise to see
+        self._index: dict[int, int | tuple[int, ...]] = {}  # window -> entry ids
+        self._probe: set[int] = set()  # the index's windows (a set answers ~40% faster)
+        self._short_probe: set[int] = set()  # the short entries' windows
+        self._index_bytes = 0
+        self._next_id = 0
+        self._with_space = 0  # values holding a space: decode "+" too
+
+    # -- learning ---------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._secrets)
+
+    @property
+    def index_bytes(self) -> int:
+        """Bytes of learnt values and their encodings currently indexed."""
+        return self._index_bytes
+
+    def add_text(self, text: str, source: str) -> int:
+        """Learn the secret values in the content of a sensitive file.
+
+        Returns how many values were found in ``text`` (already known ones included); they are
+        known afterwards unless the bounds forced them out (logged).
+        """
+        values = extract_secrets(text)
+        for value in values:
+            self._add(value, source)
+        return len(values)
+
+    def add_secret(self, value: str, source: str) -> bool:
+        """Learn one value the caller knows is secret. False when it is too short to learn."""
+        value = value.strip()[:MAX_SECRET_LEN]
+        if len(_encode(value)) < MIN_SECRET_LEN:
+            log.debug("not learning a secret of %d characters from %s", len(value), source)
+            return False
+        self._add(value, source)
+        return True
+
+    def clear(self) -> None:
+        with self._lock:
+            self._secrets.clear()
+            self._entries.clear()
+            self._short.clear()
+            self._index.clear()
+            self._probe.clear()
+            self._short_probe.clear()
+            self._index_bytes = 0
+            self._with_space = 0
+
+    def _add(self, value: str, source: str) -> None:
+        data = _encode(value)
+        if len(data) < MIN_SECRET_LEN:
+            return
+        forms = [(data, "")]
+        if len(data) <= BASE64_MAX_SECRET_LEN:
+            forms += [(form, "base64") for form in _base64_forms(data)]
+        # Work out the windows outside the lock; only the insertion holds it.
+        prepared = [(form, encoding, self._windows(form)) for form, encoding in forms]
+        size = sum(len(form) for form, _ in forms)
+        with self._lock:
+            if value in self._secrets:
+                # Known already: refresh it as the newest, keep its first source.
+                self._secrets[value] = self._secrets.pop(value)
+                return
+            secret = _Secret(value, source, [], size)
+            for form, encoding, windows in prepared:
+                entry_id = self._next_id
+                self._next_id += 1
+                entry = _Entry(form, secret, encoding)
+                self._entries[entry_id] = entry
+                secret.entry_ids.append(entry_id)
+                if len(form) < _GUARANTEED:
+                    self._short[entry_id] = entry
+                    self._short_probe |= windows
+                index = self._index
+                self._probe |= windows
+                for window in windows:
+                    held = index.get(window)
+                    if held is None:
+                        index[window] = entry_id
+                    elif isinstance(held, int):
+                        if held != entry_id:
+                            index[window] = (held, entry_id)
+                    elif entry_id not in held:
+                        index[window] = (*held, entry_id)
+            self._secrets[value] = secret
+            self._index_bytes += size
+            if " " in value:
+                self._with_space += 1
+            self._evict()
+
+    @staticmethod
+    def _windows(data: bytes) -> set[int]:
+        return {int.from_bytes(data[i:i + _GRAM], _BYTEORDER)
+                for i in range(len(data) - _GRAM + 1)}
+
+    def _evict(self) -> None:
+        evicted = 0
+        while self._secrets and (len(self._secrets) > self._max_secrets
+                                 or self._index_bytes > self._max_index_bytes):
+            oldest = next(iter(self._secrets))
+            self._forget(self._secrets.pop(oldest))
+            evicted += 1
+        if evicted:
+            log.warning("secret matcher full (%d values, %d bytes indexed): forgot the %d oldest",
+                        len(self._secrets), self._index_bytes, evicted)
+
+    def _forget(self, secret: _Secret) -> None:
+        for entry_id in secret.entry_ids:
+            entry = self._entries.pop(entry_id)
+            if self._short.pop(entry_id, None) is not None:
+                self._short_probe = set().union(
+                    *(self._windows(e.data) for e in self._short.values()))
+            for window in self._windows(entry.data):
+                held = self._index.get(window)
+                if held == entry_id:
+                    del self._index[window]
+                    self._probe.discard(window)
+                elif isinstance(held, tuple):
+                    rest = tuple(e for e in held if e != entry_id)
+                    self._index[window] = rest[0] if len(rest) == 1 else rest
+        self._index_bytes -= secret.size
+        if " " in secret.value:
+            self._with_space -= 1
+
+    # -- scanning ---------------------------------------------------------------------------
+
+    def scan(self, text: str) -> list[SecretHit]:
+        """Every secret in ``text``: learnt values (also escaped or base64-encoded) and
+        well-known token formats, ordered by position. Empty when there is none."""
+        hits = _token_hits(text)
+        with self._lock:
+            if self._entries:
+                hits += self._learnt_hits(text, "")
+            with_space = self._with_space > 0
+            if "%" in text or (with_space and "+" in text):
+                hits += self._escaped_hits(text, with_space)
+        if len(hits) > 1:
+            hits = _dedupe(hits)
+        return hits
+
+    def first(self, text: str) -> SecretHit | None:
+        """The first secret in ``text``, if any."""
+        hits = self.scan(text)
+        return hits[0] if hits else None
+
+    def _learnt_hits(self, text: str, encoding: str) -> list[SecretHit]:
+        data = _encode(text)
+        spans = self._match(data)
+        if not spans:
+            return []
+        ascii_only = len(data) == len(text)
+        hits: list[SecretHit] = []
+        for start, end, entry in spans:
+            if not ascii_only:  # byte offsets to character offsets
+                start, end = (len(data[:start].decode("utf-8", "ignore")),
+                              len(data[:end].decode("utf-8", "ignore")))
+            shown = mask(text[start:end])
+            hits.append(SecretHit("learnt", entry.secret.source, shown, start, end,
+                                  entry.encoding or encoding))
+        return hits
+
+    def _match(self, data: bytes) -> list[tuple[int, int, _Entry]]:
+        """Spans of ``data`` (bytes) that are pieces of learnt entries."""
+        found: list[tuple[int, int, _Entry]] = []
+        self._probe_at(data, 0, self._probe, found)
+        if self._short:
+            if len(self._short) <= _FEW_SHORT:
+                for entry in self._short.values():
+                    at = data.find(entry.data)
+                    if at >= 0 and not _covered(found, at, at + len(entry.data)):
+                        found.append((at, at + len(entry.data), entry))
+            else:
+                # Windows at 4, 12, 20, ... too: with those at 0, 8, 16, ... any occurrence of
+                # 11 bytes or more holds one.
+                self._probe_at(data, _GRAM // 2, self._short_probe, found)
+        return found
+
+    def _probe_at(self, data: bytes, offset: int, probe: set[int],
+                  found: list[tuple[int, int, _Entry]]) -> None:
+        usable = (len(data) - offset) // _GRAM * _GRAM
+        if usable <= 0 or not probe:
+            return
+        with memoryview(data) as whole, whole[offset:offset + usable] as part, \
+                part.cast("Q") as view:
+            # Straight from the view: ~20% faster than through .tolist(). As fast as
+            # isdisjoint, and it says which windows hit.
+            common = probe.intersection(view)
+            if not common:
+                return
+            if len(common) <= _FEW_COMMON:
+                positions = sorted(self._positions(data, common))
+            else:
+                positions = [offset + i * _GRAM for i, w in enumerate(view.tolist())
+                             if w in common]
+        self._verify(data, positions, found)
+
+    @staticmethod
+    def _positions(data: bytes, common: set[int]) -> list[int]:
+        positions: list[int] = []
+        for window in common:
+            needle = window.to_bytes(_GRAM, _BYTEORDER)
+            at = data.find(needle)
+            while at >= 0:
+                positions.append(at)
+                at = data.find(needle, at + 1)
+        return positions
+
+    def _verify(self, data: bytes, positions: Iterable[int],
+                found: list[tuple[int, int, _Entry]]) -> None:
+        """Extend each candidate window (positions ascending) into a match, if it makes one."""
+        covered_until = -1  # a window inside the last match is part of it
+        for pos in positions:
+            if pos + _GRAM <= covered_until:
+                continue
+            window = data[pos:pos + _GRAM]
+            held = self._index.get(int.from_bytes(window, _BYTEORDER))
+            if held is None:
+                continue
+            best: tuple[int, int, _Entry] | None = None
+            for entry_id in (held,) if isinstance(held, int) else held:
+                entry = self._entries[entry_id]
+                where = entry.data.find(window)
+                while where >= 0:
+                    left = _common_suffix(data, pos, entry.data, where)
+                    right = _common_prefix(data, pos + _GRAM, entry.data, where + _GRAM)
+                    length = left + _GRAM + right
+                    whole = length == len(entry.data)
+                    if (length >= MIN_MATCH_LEN or whole) and (
+                            best is None or length > best[1] - best[0]):
+                        best = (pos - left, pos + _GRAM + right, entry)
+                    where = entry.data.find(window, where + 1)
+            if best is not None:
+                found.append(best)
+                covered_until = best[1]
+
+    def _escaped_hits(self, text: str, with_space: bool) -> list[SecretHit]:
+        """Hits that only show once %XX escapes (and "+" when a value holds a space) decode."""
+        runs = list((_ESCAPES_PLUS if with_space else _ESCAPES).finditer(text))
+        if not runs:
+            return []
+        # Regions: runs of escapes with _ESCAPE_PAD characters either side, merged.
+        regions: list[list[int]] = []
+        for m in runs:
+            start, end = max(0, m.start() - _ESCAPE_PAD), min(len(text), m.end() + _ESCAPE_PAD)
+            if regions and start <= regions[-1][1]:
+                regions[-1][1] = end
+            else:
+                regions.append([start, end])
+        decode = unquote_plus if with_space else unquote
+        # One decode call for all regions (it costs per call more than per escape); "\n"
+        # between them decodes to itself, so no match spans two regions' text.
+        raws = [text[start:end] for start, end in regions]
+        decoded = decode("\n".join(raws))
+        found = _token_hits(decoded)
+        if self._entries:
+            found += self._learnt_hits(decoded, "percent-encoded")
+        if not found:
+            return []
+        # Where each region starts in the decoded text (decoded one by one: only on a hit).
+        starts: list[int] = []
+        at = 0
+        for raw in raws:
+            starts.append(at)
+            at += len(decode(raw)) + 1
+        hits: list[SecretHit] = []
+        for hit in found:
+            region = bisect.bisect_right(starts, hit.start) - 1
+            raw_start, raw = regions[region][0], raws[region]
+            start, end = _raw_span(raw, with_space, hit.start - starts[region],
+                                   hit.end - starts[region])
+            if decode(raw[start:end]) == raw[start:end]:
+                continue  # no escape inside the hit: the plain scan reports it
+            hits.append(SecretHit(hit.kind, hit.source, hit.masked, raw_start + start,
+                                  raw_start + end, hit.encoding or "percent-encoded"))
+        return hits
+
+
+def _raw_span(raw: str, with_space: bool, start: int, end: int) -> tuple[int, int]:
+    """The span of ``raw`` whose decoding holds decoded[start:end] (escape runs kept whole)."""
+    pattern = _ESCAPES_PLUS if with_space else _ESCAPES
+    fn = unquote_plus if with_space else unquote
+    raw_at = dec_at = 0
+    raw_start = raw_end = -1
+    for m in (*pattern.finditer(raw), None):
+        literal_end = m.start() if m is not None else len(raw)
+        # literal text maps one to one
+        literal_len = literal_end - raw_at
+        if raw_start < 0 and start < dec_at + literal_len:
+            raw_start = raw_at + (start - dec_at)
+        if raw_end < 0 and end <= dec_at + literal_len:
+            raw_end = raw_at + (end - dec_at)
+        raw_at, dec_at = literal_end, dec_at + literal_len
+        if m is None:
+            break
+        run_len = len(fn(m.group()))
+        if raw_start < 0 and start < dec_at + run_len:
+            raw_start = m.start()
+        if raw_end < 0 and end <= dec_at + run_len:
+            raw_end = m.end()
+        raw_at, dec_at = m.end(), dec_at + run_len
+    return max(raw_start, 0), (raw_end if raw_end >= 0 else len(raw))
+
+
+def _covered(found: Sequence[tuple[int, int, object]], start: int, end: int) -> bool:
+    return any(s <= start and end <= e for s, e, _ in found)
+
+
+def _dedupe(hits: list[SecretHit]) -> list[SecretHit]:
+    """Ordered by position; a hit inside another of the same kind (or the same learnt source)
+    is dropped."""
+    hits.sort(key=lambda h: (h.start, -(h.end - h.start)))
+    kept: list[SecretHit] = []
+    reach: dict[tuple[str, str], int] = {}  # furthest end kept so far, per kind and source
+    for hit in hits:
+        key = (hit.kind, hit.source)
+        if hit.end <= reach.get(key, -1):
+            continue  # starts no earlier than a kept hit that ends no earlier: inside it
+        reach[key] = hit.end
+        kept.append(hit)
+    return kept
+
+
+# -- the refusal -------------------------------------------------------------------------------
+
+_MAX_LISTED: Final = 5
+
+
+def _describe(hit: SecretHit) -> str:
+    if hit.kind == "learnt":
+        what = f"a value from {hit.source} ({hit.masked})"
+    else:
+        what = f"{KIND_LABELS.get(hit.kind, hit.kind)} ({hit.masked}, a well-known token format)"
+    if hit.encoding == "base64":
+        return f"{what}, base64-encoded"
+    if hit.encoding:
+        return f"{what}, {hit.encoding}"
+    return what
+
+
+def egress_refusal(hits: Sequence[SecretHit]) -> str:
+    """The message the model gets when a call is refused for the secrets in its input."""
+    if not hits:
+        raise ValueError("egress_refusal needs at least one hit")
+    described = list(dict.fromkeys(_describe(hit) for hit in hits))
+    listed = "; ".join(described[:_MAX_LISTED])
+    if len(described) > _MAX_LISTED:
+        listed += f"; and {len(described) - _MAX_LISTED} more"
+    verb = "appears" if len(described) == 1 else "appear"
+    return (
+        "Refused: this call would send a secret out of the machine: "
+        f"{listed} {verb} in its input. "
+        "Do not send secrets, or anything derived from them (encoded, split or partial), to "
+        "websites, searches, commands or tools; leave them out of the call. If the user really "
+        "wants this, tell them and ask them to do it themselves.")
+

@@ -1,0 +1,152 @@
+"""The structural facts of one call, from its tool's spec, its input and its context.
+
+- ``read_only``: it changes nothing (the spec says so for this input);
+- ``contained``: its effects stay inside the project — its paths are in the project (the file
+  tools' ScopedFs enforces that for writes) and every program it starts runs in a working OS
+  sandbox that can write only to folders in the project and has no network;
+- ``reversible``: nothing to undo (read-only), or every effect is a file change the
+  checkpoints around it cover (the spec's ``undoable``, checkpoints on, contained, and a
+  command's ``.git`` kept read-only);
+- ``egress``: it can send data out of the machine (web tools, a command with network, any
+  tool of an MCP server or custom tool whose programs are not sandboxed without network);
+- ``outside`` / ``sensitive``: its paths outside the project, and the ones that are secrets.
+
+Facts a call cannot prove are false (not contained, not reversible) or true (egress): the
+permission modes build on them, and an unknown must ask.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from app.core.sandbox import Sandbox
+from app.core.sensitive_paths import SensitivePaths
+from app.core.tools.base import GitPermission, ToolContext, ToolSpec
+from app.core.tools.command_sandbox import NETWORK_FIELD, WRITE_FOLDERS_FIELD, write_folders
+from app.core.tools.containment import program_containment
+
+__all__ = ["CallFacts", "call_facts"]
+
+BUILTIN_SERVERS = frozenset({"builtin"})
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    read_only: bool
+    contained: bool
+    reversible: bool
+    egress: bool
+    destination: str = ""  # where data would go, for a person to read
+    outside: tuple[str, ...] = ()
+    sensitive: tuple[tuple[str, str], ...] = ()  # (path, the entry that makes it sensitive)
+    not_contained_because: str = ""
+    not_reversible_because: str = ""
+
+    def describe(self) -> str:
+        """"contained, reversible, sends nothing out": what auto mode looked at."""
+        parts = []
+        if self.sensitive:
+            parts.append(f"touches a sensitive path ({self.sensitive[0][0]})")
+        if self.read_only:
+            parts.append("read-only")
+        parts.append("contained" if self.contained else
+                     f"not contained ({self.not_contained_because})")
+        if not self.read_only:
+            parts.append("reversible" if self.reversible else
+                         f"not reversible ({self.not_reversible_because})")
+        parts.append(f"sends data to {self.destination}" if self.egress else
+                     "sends nothing out")
+        return ", ".join(parts)
+
+
+def _inside(path: str, root: Path | None) -> bool:
+    if root is None:
+        return False
+    prefix = str(root).rstrip("/")
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
+               path_subjects: Sequence[str], project: Path | None, ctx: ToolContext | None,
+               sandbox: Sandbox, checkpoints: bool,
+               sensitive: SensitivePaths | None) -> CallFacts:
+    """The facts of a call to ``spec`` with ``tool_input``. ``path_subjects`` are the call's
+    resolved paths (for a tool whose subjects are paths), ``ctx`` the capability context the
+    call runs with (None: the tool's defaults), ``checkpoints`` whether the session records
+    checkpoints of ``project``."""
+    read_only = spec.is_read_only(tool_input)
+    outside = tuple(p for p in path_subjects if not _inside(p, project))
+    found = ((p, sensitive.match(p)) for p in path_subjects) if sensitive is not None else ()
+    secrets = tuple((p, entry) for p, entry in found if entry is not None)
+    builtin = spec.server_id in BUILTIN_SERVERS
+    config = ctx.config_for(spec.name) if ctx is not None else {}
+
+    network = spec.needs_network
+    if spec.runs_programs and NETWORK_FIELD in spec.config_fields:
+        network = network or NETWORK_FIELD.parse(config.get(NETWORK_FIELD.key)) is True
+    egress = network or (not builtin and not (spec.sandboxed and not spec.needs_network))
+
+    why_not = ""
+    if project is None:
+        why_not = "no project folder is open"
+    elif outside:
+        why_not = f"{outside[0]} is outside the project"
+    elif spec.runs_programs:
+        containment = program_containment(spec, sandbox)
+        if not containment.contained:
+            why_not = containment.label
+        elif network:
+            why_not = "its programs may reach the network"
+        elif not builtin:
+            why_not = f"a tool of {spec.server_id}, which Tebiki cannot see into"
+        elif WRITE_FOLDERS_FIELD in spec.config_fields and ctx is not None:
+            outside_folders = [f for f in write_folders(ctx, config)
+                               if not _inside(str(f), project)]
+            if outside_folders:
+                why_not = f"it may write to {outside_folders[0]}, outside the project"
+    elif not builtin:
+        why_not = f"a tool of {spec.server_id}, which Tebiki cannot see into"
+    contained = not why_not
+
+    why_not_undo = ""
+    if not read_only:
+        if not spec.undoable:
+            why_not_undo = "its effects are not only file changes a checkpoint records"
+        elif not checkpoints:
+            why_not_undo = "checkpoints are off"
+        elif not contained:
+            why_not_undo = "its effects may reach outside the project"
+        elif spec.runs_programs and ctx is not None and \
+                ctx.git_permission is GitPermission.READ_WRITE:
+            why_not_undo = "its commands may change the project's git repository"
+    reversible = not why_not_undo
+
+    return CallFacts(read_only=read_only, contained=contained, reversible=reversible,
+                     egress=egress, destination=_destination(spec, tool_input) if egress else "",
+                     outside=outside, sensitive=secrets, not_contained_because=why_not,
+                     not_reversible_because=why_not_undo)
+
+
+def _destination(spec: ToolSpec, tool_input: Mapping[str, Any]) -> str:
+    url = tool_input.get("url")
+    if isinstance(url, str):
+        try:
+            host = urlsplit(url.strip()).hostname
+        except ValueError:
+            host = None
+        if host:
+            return host
+    if not spec.server_id or spec.server_id in BUILTIN_SERVERS:
+        if spec.needs_network:
+            return "the web (through " + spec.name + ")"
+        return "the network"
+    return f"the {spec.server_id} server"
+
+
+def path_is_inside(path: str | os.PathLike[str], root: Path | None) -> bool:
+    return _inside(os.fspath(path), root)

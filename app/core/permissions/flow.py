@@ -1,0 +1,170 @@
+"""What a conversation has read: its flow labels, and the secrets it has seen.
+
+Deciding call by call cannot see an exfiltration chain: reading ``~/.aws/credentials`` is one
+call, sending it to a web page another, and each looks harmless alone. The conversation keeps
+*labels* instead — it read a sensitive file (which, when), it read outside the project, it took
+in untrusted content (web pages, search results, MCP and custom tool results, files of a
+project the person has not marked trusted) — and the permission service's flow guard uses them
+to *raise* a decision, never to lower it: once a secret was read, every call that can send data
+out asks, whatever rule allowed it (a rule may opt out, explicitly, with ``ignore_flow``).
+
+The labels are persisted with the conversation (``conversations.flow``), so a reopened
+conversation keeps them. The secret values themselves are not: they live in memory only, in a
+``SecretMatcher`` the egress check scans outgoing inputs with.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from app.core.permissions.egress import SecretMatcher
+
+__all__ = ["FlowLabel", "FlowSource", "FlowState"]
+
+# Sources kept per label: enough to say where a secret came from, bounded for a long run.
+MAX_SOURCES_PER_LABEL = 50
+UNREADABLE_SOURCE = "(labels stored with this conversation could not be read)"
+
+
+class FlowLabel(StrEnum):
+    READ_SENSITIVE = "read_sensitive"
+    READ_OUTSIDE = "read_outside"
+    UNTRUSTED = "untrusted"
+
+    @property
+    def label(self) -> str:
+        return _LABEL_TEXT[self]
+
+
+_LABEL_TEXT = {
+    FlowLabel.READ_SENSITIVE: "read sensitive",
+    FlowLabel.READ_OUTSIDE: "read outside the project",
+    FlowLabel.UNTRUSTED: "untrusted content",
+}
+
+
+@dataclass(frozen=True)
+class FlowSource:
+    """One reason for a label: what was read (a path, a URL, a server) by which tool, when."""
+
+    label: FlowLabel
+    source: str
+    tool: str
+    at: str  # ISO 8601 UTC
+
+    def describe(self) -> str:
+        return f"{self.source} ({self.tool}, {self.local_time()})"
+
+    def local_time(self) -> str:
+        try:
+            return datetime.fromisoformat(self.at).astimezone().strftime("%H:%M")
+        except ValueError:
+            return self.at
+
+    def to_json(self) -> dict[str, str]:
+        return {"label": self.label.value, "source": self.source, "tool": self.tool,
+                "at": self.at}
+
+
+class FlowState:
+    """The labels of one conversation. Updated on the event loop after each call, read by
+    ``ToolPermissionService.decide`` in worker threads: every update swaps in a new tuple, so a
+    reader sees the labels before or after it, never half of it."""
+
+    def __init__(self, sources: Iterable[FlowSource] = (),
+                 secrets: SecretMatcher | None = None) -> None:
+        self._sources: tuple[FlowSource, ...] = tuple(sources)
+        self._lock = threading.Lock()
+        # Values of the sensitive files this conversation read (memory only).
+        self.secrets = secrets if secrets is not None else SecretMatcher()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    @property
+    def sources(self) -> tuple[FlowSource, ...]:
+        return self._sources
+
+    @property
+    def labels(self) -> frozenset[FlowLabel]:
+        return frozenset(s.label for s in self._sources)
+
+    def has(self, label: FlowLabel) -> bool:
+        return any(s.label is label for s in self._sources)
+
+    def sources_of(self, label: FlowLabel) -> list[FlowSource]:
+        return [s for s in self._sources if s.label is label]
+
+    def summary(self) -> str:
+        """The chip's text: the most serious label, or "clean"."""
+        for label in (FlowLabel.READ_SENSITIVE, FlowLabel.UNTRUSTED, FlowLabel.READ_OUTSIDE):
+            if self.has(label):
+                return label.label
+        return "clean"
+
+    def sensitive_reads(self) -> str:
+        """"~/.aws/credentials at 10:32, .env at 10:35": for the flow guard's reason."""
+        reads = self.sources_of(FlowLabel.READ_SENSITIVE)
+        shown = ", ".join(f"{s.source} at {s.local_time()}" for s in reads[:3])
+        return shown + (f" and {len(reads) - 3} more" if len(reads) > 3 else "")
+
+    # -- updating --------------------------------------------------------------------------
+
+    def add(self, label: FlowLabel, source: str, tool: str, at: str | None = None) -> bool:
+        """Record one source of ``label``; False when it was already known (nothing
+        changed)."""
+        source = source[:500]
+        with self._lock:
+            current = self._sources
+            if any(s.label is label and s.source == source for s in current):
+                return False
+            added = FlowSource(label, source, tool, at or _now())
+            same = [s for s in current if s.label is label]
+            if len(same) >= MAX_SOURCES_PER_LABEL:  # keep the first ones: they started it
+                return False
+            self._sources = (*current, added)
+            return True
+
+    def clear(self) -> None:
+        """Forget the labels (the person's "Reset" on the chip, for a new task)."""
+        with self._lock:
+            self._sources = ()
+            self.secrets = SecretMatcher()
+
+    # -- persistence -----------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": 1, "sources": [s.to_json() for s in self._sources]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> FlowState:
+        """The stored labels (None: a conversation that never stored any). A damaged entry
+        fails closed: it reads as a sensitive read of unknown origin, so the guard keeps
+        asking rather than forgetting what the conversation saw."""
+        if data is None:
+            return cls()
+        sources: list[FlowSource] = []
+        damaged = not isinstance(data, Mapping) or not isinstance(data.get("sources"), list)
+        items = data.get("sources") if not damaged else []
+        for item in items:  # type: ignore[union-attr]
+            try:
+                label = FlowLabel(item.get("label"))
+                source, tool, at = item["source"], item["tool"], item["at"]
+                if not all(isinstance(v, str) for v in (source, tool, at)):
+                    raise TypeError
+            except (AttributeError, KeyError, TypeError, ValueError):
+                damaged = True
+                continue
+            sources.append(FlowSource(label, source, tool, at))
+        if damaged:
+            sources.append(FlowSource(FlowLabel.READ_SENSITIVE, UNREADABLE_SOURCE, "tebiki",
+                                      _now()))
+        return cls(sources)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
