@@ -8,6 +8,7 @@ import importlib
 import logging
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -149,19 +150,49 @@ def show_window(paths: AppPaths) -> MainWindow:
 
 def finish_start(window: MainWindow, services: Services, project_root: Path | None) -> None:
     """Fill the shell in, then take what start-up imported out of the garbage collector's
-    generations: it lives as long as the app (see app.core.warmup)."""
+    generations: it lives as long as the app (see app.core.warmup). Once the panels are on
+    screen, a worker thread imports what they open later (``DEFERRED_UI_MODULES``)."""
+    from PySide6.QtCore import QTimer
+
     window.attach_services(services, project_root)
     gc.freeze()
+    QTimer.singleShot(_DEFERRED_UI_DELAY_MS, window, _warm_up_deferred_ui)
 
 
 # Modules the panels need, imported in the worker too, so the GUI thread only builds widgets.
 _PANEL_MODULES = ("app.ui.widgets.ai_panel", "app.ui.widgets.tools_panel",
-                  "app.ui.widgets.history_view", "app.ui.dialogs.approval")
+                  "app.ui.widgets.history_view")
+# Dialogs the panels open on demand (an approval, a tool's Configure…): the window is ready
+# without them (~15 ms of imports), so they are imported after it, off the GUI thread, before
+# a person can ask for one. Should one be asked for sooner, its first use imports it.
+DEFERRED_UI_MODULES = ("app.ui.dialogs.approval", "app.ui.dialogs.tool_config")
+# After the panels' first paint, so the import does not hold the GIL while they are drawn.
+_DEFERRED_UI_DELAY_MS = 300
+
+
+def _warm_up_deferred_ui() -> None:
+    from app.core.warmup import import_all
+
+    threading.Thread(target=import_all, args=(DEFERRED_UI_MODULES,), daemon=True,
+                     name="tebiki-ui-warmup").start()
+
+
+def _probe_sandbox() -> None:
+    # The sandbox probe runs a program (bubblewrap, ~10 ms of waiting); build_services waits
+    # for this result (app.core.sandbox.status caches it) instead of probing itself.
+    try:
+        from app.core.sandbox.status import sandbox_status
+
+        sandbox_status()
+    except Exception:  # build_services probes again and reports it
+        log.exception("sandbox probe failed")
 
 
 def load_services(paths: AppPaths) -> Services:
     """Open (create, migrate) the database and build the services. Runs in a worker thread:
-    it is mostly imports, and the window is already up."""
+    it is mostly imports, and the window is already up. The sandbox probe runs beside it in a
+    thread of its own: its program runs while this thread imports."""
+    threading.Thread(target=_probe_sandbox, daemon=True, name="tebiki-sandbox-probe").start()
     from app.core.services import build_services
     from app.core.store.db import open_database
 

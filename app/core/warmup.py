@@ -19,7 +19,6 @@ Two details make that stall-free:
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import gc
 import importlib
@@ -89,6 +88,8 @@ def importing() -> bool:
 async def warm_up(names: tuple[str, ...] | None = None) -> float:
     """Import ``names`` (default: ``run_modules()``) in a worker thread; returns the seconds
     spent."""
+    import asyncio  # not at the top: start-up imports this module before it needs asyncio
+
     if names is None:
         names = run_modules()
     if all(name in sys.modules for name in names):

@@ -20,13 +20,17 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
 from app.core.agent.events import ApprovalRequest, ApprovalResponse
-from app.ui.dialogs.approval import ApprovalDialog
+
+if TYPE_CHECKING:
+    # Imported by the first request, not at start-up: the window is ready without it (the app
+    # loads it in a worker thread once the window is ready; see app.main.DEFERRED_UI_MODULES).
+    from app.ui.dialogs.approval import ApprovalDialog
 
 DEFAULT_ABORT_REASON = "The run was stopped."
 
@@ -113,6 +117,8 @@ class ApprovalQueue(QObject):
     def _show_next(self) -> None:
         if self._current is not None or not self._waiting:
             return
+        from app.ui.dialogs.approval import ApprovalDialog
+
         pending = self._waiting.popleft()
         dialog = ApprovalDialog(pending.request, self._parent_widget, self._working_dir(),
                                 **self._sandbox_for(pending.request))

@@ -13,7 +13,6 @@ layout at quit.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,6 +34,9 @@ from app.ui.project_folders import ProjectFolders
 from app.ui.window_menus import WindowMenus
 
 if TYPE_CHECKING:
+    import asyncio
+
+    from app.core.agent.events import ApprovalRequest
     from app.core.agent.models import ModelInfo
     from app.core.services import Services
 
@@ -123,8 +125,9 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
     def attach_services(self, services: Services, project_root: Path | None = None) -> None:
         """Fill the shell in: panels, pickers, recent folders, the project."""
         # Imported here, not at the top: the shell must not wait for them (see module doc).
+        # The approval and tool-config dialogs are not needed to be ready: they are imported by
+        # their first use, or before it by app.main's warm-up of DEFERRED_UI_MODULES.
         from app.ui.approval_queue import ApprovalQueue
-        from app.ui.dialogs.approval import approval_sandbox
         from app.ui.widgets.ai_panel import AIPanel
         from app.ui.widgets.history_view import HistoryView
         from app.ui.widgets.tools_panel import ToolsPanel
@@ -134,9 +137,12 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         assert profile_id is not None  # a stored profile always has its row id
         self.profile_id: int = profile_id
 
-        self.approvals = ApprovalQueue(
-            self, lambda: self.project_root,
-            lambda request: approval_sandbox(services, self.profile_id, request))
+        def sandbox_for(request: ApprovalRequest) -> dict[str, Any]:
+            from app.ui.dialogs.approval import approval_sandbox
+
+            return approval_sandbox(services, self.profile_id, request)
+
+        self.approvals = ApprovalQueue(self, lambda: self.project_root, sandbox_for)
         self.ai_panel = AIPanel(services, self.profile_id, self.approvals,
                                 lambda: self.project_root)
         self.history = HistoryView(services.audit, services.registry.names())
@@ -156,7 +162,8 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
 
         self.tabs.currentChanged.connect(reload_history_when_shown)
 
-        self.tools_panel = ToolsPanel(services, self.profile_id)
+        # Filled in by open_project below, once the project's own tools are known: built once.
+        self.tools_panel = ToolsPanel(services, self.profile_id, populate=False)
         dock_placeholder = self.tools_dock.widget()
         self.tools_dock.setWidget(self.tools_panel)
         if dock_placeholder is not None:
@@ -199,6 +206,8 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
                 self._closing = True
                 self.status_label.setText("Stopping before closing…")
                 self.ai_panel.stop()
+                import asyncio  # loaded long since (the event loop runs on it)
+
                 self._close_task = asyncio.ensure_future(self._close_when_stopped())
             return
         self._mcp_unsubscribe()

@@ -17,6 +17,7 @@ import pytest
 
 from app.core.store.early import read_settings_early
 from app.core.warmup import RUN_MODULES
+from app.main import DEFERRED_UI_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 # Large libraries a run needs but an idle window does not (each costs 5-75 MB and 50 ms-2 s).
@@ -45,6 +46,27 @@ def _top_level_imports_of(module: str) -> list[str]:
 # migrate or use the store (app.core.store.db.Database). Modules that import it at their top
 # only for annotations still load it at start-up; each should import it under TYPE_CHECKING.
 SQLITE_UTILS_AT_TOP = _top_level_imports_of("sqlite_utils")
+
+
+# The window shell (app.main.show_window) is menus, a toolbar and empty panes: none of the
+# store, the tools, the agent or the panels. Each of these cost start-up time while it was
+# imported before the first paint.
+NOT_AT_SHOWN = ("app.core.services", "app.core.agent", "app.core.tools", "app.core.permissions",
+                "app.core.store.db", "app.core.sandbox", "app.ui.widgets", "app.ui.dialogs",
+                "app.ui.approval_queue")
+# Not needed to be ready (panels live, Send works): the dialogs the panels open on demand are
+# imported after it, off the GUI thread (app.main.DEFERRED_UI_MODULES), and what only they use.
+NOT_AT_READY = (*DEFERRED_UI_MODULES, "app.core.permissions.suggestions", "html")
+# The shell's own modules: asyncio (~25 ms) comes with the event loop after the first paint, so
+# none of them may import it when it loads.
+SHELL_SOURCES = ("app/main.py", "app/core/warmup.py", "app/ui/gc_guard.py",
+                 "app/ui/main_window.py", "app/ui/window_menus.py", "app/ui/project_folders.py",
+                 "app/ui/profile_controls.py")
+ASYNCIO_AT_TOP = [path for path in _top_level_imports_of("asyncio") if path in SHELL_SOURCES]
+
+
+def _loaded(names: list[str], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(n for n in names if any(n == p or n.startswith(p + ".") for p in prefixes))
 
 
 def _run(code: str, tmp_path: Path) -> dict:
@@ -78,6 +100,61 @@ def test_window_shell_and_ready_window_load_no_heavy_library(tmp_path):
     assert result["store_at_shown"] is False  # the shell is up before the store is opened
     assert result["ready"] == []
     assert {"web_fetch", "web_search", "shell_exec", "read_file"} <= set(result["tools"])
+
+
+def test_start_path_loads_only_what_the_shell_and_the_ready_window_need(tmp_path):
+    result = _run("""
+        import json, sys, time
+        from PySide6.QtWidgets import QApplication
+        app = QApplication([])
+        from app.core.config import resolve_paths
+        from app.main import finish_start, load_services, show_window
+        from app.main import DEFERRED_UI_MODULES
+        paths = resolve_paths()
+        window = show_window(paths)
+        app.processEvents()
+        at_shown = sorted(sys.modules)
+        from app.ui.widgets.tools_panel import ToolsPanel
+        builds = []
+        rebuild = ToolsPanel.rebuild
+        ToolsPanel.rebuild = lambda self: (builds.append(1), rebuild(self))[1]
+        finish_start(window, load_services(paths), None)
+        app.processEvents()
+        at_ready = sorted(sys.modules)
+        items = len(window.tools_panel.enabled_tools())
+        deadline = time.monotonic() + 20  # the deferred imports follow in a worker thread
+        while time.monotonic() < deadline and not all(m in sys.modules
+                                                      for m in DEFERRED_UI_MODULES):
+            app.processEvents()
+            time.sleep(0.01)
+        print(json.dumps({"shown": at_shown, "ready": at_ready, "builds": len(builds),
+                          "items": items, "later": sorted(sys.modules)}))
+    """, tmp_path)
+    assert _loaded(result["shown"], NOT_AT_SHOWN) == []
+    assert _loaded(result["ready"], NOT_AT_READY) == []
+    assert result["builds"] == 1  # the tools list is built once, for the opened project
+    assert result["items"] > 0
+    # The positive control: what is left out of start-up does load, right after it.
+    assert _loaded(result["later"], DEFERRED_UI_MODULES) == sorted(DEFERRED_UI_MODULES)
+
+
+def test_window_shell_does_not_load_asyncio(tmp_path):
+    assert ASYNCIO_AT_TOP == [], (f"imported at module level by {ASYNCIO_AT_TOP}: import it "
+                                  "inside the functions that use it (and under "
+                                  "`if TYPE_CHECKING:` for annotations)")
+    result = _run("""
+        import json, sys
+        from PySide6.QtWidgets import QApplication
+        app = QApplication([])
+        from app.core.config import resolve_paths
+        from app.main import show_window
+        from app.ui.gc_guard import MainThreadGarbageCollector
+        collector = MainThreadGarbageCollector(app)
+        window = show_window(resolve_paths())
+        app.processEvents()
+        print(json.dumps({"asyncio": "asyncio" in sys.modules}))
+    """, tmp_path)
+    assert result["asyncio"] is False
 
 
 def test_the_store_opens_migrates_and_works_without_sqlite_utils(tmp_path):

@@ -8,6 +8,7 @@ change). A tool that starts no programs shows nothing there."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
@@ -24,11 +25,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.services import Services
 from app.core.store.profiles import ToolSetting
 from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
 from app.core.tools.containment import ProgramContainment, program_containment
-from app.ui.dialogs.tool_config import ToolConfigDialog
+
+# The tool-config dialog is imported by the first Configure…, not at start-up (the app loads it
+# in a worker thread once the window is ready; see app.main.DEFERRED_UI_MODULES).
+if TYPE_CHECKING:
+    from app.core.services import Services
+    from app.ui.dialogs.tool_config import ToolConfigDialog
 
 CATEGORY_LABELS = {
     ToolCategory.READ_ONLY: "Read only",
@@ -68,7 +73,10 @@ class ToolsPanel(QWidget):
     tool_toggled = Signal(str, bool)
     config_saved = Signal(str)
 
-    def __init__(self, services: Services, profile_id: int, parent: QWidget | None = None):
+    def __init__(self, services: Services, profile_id: int, parent: QWidget | None = None,
+                 *, populate: bool = True):
+        """``populate=False`` leaves the list empty until the first ``rebuild()`` (the main
+        window rebuilds it once the project is open, so it is not built twice at start)."""
         super().__init__(parent)
         self.services = services
         self.profile_id = profile_id
@@ -122,7 +130,8 @@ class ToolsPanel(QWidget):
         layout.addWidget(self.notices)
         self._items: dict[str, QTreeWidgetItem] = {}
         self.tree.itemChanged.connect(self._on_item_changed)
-        self.rebuild()
+        if populate:
+            self.rebuild()
 
     def set_profile(self, profile_id: int) -> None:
         self.profile_id = profile_id
@@ -252,6 +261,8 @@ class ToolsPanel(QWidget):
         self.tool_toggled.emit(name, enabled)
 
     def open_configure(self, tool_name: str) -> ToolConfigDialog:
+        from app.ui.dialogs.tool_config import ToolConfigDialog
+
         tool = self.services.registry.get(tool_name)
         assert tool is not None
         current = self.services.profiles.tool_settings(self.profile_id).get(
