@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
     from app.core.services import Services
+    from app.core.store.db import Database
     from app.ui.main_window import MainWindow
 
 log = logging.getLogger("tebiki")
@@ -162,10 +163,18 @@ def finish_start(window: MainWindow, services: Services, project_root: Path | No
 # Modules the panels need, imported in the worker too, so the GUI thread only builds widgets.
 _PANEL_MODULES = ("app.ui.widgets.ai_panel", "app.ui.widgets.tools_panel",
                   "app.ui.widgets.history_view")
-# Dialogs the panels open on demand (an approval, a tool's Configure…): the window is ready
-# without them (~15 ms of imports), so they are imported after it, off the GUI thread, before
-# a person can ask for one. Should one be asked for sooner, its first use imports it.
-DEFERRED_UI_MODULES = ("app.ui.dialogs.approval", "app.ui.dialogs.tool_config")
+# What the panels open or show on demand: the dialogs (an approval, a tool's Configure…, the
+# undo preview and the diff), a run's tool cards and a reopened conversation's replay. The window
+# is ready without them (tens of ms of imports), so they are imported after it, off the GUI thread,
+# before a person can ask for one. Should one be asked for sooner, its first use imports it.
+DEFERRED_UI_MODULES = ("app.ui.dialogs.approval", "app.ui.dialogs.tool_config",
+                       "app.ui.dialogs.restore_preview", "app.ui.widgets.tool_card",
+                       "app.ui.widgets.conversation_replay")
+# What Send needs that the panel imports on first use: the agent's session (and its tool loop).
+# Today app.core.services loads it before ready (app/core/agent/__init__.py imports the whole
+# package); once that package loads its parts lazily, this warm-up keeps the first Send from
+# importing it on the GUI thread.
+DEFERRED_AGENT_MODULES = ("app.core.agent.session",)
 # After the panels' first paint, so the import does not hold the GIL while they are drawn.
 _DEFERRED_UI_DELAY_MS = 300
 
@@ -173,8 +182,8 @@ _DEFERRED_UI_DELAY_MS = 300
 def _warm_up_deferred_ui() -> None:
     from app.core.warmup import import_all
 
-    threading.Thread(target=import_all, args=(DEFERRED_UI_MODULES,), daemon=True,
-                     name="tebiki-ui-warmup").start()
+    threading.Thread(target=import_all, args=(DEFERRED_UI_MODULES + DEFERRED_AGENT_MODULES,),
+                     daemon=True, name="tebiki-ui-warmup").start()
 
 
 def _probe_sandbox() -> None:
@@ -186,17 +195,48 @@ def _probe_sandbox() -> None:
         sandbox_status()
     except Exception:  # build_services probes again and reports it
         log.exception("sandbox probe failed")
+    # Then the CLI tools' `--version` probes (rg, fd): the first detection, in build_services,
+    # takes their answers.
+    try:
+        from app.core.tools.providers.cli import probe_versions_early
+
+        probe_versions_early()
+    except Exception:  # the detection probes again and reports it
+        log.exception("CLI version probe failed")
+
+
+def _open_store(paths: AppPaths, opened: list[Database | BaseException]) -> None:
+    try:
+        from app.core.store.db import open_database
+
+        opened.append(open_database(paths.database))
+    except BaseException as exc:  # load_services raises it
+        opened.append(exc)
 
 
 def load_services(paths: AppPaths) -> Services:
     """Open (create, migrate) the database and build the services. Runs in a worker thread:
-    it is mostly imports, and the window is already up. The sandbox probe runs beside it in a
-    thread of its own: its program runs while this thread imports."""
+    it is mostly imports, and the window is already up. Beside it, each in a thread of its own,
+    the database opens (its writes wait for the disk) and the sandbox and CLI tool probes run
+    (they wait for programs): that waiting happens while this thread imports."""
     threading.Thread(target=_probe_sandbox, daemon=True, name="tebiki-sandbox-probe").start()
-    from app.core.services import build_services
-    from app.core.store.db import open_database
-
-    db = open_database(paths.database)
+    opened: list[Database | BaseException] = []
+    opener = threading.Thread(target=_open_store, args=(paths, opened), daemon=True,
+                              name="tebiki-store-open")
+    opener.start()
+    try:
+        from app.core.services import build_services
+    except BaseException:
+        opener.join()
+        if not isinstance(opened[0], BaseException):
+            opened[0].close()  # nothing will use it
+        _end_early_probes()
+        raise
+    opener.join()
+    db = opened[0]
+    if isinstance(db, BaseException):
+        _end_early_probes()
+        raise db
     try:
         services = build_services(db, paths.data_dir)
         for name in _PANEL_MODULES:
@@ -204,7 +244,19 @@ def load_services(paths: AppPaths) -> Services:
     except BaseException:
         db.close()
         raise
+    finally:
+        _end_early_probes()
     return services
+
+
+def _end_early_probes() -> None:
+    # The CLI tools' detection took the early answers, or start-up failed before it: none may
+    # be taken by a later detection (they would be stale by then).
+    try:
+        from app.core.tools.providers.cli import end_early_probes
+    except Exception:  # nothing was probed: the import failed there too
+        return
+    end_early_probes()
 
 
 def _fatal(message: str, headless: bool, window: QWidget | None = None) -> None:

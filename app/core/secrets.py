@@ -1,9 +1,12 @@
-"""API keys: the environment, then the OS keyring. Never SQLite, never logs.
+"""API keys: the environment, then this session's memory, then the OS keyring. Never SQLite,
+never logs.
 
 The environment wins: it is the explicit per-process override (CI, tests, a shell session), and
 it keeps a run pointed at a loopback test server from ever reading a real key out of the
 keyring. Keyring backends fail in many ways (no D-Bus session, a locked wallet, no backend);
-every read failure counts as "no key" and is logged without the value.
+every read failure counts as "no key" and is logged without the value. Without a working
+keyring a key can be kept for this session only (``set_session_secret``): in memory, gone when
+the app quits.
 """
 
 from __future__ import annotations
@@ -25,7 +28,18 @@ ENVIRONMENT_VARIABLES = {
     BRAVE_SEARCH_API_KEY: "BRAVE_SEARCH_API_KEY",
 }
 
-SecretSource = Literal["environment", "keyring", "none"]
+SecretSource = Literal["environment", "session", "keyring", "none"]
+
+# How to get a keyring where there is none, for messages (Linux desktops run one of the first
+# two; keyrings.alt stores keys in a file, readable by anything running as you).
+KEYRING_INSTALL_HINT = (
+    "To store keys, run a keyring service: GNOME Keyring or KWallet (the Secret Service), or "
+    "install a keyring backend such as keyrings.alt (pip install keyrings.alt).")
+
+# Keys kept for this session only (no keyring): in memory, never written anywhere.
+_session: dict[str, str] = {}
+# The last failure of the keyring ("NoKeyringError"), None once it answered.
+_keyring_failure: str | None = None
 
 
 class SecretStoreError(RuntimeError):
@@ -39,34 +53,57 @@ def secret_from_environment(name: str) -> str | None:
 
 
 def _from_keyring(name: str) -> str | None:
+    global _keyring_failure
     try:
         import keyring
 
         value = keyring.get_password(KEYRING_SERVICE, name)
     except Exception as exc:
-        log.info("OS keyring unavailable for %s (%s)", name, type(exc).__name__)
+        _keyring_failure = type(exc).__name__
+        log.info("OS keyring unavailable for %s (%s)", name, _keyring_failure)
         return None
+    _keyring_failure = None
     value = (value or "").strip()
     return value or None
 
 
+def keyring_failure() -> str | None:
+    """Why the keyring failed the last time it was asked ("NoKeyringError"); None when it
+    answered (or was not asked yet)."""
+    return _keyring_failure
+
+
 def get_secret(name: str) -> str | None:
-    """The secret from the environment, else the keyring; None when neither has it.
+    """The secret from the environment, else this session's memory, else the keyring; None
+    when none has it.
 
     May block on a keyring backend: call it from a worker thread, not the event loop.
     """
-    return secret_from_environment(name) or _from_keyring(name)
+    return secret_from_environment(name) or _session.get(name) or _from_keyring(name)
 
 
 def secret_source(name: str) -> SecretSource:
     """Where ``get_secret`` would find the secret, for the UI."""
     if secret_from_environment(name):
         return "environment"
+    if _session.get(name):
+        return "session"
     return "keyring" if _from_keyring(name) else "none"
 
 
+def set_session_secret(name: str, value: str | None) -> None:
+    """Keep ``value`` in memory for this session only (an empty value forgets it)."""
+    value = (value or "").strip()
+    if value:
+        _session[name] = value
+    else:
+        _session.pop(name, None)
+
+
 def set_secret(name: str, value: str | None) -> None:
-    """Store ``value`` in the OS keyring; an empty value deletes the stored one."""
+    """Store ``value`` in the OS keyring; an empty value deletes the stored one. Either way a
+    key kept for this session only is dropped: the keyring's answer counts from now on."""
+    global _keyring_failure
     value = (value or "").strip()
     try:
         import keyring
@@ -80,7 +117,11 @@ def set_secret(name: str, value: str | None) -> None:
             except PasswordDeleteError:
                 pass  # nothing stored
     except Exception as exc:
+        _keyring_failure = type(exc).__name__
         env_name = ENVIRONMENT_VARIABLES.get(name, name.upper())
         raise SecretStoreError(
-            f"The OS keyring is not available ({type(exc).__name__}). Set the {env_name} "
-            "environment variable instead.") from None
+            f"The OS keyring is not available ({_keyring_failure}). Keep the key for this "
+            f"session only, or set the {env_name} environment variable. "
+            f"{KEYRING_INSTALL_HINT}") from None
+    _keyring_failure = None
+    _session.pop(name, None)

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core.agent.checkpointing import DEFAULT_MAX_FILE_BYTES, Checkpointer
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import ToolPermissionService
 from app.core.sandbox import Sandbox, machine_sandbox
@@ -28,6 +27,8 @@ from app.core.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
     import sqlite_utils
+
+    from app.core.agent.checkpointing import Checkpointer
 
 
 @dataclass
@@ -71,6 +72,9 @@ class Services:
     def checkpointer_for(self, project_root: Path) -> Checkpointer | None:
         """The checkpoints of a project folder (None when switched off in Settings). Creating
         one does no I/O; the shadow repository appears with the first checkpoint."""
+        # Here, not at the top: start-up builds services before any project is open.
+        from app.core.agent.checkpointing import DEFAULT_MAX_FILE_BYTES, Checkpointer
+
         if self.settings.get(CHECKPOINTS_ENABLED_KEY, True) is False:
             return None
         root = Path(project_root).resolve()

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
-from app.core.agent.events import ApprovalRequest, ApprovalResponse
-
 if TYPE_CHECKING:
+    from app.core.agent.events import ApprovalRequest, ApprovalResponse
+
     # Imported by the first request, not at start-up: the window is ready without it (the app
     # loads it in a worker thread once the window is ready; see app.main.DEFERRED_UI_MODULES).
     from app.ui.dialogs.approval import ApprovalDialog
@@ -91,6 +91,8 @@ class ApprovalQueue(QObject):
         pending = ([current[0]] if current is not None else []) + list(waiting)
         if not pending:
             return
+        from app.core.agent.events import ApprovalResponse  # loaded by the request itself
+
         declined = ApprovalResponse.decline(reason)
         for item in pending:
             item.resolve(declined)

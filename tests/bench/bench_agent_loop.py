@@ -8,6 +8,11 @@
    writes and the growing transcript. Goal: ≤ 5 ms.
 2. Streaming throughput: a 10,000-token text response (one text_delta per token), through
    ``AgentSession.run`` (SDK + our SSE decoding + a TextDelta event per token) vs raw httpx.
+3. Prompt caching: a 30-turn tool loop over a ~20k-token context (system prompt and tools)
+   against a second fake server that applies the API's cache rules and reports usage. The same
+   run is made with the cache breakpoints off (``ModelRequest.cache=False``) and on; billed
+   input-token equivalents are input + cache reads × 0.1 + cache writes × 1.25 (the API's
+   prices relative to base input). Goal: with / without ≤ 0.2.
 
 The fake server runs in a child process so that its CPU does not compete with the measured
 client for the GIL. Each measurement is repeated and the best run is kept (the least disturbed
@@ -48,8 +53,9 @@ warnings.filterwarnings("ignore", message="The model .* is deprecated")
 # -- the server process ---------------------------------------------------------------------
 
 
-def _serve(script: list[Response], ready: Any, stop: Any) -> None:
+def _serve(script: list[Response], ready: Any, stop: Any, caching: bool = False) -> None:
     with FakeAnthropicServer() as server:
+        server.caching = caching
         server.script(*script)
         ready.put(server.base_url)
         stop.wait()
@@ -77,6 +83,34 @@ def _script() -> list[Response]:
         script.append(_long_text())      # baseline
         script.append(_long_text())      # loop
     return script
+
+
+CACHE_TURNS = 30                  # model turns in the cached tool loop (29 tool calls, 1 answer)
+CACHE_CONTEXT_TOKENS = 20_000     # the fake counts a token per 4 characters
+CACHE_RATIO_GOAL = 0.2
+CACHE_READ_PRICE, CACHE_WRITE_PRICE = 0.1, 1.25
+
+
+def _cache_script() -> list[Response]:
+    """Two runs of the cached tool loop: without breakpoints, then with."""
+    return _tool_turns(CACHE_TURNS - 1) * 2
+
+
+def _big_context(nonce: str) -> str:
+    """A ~20k-token system prompt (project notes), unique per run so runs share no cache."""
+    lines = [f"Session {nonce}."]
+    i = 0
+    while sum(len(line) + 1 for line in lines) < CACHE_CONTEXT_TOKENS * 4:
+        lines.append(f"- src/module_{i:04d}.py: defines Handler{i}, reads config key k{i}, "
+                     f"returns a Result with fields a{i}, b{i}; tests in tests/test_{i:04d}.py.")
+        i += 1
+    return "\n".join(lines)
+
+
+def billed(finished: Any) -> float:
+    """Billed input-token equivalents of a run (RunFinished)."""
+    return (finished.input_tokens + finished.cache_read_input_tokens * CACHE_READ_PRICE
+            + finished.cache_creation_input_tokens * CACHE_WRITE_PRICE)
 
 
 # -- the measured client --------------------------------------------------------------------
@@ -151,7 +185,12 @@ class Bench:
         self.deltas = 0
         self.events = 0
 
-    def session(self) -> Any:
+    def profile(self) -> Any:
+        from app.core.store.profiles import ProfileRepository
+
+        return ProfileRepository(self.db).get(self.profile_id)
+
+    def session(self, factory: Any = None) -> Any:
         from app.core.agent.events import ApprovalResponse, TextDelta
         from app.core.agent.session import AgentSession
 
@@ -164,7 +203,29 @@ class Bench:
                 self.deltas += 1
 
         return AgentSession(self.db, self.registry, self.permissions, self.profile_id,
-                            self.project, approver, sink, client_factory=self.factory)
+                            self.project, approver, sink, client_factory=factory or self.factory)
+
+    async def cached_loop(self, provider: Any, *, cache: bool) -> Any:
+        """One CACHE_TURNS-turn tool loop over the big context; its RunFinished."""
+        from dataclasses import replace
+
+        from app.core.agent.events import RunFinished
+        from app.core.store.profiles import ProfileRepository
+
+        profiles = ProfileRepository(self.db)
+        before = profiles.get(self.profile_id)
+        profiles.update(replace(before, system_prompt=_big_context(f"cache={cache}")))
+        session = self.session(lambda profile: CacheSwitch(provider, cache))
+        ended: list[Any] = []
+        session.on_event = _tee(session.on_event, ended)
+        try:
+            await session.run("go")
+        finally:
+            await session.aclose()
+            profiles.update(before)
+        finish = [e for e in ended if isinstance(e, RunFinished)]
+        assert finish and finish[0].iterations == CACHE_TURNS, ended[-1:]
+        return finish[0]
 
     async def baseline_tools(self, client: httpx.AsyncClient, n: int = N_CALLS) -> float:
         body = {"model": MODEL, "max_tokens": 8192, "stream": True,
@@ -224,6 +285,19 @@ class KeepOpen:
         pass
 
 
+class CacheSwitch(KeepOpen):
+    """A shared provider whose requests have the cache breakpoints on or off."""
+
+    def __init__(self, provider: Any, cache: bool) -> None:
+        super().__init__(provider)
+        self.cache = cache
+
+    async def stream(self, request: Any, on_text: Any) -> Any:
+        from dataclasses import replace
+
+        return await self.provider.stream(replace(request, cache=self.cache), on_text)
+
+
 def _tee(sink: Any, into: list[Any]) -> Any:
     def tee(event: Any) -> None:
         into.append(event)
@@ -232,9 +306,16 @@ def _tee(sink: Any, into: list[Any]) -> Any:
     return tee
 
 
-async def main_async(url: str) -> None:
+async def main_async(url: str, cache_url: str) -> None:
+    from app.core.agent.providers import client_factory
+
     with tempfile.TemporaryDirectory() as tmp:
         bench = Bench(url, Path(tmp))
+        cache_provider = client_factory(api_key="bench-key", base_url=cache_url,
+                                        max_retries=0)(bench.profile())
+        uncached = await bench.cached_loop(cache_provider, cache=False)
+        cached = await bench.cached_loop(cache_provider, cache=True)
+        await cache_provider.aclose()
         overheads: list[float] = []
         base_rates: list[float] = []
         loop_rates: list[float] = []
@@ -272,21 +353,39 @@ async def main_async(url: str) -> None:
     print(f"stream_baseline_raw_httpx_tokens_per_s: {max(base_rates):.0f}")
     print(f"stream_loop_tokens_per_s: {max(loop_rates):.0f}")
     print(f"stream_loop_vs_raw_ratio: {max(loop_rates) / max(base_rates):.3f}")
+    ratio = billed(cached) / billed(uncached)
+    print(f"agent_loop_cache_turns: {CACHE_TURNS}")
+    print(f"agent_loop_cache_context_tokens: ~{CACHE_CONTEXT_TOKENS}")
+    for name, run in (("uncached", uncached), ("cached", cached)):
+        print(f"agent_loop_{name}_input_tokens: {run.input_tokens}")
+        print(f"agent_loop_{name}_cache_write_tokens: {run.cache_creation_input_tokens}")
+        print(f"agent_loop_{name}_cache_read_tokens: {run.cache_read_input_tokens}")
+        print(f"agent_loop_{name}_billed_input_equivalent: {billed(run):.0f}")
+    print(f"agent_loop_cache_billed_ratio: {ratio:.3f}")
+    print(f"agent_loop_cache_ratio_goal: {CACHE_RATIO_GOAL}")
+    print(f"agent_loop_cache_within_goal: {ratio <= CACHE_RATIO_GOAL}")
 
 
 def main() -> None:
     ctx = mp.get_context("spawn")
-    ready, stop = ctx.Queue(), ctx.Event()
-    server = ctx.Process(target=_serve, args=(_script(), ready, stop), daemon=True)
-    server.start()
+    ready, cache_ready, stop = ctx.Queue(), ctx.Queue(), ctx.Event()
+    # The overhead is measured against a server that does no cache bookkeeping, as before;
+    # the cache comparison has its own server that does.
+    servers = [ctx.Process(target=_serve, args=(_script(), ready, stop), daemon=True),
+               ctx.Process(target=_serve, args=(_cache_script(), cache_ready, stop, True),
+                           daemon=True)]
+    for server in servers:
+        server.start()
     try:
         url = ready.get(timeout=60)
-        asyncio.run(main_async(url))
+        cache_url = cache_ready.get(timeout=60)
+        asyncio.run(main_async(url, cache_url))
     finally:
         stop.set()
-        server.join(timeout=10)
-        if server.is_alive():
-            server.terminate()
+        for server in servers:
+            server.join(timeout=10)
+            if server.is_alive():
+                server.terminate()
 
 
 if __name__ == "__main__":

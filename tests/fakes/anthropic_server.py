@@ -21,20 +21,34 @@ Faults: ``Response.error(status)`` (the API's error types and bodies, plus ``ret
 SDK retries are fast), ``drop_after`` (close the socket mid-stream), ``error_after`` (an
 ``event: error`` mid-stream, as the API sends on overload), ``chunk_delay_s`` (slow stream) and
 ``delay_s`` (slow first byte). ``disconnects`` counts clients that went away mid-stream, which is
-how tests see that Stop really closed the connection. ``fake_anthropic`` is the fixture;
+how tests see that Stop really closed the connection.
+
+The API's rules it enforces (a rejection is a 400 invalid_request_error and uses no scripted
+response): at most four ``cache_control`` breakpoints, none on thinking blocks, 1-hour ones
+before 5-minute ones; with thinking on, no temperature but 1, thinking blocks sent back with
+their signature intact, and a tool-use continuation whose assistant turn starts with the
+thinking blocks the server sent in it (``Thinking`` / ``RedactedThinking`` script blocks; they
+are only sent when the request turned thinking on). Set ``caching = True`` to have usage
+computed by the prompt-cache rules (``PromptCache``: exact prefix matches up to a breakpoint,
+within the TTL, tokens estimated as len(json)/4) instead of the scripted ``input_tokens``;
+``usages`` lists what each message request reported. ``RecordedRequest.body`` is the request
+without its cache markers; ``wire`` is exactly what was sent.
+
+``fake_anthropic`` is the fixture;
 ``fake_anthropic_env`` also points ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY at it, and
 ``isolated_keyring`` swaps the OS keyring for an in-memory one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -132,7 +146,44 @@ class ToolUse:
         return [text[i:i + n] for i in range(0, len(text), n)]
 
 
-Block = Text | ToolUse
+@dataclass(frozen=True)
+class Thinking:
+    """A thinking block: ``text`` streamed as thinking_delta pieces (empty: display omitted),
+    then a signature_delta. The signature is derived from the text (``signature_for``), so the
+    server can tell a block sent back unchanged from an edited or invented one."""
+
+    text: str
+    chunk_chars: int = 40
+
+    @property
+    def signature(self) -> str:
+        return signature_for(self.text)
+
+    def chunks(self) -> list[str]:
+        n = max(1, self.chunk_chars)
+        return [self.text[i:i + n] for i in range(0, len(self.text), n)]
+
+    def block(self) -> dict[str, Any]:
+        return {"type": "thinking", "thinking": self.text, "signature": self.signature}
+
+
+@dataclass(frozen=True)
+class RedactedThinking:
+    """A redacted_thinking block (opaque ``data``), sent whole in its content_block_start."""
+
+    data: str = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4"
+
+    def block(self) -> dict[str, Any]:
+        return {"type": "redacted_thinking", "data": self.data}
+
+
+def signature_for(thinking: str) -> str:
+    """The fake's signature of a thinking text (the API's is opaque; this one is checkable)."""
+    return "fakesig_" + hashlib.sha256(thinking.encode("utf-8")).hexdigest()[:40]
+
+
+Block = Text | ToolUse | Thinking | RedactedThinking
+ThinkingBlock = Thinking | RedactedThinking
 
 
 def tool(name: str, input: Any = None, *, id: str = "", raw_json: str | None = None) -> ToolUse:
@@ -218,35 +269,80 @@ class Response:
     def output_tokens(self) -> int:
         n = 0
         for block in self.blocks:
-            n += len(block.chunks()) if isinstance(block, Text) else len(block.json_chunks()) + 1
+            if isinstance(block, Text | Thinking):
+                n += len(block.chunks()) + isinstance(block, Thinking)
+            elif isinstance(block, ToolUse):
+                n += len(block.json_chunks()) + 1
+            else:
+                n += 1
         return max(1, n)
 
-    def message(self, msg_id: str) -> dict[str, Any]:
+    def with_tool_ids(self) -> Response:
+        """This response with an id on every tool_use block (one answer's ids are fixed
+        before it is sent, so the server can remember what went with them)."""
+        if all(b.id for b in self.blocks if isinstance(b, ToolUse)):
+            return self
+        return replace(self, blocks=tuple(
+            replace(b, id=_new_id("toolu")) if isinstance(b, ToolUse) and not b.id else b
+            for b in self.blocks))
+
+    def without_thinking(self) -> Response:
+        """What the API sends when the request did not turn thinking on."""
+        return replace(self, blocks=tuple(b for b in self.blocks
+                                          if not isinstance(b, Thinking | RedactedThinking)))
+
+    def usage(self, computed: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The input usage: ``computed`` by the server's cache model, else the scripted count."""
+        if computed is not None:
+            return dict(computed)
+        return {"input_tokens": self.input_tokens, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0}
+
+    def message(self, msg_id: str, usage: dict[str, Any] | None = None) -> dict[str, Any]:
         """The whole message as the non-streaming API returns it."""
         content: list[dict[str, Any]] = []
         for block in self.blocks:
             if isinstance(block, Text):
                 content.append({"type": "text", "text": block.text})
+            elif isinstance(block, Thinking | RedactedThinking):
+                content.append(block.block())
             else:
                 content.append({"type": "tool_use", "id": block.id or _new_id("toolu"),
                                 "name": block.name, "input": json.loads(block.json_text())})
         return {"id": msg_id, "type": "message", "role": "assistant", "model": self.model,
                 "content": content, "stop_reason": self.final_stop_reason,
                 "stop_sequence": None,
-                "usage": {"input_tokens": self.input_tokens,
-                          "output_tokens": self.output_tokens()}}
+                "usage": {**self.usage(usage), "output_tokens": self.output_tokens()}}
 
-    def sse_events(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """(event name, data) pairs in the order the Messages API sends them."""
+    def sse_events(self, usage: dict[str, Any] | None = None
+                   ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(event name, data) pairs in the order the Messages API sends them; ``usage`` is
+        the input usage the server computed (None: the scripted ``input_tokens``)."""
         msg_id = _new_id("msg")
         yield "message_start", {
             "type": "message_start",
             "message": {"id": msg_id, "type": "message", "role": "assistant",
                         "model": self.model, "content": [], "stop_reason": None,
                         "stop_sequence": None,
-                        "usage": {"input_tokens": self.input_tokens, "output_tokens": 1}}}
+                        "usage": {**self.usage(usage), "output_tokens": 1}}}
         for index, block in enumerate(self.blocks):
-            if isinstance(block, Text):
+            if isinstance(block, Thinking):
+                yield "content_block_start", {
+                    "type": "content_block_start", "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""}}
+                if index == 0 and self.ping:
+                    yield "ping", {"type": "ping"}
+                for piece in block.chunks():
+                    yield "content_block_delta", {
+                        "type": "content_block_delta", "index": index,
+                        "delta": {"type": "thinking_delta", "thinking": piece}}
+                yield "content_block_delta", {
+                    "type": "content_block_delta", "index": index,
+                    "delta": {"type": "signature_delta", "signature": block.signature}}
+            elif isinstance(block, RedactedThinking):
+                yield "content_block_start", {"type": "content_block_start", "index": index,
+                                              "content_block": block.block()}
+            elif isinstance(block, Text):
                 yield "content_block_start", {"type": "content_block_start", "index": index,
                                               "content_block": {"type": "text", "text": ""}}
                 if index == 0 and self.ping:
@@ -288,6 +384,8 @@ class Response:
         yield chunk({"role": "assistant", "content": ""})
         tool_index = 0
         for block in self.blocks:
+            if isinstance(block, Thinking | RedactedThinking):
+                continue  # chat completions has no thinking blocks
             if isinstance(block, Text):
                 for piece in block.chunks():
                     yield chunk({"content": piece})
@@ -310,7 +408,258 @@ class Response:
                          "total_tokens": self.input_tokens + self.output_tokens()}}
 
 
+# -- the API's rules: prompt caching and thinking ---------------------------------------------
+
+MAX_CACHE_BREAKPOINTS = 4
+CACHE_LOOKBACK = 20          # blocks the API looks back from a breakpoint for an earlier entry
+CACHE_TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+
+
+class RequestRejected(Exception):
+    """The request breaks one of the API's rules: answered 400 invalid_request_error."""
+
+
+def estimate_tokens(text: str) -> int:
+    """The fake's token count: a token per four characters (of canonical JSON)."""
+    return max(1, len(text) // 4)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def prompt_elements(body: dict[str, Any]) -> list[tuple[str, dict[str, Any] | None]]:
+    """The request's prompt as the cache sees it, in the API's order (tools, then system, then
+    messages), one element per tool definition or content block: (canonical JSON of the element
+    without its ``cache_control``, the ``cache_control`` or None). The JSON keeps the request's
+    key order, so a reordered schema, an edited system prompt or a changed block is a
+    different prefix, as in the API. Plain-string system prompts and message contents count
+    as one text block, as the API reads them."""
+    out: list[tuple[str, dict[str, Any] | None]] = []
+
+    def add(prefix: str, element: Any) -> None:
+        if isinstance(element, dict) and "cache_control" in element:
+            cc = element["cache_control"]
+            element = {k: v for k, v in element.items() if k != "cache_control"}
+            out.append((prefix + _canonical(element), cc if isinstance(cc, dict) else {}))
+        else:
+            out.append((prefix + _canonical(element), None))
+
+    for tool_def in body.get("tools") or []:
+        add("tool:", tool_def)
+    system = body.get("system")
+    if isinstance(system, str):
+        if system:
+            add("system:", {"type": "text", "text": system})
+    elif isinstance(system, list):
+        for block in system:
+            add("system:", block)
+    for i, message in enumerate(body.get("messages") or []):
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for block in blocks or []:
+            add(f"{message.get('role')}#{i}:", block)
+    return out
+
+
+@dataclass
+class CacheEntry:
+    expires: float
+    ttl: str
+
+
+class PromptCache:
+    """The API's prompt-cache rules, for the fake.
+
+    Each breakpoint (a block with ``cache_control``) writes an entry for the prefix that ends
+    with it: the hash of every element up to it (and the model). A later request reads the
+    longest prefix that exactly matches an entry still alive, found by looking back up to
+    ``CACHE_LOOKBACK`` elements from each of its own breakpoints; a hit refreshes the entry's
+    lifetime. Usage: ``cache_read_input_tokens`` for the prefix read, ``cache_creation_input_
+    tokens`` for what lies between it and the last breakpoint (written now), ``input_tokens``
+    for the rest. Prefixes shorter than ``min_tokens`` are not cached (the API's minimum is
+    1024 or more tokens depending on the model; the fake's default is 0)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, min_tokens: int = 0) -> None:
+        self.clock = clock
+        self.min_tokens = min_tokens
+        self.entries: dict[str, CacheEntry] = {}
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+    def usage(self, body: dict[str, Any]) -> dict[str, Any]:
+        elements = prompt_elements(body)
+        digest = hashlib.sha256(str(body.get("model", "")).encode())
+        hashes: list[str] = []
+        cumulative: list[int] = []
+        total = 0
+        breakpoints: list[tuple[int, str]] = []
+        for k, (text, cc) in enumerate(elements):
+            digest.update(b"\x00" + text.encode("utf-8"))
+            hashes.append(digest.hexdigest())
+            total += estimate_tokens(text)
+            cumulative.append(total)
+            if cc is not None:
+                breakpoints.append((k, "1h" if cc.get("ttl") == "1h" else "5m"))
+        now = self.clock()
+        self.entries = {h: e for h, e in self.entries.items() if e.expires > now}
+        read_end = -1
+        for b, _ttl in breakpoints:
+            for k in range(b, max(-1, b - CACHE_LOOKBACK), -1):
+                if hashes[k] in self.entries:
+                    read_end = max(read_end, k)
+                    break
+        if read_end >= 0:
+            entry = self.entries[hashes[read_end]]
+            entry.expires = max(entry.expires, now + CACHE_TTL_SECONDS[entry.ttl])
+        written = {"5m": 0, "1h": 0}
+        covered = read_end
+        for b, ttl in breakpoints:
+            if b <= covered or cumulative[b] < self.min_tokens:
+                continue
+            written[ttl] += cumulative[b] - (cumulative[covered] if covered >= 0 else 0)
+            covered = b
+            self.entries[hashes[b]] = CacheEntry(now + CACHE_TTL_SECONDS[ttl], ttl)
+        read = cumulative[read_end] if read_end >= 0 else 0
+        creation = written["5m"] + written["1h"]
+        return {"input_tokens": total - read - creation,
+                "cache_creation_input_tokens": creation,
+                "cache_read_input_tokens": read,
+                "cache_creation": {"ephemeral_5m_input_tokens": written["5m"],
+                                   "ephemeral_1h_input_tokens": written["1h"]}}
+
+
+def check_cache_control(body: dict[str, Any]) -> None:
+    """The API's limits on breakpoints: at most four, not on thinking blocks, a known TTL,
+    and 1-hour entries before 5-minute ones."""
+    marks: list[tuple[str, dict[str, Any]]] = []
+    for tool_def in body.get("tools") or []:
+        if isinstance(tool_def, dict) and "cache_control" in tool_def:
+            marks.append(("tool", tool_def["cache_control"]))
+    system = body.get("system")
+    for block in system if isinstance(system, list) else []:
+        if isinstance(block, dict) and "cache_control" in block:
+            marks.append(("text", block["cache_control"]))
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and "cache_control" in block:
+                marks.append((str(block.get("type")), block["cache_control"]))
+    if len(marks) > MAX_CACHE_BREAKPOINTS:
+        raise RequestRejected(f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control "
+                              f"may be provided. Found {len(marks)}.")
+    seen_5m = False
+    for kind, cc in marks:
+        if kind in ("thinking", "redacted_thinking"):
+            raise RequestRejected(f"cache_control cannot be set on {kind} blocks.")
+        if not isinstance(cc, dict) or cc.get("type") != "ephemeral" \
+                or cc.get("ttl", "5m") not in CACHE_TTL_SECONDS:
+            raise RequestRejected(f"cache_control: invalid value {cc!r}.")
+        if cc.get("ttl", "5m") == "5m":
+            seen_5m = True
+        elif seen_5m:
+            raise RequestRejected("A cache_control with ttl='1h' must not come after one with "
+                                  "ttl='5m'.")
+
+
+def thinking_enabled(body: dict[str, Any]) -> bool:
+    thinking = body.get("thinking")
+    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+
+
+MISSING_THINKING = (
+    "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{found}`."
+    " When `thinking` is enabled, a final `assistant` message must start with a thinking block "
+    "(preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you "
+    "include thinking blocks from previous turns. To avoid this requirement, disable `thinking`.")
+
+
+def check_thinking(body: dict[str, Any], issued: dict[str, tuple[dict[str, Any], ...]],
+                   redacted: set[str]) -> None:
+    """With thinking on, as the API: no temperature but 1; thinking blocks sent back must be
+    the ones the server sent (signature / data intact); and a tool-use continuation must
+    start the assistant turn it continues with that turn's thinking blocks, unchanged.
+    ``issued`` maps each tool_use id the server sent to the thinking blocks of its turn."""
+    if not thinking_enabled(body):
+        return
+    temperature = body.get("temperature")
+    if temperature is not None and temperature != 1:
+        raise RequestRejected("`temperature` may only be set to 1 when thinking is enabled.")
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    for i, message in enumerate(messages):
+        content = message.get("content")
+        if message.get("role") != "assistant" or not isinstance(content, list):
+            continue
+        for j, block in enumerate(content):
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind == "thinking" and block.get("signature") != signature_for(
+                    str(block.get("thinking"))):
+                raise RequestRejected(f"messages.{i}.content.{j}: Invalid `signature` in "
+                                      "`thinking` block")
+            if kind == "redacted_thinking" and block.get("data") not in redacted:
+                raise RequestRejected(f"messages.{i}.content.{j}: Invalid `data` in "
+                                      "`redacted_thinking` block")
+    if len(messages) < 2 or messages[-1].get("role") != "user":
+        return
+    last = messages[-1].get("content")
+    if not (isinstance(last, list) and any(isinstance(b, dict) and b.get("type") == "tool_result"
+                                           for b in last)):
+        return
+    i = len(messages) - 2
+    turn = messages[i]
+    content = turn.get("content") if turn.get("role") == "assistant" else None
+    if not isinstance(content, list):
+        return
+    wanted: tuple[dict[str, Any], ...] = ()
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            wanted = issued.get(str(block.get("id")), ()) or wanted
+    if not wanted:
+        return  # the model did not think in that turn: nothing to send back
+    sent = tuple(b for b in content[:len(wanted)] if isinstance(b, dict))
+    if sent != wanted:
+        first = content[0].get("type") if content and isinstance(content[0], dict) else "none"
+        if first in ("thinking", "redacted_thinking"):
+            raise RequestRejected(f"messages.{i}.content: the thinking blocks of the turn "
+                                  "being continued must be sent back unchanged.")
+        raise RequestRejected(MISSING_THINKING.format(i=i, found=first))
+
+
 # -- the server ----------------------------------------------------------------------------
+
+
+def without_cache_markers(body: Any) -> Any:
+    """A Messages API request as its content: every top-level ``cache_control`` removed from
+    tools, system and message blocks, and a system prompt of one plain text block as the
+    string it stands for (the API reads both the same). Tests of the conversation compare
+    this; tests of the prompt cache read ``RecordedRequest.wire``."""
+    if not isinstance(body, dict):
+        return body
+
+    def strip(items: Any) -> Any:
+        if not isinstance(items, list):
+            return items
+        return [{k: v for k, v in item.items() if k != "cache_control"}
+                if isinstance(item, dict) and "cache_control" in item else item
+                for item in items]
+
+    out = dict(body)
+    if "tools" in out:
+        out["tools"] = strip(out["tools"])
+    if isinstance(out.get("system"), list):
+        system = strip(out["system"])
+        if len(system) == 1 and isinstance(system[0], dict) and set(system[0]) == {"type", "text"} \
+                and system[0]["type"] == "text":
+            system = system[0]["text"]
+        out["system"] = system
+    if isinstance(out.get("messages"), list):
+        out["messages"] = [{**m, "content": strip(m["content"])}
+                           if isinstance(m, dict) and isinstance(m.get("content"), list) else m
+                           for m in out["messages"]]
+    return out
 
 
 @dataclass(frozen=True)
@@ -319,8 +668,9 @@ class RecordedRequest:
     path: str
     query: str
     headers: dict[str, str]   # lower-cased names
-    body: Any                 # parsed JSON, or None
+    body: Any                 # parsed JSON, or None; for /v1/messages without cache markers
     raw: bytes
+    wire: Any = None          # parsed JSON exactly as sent, cache_control included
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -355,6 +705,15 @@ class FakeAnthropicServer:
         # When set, a request must carry this key (x-api-key or a Bearer token), else 401 —
         # as the API answers a wrong key. The 401 does not use up a scripted response.
         self.api_key: str | None = None
+        # The prompt cache: off by default, so the scripted ``input_tokens`` are reported;
+        # on, usage is computed from each request (estimate_tokens) by the cache's rules.
+        self.caching = False
+        self.cache = PromptCache()
+        # The input usage reported for each Anthropic message request, in order.
+        self.usages: list[dict[str, Any]] = []
+        # tool_use id → the thinking blocks of the turn that sent it; redacted data sent.
+        self._thinking_issued: dict[str, tuple[dict[str, Any], ...]] = {}
+        self._redacted_issued: set[str] = set()
         self.unscripted = 0
         self.disconnects = 0
         self.completed_streams = 0
@@ -452,6 +811,22 @@ class FakeAnthropicServer:
             self.unscripted += 1
             return None
 
+    def _answer(self, resp: Response, body: dict[str, Any]) -> Response:
+        """The scripted answer as the API would send it for ``body``: thinking only when the
+        request turned it on; the turn's thinking blocks remembered under its tool_use ids."""
+        if not thinking_enabled(body):
+            return resp.without_thinking()
+        resp = resp.with_tool_ids()
+        thinking = tuple(b.block() for b in resp.blocks if isinstance(b, Thinking
+                                                                      | RedactedThinking))
+        with self._lock:
+            for b in resp.blocks:
+                if isinstance(b, RedactedThinking):
+                    self._redacted_issued.add(b.data)
+                elif isinstance(b, ToolUse) and thinking:
+                    self._thinking_issued[b.id] = thinking
+        return resp
+
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -473,12 +848,14 @@ class FakeAnthropicServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 try:
-                    body = json.loads(raw) if raw else None
+                    wire = json.loads(raw) if raw else None
                 except ValueError:
-                    body = None
+                    wire = None
                 parts = urlsplit(self.path)
+                body = without_cache_markers(wire) if parts.path == "/v1/messages" else wire
                 req = RecordedRequest(self.command, parts.path, parts.query,
-                                      {k.lower(): v for k, v in self.headers.items()}, body, raw)
+                                      {k.lower(): v for k, v in self.headers.items()}, body, raw,
+                                      wire)
                 server._record(req)
                 return req
 
@@ -538,6 +915,18 @@ class FakeAnthropicServer:
                     return
                 if not self._authorised(req):
                     return
+                openai = req.path == "/v1/chat/completions"
+                body = req.wire if isinstance(req.wire, dict) else {}
+                if not openai:
+                    try:
+                        with server._lock:  # the API's checks; a rejection uses no script
+                            check_cache_control(body)
+                            check_thinking(body, server._thinking_issued,
+                                           server._redacted_issued)
+                    except RequestRejected as exc:
+                        self._json(400, Response.error(400, message=str(exc)).error_body(),
+                                   (("x-should-retry", "false"),))
+                        return
                 resp = server._next()
                 if resp is None:
                     self._json(500, Response.error(
@@ -549,17 +938,25 @@ class FakeAnthropicServer:
                 if resp.status != 200:
                     self._json(resp.status, resp.error_body(), resp.headers)
                     return
-                openai = req.path == "/v1/chat/completions"
-                stream = bool((req.body or {}).get("stream"))
+                stream = bool(body.get("stream"))
+                usage = None
+                if not openai:
+                    resp = server._answer(resp, body)
+                    if server.caching:
+                        with server._lock:
+                            usage = server.cache.usage(body)
+                    with server._lock:
+                        server.usages.append(resp.usage(usage))
                 if not stream:
                     if openai:
                         self._json(500, {"error": {"message": "fake: only streaming"}})
                     else:
-                        self._json(200, resp.message(_new_id("msg")), resp.headers)
+                        self._json(200, resp.message(_new_id("msg"), usage), resp.headers)
                     return
-                self._stream(resp, openai)
+                self._stream(resp, openai, usage)
 
-            def _stream(self, resp: Response, openai: bool) -> None:
+            def _stream(self, resp: Response, openai: bool,
+                        usage: dict[str, Any] | None = None) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream; charset=utf-8")
                 self.send_header("Cache-Control", "no-cache")
@@ -575,7 +972,7 @@ class FakeAnthropicServer:
                     tail = [b"data: [DONE]\n\n"]
                 else:
                     events = (f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-                              for name, data in resp.sse_events())
+                              for name, data in resp.sse_events(usage))
                     tail = []
                 try:
                     for n, event in enumerate(itertools.chain(events, tail)):

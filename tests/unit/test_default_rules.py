@@ -150,8 +150,14 @@ def test_migration_records_first_run_rules_of_an_older_database(fresh_data_dir):
     # Roll back to version 3, before the record existed, as an older Tebiki left it (what
     # later migrations added goes too).
     db.conn.execute("DROP TABLE seeded_default_rules")
+    db.conn.execute("DROP TABLE turn_usage")
     db.conn.execute("ALTER TABLE tool_executions DROP COLUMN changes")
     for table, column in (("agent_profiles", "permission_mode"),
+                          ("agent_profiles", "review_before_asking"),
+                          ("agent_profiles", "review_plan"), ("tool_executions", "reviews"),
+                          *(("agent_profiles", c) for c in ("thinking", "thinking_display",
+                                                            "effort", "prompt_cache",
+                                                            "cache_ttl")),
                           ("tool_permission_rules", "ignore_flow"), ("conversations", "flow"),
                           ("tool_executions", "decided_by")):
         db.conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")

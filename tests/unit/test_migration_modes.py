@@ -127,3 +127,30 @@ def test_damaged_flow_labels_fail_closed():
     for damaged in ({"sources": "nope"}, {"sources": [{"label": "read_sensitive"}]},
                     {"sources": [{"label": "bogus", "source": "x", "tool": "t", "at": "a"}]}):
         assert FlowLabel.READ_SENSITIVE in FlowState.from_json(damaged).labels
+
+
+def test_migration_7_keeps_every_rule_and_accepts_review(fresh_data_dir):
+    path = fresh_data_dir / "tebiki.sqlite3"
+    _version_5_database(path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    before = conn.execute("SELECT id, server_id, tool_name, input_pattern, decision, priority,"
+                          " description, created_at, updated_at FROM tool_permission_rules"
+                          " ORDER BY id").fetchall()
+    conn.close()
+    db = open_database(path)
+    try:
+        after = db.conn.execute(
+            "SELECT id, server_id, tool_name, input_pattern, decision, priority, description,"
+            " created_at, updated_at FROM tool_permission_rules ORDER BY id").fetchall()
+        removed = {(None, "Everything else asks before it runs"),
+                   ("read_file", "read_file is read-only"),
+                   ("grep_search", "grep_search is read-only"),
+                   ("list_directory", "list_directory is read-only")}
+        assert after == [r for r in before if (r[2], r[6]) not in removed]
+        rules = RuleRepository(db)
+        review = rules.add(PermissionRule("review", tool_name="shell_exec"))
+        assert rules.get(review.id).decision == "review"
+        profile = ProfileRepository(db).list()[0]
+        assert profile.review_before_asking is False and profile.review_plan is False
+    finally:
+        db.close()

@@ -25,21 +25,31 @@ HEAVY = ("anthropic", "httpx", "httpx2", "jsonschema", "selectolax", "html_to_ma
          "mcp", "pydantic", "keyring", "tree_sitter", "pathspec")
 
 
-def _top_level_imports_of(module: str) -> list[str]:
-    """The app's modules importing ``module`` when they load (not under ``TYPE_CHECKING``, not
+def _module_level_imports(path: Path) -> list[str]:
+    """The absolute imports ``path`` runs when it loads (not under ``TYPE_CHECKING``, not
     inside a function)."""
-    found = []
-    for path in sorted((ROOT / "app").rglob("*.py")):
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except SyntaxError:  # reported by the tests of that module
-            continue
-        for node in tree.body:
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
-            if any(name.split(".")[0] == module for name in names):
-                found.append(str(path.relative_to(ROOT)))
-    return found
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except SyntaxError:  # reported by the tests of that module
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names.extend(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names.append(node.module or "")
+    return names
+
+
+def _top_level_imports_of(module: str) -> list[str]:
+    """The app's modules importing ``module`` when they load."""
+    return [str(path.relative_to(ROOT)) for path in sorted((ROOT / "app").rglob("*.py"))
+            if any(name.split(".")[0] == module for name in _module_level_imports(path))]
+
+
+def _imports_any(path: Path, modules: tuple[str, ...]) -> list[str]:
+    return [name for name in _module_level_imports(path)
+            if any(name == m or name.startswith(m + ".") for m in modules)]
 
 
 # sqlite-utils (~60 ms of imports: click, pluggy, dateutil, tabulate) is not needed to open,
@@ -54,9 +64,29 @@ SQLITE_UTILS_AT_TOP = _top_level_imports_of("sqlite_utils")
 NOT_AT_SHOWN = ("app.core.services", "app.core.agent", "app.core.tools", "app.core.permissions",
                 "app.core.store.db", "app.core.sandbox", "app.ui.widgets", "app.ui.dialogs",
                 "app.ui.approval_queue")
-# Not needed to be ready (panels live, Send works): the dialogs the panels open on demand are
-# imported after it, off the GUI thread (app.main.DEFERRED_UI_MODULES), and what only they use.
-NOT_AT_READY = (*DEFERRED_UI_MODULES, "app.core.permissions.suggestions", "html")
+# Not needed to be ready (panels live, Send works): what the panels open or show on demand (the
+# dialogs, a run's tool cards, a reopened conversation) is imported after it, off the GUI thread
+# (app.main.DEFERRED_UI_MODULES), and so is what only they use; shell_exec's policy tables load
+# with the run warm-up (app.core.warmup), the custom tools' TOML loader, template parser and tool
+# only when a tools.toml exists.
+NOT_AT_READY = (*DEFERRED_UI_MODULES, "app.core.permissions.suggestions", "html",
+                "app.ui.widgets.highlighters", "app.core.tools.shell_policy",
+                "app.core.tools.providers.custom.loading",
+                "app.core.tools.providers.custom.template",
+                "app.core.tools.providers.custom.tool", "tomllib")
+# The AI panel and its parts import the agent's session and events, the tool cards, the
+# conversation replay and the undo preview where they are first used (Send, the first event,
+# opening a conversation, an undo), not when they load.
+PANEL_SOURCES = ("app/ui/widgets/ai_panel.py", "app/ui/widgets/undo_actions.py",
+                 "app/ui/widgets/transcript_view.py", "app/ui/controllers/checkpoints.py")
+PANEL_LATER = ("app.core.agent.session", "app.core.agent.events", "app.ui.widgets.tool_card",
+               "app.ui.widgets.conversation_replay", "app.ui.dialogs.restore_preview")
+# What a ready window still loads only because app/core/agent/__init__.py imports the whole
+# agent (session, tool loop, context, providers) when any part of it is imported (app.core.services
+# imports app.core.agent.checkpointing). Nothing on the start path needs them: a lazy
+# ``__getattr__`` in that package would keep them out (~15-20 ms).
+AGENT_RUN_MODULES = ("app.core.agent.session", "app.core.agent.call_runner",
+                     "app.core.agent.context")
 # The shell's own modules: asyncio (~25 ms) comes with the event loop after the first paint, so
 # none of them may import it when it loads.
 SHELL_SOURCES = ("app/main.py", "app/core/warmup.py", "app/ui/gc_guard.py",
@@ -138,6 +168,88 @@ def test_start_path_loads_only_what_the_shell_and_the_ready_window_need(tmp_path
     assert _loaded(result["later"], DEFERRED_UI_MODULES) == sorted(DEFERRED_UI_MODULES)
 
 
+def test_the_panels_import_the_agent_and_the_cards_where_they_are_used():
+    found = {source: _imports_any(ROOT / source, PANEL_LATER) for source in PANEL_SOURCES}
+    assert found == {source: [] for source in PANEL_SOURCES}, (
+        "import these inside the functions that use them (and under `if TYPE_CHECKING:` for "
+        "annotations); app.main.DEFERRED_UI_MODULES warms them up after ready")
+
+
+def test_the_panel_imports_are_pinned_by_a_check_that_can_fail(tmp_path):
+    # The positive control for the test above: an import at the top of a panel is found.
+    source = tmp_path / "panel.py"
+    source.write_text("from __future__ import annotations\n"
+                      "from typing import TYPE_CHECKING\n"
+                      "from app.core.agent.session import AgentSession\n"
+                      "if TYPE_CHECKING:\n    from app.ui.widgets.tool_card import ToolCard\n"
+                      "def f():\n    from app.ui.dialogs.restore_preview import DiffDialog\n")
+    assert _imports_any(source, PANEL_LATER) == ["app.core.agent.session"]
+
+
+def _modules_at_ready(tmp_path) -> list[str]:
+    """The modules a fresh process has loaded once the window is ready."""
+    return _run("""
+        import json, sys
+        from PySide6.QtWidgets import QApplication
+        app = QApplication([])
+        from app.core.config import resolve_paths
+        from app.main import finish_start, load_services, show_window
+        paths = resolve_paths()
+        window = show_window(paths)
+        app.processEvents()
+        finish_start(window, load_services(paths), None)
+        app.processEvents()
+        print(json.dumps({"ready": sorted(sys.modules)}))
+    """, tmp_path)["ready"]
+
+
+def test_ready_window_does_not_load_the_agents_run_modules(tmp_path):
+    assert _loaded(_modules_at_ready(tmp_path), AGENT_RUN_MODULES) == []
+
+
+def test_cli_version_probes_started_early_serve_the_first_detection_only(monkeypatch):
+    from app.core.tools.providers import cli
+
+    programs = {"rg": "/opt/fake/rg", "fd": "/opt/fake/fd"}
+    runs: list[str] = []
+
+    def probe(path: str) -> tuple[tuple[int, ...], None]:
+        runs.append(path)
+        return (14, 1), None
+
+    monkeypatch.setattr(cli, "_locate", lambda name, _path: programs.get(name))
+    monkeypatch.setattr(cli, "_probe_version", probe)
+    monkeypatch.setattr(cli, "_early_probes", {})
+    monkeypatch.setattr(cli, "_early_closed", False)
+    cli.probe_versions_early()
+    assert runs == ["/opt/fake/rg", "/opt/fake/fd"]
+    provider = cli.CliProvider()
+    detected = provider.detect()
+    assert runs == ["/opt/fake/rg", "/opt/fake/fd"]  # the early answers, not new runs
+    assert detected["rg"].path == "/opt/fake/rg" and detected["rg"].version == (14, 1)
+    assert detected["fd"].path == "/opt/fake/fd"
+    provider.reload()  # after installing or upgrading a program: probed afresh
+    assert runs == ["/opt/fake/rg", "/opt/fake/fd"] * 2
+    cli.probe_versions_early()  # too late: the first detection has happened
+    assert runs == ["/opt/fake/rg", "/opt/fake/fd"] * 2
+
+
+def test_load_services_reports_a_database_it_cannot_open(tmp_path):
+    from app.core.config import resolve_paths
+    from app.core.store.errors import DatabaseError
+    from app.main import load_services
+
+    paths = resolve_paths(str(tmp_path))
+    paths.database.parent.mkdir(parents=True, exist_ok=True)
+    paths.database.write_bytes(b"not a database" * 100)
+    with pytest.raises(DatabaseError):
+        load_services(paths)
+    from app.core.tools.providers import cli
+
+    # The CLI probes it started early are not left for a later detection to take.
+    assert cli._early_closed is True and cli._early_probes == {}
+
+
 def test_window_shell_does_not_load_asyncio(tmp_path):
     assert ASYNCIO_AT_TOP == [], (f"imported at module level by {ASYNCIO_AT_TOP}: import it "
                                   "inside the functions that use it (and under "
@@ -201,20 +313,7 @@ def test_the_store_opens_migrates_and_works_without_sqlite_utils(tmp_path):
                    reason=f"imported at module level by {SQLITE_UTILS_AT_TOP}: move each under "
                           "`if TYPE_CHECKING:` (annotations only)")
 def test_ready_window_does_not_load_sqlite_utils(tmp_path):
-    result = _run("""
-        import json, sys
-        from PySide6.QtWidgets import QApplication
-        app = QApplication([])
-        from app.core.config import resolve_paths
-        from app.main import finish_start, load_services, show_window
-        paths = resolve_paths()
-        window = show_window(paths)
-        app.processEvents()
-        finish_start(window, load_services(paths), None)
-        app.processEvents()
-        print(json.dumps({"ready": "sqlite_utils" in sys.modules}))
-    """, tmp_path)
-    assert result["ready"] is False
+    assert "sqlite_utils" not in _modules_at_ready(tmp_path)
 
 
 def test_a_run_warm_up_loads_the_sdk_and_freezes_what_it_imported(tmp_path):

@@ -33,7 +33,7 @@ class CallAudit:
         return self._writer.submit(
             self._audit.begin,
             tool_name=call.name, server_id=server_id, tool_input=call.input,
-            decision=decision.kind, state=state,
+            decision=_audit_kind(decision), state=state,
             rule_id=decision.rule.id if decision.rule is not None else None,
             conversation_id=self._conversation_id, tool_use_id=call.id,
             decided_by=_decided_by(decision))
@@ -58,7 +58,7 @@ class CallAudit:
             self._audit_finish, row,
             tool_name=call.name, server_id=server_id,
             tool_input=call.input if call.error is None else call.raw_input,
-            decision=decision.kind, outcome=outcome,
+            decision=_audit_kind(decision), outcome=outcome,
             output=content, is_error=is_error,
             rule_id=decision.rule.id if decision.rule is not None else None,
             duration_ms=duration_ms, conversation_id=self._conversation_id,
@@ -66,6 +66,12 @@ class CallAudit:
         self._emit(ToolFinished(call.id, call.name, is_error, duration_ms or 0, content, outcome))
         return {"type": "tool_result", "tool_use_id": call.id, "content": content,
                 "is_error": is_error}
+
+
+def _audit_kind(decision: Decision) -> str:
+    """The audit's decision column: allow, ask or deny. A call sent to review waited for
+    someone other than a rule, as an ask does (``decided_by`` says who)."""
+    return "ask" if decision.kind == "review" else decision.kind
 
 
 def _decided_by(decision: Decision) -> str:

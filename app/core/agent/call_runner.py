@@ -28,11 +28,13 @@ from app.core.agent.events import (
 )
 from app.core.agent.flow_tracking import FlowTracking
 from app.core.agent.providers import ToolCall
+from app.core.agent.review_step import PLAN_REJECTED, ReviewState, ReviewStep, wants_review
 from app.core.checkpoints import Checkpoint
 from app.core.outcomes import CallState, Outcome
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import Decision, DecisionContext, ToolPermissionService
+from app.core.review import QuorumResult, rejection_feedback
 from app.core.store.profiles import ToolSetting
 from app.core.tools.base import Tool, ToolContext, ToolSpec
 from app.core.tools.registry import ToolRegistry
@@ -71,13 +73,15 @@ class _Run:
     settings: Mapping[str, ToolSetting]
     offered: frozenset[str]
     mode: PermissionMode = PermissionMode.ASK
+    review_before_asking: bool = False
+    review: ReviewState = field(default_factory=ReviewState)
     contexts: dict[str, ToolContext] = field(default_factory=dict)
     announced: set[str] = field(default_factory=set)  # tool_use ids with a ToolRequested
     input_tokens: int = 0
     output_tokens: int = 0
 
 
-class ToolCallRunner(CallAudit, FlowTracking):
+class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
     """Mixin of AgentSession: the tool calls of one model turn, in order."""
 
     registry: ToolRegistry
@@ -138,11 +142,18 @@ class ToolCallRunner(CallAudit, FlowTracking):
         if decision.kind == "deny":
             finish(Outcome.DENIED, denied_message(decision), True, decision)
             return
+        if not spec.is_read_only(call.input):
+            plan = await self._review_plan(call, run.review, sorted(run.offered))
+            if plan is not None and plan.outcome == "rejected":
+                finish(Outcome.DECLINED, PLAN_REJECTED.format(
+                    feedback=rejection_feedback(plan)), True,
+                    decision.with_kind("ask", f"plan rejected by review: {plan.reason}"))
+                return
         row = self._begin(call, server_id, decision,
                           CallState.RUNNING if decision.kind == "allow" else CallState.PENDING)
         try:
             await self._approve_and_execute(call, tool, spec, server_id, decision, ctx, row,
-                                            finish)
+                                            finish, run)
         except BaseException:
             if results[i] is None:  # a bug between begin and finish: the row must not dangle
                 finish(Outcome.CANCELLED, "Not run: an internal error ended the run during "
@@ -151,29 +162,33 @@ class ToolCallRunner(CallAudit, FlowTracking):
 
     async def _approve_and_execute(self, call: ToolCall, tool: Tool, spec: ToolSpec,
                                    server_id: str, decision: Decision, ctx: ToolContext,
-                                   row: Future[int], finish: Callable[..., None]) -> None:
+                                   row: Future[int], finish: Callable[..., None],
+                                   run: _Run) -> None:
         if decision.kind != "allow":
+            reviewed: QuorumResult | None = None
             try:
                 preview = await self._preview(tool, call.input, ctx)
-                request = ApprovalRequest(call.id, call.name, server_id,
-                                          copy.deepcopy(call.input), spec, decision, preview)
-                self._emit(AwaitingApproval(request))
-                response = await self.approver(request)
+                if wants_review(decision, run.review_before_asking):
+                    reviewed = await self._review(call, server_id, decision, preview,
+                                                  run.review, row)
             except asyncio.CancelledError:
                 finish(Outcome.DECLINED, STOPPED_BEFORE_APPROVAL, True, decision)
                 raise
-            except Exception as exc:  # a broken dialog must not approve anything
-                log.exception("approver failed for %s", call.name)
-                response = ApprovalResponse.decline(
-                    f"the approval dialog failed ({type(exc).__name__})")
-            if not isinstance(response, ApprovalResponse):
-                response = ApprovalResponse.decline("the approval answer was not understood")
-            for rule in response.rules_to_remember:
-                self._remember(rule)
-            if not response.approved:
-                finish(Outcome.DECLINED, declined_message(response.reason), True, decision)
+            except Exception:  # a broken review must not run anything: the person decides
+                log.exception("review of %s failed", call.name)
+                reviewed = None
+            if reviewed is not None and reviewed.outcome == "rejected":
+                finish(Outcome.DECLINED, rejection_feedback(reviewed), True,
+                       decision.with_kind("ask", f"rejected by review: {reviewed.reason}"))
                 return
-            self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
+            if reviewed is not None and reviewed.outcome == "approved":
+                decision = decision.with_kind("allow", f"approved by review: {reviewed.reason}")
+                self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
+            else:
+                if not await self._ask_person(call, spec, server_id, decision, preview,
+                                              reviewed, finish):
+                    return
+                self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
         checkpointer = self.checkpointer if spec.may_change_files(call.input) else None
         before = await checkpointer.snapshot(f"before {call.id}") if checkpointer else None
         self._emit(ToolStarted(call.id, call.name))
@@ -201,6 +216,33 @@ class ToolCallRunner(CallAudit, FlowTracking):
             log.exception("flow labels were not updated after %s", call.name)
         if checkpointer is not None:
             await self._record_changes(checkpointer, call, before, row)
+
+    async def _ask_person(self, call: ToolCall, spec: ToolSpec, server_id: str,
+                          decision: Decision, preview: str | None,
+                          reviewed: QuorumResult | None, finish: Callable[..., None]) -> bool:
+        """The approval dialog; False (the call answered) unless the person approved."""
+        request = ApprovalRequest(call.id, call.name, server_id, copy.deepcopy(call.input), spec,
+                                  decision, preview,
+                                  reviews=reviewed.reviews if reviewed is not None else (),
+                                  review_reason=reviewed.reason if reviewed is not None else "")
+        try:
+            self._emit(AwaitingApproval(request))
+            response = await self.approver(request)
+        except asyncio.CancelledError:
+            finish(Outcome.DECLINED, STOPPED_BEFORE_APPROVAL, True, decision)
+            raise
+        except Exception as exc:  # a broken dialog must not approve anything
+            log.exception("approver failed for %s", call.name)
+            response = ApprovalResponse.decline(
+                f"the approval dialog failed ({type(exc).__name__})")
+        if not isinstance(response, ApprovalResponse):
+            response = ApprovalResponse.decline("the approval answer was not understood")
+        for rule in response.rules_to_remember:
+            self._remember(rule)
+        if not response.approved:
+            finish(Outcome.DECLINED, declined_message(response.reason), True, decision)
+            return False
+        return True
 
     async def _record_changes(self, checkpointer: Checkpointer, call: ToolCall,
                               before: Checkpoint | None, row: Future[int]

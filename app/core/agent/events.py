@@ -17,6 +17,8 @@ from app.core.outcomes import Outcome
 from app.core.permissions.flow import FlowSource
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import Decision
+from app.core.pricing import Usage
+from app.core.review import QuorumResult, Review
 from app.core.tools.base import ToolSpec
 
 
@@ -35,6 +37,10 @@ class ApprovalRequest:
     spec: ToolSpec | None
     decision: Decision
     preview: str | None = None
+    # The reviewer models' verdicts when the call was reviewed first and they did not agree
+    # (app.core.review), and why the person is asked after all.
+    reviews: tuple[Review, ...] = ()
+    review_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,23 @@ class FilesChanged:
 
 
 @dataclass(frozen=True)
+class ReviewArrived:
+    """One reviewer's verdict on a call, as it arrives (the card fills in live)."""
+
+    tool_use_id: str
+    review: Review
+
+
+@dataclass(frozen=True)
+class ReviewFinished:
+    """The reviewers' combined answer on a call: approved (it runs), rejected (the model gets
+    the rationale) or ask (the person decides, with the reviews in the dialog)."""
+
+    tool_use_id: str
+    result: QuorumResult
+
+
+@dataclass(frozen=True)
 class FlowChanged:
     """The conversation's flow labels changed (app.core.permissions.flow): ``summary`` is the
     chip's text ("clean", "read sensitive", "untrusted content"), ``sources`` each reason."""
@@ -126,14 +149,29 @@ class FlowChanged:
 
 
 @dataclass(frozen=True)
+class UsageUpdated:
+    """A model turn's tokens (``turn``) and the conversation's so far per model
+    (``conversation``); app.core.pricing turns them into cost."""
+
+    model: str
+    turn: Usage
+    conversation: dict[str, Usage]
+    cache_ttl: str = "5m"
+
+
+@dataclass(frozen=True)
 class RunFinished:
     """The run ended normally: ``stop_reason`` is the model's (end_turn, max_tokens, ...) or
-    ``max_iterations`` when the profile's iteration cap stopped it."""
+    ``max_iterations`` when the profile's iteration cap stopped it. The token counts are the
+    run's totals over its model turns: ``input_tokens`` the uncached input, then the input
+    written to and read from the prompt cache (billed at 1.25× and 0.1× of the input price)."""
 
     stop_reason: str
     iterations: int
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -160,7 +198,8 @@ class RunCancelled:
 
 
 AgentEvent = (TextDelta | ToolRequested | AwaitingApproval | ToolStarted | ToolFinished
-              | FilesChanged | FlowChanged | RunFinished | RunFailed | RunCancelled)
+              | FilesChanged | FlowChanged | ReviewArrived | ReviewFinished | UsageUpdated
+              | RunFinished | RunFailed | RunCancelled)
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalResponse]]
 EventSink = Callable[[AgentEvent], None]

@@ -49,23 +49,33 @@ from app.core.agent.events import (
     RunFailed,
     RunFinished,
     TextDelta,
+    UsageUpdated,
 )
 from app.core.agent.providers import (
+    CACHE_TTLS,
+    EFFORTS,
+    THINKING_DISPLAYS,
+    THINKING_MODES,
     InternalError,
     ModelProvider,
     ModelRequest,
+    ModelTurn,
     ProviderAuthError,
     ProviderBadRequest,
     ProviderError,
     default_client_factory,
 )
+from app.core.agent.review_step import ReviewState, load_reviewers
 from app.core.agent.session_history import ConversationHistory
 from app.core.agent.transcript import Message
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.service import ToolPermissionService
+from app.core.pricing import Usage
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
 from app.core.store.profiles import AgentProfile, ProfileRepository
+from app.core.store.settings import SettingsRepository
+from app.core.store.usage import UsageRepository
 from app.core.store.writer import BackgroundWriter
 from app.core.tools.registry import ToolRegistry
 from app.core.warmup import warm_up
@@ -84,6 +94,27 @@ PLAN_MODE_NOTE = ("You are in plan mode, which is read-only: read files and rese
 
 ITERATION_CAP = ("Not run: the agent reached its limit of {n} model turns for one request. "
                  "Summarise what is done and what is left; the user can ask you to continue.")
+
+
+def request_options(profile: AgentProfile) -> dict[str, Any]:
+    """The model-request options a profile sets beyond model, tokens and temperature:
+    ``thinking`` ("off" | "adaptive"), ``thinking_display``, ``effort`` (None or "low" …
+    "max"), ``cache`` and ``cache_ttl`` ("5m" | "1h"), as ``ModelRequest`` keyword arguments.
+
+    Read with ``getattr``: a profile (or a store version) without the attribute gets the
+    request's default, and a value the API would not take is replaced by the default, so a
+    bad setting never fails a run."""
+    thinking = getattr(profile, "thinking", "off")
+    display = getattr(profile, "thinking_display", None)
+    effort = getattr(profile, "effort", None)
+    ttl = getattr(profile, "cache_ttl", "5m")
+    return {
+        "thinking": thinking if thinking in THINKING_MODES else "off",
+        "thinking_display": display if display in THINKING_DISPLAYS else None,
+        "effort": effort if effort in EFFORTS else None,
+        "cache": bool(getattr(profile, "prompt_cache", True)),
+        "cache_ttl": ttl if ttl in CACHE_TTLS else "5m",
+    }
 
 
 class AgentSession(ToolCallRunner, ConversationHistory):
@@ -131,6 +162,8 @@ class AgentSession(ToolCallRunner, ConversationHistory):
         self._writer = BackgroundWriter()
         self._history: list[Message] | None = None
         self._tool_session: dict[str, Any] = {}
+        self._usage_repo = UsageRepository(db)
+        self._usage: dict[str, Usage] | None = None
         self._provider: ModelProvider | None = None
         self._provider_key: tuple[str, str | None] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -241,16 +274,22 @@ class AgentSession(ToolCallRunner, ConversationHistory):
         # (once per folder and process; off the loop, it reads files).
         await asyncio.to_thread(self.permissions.learn_secrets, self.project_root)
         tools = self.registry.definitions_for(sorted(n for n, s in settings.items() if s.enabled))
-        run = _Run(settings, frozenset(t["name"] for t in tools), profile.permission_mode)
+        reviewers = await asyncio.to_thread(load_reviewers, SettingsRepository(self.db))
+        run = _Run(settings, frozenset(t["name"] for t in tools), profile.permission_mode,
+                   profile.review_before_asking,
+                   ReviewState(reviewers, review_plan=profile.review_plan,
+                               history_start=len(history)))
         system = profile.system_prompt
         if profile.permission_mode is PermissionMode.PLAN:  # said up front, not by refusals
             system = f"{system}\n\n{PLAN_MODE_NOTE}".strip()
         iterations = 0
+        options = request_options(profile)
+        cache_writes = cache_reads = 0
         while True:
             iterations += 1
             request = ModelRequest(model=profile.model, messages=list(self._history or []),
                                    max_tokens=profile.max_tokens, system=system,
-                                   tools=tools, temperature=profile.temperature)
+                                   tools=tools, temperature=profile.temperature, **options)
             partial: list[str] = []
 
             def on_text(text: str, partial: list[str] = partial) -> None:
@@ -271,11 +310,14 @@ class AgentSession(ToolCallRunner, ConversationHistory):
                 raise
             run.input_tokens += turn.input_tokens
             run.output_tokens += turn.output_tokens
+            cache_writes += turn.cache_creation_input_tokens
+            cache_reads += turn.cache_read_input_tokens
+            self._record_usage(profile.model, turn, options["cache_ttl"])
             if turn.content:
                 self._append("assistant", turn.content)
             if not turn.tool_calls:
                 self._emit(RunFinished(turn.stop_reason, iterations, run.input_tokens,
-                                       run.output_tokens))
+                                       run.output_tokens, cache_writes, cache_reads))
                 return
             if iterations >= profile.max_iterations:
                 message = ITERATION_CAP.format(n=profile.max_iterations)
@@ -285,11 +327,28 @@ class AgentSession(ToolCallRunner, ConversationHistory):
                 finally:
                     self._append("user", answers)
                 self._emit(RunFinished("max_iterations", iterations, run.input_tokens,
-                                       run.output_tokens))
+                                       run.output_tokens, cache_writes, cache_reads))
                 return
             await self._run_tools(turn.tool_calls, run)
 
     # -- helpers -----------------------------------------------------------------------------
+
+    def conversation_usage(self) -> dict[str, Usage]:
+        """This conversation's tokens per model so far (from the store on first use)."""
+        if self._usage is None:
+            self._usage = (self._usage_repo.for_conversation(self._conversation_id)
+                           if self._conversation_id is not None else {})
+        return dict(self._usage)
+
+    def _record_usage(self, model: str, turn: ModelTurn, cache_ttl: str) -> None:
+        usage = Usage(turn.input_tokens, turn.output_tokens, turn.cache_creation_input_tokens,
+                      turn.cache_read_input_tokens)
+        totals = self.conversation_usage()
+        totals[model] = totals.get(model, Usage()) + usage
+        self._usage = totals
+        self._writer.submit(self._usage_repo.record, self._conversation_id, model, usage,
+                            cache_ttl)
+        self._emit(UsageUpdated(model, usage, dict(totals), cache_ttl))
 
     async def _provider_for(self, profile: AgentProfile) -> ModelProvider:
         key = (profile.provider, profile.base_url)

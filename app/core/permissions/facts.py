@@ -33,6 +33,7 @@ from app.core.tools.containment import program_containment
 __all__ = ["CallFacts", "call_facts"]
 
 BUILTIN_SERVERS = frozenset({"builtin"})
+_GIT_DIR = ".git"
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,13 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
     call runs with (None: the tool's defaults), ``checkpoints`` whether the session records
     checkpoints of ``project``."""
     read_only = spec.is_read_only(tool_input)
-    outside = tuple(p for p in path_subjects if not _inside(p, project))
+    named: list[str] = []
+    if spec.named_paths is not None:
+        try:
+            named = spec.named_paths(tool_input, project)
+        except Exception:  # unreadable: the subjects check already marks such a call
+            named = []
+    outside = tuple(p for p in (*path_subjects, *named) if not _inside(p, project))
     found = ((p, sensitive.match(p)) for p in path_subjects) if sensitive is not None else ()
     secrets = tuple((p, entry) for p, entry in found if entry is not None)
     builtin = spec.server_id in BUILTIN_SERVERS
@@ -91,11 +98,16 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
         network = network or NETWORK_FIELD.parse(config.get(NETWORK_FIELD.key)) is True
     egress = network or (not builtin and not (spec.sandboxed and not spec.needs_network))
 
+    in_git = [] if read_only else [p for p in path_subjects if _GIT_DIR in p.split(os.sep)]
     why_not = ""
     if project is None:
         why_not = "no project folder is open"
     elif outside:
         why_not = f"{outside[0]} is outside the project"
+    elif in_git:
+        # Hooks and config there run later, outside the sandbox, when the person uses git;
+        # and checkpoints do not record .git.
+        why_not = f"{in_git[0]} is inside a git repository's .git folder"
     elif spec.runs_programs:
         containment = program_containment(spec, sandbox)
         if not containment.contained:

@@ -55,10 +55,11 @@ def _row_to_rule(row: sqlite3.Row | tuple) -> PermissionRule:
     return rule
 
 
-# The one definition of evaluation order: priority high to low, then deny before ask
-# before allow, then lower id.
+# The one definition of evaluation order: priority high to low, then deny before ask before
+# review before allow, then lower id.
 _EVALUATION_ORDER = (" ORDER BY priority DESC,"
-                     " CASE decision WHEN 'deny' THEN 0 WHEN 'ask' THEN 1 ELSE 2 END, id")
+                     " CASE decision WHEN 'deny' THEN 0 WHEN 'ask' THEN 1 WHEN 'review' THEN 2"
+                     " ELSE 3 END, id")
 
 
 _INSERT = ("INSERT INTO tool_permission_rules (server_id, tool_name, tool_pattern, input_pattern,"

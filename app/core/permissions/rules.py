@@ -6,12 +6,14 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
-DecisionKind = Literal["allow", "ask", "deny"]
+# "review": reviewer models decide first (app.core.review); only their unanimous approval runs
+# the call, anything else asks the person or declines.
+DecisionKind = Literal["allow", "ask", "deny", "review"]
 DECISIONS: tuple[str, ...] = get_args(DecisionKind)
 
-# Strictness: a call's decision is the strictest over its subjects (deny > ask > allow), and at
-# equal priority a stricter rule is evaluated first.
-STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+# Strictness: a call's decision is the strictest over its subjects (deny > ask > review >
+# allow), and at equal priority a stricter rule is evaluated first.
+STRICTNESS: dict[str, int] = {"allow": 0, "review": 1, "ask": 2, "deny": 3}
 
 MAX_PATTERN_LENGTH = 1000
 MAX_NAME_LENGTH = 256

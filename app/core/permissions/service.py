@@ -317,14 +317,13 @@ class ToolPermissionService:
         if facts.sensitive and not opted_out:
             path, entry = facts.sensitive[0]
             decision = decision.with_kind(
-                "ask" if decision.kind == "allow" else decision.kind,
-                f"sensitive path: {path} (listed as {entry})",
+                _raised(decision.kind), f"sensitive path: {path} (listed as {entry})",
                 flow_reason=f"This call reads or writes {path}, which holds secrets "
                             f"(sensitive paths: {entry}).")
         if facts.egress and not opted_out and flow is not None \
                 and flow.has(FlowLabel.READ_SENSITIVE):
             decision = decision.with_kind(
-                "ask" if decision.kind == "allow" else decision.kind,
+                _raised(decision.kind),
                 "flow guard: the conversation read a secret and this call sends data out",
                 flow_reason=f"This conversation read {flow.sensitive_reads()}; this call "
                             f"sends data to {facts.destination}.")
@@ -449,6 +448,12 @@ class ToolPermissionService:
     def _spec(self, server_id: str, tool_name: str) -> ToolSpec | None:
         tool = self.registry.get(tool_name)
         return tool.spec if tool is not None and tool.spec.server_id == server_id else None
+
+
+def _raised(kind: DecisionKind) -> DecisionKind:
+    """What a guard makes of a decision: a person must see the call (reviewers do not decide
+    about secrets), a deny stays a deny."""
+    return "deny" if kind == "deny" else "ask"
 
 
 def _by_mode(decision: Decision, mode: PermissionMode, facts: CallFacts,

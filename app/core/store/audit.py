@@ -67,6 +67,8 @@ class ToolExecution:
     changes: Any = None
     # Which rule, permission-mode fact or flow guard decided the call, in words.
     decided_by: str | None = None
+    # The reviewer models' verdicts on the call, if it was reviewed (app.core.review; JSON).
+    reviews: Any = None
 
     @property
     def status_label(self) -> str | None:
@@ -81,7 +83,7 @@ class ToolExecution:
 
 _COLUMNS = ("id", "tool_name", "server_id", "input", "output", "is_error", "decision", "outcome",
             "rule_id", "duration_ms", "conversation_id", "tool_use_id", "created_at", "state",
-            "owner", "changes", "decided_by")
+            "owner", "changes", "decided_by", "reviews")
 
 
 class AuditRepository:
@@ -152,6 +154,12 @@ class AuditRepository:
         with self.store.transaction() as conn:
             conn.execute("UPDATE tool_executions SET changes = ? WHERE id = ?",
                          (json.dumps(changes, ensure_ascii=False), row_id))
+
+    def set_reviews(self, row_id: int, reviews: Any) -> None:
+        """Attach the reviewers' verdicts (JSON) once the quorum has answered."""
+        with self.store.transaction() as conn:
+            conn.execute("UPDATE tool_executions SET reviews = ? WHERE id = ?",
+                         (json.dumps(reviews, ensure_ascii=False), row_id))
 
     def set_state(self, row_id: int, state: CallState) -> None:
         """Move a begun call on (``pending`` → ``running`` when it was approved)."""
@@ -254,6 +262,7 @@ class AuditRepository:
         values["input"] = json.loads(values["input"])
         values["is_error"] = bool(values["is_error"])
         values["changes"] = json.loads(values["changes"]) if values["changes"] else None
+        values["reviews"] = json.loads(values["reviews"]) if values["reviews"] else None
         owner = values.pop("owner")
         # Decided when read, not by a start-up sweep: correct however the process ended, and a
         # row another running instance owns only looks interrupted until it finishes it.

@@ -284,6 +284,74 @@ def _v6_modes_and_flow(db: sqlite_utils.Database) -> None:
             (PENDING_NOTICES_KEY, json.dumps(notices)))
 
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _v6_modes_and_flow)
+# Quorum review (app.core.review): a rule decision ``review`` (the table is rebuilt: SQLite
+# cannot change a CHECK constraint in place; ids, times and order are kept), the profile
+# options "review before asking me" and "review the plan", and the reviews of each call
+# (JSON: reviewer, model, verdict, risk, rationale, tokens, latency) with its audit row.
+_V7 = """
+CREATE TABLE tool_permission_rules_v7 (
+    id             INTEGER PRIMARY KEY,
+    server_id      TEXT CHECK (server_id IS NULL OR length(server_id) > 0),
+    tool_name      TEXT CHECK (tool_name IS NULL OR length(tool_name) > 0),
+    tool_pattern   TEXT CHECK (tool_pattern IS NULL OR length(tool_pattern) > 0),
+    input_pattern  TEXT CHECK (input_pattern IS NULL OR length(input_pattern) > 0),
+    decision       TEXT NOT NULL CHECK (decision IN ('allow', 'ask', 'deny', 'review')),
+    auto_approve   INTEGER NOT NULL CHECK (auto_approve = (decision = 'allow')),
+    priority       INTEGER NOT NULL DEFAULT 0 CHECK (typeof(priority) = 'integer'),
+    description    TEXT NOT NULL DEFAULT '',
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL,
+    ignore_flow    INTEGER NOT NULL DEFAULT 0 CHECK (ignore_flow IN (0, 1)),
+    CHECK (tool_name IS NULL OR tool_pattern IS NULL)
+);
+INSERT INTO tool_permission_rules_v7 (id, server_id, tool_name, tool_pattern, input_pattern,
+    decision, auto_approve, priority, description, created_at, updated_at, ignore_flow)
+SELECT id, server_id, tool_name, tool_pattern, input_pattern, decision, auto_approve, priority,
+    description, created_at, updated_at, ignore_flow FROM tool_permission_rules;
+DROP TABLE tool_permission_rules;
+ALTER TABLE tool_permission_rules_v7 RENAME TO tool_permission_rules;
+ALTER TABLE agent_profiles ADD COLUMN review_before_asking INTEGER NOT NULL DEFAULT 0
+    CHECK (review_before_asking IN (0, 1));
+ALTER TABLE agent_profiles ADD COLUMN review_plan INTEGER NOT NULL DEFAULT 0
+    CHECK (review_plan IN (0, 1));
+ALTER TABLE tool_executions ADD COLUMN reviews TEXT CHECK (reviews IS NULL OR json_valid(reviews));
+"""
+
+# Reasoning and cost per profile (app.core.agent.session.request_options): adaptive thinking
+# and how its text is shown, the effort level, prompt caching and the cache's lifetime (1h
+# for long approval waits). Values are checked by the CHECK constraints and again when read.
+_V8 = """
+ALTER TABLE agent_profiles ADD COLUMN thinking TEXT NOT NULL DEFAULT 'off'
+    CHECK (thinking IN ('off', 'adaptive'));
+ALTER TABLE agent_profiles ADD COLUMN thinking_display TEXT
+    CHECK (thinking_display IS NULL OR thinking_display IN ('summarized', 'omitted'));
+ALTER TABLE agent_profiles ADD COLUMN effort TEXT
+    CHECK (effort IS NULL OR effort IN ('low', 'medium', 'high', 'xhigh', 'max'));
+ALTER TABLE agent_profiles ADD COLUMN prompt_cache INTEGER NOT NULL DEFAULT 1
+    CHECK (prompt_cache IN (0, 1));
+ALTER TABLE agent_profiles ADD COLUMN cache_ttl TEXT NOT NULL DEFAULT '5m'
+    CHECK (cache_ttl IN ('5m', '1h'));
+"""
+
+# Token usage of every model turn (app.core.store.usage), so a conversation's and a day's
+# tokens and cost can be summed (and shown) after a restart too.
+_V9 = """
+CREATE TABLE turn_usage (
+    id                  INTEGER PRIMARY KEY,
+    conversation_id     INTEGER REFERENCES conversations(id) ON DELETE CASCADE,
+    model               TEXT NOT NULL,
+    input_tokens        INTEGER NOT NULL DEFAULT 0 CHECK (input_tokens >= 0),
+    output_tokens       INTEGER NOT NULL DEFAULT 0 CHECK (output_tokens >= 0),
+    cache_write_tokens  INTEGER NOT NULL DEFAULT 0 CHECK (cache_write_tokens >= 0),
+    cache_read_tokens   INTEGER NOT NULL DEFAULT 0 CHECK (cache_read_tokens >= 0),
+    cache_ttl           TEXT NOT NULL DEFAULT '5m',
+    created_at          TEXT NOT NULL
+);
+CREATE INDEX idx_turn_usage_conversation ON turn_usage(conversation_id);
+CREATE INDEX idx_turn_usage_created ON turn_usage(created_at);
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _v6_modes_and_flow, _V7, _V8,
+                                     _V9)
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -45,6 +45,18 @@ class AgentProfile:
     id: int | None = None
     # What happens to a call no permission rule decides (app.core.permission_mode).
     permission_mode: PermissionMode = PermissionMode.ASK
+    # Quorum review (app.core.review): reviewer models see a call before the person is asked,
+    # and the model's plan before its first state-changing call of a run.
+    review_before_asking: bool = False
+    review_plan: bool = False
+    # Reasoning and cost (ModelRequest options): adaptive thinking or off, how its text is
+    # shown (None: the API's default), effort (None: the model's default), prompt caching and
+    # the cache's lifetime ("5m" or "1h").
+    thinking: str = "off"
+    thinking_display: str | None = None
+    effort: str | None = None
+    prompt_cache: bool = True
+    cache_ttl: str = "5m"
 
     def validated(self) -> AgentProfile:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -59,6 +71,12 @@ class AgentProfile:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ProfileError(f"{name} must be a positive integer")
+        for name, allowed in (("thinking", THINKING_CHOICES),
+                              ("thinking_display", THINKING_DISPLAY_CHOICES),
+                              ("effort", EFFORT_CHOICES), ("cache_ttl", CACHE_TTL_CHOICES)):
+            if getattr(self, name) not in allowed:
+                raise ProfileError(f"{name} must be one of "
+                                   f"{', '.join(str(a) for a in allowed)}")
         try:
             mode = PermissionMode(self.permission_mode)
         except ValueError:
@@ -68,12 +86,21 @@ class AgentProfile:
 
 
 _COLUMNS = ("id", "name", "model", "system_prompt", "provider", "base_url", "temperature",
-            "max_tokens", "max_iterations", "permission_mode")
+            "max_tokens", "max_iterations", "permission_mode", "review_before_asking",
+            "review_plan", "thinking", "thinking_display", "effort", "prompt_cache", "cache_ttl")
+# Accepted values of the reasoning options (the table's CHECK constraints say the same).
+THINKING_CHOICES = ("off", "adaptive")
+THINKING_DISPLAY_CHOICES = (None, "summarized", "omitted")
+EFFORT_CHOICES = (None, "low", "medium", "high", "xhigh", "max")
+CACHE_TTL_CHOICES = ("5m", "1h")
 
 
 def _profile(row: tuple) -> AgentProfile:
     values = dict(zip(_COLUMNS, row, strict=True))
     values["permission_mode"] = PermissionMode.parse(values["permission_mode"])
+    values["review_before_asking"] = bool(values["review_before_asking"])
+    values["review_plan"] = bool(values["review_plan"])
+    values["prompt_cache"] = bool(values["prompt_cache"])
     return AgentProfile(**values)
 
 
@@ -105,10 +132,14 @@ class ProfileRepository:
                 raise ProfileError(f"a profile named {p.name!r} already exists")
             cur = conn.execute(
                 "INSERT INTO agent_profiles (name, model, system_prompt, provider, base_url,"
-                " temperature, max_tokens, max_iterations, permission_mode, created_at,"
-                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " temperature, max_tokens, max_iterations, permission_mode,"
+                " review_before_asking, review_plan, thinking, thinking_display, effort,"
+                " prompt_cache, cache_ttl, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (p.name, p.model, p.system_prompt, p.provider, p.base_url, p.temperature,
-                 p.max_tokens, p.max_iterations, p.permission_mode.value, now, now))
+                 p.max_tokens, p.max_iterations, p.permission_mode.value,
+                 int(p.review_before_asking), int(p.review_plan), p.thinking,
+                 p.thinking_display, p.effort, int(p.prompt_cache), p.cache_ttl, now, now))
         assert cur.lastrowid is not None  # set by every successful INSERT
         return replace(p, id=cur.lastrowid)
 
@@ -120,9 +151,14 @@ class ProfileRepository:
             cur = conn.execute(
                 "UPDATE agent_profiles SET name = ?, model = ?, system_prompt = ?, provider = ?,"
                 " base_url = ?, temperature = ?, max_tokens = ?, max_iterations = ?,"
-                " permission_mode = ?, updated_at = ? WHERE id = ?",
+                " permission_mode = ?, review_before_asking = ?, review_plan = ?,"
+                " thinking = ?, thinking_display = ?, effort = ?, prompt_cache = ?,"
+                " cache_ttl = ?, updated_at = ? WHERE id = ?",
                 (p.name, p.model, p.system_prompt, p.provider, p.base_url, p.temperature,
-                 p.max_tokens, p.max_iterations, p.permission_mode.value, utc_now(), p.id))
+                 p.max_tokens, p.max_iterations, p.permission_mode.value,
+                 int(p.review_before_asking), int(p.review_plan), p.thinking,
+                 p.thinking_display, p.effort, int(p.prompt_cache), p.cache_ttl, utc_now(),
+                 p.id))
             if cur.rowcount == 0:
                 raise KeyError(p.id)
         return p

@@ -148,6 +148,11 @@ class ToolSpec:
     # commands (whose .git stays read-only). False where effects reach elsewhere: git_ops'
     # write actions move refs, an MCP server keeps its own state.
     undoable: bool = field(default=False, compare=False)
+    # Paths a call names in free text (a command line's arguments), resolved: the permission
+    # modes count one outside the project as reaching outside it (not contained). None: the
+    # subjects already say everything the call touches.
+    named_paths: Callable[[Mapping[str, Any], Path | None], list[str]] | None = field(
+        default=None, compare=False, repr=False)
     # When set, the approval dialog lists the call's subjects under this heading (e.g. each
     # command of a shell chain), because for this tool they are what a person must read.
     subjects_heading: str | None = field(default=None, compare=False)

@@ -20,7 +20,7 @@ import stat
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
@@ -30,7 +30,11 @@ from app.core.agent.checkpointing import CallChanges, Checkpointer, UndoRecord
 from app.core.checkpoints import CheckpointError, MergeResult, PlannedAction, merge_text
 from app.core.checkpoints.restore import ProjectWriter
 from app.core.services import Services
-from app.ui.dialogs.restore_preview import DiffDialog, RestorePreviewDialog
+
+if TYPE_CHECKING:
+    # Imported by the first preview or diff (or before it, off the GUI thread, by app.main's
+    # warm-up of DEFERRED_UI_MODULES): the panels are ready without them.
+    from app.ui.dialogs.restore_preview import DiffDialog, RestorePreviewDialog
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +103,8 @@ class CheckpointController(QObject):
         except Exception as exc:
             self._error(f"Could not show the changes: {exc}")
             return None
+        from app.ui.dialogs.restore_preview import DiffDialog
+
         dialog = DiffDialog(title, text, self._window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.current_dialog = dialog
@@ -135,6 +141,8 @@ class CheckpointController(QObject):
         try:
             self.message.emit(f"{title}: preparing the preview…")
             plan = await make_plan()
+            from app.ui.dialogs.restore_preview import RestorePreviewDialog
+
             dialog = RestorePreviewDialog(
                 plan, title, commit_note=commit, parent=self._window,
                 merger=lambda action: self._merge(checkpointer, action))

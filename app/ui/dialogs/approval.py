@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -55,6 +56,7 @@ from app.core.visible_text import make_visible
 from app.ui.markup import escape
 from app.ui.widgets.badges import badge
 from app.ui.widgets.highlighters import DiffHighlighter, JsonHighlighter
+from app.ui.widgets.review_panel import ReviewsPanel
 
 _HIGH_RISK_WARNING = {
     "file_system": "This tool changes files on your computer.",
@@ -89,6 +91,10 @@ def _why_text(request: ApprovalRequest) -> str:
                 f"but the {decider} asks you first.")
     elif rule is None:
         text = "No permission rule matches this call, so Tebiki asks you (the safe default)."
+    elif rule.decision == "review":
+        label = make_visible(rule.description or rule.summary())
+        text = (f"Rule #{rule.id} <i>{escape(label)}</i> sends this call to the reviewers; "
+                "they did not all approve, so you decide.")
     else:
         label = make_visible(rule.description or rule.summary())
         text = (f"Asked because of rule #{rule.id}: <i>{escape(label)}</i> "
@@ -278,6 +284,23 @@ class ApprovalDialog(QDialog):
                                       "font-size: 11px; }")
         layout.addWidget(self.decided_by)
 
+        # The reviewer models were asked first and did not all approve: their verdicts and
+        # why the person decides after all (app.core.review).
+        self.reviews_panel: ReviewsPanel | None = None
+        if request.reviews or request.review_reason:
+            self.reviews_panel = ReviewsPanel()
+            self.reviews_panel.set_reviews(request.reviews)
+            self.reviews_panel.set_reason(request.review_reason or
+                                          "The reviewers did not all approve: you decide.")
+            scroll = QScrollArea()
+            scroll.setObjectName("approval-reviews")
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QFrame.Shape.NoFrame)
+            scroll.setWidget(self.reviews_panel)
+            scroll.setMaximumHeight(260)
+            scroll.setMinimumHeight(min(130, self.reviews_panel.sizeHint().height()))
+            layout.addWidget(scroll)
+
         if spec is not None and spec.risk == RiskLevel.HIGH:
             warning = QLabel("⚠ " + _HIGH_RISK_WARNING.get(
                 spec.category.value, "This tool can make changes.") +
@@ -371,6 +394,11 @@ class ApprovalDialog(QDialog):
         approve_shortcut = QShortcut(QKeySequence("Ctrl+Return"), self)
         approve_shortcut.activated.connect(self.accept)
         self.reason.returnPressed.connect(self.reject)
+        if self.reviews_panel is not None:
+            # The reviews take room: never squeeze them over the call's details.
+            self.setMinimumHeight(max(480, layout.minimumSize().height()))
+            self.resize(max(self.width(), 720),
+                        min(820, max(self.height(), layout.sizeHint().height())))
 
     def _show_also_matches(self, index: int) -> None:
         if 0 <= index < len(self._suggestions):

@@ -1,4 +1,6 @@
-"""Agent profile settings: system prompt, model, temperature, max tokens, tool rounds, provider.
+"""Agent profile settings: system prompt, model, temperature, max tokens, tool rounds, provider,
+and quorum review (reviewer models see a call before the person is asked; the plan before the
+first change).
 
 A deprecated or retired model is kept (it is the person's choice) but warned about below the
 model box, with its end-of-life date and a suggested replacement; "Use default" picks the newest
@@ -12,6 +14,7 @@ from dataclasses import replace
 from datetime import date
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -90,6 +93,25 @@ class ProfileDialog(QDialog):
         form.addRow("Temperature", self.temperature)
         form.addRow("Max tokens", self.max_tokens)
         form.addRow("Tool rounds per request", self.max_iterations)
+        self.review_before_asking = QCheckBox("Review before asking me")
+        self.review_before_asking.setObjectName("profile-review-before-asking")
+        self.review_before_asking.setToolTip(
+            "A call that would ask you goes to the reviewer models (Settings → Review) first: "
+            "it runs only if they all approve, a rejection goes back to the AI, and anything "
+            "else still asks you, with their reviews.")
+        self.review_before_asking.setChecked(profile.review_before_asking)
+        self.review_plan = QCheckBox("Review the plan before the first change")
+        self.review_plan.setObjectName("profile-review-plan")
+        self.review_plan.setToolTip(
+            "Before the first call of a request that changes something, the reviewer models "
+            "read the AI's stated plan and may reject it with reasons.")
+        self.review_plan.setChecked(profile.review_plan)
+        review_box = QVBoxLayout()
+        review_box.setSpacing(2)
+        review_box.addWidget(self.review_before_asking)
+        review_box.addWidget(self.review_plan)
+        form.addRow("Review", review_box)
+        form.addRow("Reasoning", self._reasoning_row(profile))
         self.error = QLabel()
         self.error.setStyleSheet("color: #cf222e;")
         self.error.hide()
@@ -102,6 +124,50 @@ class ProfileDialog(QDialog):
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         self._update_model_warning(self.model.currentText())
+
+    def _reasoning_row(self, profile: AgentProfile) -> QVBoxLayout:
+        """Thinking, effort and prompt caching (sent with each request; a model that does not
+        support one of them is told nothing it would refuse only if they stay at default)."""
+        self.thinking = _choice_combo("profile-thinking", [
+            ("off", "Thinking off"), ("adaptive", "Adaptive thinking")], profile.thinking)
+        self.thinking.setToolTip("Adaptive: the model decides when and how much to think "
+                                 "before answering (Claude models that support it).")
+        self.thinking_display = _choice_combo("profile-thinking-display", [
+            (None, "Thinking text: default"), ("summarized", "Thinking text: summarized"),
+            ("omitted", "Thinking text: omitted")], profile.thinking_display)
+        self.effort = _choice_combo("profile-effort", [
+            (None, "Effort: model default"), ("low", "Effort: low"), ("medium", "Effort: medium"),
+            ("high", "Effort: high"), ("xhigh", "Effort: extra high"), ("max", "Effort: max")],
+            profile.effort)
+        self.effort.setToolTip("How much effort the model spends (models that support it); "
+                               "lower is faster and cheaper.")
+        self.prompt_cache = QCheckBox("Prompt caching")
+        self.prompt_cache.setObjectName("profile-prompt-cache")
+        self.prompt_cache.setChecked(profile.prompt_cache)
+        self.prompt_cache.setToolTip("Reuse the unchanged start of each request (tools, system "
+                                     "prompt, conversation) from the API's cache: cache reads "
+                                     "cost a tenth of normal input.")
+        self.cache_ttl = _choice_combo("profile-cache-ttl", [
+            ("5m", "Cache for 5 minutes"), ("1h", "Cache for 1 hour")], profile.cache_ttl)
+        self.cache_ttl.setToolTip("1 hour keeps the cache through long approval waits; writing "
+                                  "it costs more (2× input instead of 1.25×).")
+        self.prompt_cache.toggled.connect(self.cache_ttl.setEnabled)
+        self.cache_ttl.setEnabled(profile.prompt_cache)
+        top, middle, bottom = QHBoxLayout(), QHBoxLayout(), QHBoxLayout()
+        top.addWidget(self.thinking)
+        top.addWidget(self.thinking_display)
+        top.addStretch(1)
+        middle.addWidget(self.effort)
+        middle.addStretch(1)
+        bottom.addWidget(self.prompt_cache)
+        bottom.addWidget(self.cache_ttl)
+        bottom.addStretch(1)
+        box = QVBoxLayout()
+        box.setSpacing(2)
+        box.addLayout(top)
+        box.addLayout(middle)
+        box.addLayout(bottom)
+        return box
 
     def _update_model_warning(self, model: str) -> None:
         text = model_deprecation(model, self._today or date.today(), self._available)
@@ -118,9 +184,27 @@ class ProfileDialog(QDialog):
                 model=self.model.currentText().strip(), base_url=self.base_url.text().strip()
                 or None, system_prompt=self.system_prompt.toPlainText(),
                 temperature=self.temperature.value(), max_tokens=self.max_tokens.value(),
-                max_iterations=self.max_iterations.value()).validated()
+                max_iterations=self.max_iterations.value(),
+                review_before_asking=self.review_before_asking.isChecked(),
+                review_plan=self.review_plan.isChecked(),
+                thinking=self.thinking.currentData(),
+                thinking_display=self.thinking_display.currentData(),
+                effort=self.effort.currentData(), prompt_cache=self.prompt_cache.isChecked(),
+                cache_ttl=self.cache_ttl.currentData()).validated()
         except ProfileError as exc:
             self.error.setText(str(exc))
             self.error.show()
             return
         self.accept()
+
+
+def _choice_combo(name: str, choices: Sequence[tuple[str | None, str]],
+                  current: str | None) -> QComboBox:
+    combo = QComboBox()
+    combo.setObjectName(name)
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+    for value, label in choices:
+        combo.addItem(label, value)
+    index = combo.findData(current)
+    combo.setCurrentIndex(max(index, 0))
+    return combo

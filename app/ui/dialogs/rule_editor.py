@@ -2,10 +2,15 @@
 
 An allow rule may opt out of the flow guard ("Ignore the flow guard"): it then allows calls that
 send data out even after the conversation has read a secret. The box is offered only for allow
-rules (the guard only ever raises an allow) and says what it gives up."""
+rules (the guard only ever raises an allow) and says what it gives up.
+
+The decision ``review`` sends a matching call to the reviewer models (Settings → Review) first:
+only their unanimous approval runs it; otherwise the person is asked (or the model is told
+why they rejected it)."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -20,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.permissions.rules import InvalidRuleError, PermissionRule, validate_rule
+from app.ui.models.rules_model import DECISION_HELP, DECISION_ORDER
 
 IGNORE_FLOW_WARNING = (
     "⚠ With this, the rule allows calls that send data out (web requests, commands with "
@@ -30,6 +36,14 @@ _WARNING_STYLE = ("QLabel { background: #fff1e5; color: #762c00; border: 1px sol
                   "border-radius: 6px; padding: 6px; }")
 _HINT_STYLE = ("QLabel { color: palette(placeholder-text); border: 1px solid transparent; "
                "padding: 6px; }")
+
+
+def add_decisions(combo: QComboBox) -> None:
+    """Fill a decision combo (in order of strictness), each decision's help as its tooltip."""
+    for decision in DECISION_ORDER:
+        combo.addItem(decision, decision)
+        combo.setItemData(combo.count() - 1, DECISION_HELP.get(decision, ""),
+                          Qt.ItemDataRole.ToolTipRole)
 
 
 class RuleEditorDialog(QDialog):
@@ -55,8 +69,13 @@ class RuleEditorDialog(QDialog):
         self.input_pattern = QLineEdit(initial.input_pattern or "")
         self.input_pattern.setPlaceholderText("e.g. git status*  ·  doc/**  ·  *.python.org")
         self.decision = QComboBox()
-        self.decision.addItems(["allow", "ask", "deny"])
+        self.decision.setObjectName("rule-decision")
+        add_decisions(self.decision)
         self.decision.setCurrentText(initial.decision)
+        self.decision_help = QLabel()
+        self.decision_help.setObjectName("rule-decision-help")
+        self.decision_help.setWordWrap(True)
+        self.decision_help.setStyleSheet("color: palette(placeholder-text); font-size: 11px;")
         self.priority = QSpinBox()
         self.priority.setRange(-1_000_000, 1_000_000)
         self.priority.setValue(initial.priority)
@@ -72,12 +91,14 @@ class RuleEditorDialog(QDialog):
         form.addRow("Tool pattern", self.tool_pattern)
         form.addRow("Input pattern", self.input_pattern)
         form.addRow("Decision", self.decision)
+        form.addRow("", self.decision_help)
         form.addRow("Priority", self.priority)
         form.addRow("Description", self.description)
         form.addRow("Flow guard", self.ignore_flow)
 
         help_text = QLabel("Higher priority is evaluated first; at equal priority deny beats ask "
-                           "beats allow. The input pattern is matched against each part of the "
+                           "beats review beats allow. The input pattern is matched against "
+                           "each part of the "
                            "call (each command of a shell chain, the resolved file path, the "
                            "URL host); the strictest part decides.")
         help_text.setWordWrap(True)
@@ -99,8 +120,13 @@ class RuleEditorDialog(QDialog):
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         self.decision.currentTextChanged.connect(self._update_ignore_flow)
+        self.decision.currentTextChanged.connect(self._update_decision_help)
+        self._update_decision_help(self.decision.currentText())
         self.ignore_flow.toggled.connect(self._update_ignore_flow)
         self._update_ignore_flow()
+
+    def _update_decision_help(self, decision: str) -> None:
+        self.decision_help.setText(DECISION_HELP.get(decision, ""))
 
     def _update_ignore_flow(self) -> None:
         """Only an allow rule can ignore the guard; checked, the warning stands out."""

@@ -41,15 +41,15 @@ from app.core.services import (
     Services,
 )
 from app.core.visible_text import make_visible
-from app.ui.dialogs.rule_editor import RuleEditorDialog
+from app.ui.dialogs.rule_editor import RuleEditorDialog, add_decisions
 from app.ui.markup import escape
-from app.ui.models.rules_model import RulesTableModel
+from app.ui.models.rules_model import DECISION_HELP, RulesTableModel
 
 
 class _DecisionDelegate(QStyledItemDelegate):
     def createEditor(self, parent, option, index):
         combo = QComboBox(parent)
-        combo.addItems(["allow", "ask", "deny"])
+        add_decisions(combo)
         return combo
 
     def setEditorData(self, editor, index):
@@ -308,6 +308,8 @@ def _explain_call(services: Services, server: str, tool: str, text: str,
     permissions = services.permissions
     decision = permissions.decide(server, tool, tool_input, context or DecisionContext())
     lines = [f"<b>{decision.kind.upper()}</b> — {escape(make_visible(decision.explain()))}"]
+    if decision.kind == "review" and not decision.flow_reason:
+        lines.append(f"<span style='color:#8250df'>{escape(DECISION_HELP['review'])}</span>")
     if decision.flow_reason:
         heading = "Why this asks:" if decision.kind == "ask" else "Why this is refused:"
         lines.append(f"<span style='color:#82071e'>⚠ <b>{heading}</b> "

@@ -1,5 +1,5 @@
-"""Settings: provider (key, model, base URL), permission rules, sensitive paths, the sandbox,
-checkpoints, about."""
+"""Settings: provider (key, model, base URL), permission rules, the reviewer models (quorum
+review), sensitive paths, the sandbox, checkpoints, about."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import asyncio
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -20,7 +21,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.config import APP_NAME
-from app.core.secrets import ANTHROPIC_API_KEY, SecretStoreError, secret_source, set_secret
+from app.core.secrets import (
+    ANTHROPIC_API_KEY,
+    KEYRING_INSTALL_HINT,
+    SecretStoreError,
+    keyring_failure,
+    secret_source,
+    set_secret,
+    set_session_secret,
+)
 from app.core.services import (
     Services,
 )
@@ -44,7 +53,24 @@ class ProviderTab(QWidget):
         source = secret_source(ANTHROPIC_API_KEY)
         self.api_key.setPlaceholderText({"keyring": "stored in the OS keyring",
                                          "environment": "from ANTHROPIC_API_KEY",
+                                         "session": "kept for this session only",
                                          "none": "sk-ant-…"}[source])
+        # Without an OS keyring a key can still be used: kept in memory until the app quits.
+        self.session_only = QCheckBox("Keep the key for this session only (not stored)")
+        self.session_only.setObjectName("key-session-only")
+        self.session_only.setToolTip("The key stays in memory until the app quits; nothing "
+                                     "is written to disk.")
+        self.keyring_note = QLabel()
+        self.keyring_note.setObjectName("keyring-note")
+        self.keyring_note.setWordWrap(True)
+        self.keyring_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.keyring_note.setStyleSheet("QLabel { color: #9a6700; }")
+        self.keyring_note.hide()
+        failure = keyring_failure() if source in ("none", "session") else None
+        if failure is not None or source == "session":
+            self.session_only.setChecked(True)
+        if failure is not None:
+            self._show_keyring_note(failure)
         self.model = QComboBox()
         self.model.setEditable(True)
         self.model.addItems(sorted({profile.model, DEFAULT_MODEL}))
@@ -56,6 +82,8 @@ class ProviderTab(QWidget):
         self.status.setWordWrap(True)
         self.test_button = QPushButton("Test connection")
         form.addRow("API key", self.api_key)
+        form.addRow("", self.session_only)
+        form.addRow("", self.keyring_note)
         form.addRow("Model", self.model)
         form.addRow("Base URL", self.base_url)
         form.addRow("", self.test_button)
@@ -97,20 +125,37 @@ class ProviderTab(QWidget):
         finally:
             self.test_button.setEnabled(True)
 
+    def _show_keyring_note(self, failure: str) -> None:
+        self.keyring_note.setText(
+            f"The OS keyring is not available ({failure}): a key entered here is kept for "
+            f"this session only. {KEYRING_INSTALL_HINT}")
+        self.keyring_note.show()
+
     def save(self) -> bool:
-        key = self.api_key.text().strip()
-        if key:
-            try:
-                set_secret(ANTHROPIC_API_KEY, key)
-            except SecretStoreError as exc:
-                self.status.setText(str(exc))
-                return False
-        profile = self.services.profiles.get(self.profile_id)
+        """Save the model, the base URL and the key. The key goes to the OS keyring, or to
+        memory for this session (asked for, or when the keyring fails); the other settings are
+        saved either way. False when the keyring failed just now: the tab says what happened."""
         from dataclasses import replace
 
+        profile = self.services.profiles.get(self.profile_id)
         self.services.profiles.update(replace(
             profile, model=self.model.currentText().strip() or DEFAULT_MODEL,
             base_url=self.base_url.text().strip() or None))
+        key = self.api_key.text().strip()
+        if not key:
+            return True
+        if self.session_only.isChecked():
+            set_session_secret(ANTHROPIC_API_KEY, key)
+            return True
+        try:
+            set_secret(ANTHROPIC_API_KEY, key)
+        except SecretStoreError:
+            set_session_secret(ANTHROPIC_API_KEY, key)
+            self.session_only.setChecked(True)
+            self._show_keyring_note(keyring_failure() or "unknown error")
+            self.status.setText("The key is kept for this session only; the model and base URL "
+                                "are saved.")
+            return False
         return True
 
 
@@ -124,6 +169,10 @@ class SettingsDialog(QDialog):
         self.rules_tab = RulesTab(services, profile_id=profile_id)
         self.tabs.addTab(self.provider_tab, "Provider")
         self.tabs.addTab(self.rules_tab, "Permission rules")
+        from app.ui.dialogs.review_settings import ReviewSettingsTab
+
+        self.review_tab = ReviewSettingsTab(services)
+        self.tabs.addTab(self.review_tab, "Review")
         self.sensitive_tab = SensitivePathsTab(services)
         self.tabs.addTab(self.sensitive_tab, "Sensitive paths")
         self.sandbox_group = SandboxGroup(services)
@@ -134,6 +183,10 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(sandbox_tab, "Sandbox")
         self.checkpoints_tab = CheckpointsTab(services)
         self.tabs.addTab(self.checkpoints_tab, "Checkpoints")
+        from app.ui.dialogs.usage_settings import UsageTab  # with the dialog, not at start-up
+
+        self.usage_tab = UsageTab(services)
+        self.tabs.addTab(self.usage_tab, "Usage && prices")
         if services.mcp is not None and services.mcp_config is not None:
             from app.ui.dialogs.mcp_settings import McpServersTab
 
@@ -157,6 +210,12 @@ class SettingsDialog(QDialog):
     def _save(self) -> None:
         if not self.sensitive_tab.save():  # an addition that could never match: say so
             self.tabs.setCurrentWidget(self.sensitive_tab)
+            return
+        if not self.review_tab.save():  # an entry the agent loop would skip: say so
+            self.tabs.setCurrentWidget(self.review_tab)
+            return
+        if not self.usage_tab.save():  # a price that is not a number: say so
+            self.tabs.setCurrentWidget(self.usage_tab)
             return
         self.sandbox_group.save()
         self.checkpoints_tab.save()

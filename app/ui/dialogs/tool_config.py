@@ -47,7 +47,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.sandbox import SandboxStatus
-from app.core.secrets import SecretStoreError, secret_source, set_secret
+from app.core.secrets import SecretStoreError, secret_source, set_secret, set_session_secret
 from app.core.tools.base import ToolSpec
 from app.core.tools.builtin.shell_exec import LEVEL_ANY_SANDBOXED
 from app.core.tools.config_fields import ConfigField, FieldKind
@@ -334,6 +334,7 @@ class ToolConfigDialog(QDialog):
         # Never shows the secret, only where it would come from.
         line.setPlaceholderText({"keyring": "stored in the OS keyring",
                                  "environment": "from the environment",
+                                 "session": "kept for this session only (no OS keyring)",
                                  "none": field.placeholder or "not set"}[
                                      secret_source(field.secret_name)])
         self.inputs[field.key] = line
@@ -378,11 +379,10 @@ class ToolConfigDialog(QDialog):
         for name, value in self._pending_secrets.items():
             try:
                 set_secret(name, value)
-            except SecretStoreError as exc:
-                self._result = None
-                self.error.setText(str(exc))
-                self.error.show()
-                return
+            except SecretStoreError:
+                # No OS keyring: the key works until the app quits (the field says so next
+                # time); the settings are saved either way.
+                set_session_secret(name, value)
         self.accept()
 
     def _collect(self) -> dict[str, Any]:

@@ -1,4 +1,8 @@
-"""Table model over ``tool_executions`` (newest first), with filters."""
+"""Table model over ``tool_executions`` (newest first), with filters.
+
+"Who decided" names who let the call run or stopped it — you, the reviewer models, a rule, the
+permission mode, a guard — derived from the row's decision, outcome, ``decided_by`` and
+``reviews``; "Decided by" keeps the words of what decided."""
 
 from __future__ import annotations
 
@@ -14,10 +18,10 @@ from app.ui.models.base import Index, RowsTableModel
 
 
 class HistoryTableModel(RowsTableModel[ToolExecution]):
-    COL_TIME, COL_TOOL, COL_SERVER, COL_DECISION, COL_DECIDED_BY, COL_OUTCOME, COL_DURATION, \
-        COL_INPUT = range(8)
-    HEADERS = ("Time", "Tool", "Server", "Decision", "Decided by", "Outcome", "Duration",
-               "Input")
+    COL_TIME, COL_TOOL, COL_SERVER, COL_DECISION, COL_WHO, COL_DECIDED_BY, COL_OUTCOME, \
+        COL_DURATION, COL_INPUT = range(9)
+    HEADERS = ("Time", "Tool", "Server", "Decision", "Who decided", "Decided by", "Outcome",
+               "Duration", "Input")
     DECIDED_BY_CHARS = 70
     ExecutionRole = Qt.ItemDataRole.UserRole + 1
 
@@ -57,6 +61,8 @@ class HistoryTableModel(RowsTableModel[ToolExecution]):
                 return row.server_id
             if column == self.COL_DECISION:
                 return row.decision
+            if column == self.COL_WHO:
+                return who_decided(row)
             if column == self.COL_DECIDED_BY:
                 text = make_visible(decided_by(row))
                 return text if len(text) <= self.DECIDED_BY_CHARS else \
@@ -78,6 +84,9 @@ class HistoryTableModel(RowsTableModel[ToolExecution]):
         if role == Qt.ItemDataRole.ForegroundRole and column == self.COL_OUTCOME and \
                 (row.is_error or row.outcome != "executed"):
             return QColor("#cf222e")
+        if role == Qt.ItemDataRole.ForegroundRole and column == self.COL_WHO:
+            who = who_decided(row)
+            return QColor("#8250df") if "review" in who else None
         if role == Qt.ItemDataRole.ToolTipRole and column == self.COL_DECIDED_BY:
             return make_visible(decided_by(row)) or None
         if role == self.ExecutionRole:
@@ -91,3 +100,55 @@ def decided_by(row: ToolExecution) -> str:
     if row.decided_by:
         return row.decided_by
     return f"rule #{row.rule_id}" if row.rule_id else ""
+
+
+_MODE_PREFIXES = ("auto mode", "plan mode")
+_STOPPED_PREFIX = "The user stopped the run before approving"
+
+
+def review_outcome(row: ToolExecution) -> str | None:
+    """approved | rejected | ask when the reviewers saw the call, else None: from the stored
+    reviews, or for a row without them from ``decided_by``."""
+    data = row.reviews
+    if isinstance(data, dict) and data.get("outcome") in ("approved", "rejected", "ask"):
+        return str(data["outcome"])
+    text = (row.decided_by or "").lower()
+    if text.startswith("approved by review"):
+        return "approved"
+    if text.startswith(("rejected by review", "plan rejected by review")):
+        return "rejected"
+    return None
+
+
+def who_decided(row: ToolExecution) -> str:
+    """Who let the call run or stopped it: "approved by you", "declined by you", "approved by
+    review", "rejected by review", "allowed by rule", "denied by mode", …; '' when nobody
+    decided (an invalid input, a call stopped before it was reached)."""
+    reviewed = review_outcome(row)
+    if reviewed == "approved":
+        return "approved by review"
+    if reviewed == "rejected":
+        return "rejected by review"
+    after = " (after review)" if reviewed == "ask" else ""
+    if row.decision == "ask":
+        if row.state == "pending":
+            waiting = row.status_label == "waiting for approval"
+            return ("waiting for you" if waiting else "not answered") + after
+        if row.state == "running" or row.outcome == "executed":
+            return "approved by you" + after
+        if row.outcome == "declined":
+            if (row.output or "").startswith(_STOPPED_PREFIX):
+                return "not answered (stopped)" + after
+            return "declined by you" + after
+        return ""
+    if row.decision not in ("allow", "deny") or row.outcome == "invalid":
+        return ""
+    verb = "allowed by" if row.decision == "allow" else "denied by"
+    text = (row.decided_by or "").strip().lower()
+    if text.startswith(_MODE_PREFIXES):
+        return f"{verb} mode"
+    if row.rule_id or text.startswith("rule"):
+        return f"{verb} rule"
+    if text and not text.startswith("no rule matched"):
+        return f"{verb} guard"
+    return f"{verb} default"

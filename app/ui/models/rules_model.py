@@ -16,8 +16,18 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 
 from app.core.permissions.repository import RuleRepository
-from app.core.permissions.rules import DECISIONS, InvalidRuleError, PermissionRule
+from app.core.permissions.rules import DECISIONS, STRICTNESS, InvalidRuleError, PermissionRule
 from app.ui.models.base import Index, RowsTableModel
+
+# What each decision does, for the decision combos (rule editor, rules table) and tooltips;
+# in the order of strictness.
+DECISION_HELP: dict[str, str] = {
+    "allow": "The call runs without asking.",
+    "review": "Reviewers decide; you are asked if they do not all approve.",
+    "ask": "You are asked every time.",
+    "deny": "The call is refused.",
+}
+DECISION_ORDER: tuple[str, ...] = tuple(sorted(DECISIONS, key=lambda d: STRICTNESS.get(d, 99)))
 
 
 class RulesTableModel(RowsTableModel[PermissionRule]):
@@ -38,7 +48,7 @@ class RulesTableModel(RowsTableModel[PermissionRule]):
     _changed_elsewhere = Signal()
 
     _DECISION_COLOURS: ClassVar[dict[str, str]] = {
-        "allow": "#1a7f37", "ask": "#9a6700", "deny": "#cf222e"}
+        "allow": "#1a7f37", "review": "#8250df", "ask": "#9a6700", "deny": "#cf222e"}
 
     def __init__(self, repository: RuleRepository, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -68,10 +78,12 @@ class RulesTableModel(RowsTableModel[PermissionRule]):
             return value if value is not None else ""
         if role == Qt.ItemDataRole.ForegroundRole:
             if column == self.COL_DECISION:
-                return QColor(self._DECISION_COLOURS[rule.decision])
+                return QColor(self._DECISION_COLOURS.get(rule.decision, "#57606a"))
             if value is None:
                 return QColor("#8c959f")
         if role == Qt.ItemDataRole.ToolTipRole:
+            if column == self.COL_DECISION and rule.decision in DECISION_HELP:
+                return f"{rule.summary()}\n{rule.decision}: {DECISION_HELP[rule.decision]}"
             return rule.summary()
         if role == Qt.ItemDataRole.TextAlignmentRole and column == self.COL_PRIORITY:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

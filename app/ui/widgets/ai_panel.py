@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -28,34 +28,26 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.agent.checkpointing import Checkpointer
-from app.core.agent.events import (
-    AwaitingApproval,
-    FilesChanged,
-    FlowChanged,
-    RunCancelled,
-    RunFailed,
-    RunFinished,
-    TextDelta,
-    ToolFinished,
-    ToolRequested,
-    ToolStarted,
-)
-from app.core.agent.session import AgentSession
 from app.core.outcomes import CardStatus
 from app.core.permission_mode import PermissionMode
-from app.core.services import Services
 from app.ui.approval_queue import ApprovalQueue
 from app.ui.controllers.checkpoints import CheckpointController, loop_running
-from app.ui.widgets.conversation_replay import load_call_changes, replay_conversation
 from app.ui.widgets.flow_chip import FlowChip
-from app.ui.widgets.tool_card import ToolCard
 from app.ui.widgets.transcript_view import ErrorCard, MessageView, RunFooter, Transcript
 from app.ui.widgets.undo_actions import UndoActions
 
 if TYPE_CHECKING:
+    # The agent's session and events, the tool cards and the conversation replay are imported
+    # by their first use (Send, the first event, opening a conversation), or before it, off the
+    # GUI thread, by app.main's warm-up after ready (DEFERRED_UI_MODULES,
+    # DEFERRED_AGENT_MODULES): the panel is ready without them.
+    from app.core.agent.checkpointing import Checkpointer
+    from app.core.agent.session import AgentSession
+    from app.core.pricing import Usage
+    from app.core.services import Services
     from app.ui.widgets.mode_intro import ModeIntro
     from app.ui.widgets.notice_bar import Notices
+    from app.ui.widgets.tool_card import ToolCard
 
 log = logging.getLogger(__name__)
 _RENDER_INTERVAL_MS = 60
@@ -124,6 +116,11 @@ class AIPanel(UndoActions, QWidget):
         bottom = QHBoxLayout()
         bottom.addWidget(self.prompt, 1)
         bottom.addLayout(buttons)
+        # Tokens and cost of the last turn and of the conversation (UsageUpdated).
+        self.usage_label = QLabel("")
+        self.usage_label.setObjectName("usage")
+        self.usage_label.setStyleSheet("QLabel { color: palette(placeholder-text); }")
+        self.usage_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         # Notices and the first-run mode choice, above the conversation row.
         self.banners = QVBoxLayout()
@@ -137,6 +134,7 @@ class AIPanel(UndoActions, QWidget):
         layout.addLayout(self.banners)
         layout.addLayout(top)
         layout.addWidget(self.transcript, 1)
+        layout.addWidget(self.usage_label)
         layout.addLayout(bottom)
 
         self._render_timer = QTimer(self)
@@ -218,10 +216,43 @@ class AIPanel(UndoActions, QWidget):
         if self.mode_intro is not None:
             self.mode_intro.select(self._profile_mode())
 
+    # -- usage -------------------------------------------------------------------------------
+
+    def show_usage(self, model: str, turn: Usage | None, conversation: dict[str, Usage],
+                   cache_ttl: str = "5m") -> None:
+        """"Last turn: … · Conversation: …" with the cost from the price table (Settings →
+        Usage & prices); empty for a conversation without turns."""
+        from app.core.pricing import PRICES_KEY, Usage, cost, prices_from_setting
+        from app.ui.dialogs.usage_settings import format_usage
+
+        if not conversation:
+            self.usage_label.setText("")
+            return
+        table = prices_from_setting(self.services.settings.get(PRICES_KEY, {}))
+        total, dollars = Usage(), 0.0
+        priced = True
+        for name, usage in conversation.items():
+            total = total + usage
+            spent = cost(name, usage, table, cache_ttl=cache_ttl)
+            priced = priced and spent is not None
+            dollars += spent or 0.0
+        parts = []
+        if turn is not None:
+            parts.append("Last turn: " + format_usage(turn, cost(model, turn, table,
+                                                                 cache_ttl=cache_ttl)))
+        parts.append("Conversation: " + format_usage(total, dollars if priced else None))
+        self.usage_label.setText("   ·   ".join(parts))
+
+    def _show_conversation_usage(self) -> None:
+        session = self.session
+        self.show_usage("", None, session.conversation_usage() if session is not None else {})
+
     # -- flow labels -------------------------------------------------------------------------
 
     def _show_flow(self) -> None:
-        """The chip shows the current conversation's labels (clean before its first run)."""
+        """The chip shows the current conversation's labels (clean before its first run), and
+        the usage line its tokens."""
+        self._show_conversation_usage()
         if self.session is None:
             self.flow_chip.set_flow("clean", (), resettable=False)
         else:
@@ -344,6 +375,8 @@ class AIPanel(UndoActions, QWidget):
         return self.session
 
     def _new_session(self, root: Path, conversation_id: int | None = None) -> AgentSession:
+        from app.core.agent.session import AgentSession
+
         return AgentSession(
             db=self.services.db, registry=self.services.registry,
             permissions=self.services.permissions, profile_id=self.profile_id,
@@ -354,6 +387,22 @@ class AIPanel(UndoActions, QWidget):
     # -- events --------------------------------------------------------------------------------
 
     def handle_event(self, event: object) -> None:
+        from app.core.agent.events import (
+            AwaitingApproval,
+            FilesChanged,
+            FlowChanged,
+            ReviewArrived,
+            ReviewFinished,
+            RunCancelled,
+            RunFailed,
+            RunFinished,
+            TextDelta,
+            ToolFinished,
+            ToolRequested,
+            ToolStarted,
+            UsageUpdated,
+        )
+
         if isinstance(event, TextDelta):
             if self._current_text is None:
                 self._current_text = MessageView("", "assistant")
@@ -364,6 +413,8 @@ class AIPanel(UndoActions, QWidget):
         elif isinstance(event, ToolRequested):
             self._flush_text()
             rule = event.decision.explain()
+            from app.ui.widgets.tool_card import ToolCard
+
             new_card = ToolCard(event.tool_use_id, event.tool_name, event.server_id, event.input,
                                 event.decision.kind, rule)
             self.cards[event.tool_use_id] = new_card
@@ -398,6 +449,12 @@ class AIPanel(UndoActions, QWidget):
                 self._refresh_restore_actions()
         elif isinstance(event, FlowChanged):
             self.flow_chip.set_flow(event.summary, event.sources)
+        elif isinstance(event, ReviewArrived | ReviewFinished):
+            card = self.cards.get(event.tool_use_id)
+            if card is not None:
+                card.handle_review_event(event)
+        elif isinstance(event, UsageUpdated):
+            self.show_usage(event.model, event.turn, event.conversation, event.cache_ttl)
         elif isinstance(event, RunFinished):
             self._flush_text()
             if event.stop_reason == "max_iterations":
@@ -425,6 +482,8 @@ class AIPanel(UndoActions, QWidget):
 
     async def _load_changes(self, checkpointer: Checkpointer, cards: dict[str, ToolCard],
                             executions: dict) -> None:
+        from app.ui.widgets.conversation_replay import load_call_changes
+
         try:
             found = await load_call_changes(checkpointer, executions)
         except Exception:
@@ -482,6 +541,8 @@ class AIPanel(UndoActions, QWidget):
         self.load_conversation(conversation_id)
 
     def load_conversation(self, conversation_id: int) -> None:
+        from app.ui.widgets.conversation_replay import replay_conversation
+
         self._clear()
         cards, executions = replay_conversation(self.services, conversation_id, self.transcript)
         for card in cards.values():

@@ -70,6 +70,8 @@ def replay_conversation(services: Services, conversation_id: int,
                                 execution.decision if execution is not None else "history",
                                 "from an earlier session")
                 card.finish(*_restored_outcome(execution, results.get(block["id"])))
+                if execution is not None:
+                    card.restore_reviews(execution.reviews, execution.decided_by)
                 transcript.add(card)
                 cards[block["id"]] = card
                 if footer is None:

@@ -1,4 +1,5 @@
-"""Tool history: every call with its decision and outcome; a details pane shows input/output."""
+"""Tool history: every call with its decision, who decided and outcome; a details pane shows
+input/output and, for a call the reviewer models saw, their reviews."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.core.store.audit import AuditRepository
 from app.core.visible_text import make_visible
-from app.ui.models.history_model import HistoryTableModel, decided_by
+from app.ui.models.history_model import HistoryTableModel, decided_by, who_decided
 
 
 class HistoryView(QWidget):
@@ -89,6 +90,18 @@ class HistoryView(QWidget):
             f"{'#' + str(e.rule_id) if e.rule_id else 'none'}   "
             f"duration: {e.duration_ms if e.duration_ms is not None else '-'} ms   "
             f"error: {'yes' if e.is_error else 'no'}\n"
+            f"who decided: {who_decided(e) or '-'}\n"
             f"decided by: {make_visible(decided_by(e)) or '-'}\n\n"
+            f"{_reviews_block(e.reviews)}"
             f"input:\n{make_visible(json.dumps(e.input, indent=2, ensure_ascii=False))}\n\n"
             f"output:\n{make_visible(e.output or '')}")  # what a person reads is what ran
+
+
+def _reviews_block(reviews: object) -> str:
+    """The reviewers' verdicts (the stored quorum result), then a blank line; '' if none."""
+    if not isinstance(reviews, dict):
+        return ""
+    from app.ui.widgets.review_panel import reviews_text  # only once a reviewed call is shown
+
+    text = reviews_text(reviews)
+    return f"{text}\n\n" if text else ""

@@ -5,11 +5,27 @@ Re-rendering a whole growing message on every tick costs O(length) each time (30
 long paragraph chunks cut at a line or word boundary, are rendered once into their own label,
 and only a bounded tail is re-rendered while text streams in. A code fence cut in two is closed
 at the end of the frozen part and re-opened in the tail, so both render as code.
+
+``MarkdownStream`` puts the parts into one QTextDocument, each as its own blocks: a part is
+rendered alone (``QTextDocument.setMarkdown``, the same reader as for the whole text) and its
+blocks are appended after a new block, with the first block's format (heading, code, quote)
+restored — inserting Markdown at one cursor would merge each part's first block into the
+previous part's last ("check.**A heading**def fib…"). Only the tail is replaced while text
+streams in. A part cut in the middle of a long paragraph continues that paragraph.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from PySide6.QtGui import (
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextDocumentFragment,
+)
 
 MAX_TAIL_CHARS = 1200
 
@@ -18,6 +34,9 @@ MAX_TAIL_CHARS = 1200
 class SplitState:
     consumed: int = 0          # characters of the source already frozen
     open_fence: str | None = None  # the fence line open at ``consumed`` (re-opened in the tail)
+    # The text at ``consumed`` continues a paragraph cut in two (a very long one), rather than
+    # starting a new block.
+    mid_paragraph: bool = False
 
 
 def _fence_marker(line: str) -> str | None:
@@ -31,7 +50,32 @@ def _fence_marker(line: str) -> str | None:
 def freeze_ready_blocks(source: str, state: SplitState,
                         max_tail: int = MAX_TAIL_CHARS) -> tuple[list[str], str]:
     """Advance ``state`` over ``source``; return (new frozen blocks, tail text to render)."""
-    frozen: list[str] = []
+    parts, tail = freeze_ready_parts(source, state, max_tail)
+    return [text for text, _continues in parts], tail
+
+
+_BLOCK_START = re.compile(r"\s{0,3}(#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|>|\||```|~~~)")
+
+
+def _ends_mid_paragraph(before: str) -> bool:
+    """A cut after ``before`` fell inside a plain paragraph (not after a list item, heading,
+    quote or table row, nor at a blank line)."""
+    last_line = before.rstrip("\n").rpartition("\n")[2]
+    return bool(last_line.strip()) and not before.endswith("\n\n") and \
+        not _BLOCK_START.match(last_line)
+
+
+def continues_paragraph(state_mid_paragraph: bool, text: str) -> bool:
+    """Whether ``text`` (a part or the tail) goes on with the paragraph before it."""
+    return state_mid_paragraph and not _BLOCK_START.match(text)
+
+
+def freeze_ready_parts(source: str, state: SplitState, max_tail: int = MAX_TAIL_CHARS
+                       ) -> tuple[list[tuple[str, bool]], str]:
+    """``freeze_ready_blocks`` with, for each block, whether it continues the previous one's
+    last paragraph (a long paragraph cut in two); ``state.mid_paragraph`` says the same of
+    the tail."""
+    frozen: list[tuple[str, bool]] = []
     while True:
         pending = source[state.consumed:]
         cut = _find_cut(pending, state.open_fence, max_tail)
@@ -43,8 +87,10 @@ def freeze_ready_blocks(source: str, state: SplitState,
             block = state.open_fence + "\n" + block
         if fence_after:
             block = block.rstrip("\n") + "\n" + fence_after[:3]  # close it for this block
-        frozen.append(block)
+        frozen.append((block, continues_paragraph(state.mid_paragraph, block)))
         state.consumed += length
+        state.mid_paragraph = not state.open_fence and not fence_after and \
+            _ends_mid_paragraph(pending[:length])
         state.open_fence = fence_after
     tail = source[state.consumed:]
     if state.open_fence:
@@ -79,3 +125,76 @@ def _find_cut(pending: str, fence: str | None, max_tail: int) -> tuple[int, str 
             space = pending.rfind(" ", 0, max_tail)
             return (space + 1 if space > 0 else max_tail), None
     return None
+
+
+def _render_alone(markdown: str) -> QTextDocument:
+    part = QTextDocument()
+    part.setMarkdown(markdown)
+    return part
+
+
+def _append_part(cursor: QTextCursor, markdown: str, *, continues: bool) -> None:
+    """Append ``markdown``'s blocks at ``cursor`` (the end of the document): after a new
+    block, or (``continues``) in the current one, a long paragraph cut in two."""
+    if not markdown.strip():
+        return
+    document = cursor.document()
+    at_start = cursor.position() == 0 and document.isEmpty()
+    if continues and not at_start:
+        cursor.insertText(" ")
+        cursor.insertMarkdown(markdown)
+        return
+    part = _render_alone(markdown)
+    first = part.begin()
+    # A fragment that starts with a list opens its own block, and so does one that starts with
+    # an empty block before a horizontal rule ("---"); anything else would be merged into the
+    # block at the cursor.
+    opens_block = first.textList() is not None or (
+        not first.text() and part.blockCount() > 1 and not part.rootFrame().childFrames())
+    if not at_start and not opens_block:
+        cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+    start = cursor.position()
+    cursor.insertFragment(QTextDocumentFragment(part))
+    if not opens_block:
+        fix = QTextCursor(document)
+        fix.setPosition(start)
+        fix.setBlockFormat(first.blockFormat())  # heading level, code, quote, margins
+
+
+class MarkdownStream:
+    """A growing Markdown text in ``document``: finished parts appended once, each as its own
+    blocks, and the bounded tail replaced on each ``render`` (see the module docstring)."""
+
+    def __init__(self, document: QTextDocument) -> None:
+        self.document = document
+        self.state = SplitState()
+        self.tail_start = 0  # where the tail's blocks begin (the end of the frozen parts)
+        # The format of the block holding ``tail_start``: removing the tail merges its last
+        # block into that one, which then takes the removed block's format (a list item, a
+        # paragraph's margins); it is put back.
+        self._end_format = QTextBlockFormat()
+
+    def reset(self) -> None:
+        self.document.clear()
+        self.state = SplitState()
+        self.tail_start = 0
+        self._end_format = QTextBlockFormat()
+
+    def render(self, markdown: str) -> None:
+        """Bring the document up to ``markdown`` (the whole text so far)."""
+        parts, tail = freeze_ready_parts(markdown, self.state)
+        cursor = QTextCursor(self.document)
+        cursor.beginEditBlock()
+        cursor.setPosition(self.tail_start)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        if cursor.hasSelection():
+            cursor.removeSelectedText()
+            cursor.setBlockFormat(self._end_format)
+        for text, continues in parts:
+            _append_part(cursor, text, continues=continues)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if parts:
+            self.tail_start = cursor.position()
+            self._end_format = cursor.blockFormat()
+        _append_part(cursor, tail, continues=continues_paragraph(self.state.mid_paragraph, tail))
+        cursor.endEditBlock()

@@ -1,9 +1,13 @@
-"""A tool call in the transcript: tool, decision and rule, status, duration, input and result."""
+"""A tool call in the transcript: tool, decision and rule, status, duration, input and result.
+
+A call the reviewer models saw (app.core.review) says who decided it — "approved by review",
+"rejected by review" — in its decision badge, and keeps the reviews in a collapsed section that
+fills in as verdicts arrive (``add_review``, then ``set_review_result``)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase
@@ -24,6 +28,10 @@ from app.core.store.audit import INTERRUPTED_WHILE_RUNNING, NOT_RUN_INTERRUPTED
 from app.core.visible_text import make_visible
 from app.ui.widgets.badges import badge
 from app.ui.widgets.highlighters import JsonHighlighter
+from app.ui.widgets.review_panel import OUTCOME_TEXT, ReviewsPanel
+
+if TYPE_CHECKING:
+    from app.core.review import QuorumResult, Review
 
 _STATUS_TEXT: dict[CardStatus, str] = {
     CardStatus.REQUESTED: "⋯ requested",
@@ -84,6 +92,49 @@ class _Collapsible(QWidget):
         self.body.setPlainText(text)
 
 
+def readable_result(content: str) -> str | None:
+    """A command's result (shell_exec, shell_jobs: a JSON object with stdout / stderr) as the
+    text a terminal would show: the command, the exit code, then stdout and stderr as lines.
+    None for any other result (shown as it is)."""
+    if not content.startswith("{"):
+        return None
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or not ({"stdout", "stderr"} & value.keys()):
+        return None
+    lines: list[str] = []
+    if isinstance(value.get("command"), str):
+        lines.append(f"$ {value['command']}")
+    facts: list[str] = []
+    if value.get("job_id"):
+        facts.append(f"job {value['job_id']}")
+    if value.get("status"):
+        facts.append(str(value["status"]))
+    if value.get("exit_code") is not None:
+        facts.append(f"exit code {value['exit_code']}")
+    if value.get("timed_out"):
+        facts.append("timed out")
+    if isinstance(value.get("duration_ms"), int):
+        facts.append(f"{value['duration_ms']} ms")
+    if value.get("sandboxed") is not None:
+        facts.append("sandboxed" if value["sandboxed"] else "not sandboxed")
+    if value.get("cwd"):
+        facts.append(f"in {value['cwd']}")
+    if facts:
+        lines.append(" · ".join(facts))
+    for stream in ("stdout", "stderr"):
+        text = value.get(stream)
+        if not isinstance(text, str):
+            continue
+        lines.append("")
+        lines.append(f"── {stream} ──" if text else f"── {stream} (empty) ──")
+        if text:
+            lines.append(text.rstrip("\n"))
+    return "\n".join(lines)
+
+
 _NOT_COVERED_WHY = "over the size cap / nested repositories"
 _MAX_TOOLTIP_PATHS = 40
 
@@ -139,6 +190,53 @@ class ChangesRow(QWidget):
         layout.addWidget(self.not_covered)
 
 
+# (foreground, background) of the decision badge once the reviewers decided, and of a call a
+# ``review`` rule sent to them (badges.py has no colour for it).
+_REVIEW_BADGE: dict[str, tuple[str, str]] = {
+    "review": ("#ffffff", "#8250df"),
+    "approved": ("#ffffff", "#1a7f37"),
+    "rejected": ("#ffffff", "#cf222e"),
+    "ask": ("#1f2328", "#d4a72c"),
+}
+
+
+def _badge_colours(label: QLabel, colours: tuple[str, str]) -> None:
+    fg, bg = colours
+    label.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg}; border-radius: 7px;"
+                        " padding: 1px 7px; font-size: 11px; font-weight: 600; }")
+
+
+class ReviewsSection(QWidget):
+    """The reviews of a call, collapsed under a "▸ Reviews (n)" toggle."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("card-reviews")
+        self.toggle = QToolButton()
+        self.toggle.setObjectName("card-reviews-toggle")
+        self.toggle.setCheckable(True)
+        self.toggle.setAutoRaise(True)
+        self.panel = ReviewsPanel(title=False)
+        self.panel.setVisible(False)
+        self.toggle.toggled.connect(self._on_toggled)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.toggle)
+        layout.addWidget(self.panel)
+        self.summary = ""
+        self.sync()
+
+    def _on_toggled(self, expanded: bool) -> None:
+        self.panel.setVisible(expanded)
+        self.sync()
+
+    def sync(self) -> None:
+        n = len(self.panel.rows)
+        arrow = "▾ " if self.toggle.isChecked() else "▸ "
+        text = f"Reviews ({n})" if n else "Reviews (waiting…)"
+        self.toggle.setText(arrow + text + (f" — {self.summary}" if self.summary else ""))
+
+
 class ToolCard(QFrame):
     diff_requested = Signal()
     undo_requested = Signal()
@@ -150,6 +248,7 @@ class ToolCard(QFrame):
         self.tool_use_id = tool_use_id
         self.tool_name = tool_name
         self.tool_input = tool_input
+        self.result_content = ""  # the result as the model got it (the card shows it readably)
         # What the call changed (FilesChanged, or rebuilt from the audit row) and where.
         self.changes: CallChanges | None = None
         self.checkpointer: Checkpointer | None = None
@@ -198,10 +297,86 @@ class ToolCard(QFrame):
         layout.addWidget(self.input_section)
         layout.addWidget(self.result_section)
         layout.addWidget(self.changes_row)
+        self._layout = layout
+        self.reviews_section: ReviewsSection | None = None
+        self.review_outcome: str | None = None  # approved | rejected | ask, once known
+        if decision_kind == "review":
+            _badge_colours(self.decision_badge, _REVIEW_BADGE["review"])
+        self.apply_decided_by(rule_text)
 
     def mark_approved(self) -> None:
         """The person approved an 'ask' call: say so instead of the rule's verdict."""
         self.decision_badge.setText("approved by you")
+        _badge_colours(self.decision_badge, _REVIEW_BADGE["approved"])
+
+    # -- review (app.core.review) ----------------------------------------------------------------
+
+    def _reviews(self) -> ReviewsSection:
+        if self.reviews_section is None:
+            self.reviews_section = ReviewsSection()
+            # Under the rule line, above the input: who decided, then why.
+            self._layout.insertWidget(self._layout.indexOf(self.input_section),
+                                      self.reviews_section)
+            self.reviews_section.setVisible(True)  # the card may be on screen already
+        return self.reviews_section
+
+    def add_review(self, review: Review) -> None:
+        """One reviewer's verdict arrived (``ReviewArrived``)."""
+        section = self._reviews()
+        section.panel.add_review(review)
+        section.sync()
+
+    def handle_review_event(self, event: object) -> None:
+        """``ReviewArrived`` / ``ReviewFinished`` for this card's call (the panel routes them
+        by ``tool_use_id``); anything else is ignored."""
+        from app.core.agent.events import ReviewArrived, ReviewFinished
+
+        if isinstance(event, ReviewArrived):
+            self.add_review(event.review)
+        elif isinstance(event, ReviewFinished):
+            self.set_review_result(event.result)
+
+    def set_review_result(self, result: QuorumResult) -> None:
+        """The reviewers' combined answer (``ReviewFinished``): the badge says who decided —
+        "approved by review", "rejected by review", or "reviewers asked you" until the
+        person answers — and the section holds every review and the reason."""
+        section = self._reviews()
+        section.panel.set_result(result)
+        section.summary = OUTCOME_TEXT.get(result.outcome, result.outcome)
+        section.sync()
+        self._set_review_outcome(result.outcome, result.reason)
+
+    def apply_decided_by(self, decided_by: str | None) -> None:
+        """A reloaded call: its audit row's ``decided_by`` ("approved by review: …")."""
+        text = (decided_by or "").strip()
+        for prefix, outcome in (("approved by review", "approved"),
+                                ("rejected by review", "rejected"),
+                                ("plan rejected by review", "rejected")):
+            if text.startswith(prefix):
+                self._set_review_outcome(outcome, text.partition(":")[2].strip())
+                return
+
+    def restore_reviews(self, reviews: Any, decided_by: str | None) -> None:
+        """A reloaded call: its audit row's ``reviews`` (the stored QuorumResult dict, or None)
+        and ``decided_by``. A row this version cannot read shows only the decided_by text."""
+        if isinstance(reviews, dict):
+            from app.core.review import QuorumResult
+
+            try:
+                result = QuorumResult.from_dict(reviews)
+            except (KeyError, TypeError, ValueError):
+                result = None
+            if result is not None:
+                self.set_review_result(result)
+        self.apply_decided_by(decided_by)
+
+    def _set_review_outcome(self, outcome: str, reason: str) -> None:
+        self.review_outcome = outcome
+        self.decision_badge.setText(OUTCOME_TEXT.get(outcome, outcome))
+        self.decision_badge.setObjectName(f"badge-review-{outcome}")
+        _badge_colours(self.decision_badge, _REVIEW_BADGE.get(outcome, _REVIEW_BADGE["ask"]))
+        if reason:
+            self.decision_badge.setToolTip(make_visible(reason))
 
     def set_status(self, status: CardStatus) -> None:
         self.status = status
@@ -214,7 +389,10 @@ class ToolCard(QFrame):
         self.set_status(CardStatus.for_outcome(outcome, is_error))
         if duration_ms:
             self.duration_label.setText(f"{duration_ms} ms")
-        self.result_section.set_text(make_visible(content))
+        # Command output as text (stdout, stderr, exit code), not JSON with "\n" escapes; the
+        # model still gets ``content`` as it is.
+        self.result_content = content
+        self.result_section.set_text(make_visible(readable_result(content) or content))
         self.result_section.show()
         if is_error:
             self.result_section.toggle.setChecked(True)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QResizeEvent, QTextCursor
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.ui.widgets.markdown_stream import SplitState, freeze_ready_blocks
+from app.ui.widgets.markdown_stream import MarkdownStream
 
 if TYPE_CHECKING:
     from app.core.agent.checkpointing import UndoRecord
@@ -33,9 +33,10 @@ _ACTION_ROW_PX = 22  # room under a user message for "Restore to before this mes
 class MessageView(QTextBrowser):
     """One message as Markdown in its own document, sized to its content.
 
-    While streaming, finished parts are appended once (see markdown_stream) and only the tail
-    range of the document is replaced on each render; QTextDocument lays out just the blocks
-    that changed, so a tick costs the same at token 10 and at token 10,000.
+    While streaming, finished parts are appended once, each as its own blocks (see
+    markdown_stream.MarkdownStream), and only the tail range of the document is replaced on each
+    render; QTextDocument lays out just the blocks that changed, so a tick costs the same at
+    token 10 and at token 10,000.
     """
 
     def __init__(self, text: str = "", role: str = "assistant") -> None:
@@ -54,8 +55,7 @@ class MessageView(QTextBrowser):
         else:
             self.setStyleSheet("QTextBrowser { background: transparent; }")
         self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
-        self._state = SplitState()
-        self._tail_start = 0
+        self._stream = MarkdownStream(self.document())
         self.markdown = ""
         self.set_markdown(text)
 
@@ -118,9 +118,7 @@ class MessageView(QTextBrowser):
 
     def set_markdown(self, text: str) -> None:
         """Replace the whole message (history, tests); renders immediately."""
-        self.document().clear()
-        self._state = SplitState()
-        self._tail_start = 0
+        self._stream.reset()
         self.markdown = text
         self.render_markdown()
 
@@ -129,18 +127,7 @@ class MessageView(QTextBrowser):
 
     # Not `render`: that would shadow QWidget.render(target, ...), which Qt's Python API calls.
     def render_markdown(self) -> None:
-        frozen, tail = freeze_ready_blocks(self.markdown, self._state)
-        cursor = QTextCursor(self.document())
-        cursor.beginEditBlock()
-        cursor.setPosition(self._tail_start)
-        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
-        cursor.removeSelectedText()
-        for block in frozen:
-            cursor.insertMarkdown(block)
-        self._tail_start = cursor.position()
-        if tail:
-            cursor.insertMarkdown(tail)
-        cursor.endEditBlock()
+        self._stream.render(self.markdown)
 
 
 class ErrorCard(QFrame):

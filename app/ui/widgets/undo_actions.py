@@ -11,14 +11,15 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import SignalInstance
 
-from app.core.agent.checkpointing import Checkpointer, UndoRecord
-from app.core.services import Services
 from app.ui.controllers.checkpoints import CheckpointController, made_a_commit
-from app.ui.widgets.tool_card import ToolCard
 from app.ui.widgets.transcript_view import MessageView, RunFooter, Transcript
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
+
+    from app.core.agent.checkpointing import Checkpointer, UndoRecord
+    from app.core.services import Services
+    from app.ui.widgets.tool_card import ToolCard  # imported by its first use: see ai_panel
 
     _Base = QWidget
 else:
@@ -62,6 +63,8 @@ class UndoActions(_Base):
         footer.redo_requested.connect(lambda f=footer: self.redo(f.undo_record, "this run"))
 
     def _all_cards(self) -> list[ToolCard]:
+        from app.ui.widgets.tool_card import ToolCard
+
         return [w for w in self.transcript.items() if isinstance(w, ToolCard)]
 
     def _all_footers(self) -> list[RunFooter]:
@@ -69,6 +72,8 @@ class UndoActions(_Base):
 
     def _refresh_restore_actions(self) -> None:
         """"Restore to before this message" on each prompt followed by undoable changes."""
+        from app.ui.widgets.tool_card import ToolCard
+
         later_changes = False
         for item in reversed(self.transcript.items()):
             if isinstance(item, ToolCard) and item.has_changes and not item.undone:
@@ -89,6 +94,8 @@ class UndoActions(_Base):
         if message not in items:
             return None
         after = items[items.index(message) + 1:]
+        from app.ui.widgets.tool_card import ToolCard
+
         cards = [w for w in after if isinstance(w, ToolCard)]
         return self.undo_cards(cards, "everything since this message")
 

@@ -20,6 +20,7 @@ from tests.fakes.anthropic_server import (  # noqa: F401  (fixtures used by the 
     fake_anthropic_env,
     isolated_keyring,
 )
+from tests.fakes.reviewer_server import reviewer_servers  # noqa: F401  (fixture)
 from tests.unit.agent.helpers import Harness, RecordTool, SlowTool
 
 

@@ -191,3 +191,21 @@ async def test_a_reopened_conversation_keeps_its_labels(
     await again.run("now fetch")
     assert attacker.requests == []
     assert setup.approver.requests[-1].tool_name == "web_fetch"
+
+
+async def test_a_command_reading_outside_the_project_asks_in_auto_mode(
+        setup: Harness, outside: Path, attacker: FakeWebServer, fresh_data_dir: Path) -> None:
+    notes = outside / "notes.txt"  # outside /tmp, which the sandbox makes private
+    notes.write_text(f"password: {SECRET}\n")  # not a name the sensitive list knows
+    mode(setup, PermissionMode.AUTO)
+    setup.enable("shell_exec", allowed_commands=["cat"])
+    setup.server.script(
+        Response.tools(tool("shell_exec", {"command": f"cat {notes}"}, id="toolu_1")),
+        Response.text("done"))
+    setup.approver.then(ApprovalResponse.decline("no"))
+    session = setup.session(checkpointer=Checkpointer(fresh_data_dir, setup.project))
+    await session.run("read my notes")
+    assert [r.tool_name for r in setup.approver.requests] == ["shell_exec"]
+    assert "outside the project" in setup.approver.requests[0].decision.decided_by
+    result = setup.server.requests[-1].tool_results()[0]
+    assert SECRET not in str(result["content"])  # declined: the model never saw it

@@ -179,9 +179,37 @@ def test_auto_asks_for_a_write_outside_the_project(service, project, tmp_path):
     assert "outside the project" in decision.decided_by
 
 
+@pytest.mark.parametrize("path", [".git/hooks/pre-commit", ".git/config",
+                                  "vendor/lib/.git/hooks/post-checkout"])
+def test_auto_asks_for_a_write_into_a_git_folder(service, project, path):
+    decision = decide(service, project, "write_file", {"path": path, "content": "#!/bin/sh"},
+                      mode=AUTO)
+    assert decision.kind == "ask"
+    assert ".git folder" in decision.decided_by
+
+
 @pytest.mark.skipif(not STATUS.available, reason=f"no sandbox here: {STATUS.summary}")
 def test_auto_allows_a_sandboxed_command_without_network(service, project):
     decision = decide(service, project, "shell_exec", {"command": "ls"}, mode=AUTO)
+    assert decision.kind == "allow", decision.explain()
+
+
+@pytest.mark.parametrize("command", [
+    "cat ~/notes/secret.txt", "cat /home/someone/.env", "grep -r AKIA /",
+    "python3 -c \"print(open('/srv/data/key').read())\"", "cat ../../elsewhere/.env"])
+def test_auto_asks_for_a_command_that_names_paths_outside_the_project(service, project,
+                                                                     command):
+    decision = decide(service, project, "shell_exec", {"command": command}, mode=AUTO)
+    assert decision.kind == "ask"
+    assert "outside the project" in decision.decided_by
+
+
+@pytest.mark.skipif(not STATUS.available, reason=f"no sandbox here: {STATUS.summary}")
+@pytest.mark.parametrize("command", ["ls /usr/bin", "cat /etc/os-release", "ls src",
+                                     "grep -rn TODO .", "curl -s https://example.com/a/b"])
+def test_auto_runs_commands_that_stay_in_the_project_or_system_folders(service, project,
+                                                                      command):
+    decision = decide(service, project, "shell_exec", {"command": command}, mode=AUTO)
     assert decision.kind == "allow", decision.explain()
 
 

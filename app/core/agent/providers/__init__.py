@@ -16,6 +16,10 @@ for them (``create_provider``) or the start-up warm-up imports the SDK in a work
 """
 
 from app.core.agent.providers.base import (
+    CACHE_TTLS,
+    EFFORTS,
+    THINKING_DISPLAYS,
+    THINKING_MODES,
     InternalError,
     MalformedStream,
     ModelProvider,
@@ -47,8 +51,12 @@ from app.core.agent.providers.factory import (
 )
 
 __all__ = [
+    "CACHE_TTLS",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_OPENAI_BASE_URL",
+    "EFFORTS",
+    "THINKING_DISPLAYS",
+    "THINKING_MODES",
     "InternalError",
     "MalformedStream",
     "ModelProvider",

@@ -189,14 +189,36 @@ def map_exception(exc: BaseException, provider_label: str, *,
 # -- requests and turns ----------------------------------------------------------------------
 
 
+CACHE_TTLS = ("5m", "1h")
+THINKING_MODES = ("off", "adaptive")
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+THINKING_DISPLAYS = ("summarized", "omitted")
+
+
 @dataclass(frozen=True)
 class ModelRequest:
+    """One model turn to ask for. The options after ``temperature`` are Anthropic features;
+    the OpenAI-compatible provider ignores them.
+
+    - ``cache``: mark prompt-cache breakpoints (tools, system prompt, the transcript's end), so
+      a tool loop reads its prefix from the cache; ``cache_ttl`` is "5m" or "1h" (the longer
+      cache costs more to write but survives an approval that waits for the person);
+    - ``thinking``: "off" or "adaptive" (the model decides when and how much to think);
+      ``thinking_display`` "summarized" or "omitted" (None: the model's default);
+    - ``effort``: "low" … "max" (None: the model's default).
+    """
+
     model: str
     messages: list[dict[str, Any]]      # Anthropic format, already normalised
     max_tokens: int
     system: str = ""
     tools: list[dict[str, Any]] = field(default_factory=list)   # Anthropic tool definitions
     temperature: float | None = None
+    cache: bool = True
+    cache_ttl: str = "5m"
+    thinking: str = "off"
+    thinking_display: str | None = None
+    effort: str | None = None
 
 
 @dataclass(frozen=True)
@@ -213,11 +235,18 @@ class ToolCall:
 
 @dataclass
 class ModelTurn:
-    content: list[dict[str, Any]]   # text and tool_use blocks, as they will be stored
+    """One assistant turn. ``content`` holds text and tool_use blocks and, with thinking on,
+    thinking / redacted_thinking blocks exactly as the API sent them (they must go back
+    unchanged in a tool loop). ``input_tokens`` counts only the uncached input; the cache
+    writes and reads are counted apart (they are billed at 1.25× and 0.1×)."""
+
+    content: list[dict[str, Any]]
     tool_calls: list[ToolCall]
     stop_reason: str
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
 
 
 TextCallback = Callable[[str], None]

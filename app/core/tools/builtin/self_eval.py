@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -93,6 +92,8 @@ def _python_checks(root: Path, pyproject: Path) -> dict[str, str]:
     tools: dict[str, Any] = {}
     text = ""
     if pyproject.is_file():
+        import tomllib  # here, not at the top: start-up imports this module, not a run
+
         try:
             text = pyproject.read_text(encoding="utf-8")
             tools = tomllib.loads(text).get("tool", {})

@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.sandbox import SandboxRequired
 from app.core.tools.base import (
@@ -46,8 +48,14 @@ from app.core.tools.process_runner import (
     minimal_env,
     run_steps,
 )
-from app.core.tools.shell_policy import PolicyResult, check_command, check_structure
 from app.core.tools.shell_subjects import command_subjects
+
+if TYPE_CHECKING:
+    from app.core.tools.shell_policy import PolicyResult
+
+# The policy tables are imported by the first check (``_check``), not at start-up; the run
+# warm-up (app.core.warmup) imports them off the GUI thread before a model can call the tool.
+WARMUP_IMPORTS: tuple[str, ...] = ("app.core.tools.shell_policy",)
 
 SESSION_CWD = "shell_cwd"
 SESSION_JOBS = "shell_jobs"
@@ -150,6 +158,42 @@ def _subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) ->
     return command_subjects(command)
 
 
+# An absolute or home-relative path inside a command line: after a start, a space, a quote,
+# "=", "(" or ","; not the "//host/path" of a URL (preceded by ":").
+_PATH_IN_TEXT = re.compile(r"""(?:(?<=^)|(?<=[\s'"=(,]))(~[^\s'"(),;]*|/[^\s'"(),;]*)""")
+_WORDS = re.compile(r"""[\s'"=(),;]+""")
+# Folders every program reads (or the sandbox makes private): naming them is not reaching
+# outside the project.
+_SYSTEM_PREFIXES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt",
+                    "/dev", "/proc", "/sys", "/tmp", "/run/current-system", "/nix")
+
+
+def named_paths(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
+    """The absolute and ``~`` paths a command names (in any argument, also inside code such as
+    ``python -c "open('/home/me/x')"``), resolved, except system folders every program reads.
+    Relative paths stay in the project: ``cd`` cannot leave it and the tool runs there."""
+    command = tool_input.get("command")
+    if not isinstance(command, str):
+        return []
+    out: list[str] = []
+    for match in _PATH_IN_TEXT.finditer(command):
+        raw = match.group(1)
+        if raw in ("/", "~") or raw.startswith("~") or not raw.startswith(_SYSTEM_PREFIXES):
+            try:
+                path = os.path.realpath(os.path.expanduser(raw))
+            except (OSError, ValueError):
+                continue
+            if path == "/" or not path.startswith(_SYSTEM_PREFIXES) or raw.startswith("~"):
+                out.append(path)
+    # Relative paths that climb ("../x"): resolved from the project folder (the session's
+    # folder is inside it, so this can only err towards "outside").
+    base = working_dir if working_dir is not None else Path.cwd()
+    for word in _WORDS.split(command):
+        if word == ".." or word.startswith("../") or "/../" in word or word.endswith("/.."):
+            out.append(os.path.realpath(base / word))
+    return list(dict.fromkeys(out))
+
+
 def _project_root(ctx: ToolContext) -> Path:
     return ctx.working_dir
 
@@ -201,6 +245,10 @@ def _git_safe_env_hook(ctx: ToolContext, env: Mapping[str, str]) -> EnvHook:
 
 def _check(ctx: ToolContext, command: str) -> PolicyResult | str:
     """The policy check of the configured level, or why the level cannot be used."""
+    # Imported here, not at the top: start-up imports this module to list the tool, and the
+    # policy tables (~12 ms) are only needed to run a command (the run warm-up loads them).
+    from app.core.tools.shell_policy import check_command, check_structure
+
     level = LEVEL_FIELD.parse(ctx.config_for("shell_exec").get(LEVEL_FIELD.key))
     if level != LEVEL_ANY_SANDBOXED:
         return check_command(command, ctx.allowed_commands)
@@ -261,6 +309,7 @@ class ShellExecTool:
             sandboxed=True,
             changes_files=True,
             undoable=True,
+            named_paths=named_paths,
             # Each command of a chain is a subject: the person must read every one of them.
             subjects_heading="Commands that will run",
         )

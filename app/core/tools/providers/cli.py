@@ -124,6 +124,20 @@ def _normalise_aliases(aliases: Mapping[str, str | Sequence[str]] | None
     return merged
 
 
+def _search_path(path_var: str) -> str:
+    # Only absolute PATH entries: a relative one would let the project plant a program.
+    return os.pathsep.join(e for e in path_var.split(os.pathsep) if os.path.isabs(e))
+
+
+def _locate(name: str, path_var: str) -> str | None:
+    """The program ``name`` (a name looked up in ``path_var``, or an absolute path)."""
+    if os.path.isabs(name):
+        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
+    if os.sep in name or "/" in name:
+        return None  # a relative path would depend on the working directory
+    return shutil.which(name, path=path_var)
+
+
 def _probe_version(path: str) -> tuple[tuple[int, ...] | None, str | None]:
     try:
         done = subprocess.run([path, "--version"], stdin=subprocess.DEVNULL,
@@ -134,6 +148,61 @@ def _probe_version(path: str) -> tuple[tuple[int, ...] | None, str | None]:
     if done.returncode != 0 or m is None:
         return None, f"{path} --version did not print a version"
     return tuple(int(g) for g in m.groups() if g is not None), None
+
+
+# -- the first detection's probes, started early (app.main) ------------------------------------
+
+class _EarlyProbe:
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: tuple[tuple[int, ...] | None, str | None] | None = None  # None: failed
+
+
+_early_lock = threading.Lock()
+_early_probes: dict[str, _EarlyProbe] = {}  # program path → its --version probe
+_early_closed = False  # set by the first detection: later ones always probe afresh
+
+
+def probe_versions_early() -> None:
+    """Run the ``--version`` probes the first detection will need (the default names on the
+    default search path), now. app.main calls this in a thread of its own at start-up, so the
+    programs run (~10 ms of waiting) while the services are imported; the first
+    ``CliProvider.detect()`` takes these answers, waiting for one still running, instead of
+    running the programs again. Later detections (``reload()``) always probe afresh."""
+    path_var = _search_path(minimal_env()["PATH"])
+    for program, names in DEFAULT_ALIASES.items():
+        for name in names:
+            found = _locate(name, path_var)
+            if found is None:
+                continue
+            with _early_lock:
+                if _early_closed or found in _early_probes:
+                    return
+                probe = _early_probes[found] = _EarlyProbe()
+            try:
+                probe.result = _probe_version(found)
+            finally:
+                probe.done.set()  # on an error without a result: the detection probes itself
+            version = probe.result[0]
+            if version is not None and version >= MIN_VERSIONS[program]:
+                break  # detection stops at the first usable one too
+
+
+def _take_early_probe(path: str) -> tuple[tuple[int, ...] | None, str | None] | None:
+    with _early_lock:
+        probe = _early_probes.pop(path, None)
+    if probe is None or not probe.done.wait(timeout=10):
+        return None
+    return probe.result  # None when the early probe failed
+
+
+def end_early_probes() -> None:
+    """No more early probes: later detections run their own (the first detection calls this;
+    app.main's start-up does too, so answers it did not use are never taken later)."""
+    global _early_closed
+    with _early_lock:
+        _early_closed = True
+        _early_probes.clear()
 
 
 class CliProvider:
@@ -162,7 +231,11 @@ class CliProvider:
     def detect(self) -> dict[str, DetectedProgram]:
         with self._lock:
             if self._detected is None:
-                self._detected = {p: self._find(p, names) for p, names in self.aliases.items()}
+                try:
+                    self._detected = {p: self._find(p, names)
+                                      for p, names in self.aliases.items()}
+                finally:
+                    end_early_probes()
                 self._tools = self._build_tools(self._detected)
             return dict(self._detected)
 
@@ -173,20 +246,14 @@ class CliProvider:
         return self.detect()
 
     def _find(self, program: str, names: tuple[str, ...]) -> DetectedProgram:
-        # Only absolute PATH entries: a relative one would let the project plant a program.
-        path_var = self._search_path if self._search_path is not None else minimal_env()["PATH"]
-        path_var = os.pathsep.join(e for e in path_var.split(os.pathsep) if os.path.isabs(e))
+        path_var = _search_path(self._search_path if self._search_path is not None
+                                else minimal_env()["PATH"])
         problem = None
         for name in names:
-            if os.path.isabs(name):
-                found = name if os.path.isfile(name) and os.access(name, os.X_OK) else None
-            elif os.sep in name or "/" in name:
-                found = None  # a relative path would depend on the working directory
-            else:
-                found = shutil.which(name, path=path_var)
+            found = _locate(name, path_var)
             if found is None:
                 continue
-            version, problem = _probe_version(found)
+            version, problem = _take_early_probe(found) or _probe_version(found)
             minimum = MIN_VERSIONS[program]
             if version is not None and version < minimum:
                 problem = (f"{found} is version {'.'.join(map(str, version))}; "

@@ -49,27 +49,54 @@ repository-configured helper programs), whatever its program: a git reached thro
 """
 
 
-from app.core.tools.providers.custom.loading import (
-    MAX_FILE_BYTES,
-    MAX_TIMEOUT_S,
-    ToolDefinitionError,
-    build_tool,
-    load_tools_file,
-)
+from typing import TYPE_CHECKING
+
+# The provider is what start-up needs (app.core.services); the rest (the TOML loader, the
+# template parser, the tool itself: ~10 ms of imports) loads when a tools.toml is read or one of
+# these names is asked for.
 from app.core.tools.providers.custom.provider import (
     PROJECT_TOOLS_FILE,
     TOOLS_FILE,
     CustomToolsProvider,
 )
-from app.core.tools.providers.custom.template import (
-    Param,
-    Placeholder,
-    RenderError,
-    TemplateError,
-    Word,
-    parse_template,
-)
-from app.core.tools.providers.custom.tool import PROJECT_SERVER_ID, CustomTool, ToolSource
+
+if TYPE_CHECKING:
+    from app.core.tools.providers.custom.loading import (
+        MAX_FILE_BYTES,
+        MAX_TIMEOUT_S,
+        ToolDefinitionError,
+        build_tool,
+        load_tools_file,
+    )
+    from app.core.tools.providers.custom.template import (
+        Param,
+        Placeholder,
+        RenderError,
+        TemplateError,
+        Word,
+        parse_template,
+    )
+    from app.core.tools.providers.custom.tool import PROJECT_SERVER_ID, CustomTool, ToolSource
+
+_LAZY = {
+    **dict.fromkeys(("MAX_FILE_BYTES", "MAX_TIMEOUT_S", "ToolDefinitionError", "build_tool",
+                     "load_tools_file"), "loading"),
+    **dict.fromkeys(("Param", "Placeholder", "RenderError", "TemplateError", "Word",
+                     "parse_template"), "template"),
+    **dict.fromkeys(("PROJECT_SERVER_ID", "CustomTool", "ToolSource"), "tool"),
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # once
+    return value
+
 
 __all__ = [
     "MAX_FILE_BYTES",

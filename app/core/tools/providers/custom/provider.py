@@ -7,13 +7,14 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.tools.base import Tool
 from app.core.tools.builtin import builtin_tools
 from app.core.tools.providers.base import ProviderPriority
-from app.core.tools.providers.custom.loading import load_tools_file
-from app.core.tools.providers.custom.tool import PROJECT_SERVER_ID, CustomTool
+
+if TYPE_CHECKING:
+    from app.core.tools.providers.custom.tool import CustomTool
 
 TOOLS_FILE = "tools.toml"
 PROJECT_TOOLS_FILE = Path(".tebiki") / "tools.toml"
@@ -22,6 +23,20 @@ PROJECT_TOOLS_FILE = Path(".tebiki") / "tools.toml"
 @cache
 def _builtin_names() -> frozenset[str]:
     return frozenset(tool.spec.name for tool in builtin_tools())
+
+
+def _load(path: Path) -> tuple[list[CustomTool], list[str]]:
+    """``load_tools_file(path)``; a missing file (the usual case) is answered without importing
+    the TOML loader, the template parser and the tool module (~10 ms of start-up)."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return [], []  # what load_tools_file answers for it
+    except OSError:
+        pass  # load_tools_file reports why it cannot be read
+    from app.core.tools.providers.custom.loading import load_tools_file
+
+    return load_tools_file(path)
 
 
 
@@ -70,7 +85,7 @@ class CustomToolsProvider:
         by_name: dict[str, CustomTool] = {}
         errors: list[str] = []
         for path in self.files():
-            tools, problems = load_tools_file(path)
+            tools, problems = _load(path)
             errors.extend(problems)
             for tool in tools:
                 if self._is_project_file(path) and tool.name in self.reserved_names():
@@ -93,6 +108,8 @@ class CustomToolsProvider:
                 if self._is_project_file(path):
                     # Rules the person wrote for their own custom tools must never approve a
                     # repository's same-named replacement: project tools are their own server.
+                    from app.core.tools.providers.custom.tool import PROJECT_SERVER_ID
+
                     tool = replace(tool, server_id=PROJECT_SERVER_ID)
                 by_name.pop(tool.name, None)  # the later file wins, and lists it in its order
                 by_name[tool.name] = tool

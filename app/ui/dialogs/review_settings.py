@@ -1,0 +1,416 @@
+"""Settings → Review: the reviewer models of quorum review (app.core.review), and their usage.
+
+Each reviewer is a name, a provider ("anthropic" or an OpenAI-compatible endpoint such as a
+local Ollama), a model, a base URL, a timeout and a budget of calls per run; the list is saved
+to ``REVIEWERS_KEY`` on Save. The API keys are the providers' keys (Settings → Provider, the
+keyring or the environment): none is stored here. Each entry is checked with ``ReviewerConfig``
+(the same check the agent loop makes) and its error shown in the editor, so an entry the loop
+would skip cannot be saved.
+
+Below the list: the reviewers' tokens per day, summed from the audit log's recorded reviews
+(tokens only; no price table yet), read in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.agent.review_step import REVIEWERS_KEY
+from app.core.review import ReviewerConfig
+from app.core.services import Services
+from app.core.store.audit import ToolExecution
+from app.core.visible_text import make_visible
+
+PROVIDERS: tuple[tuple[str, str], ...] = (
+    ("anthropic", "Anthropic"),
+    ("openai_compatible", "OpenAI-compatible (Ollama, llama.cpp, LM Studio, …)"),
+)
+_PROVIDER_LABEL = {"anthropic": "Anthropic", "openai_compatible": "OpenAI-compatible"}
+USAGE_ROWS = 5000   # the audit rows the usage totals look at (newest first)
+USAGE_DAYS = 14
+_ERROR_STYLE = "color: #cf222e;"
+_MUTED_STYLE = "color: palette(placeholder-text);"
+
+
+def reviewer_entry(name: str, provider: str, model: str, base_url: str, timeout_s: float,
+                   max_calls_per_run: int) -> dict[str, Any]:
+    """A settings entry, checked by ``ReviewerConfig`` (raises ValueError with the reason)."""
+    config = ReviewerConfig(name=name.strip(), provider=provider,  # type: ignore[arg-type]
+                            model=model.strip(), base_url=base_url.strip() or None,
+                            api_key=None, timeout_s=float(timeout_s),
+                            max_calls_per_run=int(max_calls_per_run))
+    return {"name": config.name, "provider": config.provider, "model": config.model,
+            "base_url": config.base_url, "timeout_s": config.timeout_s,
+            "max_calls_per_run": config.max_calls_per_run}
+
+
+def entry_error(entry: Any) -> str | None:
+    """Why a stored entry is not a valid reviewer (the loop skips it), or None."""
+    if not isinstance(entry, Mapping):
+        return "not a reviewer entry"
+    try:
+        reviewer_entry(str(entry.get("name", "")), str(entry.get("provider", "anthropic")),
+                       str(entry.get("model", "")), str(entry.get("base_url") or ""),
+                       float(entry.get("timeout_s", 90.0)),
+                       int(entry.get("max_calls_per_run", 50)))
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def review_usage_by_day(executions: Iterable[ToolExecution]) -> list[tuple[str, int, int, int]]:
+    """(day, reviews, input tokens, output tokens) per day with reviews, newest day first,
+    from the audit rows' ``reviews`` (the stored QuorumResult dicts; anything else skipped)."""
+    days: dict[str, list[int]] = {}
+    for execution in executions:
+        data = execution.reviews
+        if not isinstance(data, Mapping):
+            continue
+        day = (execution.created_at or "")[:10] or "?"
+        totals = days.setdefault(day, [0, 0, 0])
+        for review in data.get("reviews") or ():
+            if not isinstance(review, Mapping):
+                continue
+            try:
+                totals[1] += int(review.get("input_tokens") or 0)
+                totals[2] += int(review.get("output_tokens") or 0)
+            except (TypeError, ValueError):
+                continue
+            totals[0] += 1
+    return [(day, *values) for day, values in  # type: ignore[misc]
+            sorted(days.items(), reverse=True)]
+
+
+class ReviewerEditor(QDialog):
+    """Add or edit one reviewer; OK only once ``ReviewerConfig`` accepts it."""
+
+    def __init__(self, entry: Mapping[str, Any] | None = None, parent: QWidget | None = None,
+                 *, taken_names: Iterable[str] = ()) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Edit reviewer" if entry else "Add reviewer")
+        self.setMinimumWidth(480)
+        self._taken = {n.strip().casefold() for n in taken_names}
+        self._entry: dict[str, Any] | None = None
+        entry = entry or {}
+        self.name = QLineEdit(str(entry.get("name", "")))
+        self.name.setObjectName("reviewer-name")
+        self.name.setPlaceholderText("shown in the reviews, e.g. sonnet or local-qwen")
+        self.provider = QComboBox()
+        self.provider.setObjectName("reviewer-provider")
+        for value, label in PROVIDERS:
+            self.provider.addItem(label, value)
+        self.provider.setCurrentIndex(max(0, self.provider.findData(
+            entry.get("provider", "anthropic"))))
+        self.model = QLineEdit(str(entry.get("model", "")))
+        self.model.setObjectName("reviewer-model")
+        self.model.setPlaceholderText("e.g. claude-sonnet-4-5 or qwen2.5:14b")
+        self.base_url = QLineEdit(str(entry.get("base_url") or ""))
+        self.base_url.setObjectName("reviewer-base-url")
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setObjectName("reviewer-timeout")
+        self.timeout.setRange(1, 600)
+        self.timeout.setDecimals(0)
+        self.timeout.setSuffix(" s")
+        self.timeout.setValue(_number(entry.get("timeout_s"), 90.0))
+        self.budget = QSpinBox()
+        self.budget.setObjectName("reviewer-budget")
+        self.budget.setRange(0, 100_000)
+        self.budget.setSuffix(" calls per run")
+        self.budget.setValue(int(_number(entry.get("max_calls_per_run"), 50)))
+        self.key_note = QLabel()
+        self.key_note.setObjectName("reviewer-key-note")
+        self.key_note.setWordWrap(True)
+        self.key_note.setStyleSheet(_MUTED_STYLE)
+        form = QFormLayout()
+        form.addRow("Name", self.name)
+        form.addRow("Provider", self.provider)
+        form.addRow("Model", self.model)
+        form.addRow("Base URL", self.base_url)
+        form.addRow("Timeout", self.timeout)
+        form.addRow("Budget", self.budget)
+        form.addRow("", self.key_note)
+        self.error = QLabel()
+        self.error.setObjectName("reviewer-error")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet(_ERROR_STYLE)
+        self.error.hide()
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok |
+                                   QDialogButtonBox.StandardButton.Cancel)
+        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        buttons.accepted.connect(self._try_accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.error)
+        layout.addWidget(buttons)
+        self.provider.currentIndexChanged.connect(self._sync_provider)
+        self._sync_provider()
+
+    def _sync_provider(self) -> None:
+        provider = self.provider.currentData()
+        self.base_url.setPlaceholderText(
+            "https://api.anthropic.com (default)" if provider == "anthropic"
+            else "required, e.g. http://localhost:11434/v1")
+        self.key_note.setText(
+            "Uses the Anthropic API key (Settings → Provider)." if provider == "anthropic"
+            else "Uses the OpenAI-compatible provider's key, if it needs one (a local server "
+                 "usually does not).")
+
+    def entry(self) -> dict[str, Any] | None:
+        return self._entry
+
+    def _try_accept(self) -> None:
+        name = self.name.text().strip()
+        try:
+            if name.casefold() in self._taken:
+                raise ValueError(f"a reviewer named {name!r} already exists")
+            self._entry = reviewer_entry(name, self.provider.currentData(), self.model.text(),
+                                         self.base_url.text(), self.timeout.value(),
+                                         self.budget.value())
+        except ValueError as exc:
+            self.error.setText(make_visible(str(exc)))
+            self.error.show()
+            return
+        self.accept()
+
+
+def _number(value: Any, default: float) -> float:
+    try:
+        return float(value) if value is not None else default
+    except (TypeError, ValueError):
+        return default
+
+
+class ReviewSettingsTab(QWidget):
+    """The reviewers (Add / Edit / Remove, saved by ``save``) and their tokens per day."""
+
+    COLUMNS = ("Name", "Provider", "Model", "Base URL", "Timeout", "Budget per run")
+
+    def __init__(self, services: Services, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("review-tab")
+        self.services = services
+        stored = services.settings.get(REVIEWERS_KEY, [])
+        self.entries: list[Any] = list(stored) if isinstance(stored, list) else []
+        intro = QLabel(
+            "Reviewer models look at a tool call before you are asked: for a permission rule "
+            "with the decision <i>review</i>, and for any call that would ask you when the "
+            "profile's <i>Review before asking me</i> is on. The call runs only if every "
+            "reviewer approves; a rejection goes back to the AI; anything else (disagreement, "
+            "an error, a timeout, the budget spent) asks you, with their reviews.")
+        intro.setWordWrap(True)
+        self.table = QTableWidget(0, len(self.COLUMNS))
+        self.table.setObjectName("reviewers-table")
+        self.table.setHorizontalHeaderLabels(list(self.COLUMNS))
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.add_button = QPushButton("Add…")
+        self.add_button.setObjectName("reviewer-add")
+        self.edit_button = QPushButton("Edit…")
+        self.edit_button.setObjectName("reviewer-edit")
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.setObjectName("reviewer-remove")
+        bar = QHBoxLayout()
+        for button in (self.add_button, self.edit_button, self.remove_button):
+            bar.addWidget(button)
+        bar.addStretch(1)
+        self.status = QLabel("")
+        self.status.setObjectName("reviewers-status")
+        self.status.setWordWrap(True)
+
+        usage_box = QGroupBox("Reviewer usage per day (tokens)")
+        self.usage = QTableWidget(0, 4)
+        self.usage.setObjectName("review-usage")
+        self.usage.setHorizontalHeaderLabels(["Day", "Reviews", "Input tokens",
+                                              "Output tokens"])
+        self.usage.verticalHeader().hide()
+        self.usage.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.usage.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.usage_status = QLabel("")
+        self.usage_status.setObjectName("review-usage-status")
+        self.usage_status.setStyleSheet(_MUTED_STYLE)
+        usage_layout = QVBoxLayout(usage_box)
+        usage_layout.addWidget(self.usage, 1)
+        usage_layout.addWidget(self.usage_status)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addLayout(bar)
+        layout.addWidget(self.table, 2)
+        layout.addWidget(self.status)
+        layout.addWidget(usage_box, 1)
+        self.add_button.clicked.connect(lambda: self.add_reviewer())
+        self.edit_button.clicked.connect(lambda: self.edit_reviewer())
+        self.remove_button.clicked.connect(self.remove_reviewer)
+        self.table.doubleClicked.connect(lambda _index: self.edit_reviewer())
+        self.table.itemSelectionChanged.connect(self._sync_buttons)
+        self._task: asyncio.Future[None] | None = None
+        self._fill()
+        self.refresh_usage()
+
+    # -- the list --------------------------------------------------------------------------
+
+    def _fill(self) -> None:
+        current = self.table.currentRow()
+        self.table.setRowCount(len(self.entries))
+        for row, entry in enumerate(self.entries):
+            error = entry_error(entry)
+            data = entry if isinstance(entry, Mapping) else {}
+            timeout = data.get("timeout_s", 90.0)
+            values = (str(data.get("name", "?")),
+                      _PROVIDER_LABEL.get(str(data.get("provider")), str(data.get("provider"))),
+                      str(data.get("model", "")), str(data.get("base_url") or "default"),
+                      f"{_number(timeout, 90.0):g} s", str(data.get("max_calls_per_run", 50)))
+            for column, value in enumerate(values):
+                item = QTableWidgetItem(make_visible(value))
+                if error:
+                    item.setForeground(Qt.GlobalColor.red)
+                    item.setToolTip(f"Not used: {error}")
+                self.table.setItem(row, column, item)
+        if self.entries:
+            self.table.selectRow(min(max(current, 0), len(self.entries) - 1))
+        invalid = [e for e in self.entries if entry_error(e)]
+        if not self.entries:
+            self.status.setText("No reviewer: a call sent to review asks you.")
+            self.status.setStyleSheet(_MUTED_STYLE)
+        elif invalid:
+            self.status.setText(f"{len(invalid)} entr{'ies are' if len(invalid) > 1 else 'y is'}"
+                                " not valid and not used (hover for why): edit or remove it.")
+            self.status.setStyleSheet(_ERROR_STYLE)
+        else:
+            n = len(self.entries)
+            self.status.setText(f"{n} reviewer{'s' if n != 1 else ''}: a call runs without "
+                                f"asking you only if {'all' if n > 1 else 'it'} approve"
+                                f"{'' if n > 1 else 's'}.")
+            self.status.setStyleSheet(_MUTED_STYLE)
+        self._sync_buttons()
+
+    def _sync_buttons(self) -> None:
+        selected = 0 <= self.table.currentRow() < len(self.entries)
+        self.edit_button.setEnabled(selected)
+        self.remove_button.setEnabled(selected)
+
+    def _names(self, skip: int | None = None) -> list[str]:
+        return [str(e.get("name", "")) for i, e in enumerate(self.entries)
+                if i != skip and isinstance(e, Mapping)]
+
+    def _open_editor(self, entry: Mapping[str, Any] | None, row: int | None) -> ReviewerEditor:
+        dialog = ReviewerEditor(entry, self, taken_names=self._names(row))
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def done(code: int) -> None:
+            result = dialog.entry()
+            if code == QDialog.DialogCode.Accepted and result is not None:
+                if row is None:
+                    self.entries.append(result)
+                    self._fill()
+                    self.table.selectRow(len(self.entries) - 1)
+                else:
+                    self.entries[row] = result
+                    self._fill()
+            dialog.deleteLater()
+
+        dialog.finished.connect(done)
+        dialog.open()
+        return dialog
+
+    def add_reviewer(self) -> ReviewerEditor:
+        return self._open_editor(None, None)
+
+    def edit_reviewer(self) -> ReviewerEditor | None:
+        row = self.table.currentRow()
+        if not 0 <= row < len(self.entries):
+            return None
+        entry = self.entries[row]
+        return self._open_editor(entry if isinstance(entry, Mapping) else None, row)
+
+    def remove_reviewer(self) -> None:
+        row = self.table.currentRow()
+        if 0 <= row < len(self.entries):
+            del self.entries[row]
+            self._fill()
+
+    def save(self) -> bool:
+        """Store the list; False (and the reason shown) while an entry is not valid."""
+        for entry in self.entries:
+            error = entry_error(entry)
+            if error:
+                self.status.setText(f"Not saved: {make_visible(error)}. Edit or remove it.")
+                self.status.setStyleSheet(_ERROR_STYLE)
+                return False
+        self.services.settings.set(REVIEWERS_KEY, [dict(e) for e in self.entries])
+        return True
+
+    # -- usage -----------------------------------------------------------------------------
+
+    def refresh_usage(self) -> asyncio.Future[None] | None:
+        """Sum the recorded reviews' tokens per day, in a worker thread when the event loop
+        runs (else at once)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.show_usage(self._usage())
+            return None
+        self.usage_status.setText("Counting…")
+        self._task = asyncio.ensure_future(self._load_usage())
+        return self._task
+
+    def _usage(self) -> list[tuple[str, int, int, int]]:
+        return review_usage_by_day(self.services.audit.list(limit=USAGE_ROWS))
+
+    async def _load_usage(self) -> None:
+        try:
+            rows = await asyncio.to_thread(self._usage)
+        except Exception as exc:  # say what, never crash the dialog
+            self.usage_status.setText(f"Could not read the audit log: {exc}")
+            return
+        self.show_usage(rows)
+
+    def show_usage(self, rows: list[tuple[str, int, int, int]]) -> None:
+        shown = rows[:USAGE_DAYS]
+        self.usage.setRowCount(len(shown))
+        for r, (day, reviews, tokens_in, tokens_out) in enumerate(shown):
+            for c, value in enumerate((day, f"{reviews:,}", f"{tokens_in:,}",
+                                       f"{tokens_out:,}")):
+                item = QTableWidgetItem(value)
+                if c:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight |
+                                          Qt.AlignmentFlag.AlignVCenter)
+                self.usage.setItem(r, c, item)
+        if not rows:
+            self.usage_status.setText("No call has been reviewed yet.")
+        else:
+            total_in = sum(r[2] for r in rows)
+            total_out = sum(r[3] for r in rows)
+            self.usage_status.setText(
+                f"Last {len(shown)} day{'s' if len(shown) != 1 else ''} with reviews shown; "
+                f"{total_in:,} input + {total_out:,} output tokens in all (the newest "
+                f"{USAGE_ROWS:,} calls). Cost estimates need a price table: not yet.")
