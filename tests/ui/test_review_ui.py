@@ -18,6 +18,8 @@ from app.core.agent.review_step import REVIEWERS_KEY
 from app.core.permissions.rules import PermissionRule
 from app.core.review import QuorumResult, Review
 from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
+from tests.fakes.anthropic_server import fake_anthropic, fake_anthropic_env  # noqa: F401
+from tests.fakes.reviewer_server import reviewer_servers  # noqa: F401  (fixtures)
 from tests.ui.conftest import wait_for
 
 APPROVE = Review("sonnet", "claude-sonnet-4-5", "approve", "low",
@@ -518,3 +520,33 @@ def test_history_says_who_decided_and_shows_the_reviews(qtbot, services):
         "not answered (stopped)"
     assert who_decided(row(decision="ask", state="pending")) == "waiting for you"
     assert who_decided(row(outcome="invalid")) == ""
+
+
+# -- end to end: the panel, a real session, loopback reviewers --------------------------------
+
+async def test_e2e_two_reviewers_approving_run_the_call_without_a_dialog(
+        qtbot, services, project, fake_anthropic_env, reviewer_servers):  # noqa: F811
+    from app.core.store.profiles import ToolSetting
+    from tests.fakes.anthropic_server import Response
+    from tests.fakes.reviewer_server import Answer
+    from tests.ui.conftest import make_ai_panel
+
+    (project / "notes.txt").write_text("hello\n", encoding="utf-8")
+    profile = services.profiles.ensure_default()
+    services.profiles.set_tool(profile.id, ToolSetting("read_file", True, {}))
+    services.permissions.rules.add(PermissionRule("review", server_id="builtin",
+                                                  tool_name="read_file", priority=50))
+    servers = reviewer_servers(2, Answer.verdict("approve", "low", "Reads a project file."))
+    services.settings.set(REVIEWERS_KEY, [
+        {"name": f"r{i}", "provider": "anthropic", "model": "fake-reviewer",
+         "base_url": s.base_url, "timeout_s": 5.0} for i, s in enumerate(servers)])
+    fake_anthropic_env.script(Response.tool_use("read_file", {"path": "notes.txt"}),
+                              Response.text("It says hello."))
+    panel = make_ai_panel(qtbot, services, project, size=(800, 600), show=True)
+    assert panel.send("read my notes")
+    await wait_for(lambda: not panel.running, timeout=20)
+    (card,) = panel.cards.values()
+    assert card.decision_badge.text() == "approved by review"
+    assert card.review_outcome == "approved"
+    assert len(servers[0].requests) == 1 and len(servers[1].requests) == 1
+    await panel.shutdown()

@@ -149,6 +149,15 @@ class FlowChanged:
 
 
 @dataclass(frozen=True)
+class ThinkingBlock:
+    """The model's reasoning in a turn (adaptive thinking), after the turn: shown collapsed
+    above the turn's answer, never as part of it. ``redacted``: the API encrypted it."""
+
+    text: str
+    redacted: bool = False
+
+
+@dataclass(frozen=True)
 class UsageUpdated:
     """A model turn's tokens (``turn``) and the conversation's so far per model
     (``conversation``); app.core.pricing turns them into cost."""
@@ -198,7 +207,8 @@ class RunCancelled:
 
 
 AgentEvent = (TextDelta | ToolRequested | AwaitingApproval | ToolStarted | ToolFinished
-              | FilesChanged | FlowChanged | ReviewArrived | ReviewFinished | UsageUpdated
+              | FilesChanged | FlowChanged | ReviewArrived | ReviewFinished | ThinkingBlock
+              | UsageUpdated
               | RunFinished | RunFailed | RunCancelled)
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalResponse]]

@@ -49,6 +49,7 @@ from app.core.agent.events import (
     RunFailed,
     RunFinished,
     TextDelta,
+    ThinkingBlock,
     UsageUpdated,
 )
 from app.core.agent.providers import (
@@ -313,6 +314,11 @@ class AgentSession(ToolCallRunner, ConversationHistory):
             cache_writes += turn.cache_creation_input_tokens
             cache_reads += turn.cache_read_input_tokens
             self._record_usage(profile.model, turn, options["cache_ttl"])
+            for block in turn.content:
+                if block.get("type") == "thinking":
+                    self._emit(ThinkingBlock(str(block.get("thinking", ""))))
+                elif block.get("type") == "redacted_thinking":
+                    self._emit(ThinkingBlock("", redacted=True))
             if turn.content:
                 self._append("assistant", turn.content)
             if not turn.tool_calls:

@@ -397,6 +397,7 @@ class AIPanel(UndoActions, QWidget):
             RunFailed,
             RunFinished,
             TextDelta,
+            ThinkingBlock,
             ToolFinished,
             ToolRequested,
             ToolStarted,
@@ -453,6 +454,12 @@ class AIPanel(UndoActions, QWidget):
             card = self.cards.get(event.tool_use_id)
             if card is not None:
                 card.handle_review_event(event)
+        elif isinstance(event, ThinkingBlock):
+            from app.ui.widgets.thinking_view import ThinkingView
+
+            # Above this turn's answer (still the current text view: the turn just ended).
+            self.transcript.insert_before(ThinkingView(event.text, event.redacted),
+                                          self._current_text)
         elif isinstance(event, UsageUpdated):
             self.show_usage(event.model, event.turn, event.conversation, event.cache_ttl)
         elif isinstance(event, RunFinished):

@@ -62,6 +62,11 @@ def replay_conversation(services: Services, conversation_id: int,
                 if message.role == "user":
                     end_run()
                 transcript.add(MessageView(block["text"], message.role))
+            elif kind in ("thinking", "redacted_thinking"):
+                from app.ui.widgets.thinking_view import ThinkingView
+
+                transcript.add(ThinkingView(str(block.get("thinking", "")),
+                                            redacted=kind == "redacted_thinking"))
             elif kind == "tool_use":
                 tool = services.registry.get(block["name"])
                 server_id = tool.spec.server_id if tool is not None else "builtin"

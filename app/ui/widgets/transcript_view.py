@@ -252,6 +252,15 @@ class Transcript(QScrollArea):
         self._items.append(widget)
         return widget
 
+    def insert_before(self, widget: QWidget, anchor: QWidget | None) -> QWidget:
+        """Put ``widget`` just above ``anchor`` (at the end when it is not shown here)."""
+        if anchor is None or anchor not in self._items:
+            return self.add(widget)
+        self.empty_hint.hide()
+        self.column.insertWidget(self.column.indexOf(anchor), widget)
+        self._items.insert(self._items.index(anchor), widget)
+        return widget
+
     def items(self) -> list[QWidget]:
         # Kept here rather than read back with QLayout.itemAt(): PySide6 keeps every
         # QLayoutItem wrapper it hands out alive with the layout, and once Qt deletes that

@@ -17,6 +17,7 @@ from app.core.agent.events import (
     RunFailed,
     RunFinished,
     TextDelta,
+    ThinkingBlock,
     UsageUpdated,
 )
 from app.core.agent.providers import client_factory
@@ -169,10 +170,10 @@ class Harness:
         return [e for e in self.events if isinstance(e, kind)]
 
     def names(self) -> list[str]:
-        """The events in order, without text deltas, flow-label and usage updates (tests of
-        those look at them with ``of``)."""
+        """The events in order, without text deltas, flow-label, usage and thinking updates
+        (tests of those look at them with ``of``)."""
         return [type(e).__name__ for e in self.events
-                if not isinstance(e, TextDelta | FlowChanged | UsageUpdated)]
+                if not isinstance(e, TextDelta | FlowChanged | UsageUpdated | ThinkingBlock)]
 
     def text(self) -> str:
         return "".join(e.text for e in self.of(TextDelta))
