@@ -448,6 +448,9 @@ def test_review_usage_sums_tokens_per_day(qtbot, services):
              for r in range(tab.usage.rowCount())]
     assert cells == [["2026-11-23", "3", "2,100", "150"], ["2026-11-22", "2", "1,800", "120"]]
     assert "3,900 input + 270 output tokens" in tab.usage_status.text()
+    # Cost from the price table: sonnet $3 / $15 per million; a local model has no price.
+    costs = [tab.usage.item(r, 4).text() for r in range(tab.usage.rowCount())]
+    assert costs == ["—", "$0.0072"]
 
 
 async def test_review_usage_is_read_off_the_gui_thread(qtbot, services):

@@ -8,7 +8,7 @@ keyring or the environment): none is stored here. Each entry is checked with ``R
 would skip cannot be saved.
 
 Below the list: the reviewers' tokens per day, summed from the audit log's recorded reviews
-(tokens only; no price table yet), read in a worker thread.
+with their cost from the price table (app.core.pricing), read in a worker thread.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.agent.review_step import REVIEWERS_KEY
+from app.core.pricing import PRICES_KEY, ModelPrice, Usage, cost, prices_from_setting
 from app.core.review import ReviewerConfig
 from app.core.services import Services
 from app.core.store.audit import ToolExecution
@@ -81,25 +82,32 @@ def entry_error(entry: Any) -> str | None:
     return None
 
 
-def review_usage_by_day(executions: Iterable[ToolExecution]) -> list[tuple[str, int, int, int]]:
-    """(day, reviews, input tokens, output tokens) per day with reviews, newest day first,
-    from the audit rows' ``reviews`` (the stored QuorumResult dicts; anything else skipped)."""
-    days: dict[str, list[int]] = {}
+def review_usage_by_day(executions: Iterable[ToolExecution],
+                        prices: Mapping[str, ModelPrice] | None = None
+                        ) -> list[tuple[str, int, int, int, float | None]]:
+    """(day, reviews, input tokens, output tokens, cost in dollars) per day with reviews,
+    newest day first, from the audit rows' ``reviews`` (the stored QuorumResult dicts;
+    anything else skipped). The cost is None when a reviewer's model has no price."""
+    days: dict[str, list[Any]] = {}
     for execution in executions:
         data = execution.reviews
         if not isinstance(data, Mapping):
             continue
         day = (execution.created_at or "")[:10] or "?"
-        totals = days.setdefault(day, [0, 0, 0])
+        totals = days.setdefault(day, [0, 0, 0, 0.0])
         for review in data.get("reviews") or ():
             if not isinstance(review, Mapping):
                 continue
             try:
-                totals[1] += int(review.get("input_tokens") or 0)
-                totals[2] += int(review.get("output_tokens") or 0)
+                tokens_in = int(review.get("input_tokens") or 0)
+                tokens_out = int(review.get("output_tokens") or 0)
             except (TypeError, ValueError):
                 continue
             totals[0] += 1
+            totals[1] += tokens_in
+            totals[2] += tokens_out
+            spent = cost(str(review.get("model") or ""), Usage(tokens_in, tokens_out), prices)
+            totals[3] = None if spent is None or totals[3] is None else totals[3] + spent
     return [(day, *values) for day, values in  # type: ignore[misc]
             sorted(days.items(), reverse=True)]
 
@@ -246,11 +254,11 @@ class ReviewSettingsTab(QWidget):
         self.status.setObjectName("reviewers-status")
         self.status.setWordWrap(True)
 
-        usage_box = QGroupBox("Reviewer usage per day (tokens)")
-        self.usage = QTableWidget(0, 4)
+        usage_box = QGroupBox("Reviewer usage per day")
+        self.usage = QTableWidget(0, 5)
         self.usage.setObjectName("review-usage")
         self.usage.setHorizontalHeaderLabels(["Day", "Reviews", "Input tokens",
-                                              "Output tokens"])
+                                              "Output tokens", "Cost"])
         self.usage.verticalHeader().hide()
         self.usage.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.usage.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -383,8 +391,9 @@ class ReviewSettingsTab(QWidget):
         self._task = asyncio.ensure_future(self._load_usage())
         return self._task
 
-    def _usage(self) -> list[tuple[str, int, int, int]]:
-        return review_usage_by_day(self.services.audit.list(limit=USAGE_ROWS))
+    def _usage(self) -> list[tuple[str, int, int, int, float | None]]:
+        prices = prices_from_setting(self.services.settings.get(PRICES_KEY, {}))
+        return review_usage_by_day(self.services.audit.list(limit=USAGE_ROWS), prices)
 
     async def _load_usage(self) -> None:
         try:
@@ -394,12 +403,13 @@ class ReviewSettingsTab(QWidget):
             return
         self.show_usage(rows)
 
-    def show_usage(self, rows: list[tuple[str, int, int, int]]) -> None:
+    def show_usage(self, rows: list[tuple[str, int, int, int, float | None]]) -> None:
         shown = rows[:USAGE_DAYS]
         self.usage.setRowCount(len(shown))
-        for r, (day, reviews, tokens_in, tokens_out) in enumerate(shown):
+        for r, (day, reviews, tokens_in, tokens_out, dollars) in enumerate(shown):
             for c, value in enumerate((day, f"{reviews:,}", f"{tokens_in:,}",
-                                       f"{tokens_out:,}")):
+                                       f"{tokens_out:,}",
+                                       f"${dollars:.4f}" if dollars is not None else "—")):
                 item = QTableWidgetItem(value)
                 if c:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight |
@@ -413,4 +423,4 @@ class ReviewSettingsTab(QWidget):
             self.usage_status.setText(
                 f"Last {len(shown)} day{'s' if len(shown) != 1 else ''} with reviews shown; "
                 f"{total_in:,} input + {total_out:,} output tokens in all (the newest "
-                f"{USAGE_ROWS:,} calls). Cost estimates need a price table: not yet.")
+                f"{USAGE_ROWS:,} calls); cost from Settings → Usage & prices.")
