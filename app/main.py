@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tebiki")
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=APP_ID, description="Tebiki, a desktop AI agent "
                                      "workbench")
     parser.add_argument("--data-dir", help="where the database and logs live "
@@ -36,13 +36,27 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         "$TEBIKI_PROJECT_ROOT)")
     parser.add_argument("--smoke-test", action="store_true",
                         help="start offscreen, build the main window, exit 0 (packaging check)")
-    # Qt may add its own arguments (e.g. -platform); leave those to QApplication.
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = _parser()
+    # Qt's own options (-style, -platform, -reverse…) are not ours: qt_argv passes them on.
     args, _unknown = parser.parse_known_args(argv)
     return args
 
 
+def qt_argv(program: str, argv: Sequence[str]) -> list[str]:
+    """The command line QApplication sees: the program and every argument that is not one of
+    ours (``parse_args``), so Qt's own options (``-style fusion``, ``-platform xcb``,
+    ``-reverse``) take effect."""
+    _args, unknown = _parser().parse_known_args(argv)
+    return [program, *unknown]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
     if args.smoke_test:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
         if not args.data_dir and not os.environ.get("TEBIKI_DATA_DIR"):
@@ -60,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from app.ui.gc_guard import MainThreadGarbageCollector
 
     # instance() is typed as QCoreApplication; ours is always a QApplication.
-    app = cast(QApplication, QApplication.instance()) or QApplication([sys.argv[0]])
+    app = cast(QApplication, QApplication.instance()) or QApplication(qt_argv(sys.argv[0], argv))
     garbage_collector = MainThreadGarbageCollector(app)
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(APP_NAME)

@@ -7,6 +7,9 @@ Each request is a future the session awaits. It is resolved in exactly one of th
 - the awaiting task is cancelled → ``_forget`` drops it (a cancelled future needs no answer);
 - ``abort(reason)`` → the current dialog and everything queued are declined with ``reason``.
 
+While several requests wait, the shown dialog says which one it is ("1 of 2"): those answered
+since the queue was last empty, plus the waiting ones, make the count.
+
 ``abort`` is what Stop, closing the window and quitting all call. It is idempotent and safe to
 re-enter: it takes every pending request out of the queue *before* resolving any of them or
 closing the dialog, so a second abort, or a dialog's ``finished`` signal fired by its own
@@ -63,6 +66,9 @@ class ApprovalQueue(QObject):
         self._sandbox_for = sandbox_getter
         self._waiting: deque[_Pending] = deque()
         self._current: tuple[_Pending, ApprovalDialog] | None = None
+        # Requests answered since the queue was last empty: the shown dialog is the next one
+        # of this batch ("2 of 3").
+        self._answered = 0
 
     @property
     def current_dialog(self) -> ApprovalDialog | None:
@@ -77,6 +83,7 @@ class ApprovalQueue(QObject):
         self._waiting.append(_Pending(request, future))
         self.pending_changed.emit(self.pending_count())
         self._show_next()
+        self._show_position()
         try:
             return await future
         except asyncio.CancelledError:
@@ -88,6 +95,7 @@ class ApprovalQueue(QObject):
         runs. Calling it again, or from inside itself, does nothing more."""
         current, self._current = self._current, None
         waiting, self._waiting = self._waiting, deque()
+        self._answered = 0
         pending = ([current[0]] if current is not None else []) + list(waiting)
         if not pending:
             return
@@ -108,6 +116,9 @@ class ApprovalQueue(QObject):
             self._current = None
             self._dismiss(dialog)
             self._show_next()
+        if self.pending_count() == 0:
+            self._answered = 0
+        self._show_position()
         self.pending_changed.emit(self.pending_count())
 
     def _dismiss(self, dialog: ApprovalDialog) -> None:
@@ -126,7 +137,12 @@ class ApprovalQueue(QObject):
                                 **self._sandbox_for(pending.request))
         self._current = (pending, dialog)
         dialog.finished.connect(lambda _code, d=dialog: self._on_finished(d))
-        dialog.open()
+        self._show_position()
+        # show(), not open(): open() makes it window-modal, and a blocked window's Stop,
+        # Ctrl+. and close button do nothing (they must decline it).
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
         dialog.reason.setFocus()  # typing goes to the reason; approving takes a deliberate click
         self.dialog_shown.emit(dialog)
 
@@ -137,5 +153,16 @@ class ApprovalQueue(QObject):
         self._current = None
         pending.resolve(dialog.response())
         dialog.deleteLater()
+        self._answered = self._answered + 1 if self._waiting else 0
         self.pending_changed.emit(self.pending_count())
         self._show_next()
+
+    def _show_position(self) -> None:
+        """The shown dialog says which of the waiting calls it is ("1 of 2")."""
+        if self._current is not None:
+            position = getattr(self._current[0].request, "position", None)
+            if position is not None:  # the loop knows: "2 of 3" calls of this turn
+                self._current[1].set_position(*position)
+                return
+            shown = self._answered + 1
+            self._current[1].set_position(shown, shown + len(self._waiting))

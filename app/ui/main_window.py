@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtGui import QAction, QCloseEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QLabel,
@@ -61,6 +61,7 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         self.project_root: Path | None = None
         self._closing = False
         self._layout_restored = False
+        self._fit_when_shown = False
         self._models_task: asyncio.Future[None] | None = None
         # The provider's model list with dates and lifecycle, once it answered (else empty):
         # the default model and the deprecation warning use it.
@@ -118,9 +119,41 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         geometry, state = decoded("ui.geometry"), decoded("ui.state")
         if geometry is not None:
             self.restoreGeometry(geometry)  # Qt ignores bytes it cannot read
+            # Saved on a larger screen, or before a scale change: Send would be off-screen.
+            self.fit_to_screen()
+            self._fit_when_shown = True
         if state is not None:
             self.restoreState(state)
         self._layout_restored = True
+
+    def fit_to_screen(self) -> None:
+        """Shrink and move the window (frame included) into its screen's available area; a
+        maximised or full-screen window is the window manager's to place."""
+        if self.windowState() & (Qt.WindowState.WindowMaximized |
+                                 Qt.WindowState.WindowFullScreen):
+            return
+        screen = self.screen()
+        if screen is None:
+            return
+        available = screen.availableGeometry()
+        frame, inner = self.frameGeometry(), self.geometry()
+        # The frame's extra size (title bar, borders); known once the window is shown.
+        extra_w, extra_h = frame.width() - inner.width(), frame.height() - inner.height()
+        width = max(min(inner.width(), available.width() - extra_w), self.minimumWidth())
+        height = max(min(inner.height(), available.height() - extra_h), self.minimumHeight())
+        left = min(max(frame.x(), available.x()), available.right() + 1 - width - extra_w)
+        top = min(max(frame.y(), available.y()), available.bottom() + 1 - height - extra_h)
+        left, top = max(left, available.x()), max(top, available.y())
+        if (width, height) != (inner.width(), inner.height()):
+            self.resize(width, height)
+        if (left, top) != (frame.x(), frame.y()):
+            self.move(left, top)  # move() places the frame's top-left corner
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._fit_when_shown:  # the frame's size is known now
+            self._fit_when_shown = False
+            self.fit_to_screen()
 
     def attach_services(self, services: Services, project_root: Path | None = None) -> None:
         """Fill the shell in: panels, pickers, recent folders, the project."""
@@ -200,6 +233,8 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         if self.services is None:  # closed while starting: nothing to save or stop yet
             event.accept()
             return
+        # An approval dialog open now is declined, and everything queued behind it.
+        self.approvals.abort("The window was closed.")
         if self.ai_panel.running:
             event.ignore()
             if not self._closing:

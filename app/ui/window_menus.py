@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMessageBox, QTabWidget, QWidget
 
@@ -63,6 +64,8 @@ class WindowMenus(_Window):
 
         run_menu = self.menuBar().addMenu("&Run")
         stop_action = QAction("&Stop", self, shortcut=QKeySequence("Ctrl+."))
+        # Also from an approval dialog (its own window): Stop declines it and ends the run.
+        stop_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         stop_action.triggered.connect(lambda: self.ai_panel.stop())
         run_menu.addAction(stop_action)
 

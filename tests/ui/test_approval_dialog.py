@@ -174,7 +174,8 @@ async def test_queue_shows_one_dialog_at_a_time(qtbot, services, project):
     dialog = queue.current_dialog
     assert dialog.request.tool_use_id == "a" and queue.pending_count() == 2
     assert dialog.isVisible()
-    assert dialog.windowModality() == Qt.WindowModality.WindowModal
+    # Not modal: Stop, Ctrl+. and the close button of the window must stay live (issue 20).
+    assert dialog.windowModality() == Qt.WindowModality.NonModal
     dialog.reason.setText("not now")
     dialog.decline_button.click()
     response = await first

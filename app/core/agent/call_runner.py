@@ -75,6 +75,7 @@ class _Run:
     mode: PermissionMode = PermissionMode.ASK
     review_before_asking: bool = False
     review: ReviewState = field(default_factory=ReviewState)
+    position: tuple[int, int] | None = None  # the call being run: (n, of the turn's calls)
     contexts: dict[str, ToolContext] = field(default_factory=dict)
     announced: set[str] = field(default_factory=set)  # tool_use ids with a ToolRequested
     input_tokens: int = 0
@@ -100,6 +101,7 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
         results: list[dict[str, Any] | None] = [None] * len(calls)
         try:
             for i, call in enumerate(calls):
+                run.position = (i + 1, len(calls)) if len(calls) > 1 else None
                 await self._run_call(call, run, results, i)
         except BaseException as exc:  # Stop, or a bug: every call still gets its answer
             why = STOPPED_BEFORE_CALL if isinstance(exc, asyncio.CancelledError) else \
@@ -186,7 +188,7 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
                 self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
             else:
                 if not await self._ask_person(call, spec, server_id, decision, preview,
-                                              reviewed, finish):
+                                              reviewed, finish, run.position):
                     return
                 self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
         checkpointer = self.checkpointer if spec.may_change_files(call.input) else None
@@ -219,12 +221,14 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
 
     async def _ask_person(self, call: ToolCall, spec: ToolSpec, server_id: str,
                           decision: Decision, preview: str | None,
-                          reviewed: QuorumResult | None, finish: Callable[..., None]) -> bool:
+                          reviewed: QuorumResult | None, finish: Callable[..., None],
+                          position: tuple[int, int] | None = None) -> bool:
         """The approval dialog; False (the call answered) unless the person approved."""
         request = ApprovalRequest(call.id, call.name, server_id, copy.deepcopy(call.input), spec,
                                   decision, preview,
                                   reviews=reviewed.reviews if reviewed is not None else (),
-                                  review_reason=reviewed.reason if reviewed is not None else "")
+                                  review_reason=reviewed.reason if reviewed is not None else "",
+                                  position=position)
         try:
             self._emit(AwaitingApproval(request))
             response = await self.approver(request)

@@ -41,6 +41,8 @@ class ApprovalRequest:
     # (app.core.review), and why the person is asked after all.
     reviews: tuple[Review, ...] = ()
     review_reason: str = ""
+    # Which of the turn's tool calls this is, (1, 2) for "1 of 2"; None for a lone call.
+    position: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -68,8 +68,8 @@ from app.core.agent.providers import (
 )
 from app.core.agent.review_step import ReviewState, load_reviewers
 from app.core.agent.session_history import ConversationHistory
+from app.core.agent.system_prompt import build_system_prompt
 from app.core.agent.transcript import Message
-from app.core.permission_mode import PermissionMode
 from app.core.permissions.service import ToolPermissionService
 from app.core.pricing import Usage
 from app.core.store.audit import AuditRepository
@@ -87,11 +87,6 @@ if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
 log = logging.getLogger(__name__)
 
 ClientFactory = Callable[[AgentProfile], ModelProvider]
-
-PLAN_MODE_NOTE = ("You are in plan mode, which is read-only: read files and research as you need, "
-                  "change nothing (no edits, no commands that change state), and end with a "
-                  "concrete plan — which files, what changes, which commands — for the user "
-                  "to review.")
 
 ITERATION_CAP = ("Not run: the agent reached its limit of {n} model turns for one request. "
                  "Summarise what is done and what is left; the user can ask you to continue.")
@@ -280,9 +275,9 @@ class AgentSession(ToolCallRunner, ConversationHistory):
                    profile.review_before_asking,
                    ReviewState(reviewers, review_plan=profile.review_plan,
                                history_start=len(history)))
-        system = profile.system_prompt
-        if profile.permission_mode is PermissionMode.PLAN:  # said up front, not by refusals
-            system = f"{system}\n\n{PLAN_MODE_NOTE}".strip()
+        # Built once per run: the same bytes every turn, so the prompt cache holds.
+        system = build_system_prompt(profile.system_prompt, self.project_root,
+                                     profile.permission_mode, [t["name"] for t in tools])
         iterations = 0
         options = request_options(profile)
         cache_writes = cache_reads = 0

@@ -1,8 +1,10 @@
 """The approval dialog: one pending tool call, shown for the person to approve or decline.
 
-The dialog is window-modal and opened with ``open()`` by ``app.ui.approval_queue``, which shows
-one at a time; callers await a future that the dialog's ``finished`` signal resolves (never
-``exec()`` inside a coroutine). Closing the dialog, Stop, or quitting resolves it as Decline,
+The dialog is not modal (a modal one would block the window's Stop, Ctrl+. and close button,
+which must decline it) and is shown with ``show()`` by ``app.ui.approval_queue``, which shows
+one at a time and says which of the waiting calls it is ("1 of 2", ``set_position``); callers
+await a future that the dialog's ``finished`` signal resolves (never ``exec()`` inside a
+coroutine). Closing the dialog, Stop, or quitting resolves it as Decline,
 so an unapproved call can never run.
 
 Everything shown from the call's input (JSON, command text, diff, file names, the commands a
@@ -232,7 +234,9 @@ class ApprovalDialog(QDialog):
         super().__init__(parent)
         self.request = request
         self.setWindowTitle(f"Approve {request.tool_name}?")
-        self.setWindowModality(Qt.WindowModality.WindowModal)
+        # Not modal: Stop, Ctrl+. and the window's close button stay live and decline it
+        # (Qt drops input and close events for a window a modal dialog blocks).
+        self.setWindowModality(Qt.WindowModality.NonModal)
         self.setMinimumSize(640, 480)
         self._suggestions: list[RuleSuggestion] = suggest_allow_rules(
             request.server_id, request.tool_name, request.input, request.spec, working_dir,
@@ -247,6 +251,11 @@ class ApprovalDialog(QDialog):
         header = QHBoxLayout()
         header.addWidget(title)
         header.addStretch(1)
+        # "1 of 2" when several calls wait (set_position); hidden for a lone call.
+        self.position_label = QLabel("")
+        self.position_label.setObjectName("approval-position")
+        self.position_label.hide()
+        header.addWidget(self.position_label)
         header.addWidget(badge(f"server: {make_visible(request.server_id)}", "neutral",
                                "Tool server id"))
         spec = request.spec
@@ -399,6 +408,20 @@ class ApprovalDialog(QDialog):
             self.setMinimumHeight(max(480, layout.minimumSize().height()))
             self.resize(max(self.width(), 720),
                         min(820, max(self.height(), layout.sizeHint().height())))
+
+    def set_position(self, index: int, total: int) -> None:
+        """Say this is call ``index`` of ``total`` waiting (1-based), in the title and the
+        header; a lone call (``total`` ≤ 1) says nothing."""
+        base = f"Approve {self.request.tool_name}?"
+        if total <= 1:
+            self.setWindowTitle(base)
+            self.position_label.hide()
+            return
+        position = f"{index} of {total}"
+        self.setWindowTitle(f"{base} ({position})")
+        self.position_label.setText(f"<b>{position}</b>")
+        self.position_label.setToolTip(f"Tool call {position} waiting for your decision")
+        self.position_label.show()
 
     def _show_also_matches(self, index: int) -> None:
         if 0 <= index < len(self._suggestions):

@@ -465,9 +465,7 @@ class AIPanel(UndoActions, QWidget):
         elif isinstance(event, RunFinished):
             self._flush_text()
             if event.stop_reason == "max_iterations":
-                self.transcript.add(ErrorCard(
-                    f"Stopped after {event.iterations} tool rounds (the profile's iteration "
-                    "cap).", False, lambda: None))
+                self.transcript.add(self._round_cap_card(event.iterations))
         elif isinstance(event, RunFailed):
             self._flush_text()
             self.transcript.add(ErrorCard(event.message, event.retryable, self.retry))
@@ -477,6 +475,31 @@ class AIPanel(UndoActions, QWidget):
             label.setObjectName("cancelled-note")
             label.setStyleSheet("color: palette(placeholder-text);")
             self.transcript.add(label)
+
+    def _round_cap_card(self, iterations: int) -> QWidget:
+        """The run reached the profile's round cap: not an error, the work can go on. Continue
+        sends a continue message as the next prompt (once)."""
+        from PySide6.QtWidgets import QFrame
+
+        card = QFrame()
+        card.setObjectName("round-cap-card")
+        card.setStyleSheet("QFrame#round-cap-card { border: 1px solid palette(mid); "
+                           "border-radius: 8px; }")
+        row = QHBoxLayout(card)
+        label = QLabel(f"Paused after {iterations} tool rounds (the profile's limit per "
+                       "request). Continue to let the AI carry on where it stopped.")
+        label.setWordWrap(True)
+        row.addWidget(label, 1)
+        button = QPushButton("Continue")
+        button.setObjectName("round-cap-continue")
+
+        def carry_on() -> None:
+            if self.send("Continue where you stopped."):
+                button.setEnabled(False)
+
+        button.clicked.connect(carry_on)
+        row.addWidget(button)
+        return card
 
     def _render_current_text(self) -> None:
         if self._current_text is not None:

@@ -269,7 +269,7 @@ async def test_a_changed_system_prompt_misses_the_cache(harness: Harness) -> Non
     harness.server.script(Response.text("One."), Response.text("Two."))
     session = harness.session()
     await session.run("go")
-    harness.update_profile(system_prompt=BIG_SYSTEM + " ")
+    harness.update_profile(system_prompt=BIG_SYSTEM + "!")
     await session.run("again")
 
     first, second = harness.server.usages

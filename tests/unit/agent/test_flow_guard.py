@@ -165,7 +165,7 @@ async def test_plan_mode_refuses_changes_and_tells_the_model(
         Response.text("here is my plan"))
     await setup.session().run("plan it")
     assert not (setup.project / "x.txt").exists()
-    assert "plan mode" in str(setup.server.requests[0].body.get("system"))
+    assert "Permission mode: plan" in str(setup.server.requests[0].body.get("system"))
     result = setup.server.requests[-1].tool_results()[0]
     assert result["is_error"] and "plan mode" in str(result["content"])
 

@@ -32,7 +32,9 @@ async def test_text_turn_streams_and_is_persisted(harness: Harness) -> None:
     assert req.body["stream"] is True
     assert req.body["model"] == DEFAULT_MODEL
     assert req.body["max_tokens"] == 1234
-    assert req.body["system"] == "Be brief."
+    # Tebiki's own prompt (project, date, conventions, mode), the profile's last.
+    assert req.body["system"].startswith("You are an AI assistant working on the user's")
+    assert req.body["system"].endswith("\n\nBe brief.")
     assert "temperature" not in req.body  # the default is not sent
     assert req.body["messages"] == [{"role": "user", "content": [{"type": "text",
                                                                   "text": "Hi"}]}]
@@ -327,3 +329,14 @@ async def test_run_rejects_an_empty_message_and_concurrent_runs(harness: Harness
     session = harness.session()
     with pytest.raises(ValueError):
         await session.run("   ")
+
+
+async def test_approval_requests_say_which_call_of_the_turn_they_are(harness: Harness) -> None:
+    harness.server.script(
+        Response.tools(tool("record", {"value": "a"}, id="toolu_a"),
+                       tool("record", {"value": "b"}, id="toolu_b")),
+        Response.tools(tool("record", {"value": "c"}, id="toolu_c")),
+        Response.text("done"))
+    harness.approver.then(ApprovalResponse(True), ApprovalResponse(True), ApprovalResponse(True))
+    await harness.session().run("record three")
+    assert [r.position for r in harness.approver.requests] == [(1, 2), (2, 2), None]

@@ -46,12 +46,14 @@ async def test_tool_loop_over_chat_completions(openai_harness: Harness) -> None:
     assert first.path == "/v1/chat/completions"
     assert first.body["model"] == "qwen2.5-coder" and first.body["stream"] is True
     assert first.body["temperature"] == 0.3
-    assert first.body["messages"] == [{"role": "user", "content": "go"}]
+    system, user = first.body["messages"]
+    assert system["role"] == "system" and "Project folder:" in system["content"]
+    assert user == {"role": "user", "content": "go"}
     assert "record" in first.tool_names
     fn = next(t for t in first.body["tools"] if t["function"]["name"] == "record")
     assert fn["type"] == "function" and fn["function"]["parameters"]["required"] == ["value"]
     assert "authorization" not in first.headers
-    assistant, r1, r2 = second.body["messages"][1:]
+    assistant, r1, r2 = second.body["messages"][2:]  # after the system and user messages
     assert assistant["role"] == "assistant" and assistant["content"] == "Working."
     assert [c["id"] for c in assistant["tool_calls"]] == ["call_1", "call_2"]
     assert r1 == {"role": "tool", "tool_call_id": "call_1", "content": "recorded a"}
