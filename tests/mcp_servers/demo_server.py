@@ -89,12 +89,24 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, help="serve streamable HTTP on 127.0.0.1:PORT")
     parser.add_argument("--fail-start", action="store_true", help="exit before serving")
+    parser.add_argument("--noise", type=int, default=0,
+                        help="print this many non-JSON lines on stdout before serving")
+    parser.add_argument("--label", action="append", default=[],
+                        help="echoed to stderr as 'demo-server label: <value>'")
     args = parser.parse_args()
     sys.stderr.write(f"demo-server pid={os.getpid()}\n")
     sys.stderr.flush()
     if args.fail_start:
         sys.stderr.write("demo-server: missing DEMO_TOKEN, giving up\n")
         sys.exit(2)
+    for label in args.label:
+        sys.stderr.write(f"demo-server label: {label}\n")
+    if "DEMO_LABEL" in os.environ:
+        sys.stderr.write(f"demo-server env label: {os.environ['DEMO_LABEL']}\n")
+    sys.stderr.flush()
+    if args.noise:
+        sys.stdout.write("".join(f"not json {i}\n" for i in range(args.noise)))
+        sys.stdout.flush()
     if os.environ.get("DEMO_SECRET"):
         sys.stderr.write(f"demo-server: secret length {len(os.environ['DEMO_SECRET'])}\n")
     if args.http:

@@ -241,7 +241,7 @@ def test_placeholder_without_a_stored_value_is_an_error(store):
 
 def test_keyring_failure_explains_the_way_out(store, keyring_):
     keyring_.broken = True
-    with pytest.raises(McpConfigError, match=r"\$\{VAR\} references"):
+    with pytest.raises(McpConfigError, match=r"\$\{VAR\} reference"):
         store.save({"gh": McpServerConfig("gh", command="x", env={"T": "secret"})})
     # Without secret values nothing needs the keyring.
     store.save({"gh": McpServerConfig("gh", command="x", env={"T": "${GH_TOKEN}"})})

@@ -132,7 +132,7 @@ async def test_timeout_kills_the_check(project: Path) -> None:
 def alive(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] not in "ZX"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone between open and read: ESRCH
         return False
 
 

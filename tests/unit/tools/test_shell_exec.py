@@ -63,7 +63,7 @@ def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
             return fh.read().split(") ", 1)[1][0] not in "ZX"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone between open and read: ESRCH
         return False
 
 

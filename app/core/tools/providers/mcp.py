@@ -255,7 +255,12 @@ class McpProvider:
 
     async def apply_config(self, configs: Mapping[str, McpServerConfig]) -> None:
         """Make the running servers match ``configs``: stop removed and changed servers, start
-        new and changed ones; untouched servers keep running."""
+        new and changed ones; untouched servers keep running. Returns once the new servers run
+        or have failed.
+
+        Only the changes hold the lock, never the wait for a start: a server that never
+        answers ``initialize`` must not hold up the next call (which stops or replaces it at
+        once, cancelling that startup)."""
         async with self._apply_lock:
             old = self._connections
             gone = [conn for name, conn in old.items()
@@ -273,7 +278,10 @@ class McpProvider:
             self._rebuild_tools()
             for name in set(old) - set(fresh):
                 self._emit(name)
-            await asyncio.gather(*(conn.start() for conn in to_start))
+            # Started while holding the lock, so a later call sees (and can stop) each task.
+            starting = [conn.begin() for conn in to_start]
+        if starting:
+            await asyncio.shield(asyncio.gather(*starting))
 
     async def aclose(self) -> None:
         """Stop every server; their processes are gone (and reaped) when this returns."""

@@ -14,12 +14,23 @@ tool's configured ``shell_timeout_s`` applies) and ``"disabled": true``. Keys th
 use to auto-approve tools (``autoApprove``, ``alwaysAllow``) are dropped with a warning: only
 Tebiki's permission rules decide whether a call runs.
 
+Server names are server ids for the permission rules, so a name must be one a rule can hold:
+no spaces or invisible characters (``server_name_problem``; the error suggests a new name).
+A stored configuration saved before that check keeps loading: such a server is listed as
+failed with the message saying how to rename it, never silently dropped.
+
+``${VAR}`` and ``${VAR:-default}`` are expanded anywhere inside the string values of args, env,
+headers, url and cwd when a server starts (``$$`` is a literal ``$``); an unset variable without
+a default stops that server with an error naming it and the field, and is warned about when the
+configuration is parsed (see ``mcp_config_env``).
+
 Secrets: env and header *values* often hold tokens, and secrets never go into SQLite.
 ``McpConfigStore`` therefore writes every env/header value to the OS keyring (one entry per
 value) and keeps only ``SECRET_PLACEHOLDER`` in the settings table; the editor shows the
-placeholder and keeps the stored value while it is left untouched. A value written as a pure
-``${VAR}`` reference is not a secret: it stays in the settings and is expanded from Tebiki's own
-environment when the server starts (the way to go when no keyring is available).
+placeholder and keeps the stored value while it is left untouched. A value that uses a
+``${VAR}`` reference (``"${TOKEN}"``, ``"Bearer ${TOKEN}"``) is not a secret: it stays in the
+settings and is expanded from Tebiki's own environment when the server starts (the way to go
+when no keyring is available).
 
 Modules: ``mcp_config_schema`` (the entries and their validation), ``mcp_config_env``
 (``${VAR}`` expansion), ``mcp_config_claude`` (import from Claude Desktop), ``mcp_config_store``
@@ -34,7 +45,7 @@ from app.core.tools.providers.mcp_config_claude import (
     merge_servers,
     read_claude_desktop_config,
 )
-from app.core.tools.providers.mcp_config_env import env_reference, resolve_values
+from app.core.tools.providers.mcp_config_env import env_reference
 from app.core.tools.providers.mcp_config_schema import (
     MAX_SERVER_NAME_LENGTH,
     RESERVED_SERVER_NAMES,
@@ -46,7 +57,11 @@ from app.core.tools.providers.mcp_config_schema import (
     Transport,
     dump_mcp_config,
     dump_mcp_config_text,
+    expand_server_config,
     parse_mcp_config,
+    resolve_values,
+    server_name_problem,
+    suggested_server_name,
 )
 from app.core.tools.providers.mcp_config_store import (
     SETTINGS_KEY,
@@ -72,9 +87,12 @@ __all__ = [
     "dump_mcp_config",
     "dump_mcp_config_text",
     "env_reference",
+    "expand_server_config",
     "find_claude_desktop_config",
     "merge_servers",
     "parse_mcp_config",
     "read_claude_desktop_config",
     "resolve_values",
+    "server_name_problem",
+    "suggested_server_name",
 ]

@@ -6,10 +6,13 @@ import json
 import math
 import os
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import urlsplit
+
+from app.core.tools.providers.mcp_config_env import expand_value
 
 SECRET_PLACEHOLDER = "<stored in keyring>"
 MAX_SERVER_NAME_LENGTH = 64
@@ -75,6 +78,9 @@ class McpServerConfig:
     disabled: bool = False
     # stdio only: run the server in the OS sandbox (None: run it as any other program).
     sandbox: McpSandbox | None = None
+    # Why this stored entry cannot run (a name saved before rules-compatible names were
+    # required); the server is listed as failed with this message and never started.
+    problem: str | None = None
 
     @property
     def transport(self) -> Transport:
@@ -125,9 +131,14 @@ def dump_mcp_config_text(servers: Mapping[str, McpServerConfig]) -> str:
 
 
 def parse_mcp_config(data: str | bytes | Mapping[str, Any], *,
-                     source: str = "the configuration") -> ParsedConfig:
+                     source: str = "the configuration",
+                     keep_unusable_names: bool = False) -> ParsedConfig:
     """Validate ``{"mcpServers": {...}}`` (text or already decoded); raise McpConfigError listing
-    every problem, so the person can fix them all at once."""
+    every problem, so the person can fix them all at once.
+
+    ``keep_unusable_names``: for a configuration stored before names had to be valid rule
+    server ids, such a name is not an error; the entry is kept with ``problem`` set (so it is
+    shown as failed with what to do, instead of vanishing) and a warning."""
     if isinstance(data, bytes | str):
         text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
         if not text.strip():
@@ -156,6 +167,11 @@ def parse_mcp_config(data: str | bytes | Mapping[str, Any], *,
         where = f"mcpServers[{json.dumps(name, ensure_ascii=False)}]"
         before = len(errors)
         _check_name(name, where, errors)
+        # (Leading/trailing spaces and control characters are refused by _check_name already.)
+        problem = server_name_problem(name) \
+            if isinstance(name, str) and name.strip() and name == name.strip() else None
+        if problem is not None and not keep_unusable_names:
+            errors.append(f"{where}: {problem}")
         other = lowered.get(str(name).lower())
         if other is not None:
             errors.append(f"{where}: the name differs from {other!r} only by case; server ids "
@@ -166,10 +182,53 @@ def parse_mcp_config(data: str | bytes | Mapping[str, Any], *,
             continue
         config = _parse_entry(str(name), entry, where, errors, warnings)
         if config is not None and len(errors) == before:
+            if problem is not None:
+                warnings.append(f"{where}: {problem}")
+                config = replace(config, problem=problem)
             servers[str(name)] = config
     if errors:
         raise McpConfigError(errors)
+    for config in servers.values():
+        if not config.disabled:
+            warnings += reference_warnings(config)
     return ParsedConfig(servers, warnings)
+
+
+# Characters a permission rule's server_id refuses (app.core.permissions.rules._check_text):
+# control, format (invisible), surrogate, private-use and unassigned code points, and every
+# separator (spaces, line and paragraph separators). A configured name must be a valid rule
+# server id, or "Always allow" for its tools could never be saved.
+_RULE_REFUSED_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn")
+
+
+def _refused_in_rules(ch: str) -> bool:
+    category = unicodedata.category(ch)
+    return category in _RULE_REFUSED_CATEGORIES or category.startswith("Z")
+
+
+def suggested_server_name(name: str) -> str:
+    """``name`` with every run of characters rules refuse turned into ``-``."""
+    out: list[str] = []
+    for ch in name:
+        if not _refused_in_rules(ch):
+            out.append(ch)
+        elif out and out[-1] != "-":
+            out.append("-")
+    return "".join(out).strip("-")[:MAX_SERVER_NAME_LENGTH] or "server"
+
+
+def server_name_problem(name: str) -> str | None:
+    """Why permission rules could not name this server (None when they can); the message says
+    how to rename it. Control characters are refused separately by the config check."""
+    bad = [ch for ch in name if _refused_in_rules(ch) and not (ord(ch) < 32 or ord(ch) == 127)]
+    if not bad:
+        return None
+    ch = bad[0]
+    what = "a space" if ch == " " else f"the character U+{ord(ch):04X} " \
+        f"({unicodedata.name(ch, unicodedata.category(ch))})"
+    return (f"the server name {name!r} contains {what}; permission rules name a server by an "
+            "id without spaces or invisible characters, so \"Always allow\" could never be "
+            f"saved for its tools. Rename it, e.g. to {suggested_server_name(name)!r}")
 
 
 def _check_name(name: Any, where: str, errors: list[str]) -> None:
@@ -335,4 +394,81 @@ def _string_map(value: Any, where: str, errors: list[str], key_pattern: re.Patte
             errors.append(f"{where}.{key}: must not contain NUL or line breaks")
         else:
             out[key] = item
+    return out
+
+
+# -- references (${VAR}) in a server's values, expanded when it starts ---------------------
+
+def expand_server_config(cfg: McpServerConfig,
+                         environ: Mapping[str, str] | None = None) -> McpServerConfig:
+    """``cfg`` with every reference in args, env, headers, url and cwd expanded.
+
+    Raises McpConfigError naming the server and every field that cannot be provided (an unset
+    variable, a malformed reference, a keyring value that could not be read), so a server
+    never starts with a silently unexpanded or empty value.
+    """
+    environ = os.environ if environ is None else environ
+    errors: list[str] = []
+    where = f"server {cfg.name!r}"
+
+    def expand(field: str, value: str) -> str:
+        try:
+            return expand_value(value, environ)
+        except ValueError as exc:
+            errors.append(f"{where}: {field} {exc}")
+            return value
+
+    def expand_map(kind: str, values: Mapping[str, str]) -> dict[str, str]:
+        try:
+            return resolve_values(values, f"{where}: {kind}", environ)
+        except McpConfigError as exc:
+            errors.extend(exc.errors)
+            return {}
+
+    args = tuple(expand(f"args[{i}]", arg) for i, arg in enumerate(cfg.args))
+    env = expand_map("env", cfg.env)
+    headers = expand_map("headers", cfg.headers)
+    url = expand("url", cfg.url) if cfg.url is not None else None
+    cwd = expand("cwd", cfg.cwd) if cfg.cwd is not None else None
+    if errors:
+        raise McpConfigError(errors)
+    return replace(cfg, args=args, env=env, headers=headers, url=url, cwd=cwd)
+
+
+def reference_warnings(cfg: McpServerConfig,
+                       environ: Mapping[str, str] | None = None) -> list[str]:
+    """What would stop ``cfg`` from starting in this environment (unset variables, malformed
+    references), for warnings when the configuration is saved; keyring values are skipped."""
+    public = replace(cfg, env={k: v for k, v in cfg.env.items() if v != SECRET_PLACEHOLDER},
+                     headers={k: v for k, v in cfg.headers.items() if v != SECRET_PLACEHOLDER})
+    try:
+        expand_server_config(public, environ)
+    except McpConfigError as exc:
+        return [f"{error} (the server will not start until this is fixed)"
+                for error in exc.errors]
+    return []
+
+
+def resolve_values(values: Mapping[str, str], what: str,
+                   environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Expand references in ``values``; refuse unreadable keyring values.
+
+    Raises McpConfigError naming every value that cannot be provided, so a server never starts
+    with a silently empty token.
+    """
+    environ = os.environ if environ is None else environ
+    out: dict[str, str] = {}
+    errors: list[str] = []
+    for key, value in values.items():
+        if value == SECRET_PLACEHOLDER:
+            errors.append(f"{what} {key} is stored in the OS keyring, but it could not be read "
+                          "(is the keyring unlocked?); enter the value again in Settings → MCP "
+                          "servers")
+            continue
+        try:
+            out[key] = expand_value(value, environ)
+        except ValueError as exc:
+            errors.append(f"{what} {key} {exc}")
+    if errors:
+        raise McpConfigError(errors)
     return out

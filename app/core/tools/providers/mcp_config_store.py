@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from app.core.secrets import SecretStoreError, get_secret, set_secret
+from app.core.secrets import (
+    KEYRING_INSTALL_HINT,
+    SecretStoreError,
+    get_secret,
+    keyring_failure,
+    set_secret,
+)
 from app.core.store.settings import SettingsRepository
-from app.core.tools.providers.mcp_config_env import env_reference
+from app.core.tools.providers.mcp_config_env import has_references
 from app.core.tools.providers.mcp_config_schema import (
     SECRET_PLACEHOLDER,
     McpConfigError,
@@ -26,6 +33,29 @@ SecretSetter = Callable[[str, "str | None"], None]
 
 def _secret_name(server: str, kind: str, key: str) -> str:
     return f"mcp:{server}:{kind}:{key}"
+
+
+def _keyring_unavailable(servers: Mapping[str, McpServerConfig],
+                         writes: list[tuple[str, str | None]]) -> list[str]:
+    """What to do when the keyring refuses: one line per value, naming the variable that a
+    ``${VAR}`` reference would make Tebiki read, then how to get a keyring."""
+    failure = keyring_failure()
+    reason = f" ({failure})" if failure else ""
+    needed = {secret for secret, value in writes if value is not None}
+    lines = [f"The OS keyring is not available{reason}, so env and header values cannot be "
+             "stored. Write each one as a ${VAR} reference to a variable set in Tebiki's "
+             "environment (it is read when the server starts; it may sit inside a value, as in "
+             "\"Bearer ${TOKEN}\"), or set up a keyring. " + KEYRING_INSTALL_HINT]
+    for name, cfg in servers.items():
+        for kind, values in (("env", cfg.env), ("header", cfg.headers)):
+            for key in values:
+                if _secret_name(name, kind, key) not in needed:
+                    continue
+                var = key if kind == "env" else re.sub(r"[^A-Za-z0-9]+", "_", key).upper()
+                lines.append(f"mcpServers[{json.dumps(name, ensure_ascii=False)}] {kind} {key}: "
+                             f"write \"{key}\": \"${{{var}}}\" and start Tebiki with {var} set "
+                             "in its environment")
+    return lines
 
 
 class McpConfigStore:
@@ -47,7 +77,8 @@ class McpConfigStore:
         if not stored:
             return {}
         try:
-            return parse_mcp_config(stored, source="the stored MCP configuration").servers
+            return parse_mcp_config(stored, source="the stored MCP configuration",
+                                    keep_unusable_names=True).servers
         except McpConfigError:
             # Written by us, so only a hand-edited database gets here; keep the app usable.
             return {}
@@ -91,9 +122,10 @@ class McpConfigStore:
         try:
             for secret, secret_value in writes:
                 self._set_secret(secret, secret_value)
-        except SecretStoreError as exc:
-            raise McpConfigError([f"{exc} Or write env/header values as ${{VAR}} references "
-                                  "to variables set in Tebiki's environment."]) from None
+        except SecretStoreError:
+            # Not the keyring's own message: it names an "environment variable" made from the
+            # keyring entry's name, which is no variable name and which nothing reads.
+            raise McpConfigError(_keyring_unavailable(servers, writes)) from None
         self.settings.set(SETTINGS_KEY, dump_mcp_config(public))
 
     def _split(self, server: str, old_name: str | None, kind: str,
@@ -101,7 +133,7 @@ class McpConfigStore:
                wanted: set[str], errors: list[str]) -> dict[str, str]:
         public: dict[str, str] = {}
         for key, value in values.items():
-            if env_reference(value) is not None:
+            if has_references(value):
                 public[key] = value
                 continue
             secret = _secret_name(server, kind, key)

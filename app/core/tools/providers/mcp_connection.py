@@ -38,7 +38,11 @@ import anyio
 
 from app.core.sandbox import Sandbox, SandboxRequired, machine_sandbox
 from app.core.tools.base import ToolResult
-from app.core.tools.providers.mcp_config import McpConfigError, McpServerConfig, resolve_values
+from app.core.tools.providers.mcp_config import (
+    McpConfigError,
+    McpServerConfig,
+    expand_server_config,
+)
 from app.core.tools.providers.mcp_results import (
     content_to_text,
     describe_exception,
@@ -61,6 +65,35 @@ ServerState = Literal["stopped", "starting", "running", "failed", "disabled"]
 
 MAX_TOOL_PAGES = 50
 CLIENT_NAME = "tebiki"
+# Lines on a server's stdout that are not JSON-RPC: the first few are logged (no traceback),
+# then only a count at 10, 100, 1000… and once more when the server stops.
+LOGGED_UNREADABLE_LINES = 3
+_SDK_PARSE_FAILURE = "Failed to parse JSONRPC message from server"
+
+
+class _DropSdkParseTracebacks(logging.Filter):
+    """The SDK logs a full traceback for every stdout line that is not JSON-RPC (a server that
+    prints its banner or progress on stdout wrote 55 MB of log in 12 s). The same failure also
+    reaches ``McpConnection._on_message``, which knows the server and summarises it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != _SDK_PARSE_FAILURE
+
+
+_SDK_STDIO_LOGGER = logging.getLogger("mcp.client.stdio")
+if not any(isinstance(f, _DropSdkParseTracebacks) for f in _SDK_STDIO_LOGGER.filters):
+    _SDK_STDIO_LOGGER.addFilter(_DropSdkParseTracebacks())
+
+
+def _unreadable_line(exc: Exception) -> str:
+    """The offending stdout line (shortened) when the SDK's error carries it."""
+    errors = getattr(exc, "errors", None)
+    try:
+        found = errors()[0].get("input") if callable(errors) else None
+    except Exception:
+        found = None
+    text = found if isinstance(found, str) else describe_exception(exc)
+    return text if len(text) <= 200 else text[:200] + "…"
 
 
 @dataclass(frozen=True)
@@ -106,6 +139,7 @@ class McpConnection:
         self._relist = False
         self._stderr: StderrTail | None = None
         self._events: deque[str] = deque(maxlen=20)  # the "tail" of HTTP servers
+        self._unreadable = 0  # stdout lines of this run that were not JSON-RPC
 
     @property
     def name(self) -> str:
@@ -133,15 +167,28 @@ class McpConnection:
 
     async def start(self) -> None:
         """Start the server and return once it runs or has failed (never raises for that)."""
-        if self.config.disabled:
-            self._set("disabled", "disabled in the configuration")
-            return
+        # Shielded: a caller that gives up waiting must not tear the startup down half-way.
+        await asyncio.shield(self.begin())
+
+    def begin(self) -> asyncio.Future[None]:
+        """Start the server now (synchronously: its task exists when this returns, so a
+        ``stop()`` right after cancels it) and return a future settled once it runs or has
+        failed. Call it from the event loop."""
+        if self.config.disabled or self.config.problem is not None:
+            if self.config.disabled:
+                self._set("disabled", "disabled in the configuration")
+            else:
+                self._set("failed", f"not started: {self.config.problem}")
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            return done
         if self._task is None or self._task.done():
             self._stopping = self._ended = self._relist = False
             self._wake = asyncio.Event()
             self._stderr = None
             self.launch = None
             self._events.clear()
+            self._unreadable = 0
             self.tools = []
             self._started = asyncio.get_running_loop().create_future()
             self._set("starting", "")
@@ -150,8 +197,7 @@ class McpConnection:
             task.add_done_callback(lambda t: self._served(t, started))
             self._task = task
         assert self._started is not None
-        # Shielded: a caller that gives up waiting must not tear the startup down half-way.
-        await asyncio.shield(self._started)
+        return self._started
 
     async def stop(self) -> None:
         """Stop the server (its process is gone when this returns) and forget its tools."""
@@ -205,12 +251,38 @@ class McpConnection:
     async def _on_message(self, message: Any) -> None:
         item = getattr(message, "root", message)  # mcp 1.x wraps notifications in a RootModel
         if isinstance(item, Exception):
-            log.debug("MCP server %s sent something unreadable: %s", self.name, item)
-            self._events.append(f"transport error: {describe_exception(item)}")
+            if isinstance(item, ValueError) and callable(getattr(item, "errors", None)):
+                self._note_unreadable(item)  # a line that is not JSON-RPC (pydantic's error)
+            else:
+                log.debug("MCP server %s: transport error: %s", self.name,
+                          describe_exception(item))
+                self._events.append(f"transport error: {describe_exception(item)}")
             return
         if getattr(item, "method", None) == "notifications/tools/list_changed":
             self._relist = True
             self._wake.set()
+
+    def _note_unreadable(self, exc: Exception) -> None:
+        """One line of output that is not JSON-RPC: log the first few, then count."""
+        self._unreadable += 1
+        n = self._unreadable
+        if n <= LOGGED_UNREADABLE_LINES:
+            line = _unreadable_line(exc)
+            self._events.append(f"not JSON-RPC: {line}")
+            log.warning("MCP server %s wrote a line that is not JSON-RPC (servers must write "
+                        "only protocol messages on stdout; logs belong on stderr): %r%s",
+                        self.name, line,
+                        "; further such lines are only counted"
+                        if n == LOGGED_UNREADABLE_LINES else "")
+        elif n >= 10 and str(n).strip("0") == "1":  # 10, 100, 1000…
+            log.warning("MCP server %s: %d lines on stdout were not JSON-RPC so far",
+                        self.name, n)
+
+    def _summarise_unreadable(self) -> None:
+        n = self._unreadable
+        if n > LOGGED_UNREADABLE_LINES:
+            log.warning("MCP server %s: %d lines on stdout were not JSON-RPC in this run "
+                        "(%d logged)", self.name, n, LOGGED_UNREADABLE_LINES)
 
     async def _serve(self, started: asyncio.Future[None]) -> None:
         reached_running = False
@@ -246,6 +318,7 @@ class McpConnection:
                     self._set("failed", f"the connection failed: {describe_exception(exc)}")
         finally:
             self._session = None
+            self._summarise_unreadable()
             if self._stderr is not None:
                 self._stderr.close_write_end()
             if self._ended and not self._stopping and self.state == "running":
@@ -254,9 +327,11 @@ class McpConnection:
 
     async def _open_transport(self, sdk: SimpleNamespace,
                               stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
-        cfg = self.config
+        # ${VAR} references anywhere in args, env, headers, url and cwd; an unset variable or a
+        # malformed reference fails the start with the server and field named.
+        cfg = expand_server_config(self.config)
         if cfg.transport == "stdio":
-            env = resolve_values(cfg.env, "env")
+            env = dict(cfg.env)
             launch = self.launch = stdio_launch(cfg, self.sandbox, env,
                                                 sdk.default_environment())
             stderr = self._stderr = StderrTail(cfg.name)
@@ -267,9 +342,8 @@ class McpConnection:
                     sdk.stdio_client(params, errlog=stderr.write_file))
             finally:
                 stderr.close_write_end()
-        headers = resolve_values(cfg.headers, "header")
         client = await stack.enter_async_context(sdk.httpx.AsyncClient(
-            headers=headers, timeout=sdk.httpx.Timeout(30.0, read=300.0)))
+            headers=dict(cfg.headers), timeout=sdk.httpx.Timeout(30.0, read=300.0)))
         return await stack.enter_async_context(
             sdk.streamable_http_client(cfg.url, http_client=client))
 
