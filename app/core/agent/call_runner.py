@@ -144,6 +144,13 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
         if decision.kind == "deny":
             finish(Outcome.DENIED, denied_message(decision), True, decision)
             return
+        if decision.kind != "allow" and spec.capability_refusal is not None:
+            refusal = await self._capability_refusal(spec, call, ctx)
+            if refusal is not None:  # approving could not make it run: nobody is asked
+                finish(Outcome.DENIED, f"{refusal}\n(Not run, and the user was not asked: "
+                                       "the tool's configuration does not allow this call.)",
+                       True, decision.with_kind("deny", f"refused by capability: {refusal}"))
+                return
         if not spec.is_read_only(call.input):
             plan = await self._review_plan(call, run.review, sorted(run.offered))
             if plan is not None and plan.outcome == "rejected":
@@ -247,6 +254,17 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
             finish(Outcome.DECLINED, declined_message(response.reason), True, decision)
             return False
         return True
+
+    async def _capability_refusal(self, spec: ToolSpec, call: ToolCall,
+                                  ctx: ToolContext) -> str | None:
+        check = spec.capability_refusal
+        if check is None:
+            return None
+        try:  # off the loop: a command's check parses it
+            return await asyncio.to_thread(check, call.input, ctx)
+        except Exception:  # a broken check must not block the call: the tool checks again
+            log.exception("capability check of %s failed", call.name)
+            return None
 
     async def _record_changes(self, checkpointer: Checkpointer, call: ToolCall,
                               before: Checkpoint | None, row: Future[int]

@@ -153,6 +153,11 @@ class ToolSpec:
     # subjects already say everything the call touches.
     named_paths: Callable[[Mapping[str, Any], Path | None], list[str]] | None = field(
         default=None, compare=False, repr=False)
+    # Why a call cannot run under the tool's configured capabilities (a write outside its
+    # write folders, a program not on its list), checked before anyone is asked: approving
+    # such a call could not make it run. None: it can run (the tool still checks everything).
+    capability_refusal: Callable[[Mapping[str, Any], ToolContext], str | None] | None = field(
+        default=None, compare=False, repr=False)
     # When set, the approval dialog lists the call's subjects under this heading (e.g. each
     # command of a shell chain), because for this tool they are what a person must read.
     subjects_heading: str | None = field(default=None, compare=False)

@@ -260,6 +260,17 @@ def _check(ctx: ToolContext, command: str) -> PolicyResult | str:
     return check_structure(command)
 
 
+def _capability_refusal(tool_input: Mapping[str, Any], ctx: ToolContext) -> str | None:
+    """The policy's refusal of the command under this configuration, before anyone is asked."""
+    command = tool_input.get("command")
+    if not isinstance(command, str):
+        return None  # the tool reports malformed input itself
+    policy = _check(ctx, command)
+    if isinstance(policy, str):
+        return policy
+    return None if policy.ok else policy.error_message(ctx.allowed_commands)
+
+
 def _timeout(ctx: ToolContext, value: float | None, background: bool) -> float | str:
     config = ctx.config_for("shell_exec")
     maximum = float(config.get("max_timeout_s", max(DEFAULT_MAX_TIMEOUT_S, ctx.shell_timeout_s)))
@@ -310,6 +321,7 @@ class ShellExecTool:
             changes_files=True,
             undoable=True,
             named_paths=named_paths,
+            capability_refusal=_capability_refusal,
             # Each command of a chain is a subject: the person must read every one of them.
             subjects_heading="Commands that will run",
         )

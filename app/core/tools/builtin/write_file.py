@@ -21,6 +21,7 @@ from app.core.tools.base import (
     parse_input,
 )
 from app.core.tools.config_fields import ConfigField, FieldKind
+from app.core.tools.fs.scope import write_scope_refusal
 from app.core.tools.params import Params, ParamsError, param
 from app.core.tools.scoped_fs import (
     FsError,
@@ -133,6 +134,7 @@ class WriteFileTool:
         config_fields=(WRITE_DIRS_FIELD,),
         changes_files=True,
         undoable=True,
+        capability_refusal=write_scope_refusal("path"),
     )
 
     @staticmethod

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
@@ -245,3 +245,23 @@ def read_file_fast(path: str, max_bytes: int) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def write_scope_refusal(key: str = "path") -> Callable[[Mapping[str, Any], Any], str | None]:
+    """A ToolSpec ``capability_refusal`` for a tool that writes ``args[key]``: why the write
+    folders configured for it cannot hold that path (none configured, or outside them), else
+    None. Other problems (a missing folder, a changed file) are the tool's to report."""
+
+    def refusal(args: Mapping[str, Any], ctx: Any) -> str | None:
+        path = args.get(key)
+        if not isinstance(path, str):
+            return None
+        try:
+            ScopedFs.from_context(ctx).check_write(path, create_dirs=True)
+        except OutsideScopeError as exc:
+            return str(exc)
+        except FsError:
+            return None
+        return None
+
+    return refusal
