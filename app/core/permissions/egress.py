@@ -46,15 +46,18 @@ from __future__ import annotations
 import base64
 import bisect
 import logging
-import math
 import re
 import sys
 import threading
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import unquote, unquote_plus
+
+# What a hit is and the token formats (secret_formats), and which values of a file are
+# secrets (secret_values), live in their own modules; this one learns values and finds them.
+from app.core.permissions.secret_formats import KIND_LABELS, SecretHit, mask, token_hits
+from app.core.permissions.secret_values import MAX_SECRET_LEN, MIN_SECRET_LEN, extract_secrets
 
 __all__ = [
     "KIND_LABELS",
@@ -71,12 +74,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MIN_SECRET_LEN: Final = 12
-"""Shorter values are not learnt: too short to tell from ordinary text."""
 MIN_MATCH_LEN: Final = 16
 """A piece of a learnt value this long (bytes of UTF-8) counts as the value."""
-MAX_SECRET_LEN: Final = 16_384
-"""A longer value is cut to its first this many characters."""
 MAX_SECRETS: Final = 5_000
 MAX_INDEX_BYTES: Final = 500_000
 BASE64_MAX_SECRET_LEN: Final = 256
@@ -89,285 +88,6 @@ _BYTEORDER: Final = sys.byteorder
 _ESCAPE_PAD: Final = 64  # characters decoded either side of a run of escapes
 _FEW_COMMON: Final = 16  # above this many distinct hit windows, locate them in one pass
 _FEW_SHORT: Final = 24  # up to this many short entries, search each (a find costs ~1/24 probe)
-
-KIND_LABELS: Final[dict[str, str]] = {
-    "learnt": "a learnt secret",
-    "private_key": "a private key",
-    "aws_access_key_id": "an AWS access key id",
-    "aws_secret_access_key": "an AWS secret access key",
-    "github_token": "a GitHub token",
-    "slack_token": "a Slack token",
-    "anthropic_api_key": "an Anthropic API key",
-    "openai_api_key": "an OpenAI API key",
-    "google_api_key": "a Google API key",
-    "stripe_secret_key": "a Stripe live secret key",
-    "jwt": "a JSON Web Token",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class SecretHit:
-    """One secret found in an input.
-
-    ``kind`` is "learnt" or a token kind (a key of ``KIND_LABELS``); ``source`` is where a
-    learnt value came from (the file), or the token kind's description; ``masked`` shows a few
-    characters at either end only; ``start``/``end`` is the span in the scanned text (for an
-    escaped hit, the escaped span that decodes to it); ``encoding`` is "", "base64" or
-    "percent-encoded".
-    """
-
-    kind: str
-    source: str
-    masked: str
-    start: int
-    end: int
-    encoding: str = ""
-
-
-def mask(value: str) -> str:
-    """A few characters at either end, never more than a third of ``value``."""
-    keep = min(4, len(value) // 6)
-    return f"{value[:keep]}…{value[-keep:]}" if keep else "…"
-
-
-# -- what is a secret (learning) ---------------------------------------------------------------
-
-_SECRETISH_KEY = re.compile(
-    r"(?i)secret|token|passw|passwd|pwd|api_?key|apikey|access_?key|private|credential|auth|"
-    r"salt|signature|session|cookie|dsn|bearer|(?:^|[_.\-])key$")
-_ASSIGNMENT = re.compile(
-    r"""^\s*(?:export\s+|set\s+)?["']?([A-Za-z_][A-Za-z0-9_.\-\[\]]*)["']?"""
-    r"""\s*(?::|=|:=)\s*(.*?)\s*,?\s*$""")
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9+/_\-.~=]{" + str(MIN_SECRET_LEN) + ",}")
-_URL_CREDENTIALS = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://([^/@\s:]*)(?::([^/@\s]*))?@")
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
-_PEM_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----")
-_PEM_HEADER_LINE = re.compile(r"^[A-Za-z\-]+:")
-_TRIVIAL_WORDS: Final = frozenset({
-    "true", "false", "null", "none", "nil", "yes", "no", "on", "off", "localhost", "127.0.0.1",
-    "0.0.0.0", "::1", "changeme", "change_me", "password", "example", "development",
-    "production", "staging", "test", "testing", "default", "secret", "undefined"})
-_DIGITS_ONLY = re.compile(r"^[\d\s.,:+\-/_]+$")
-_PATH_LIKE = re.compile(r"^(?:~|\.{1,2})?/[A-Za-z0-9_.\-/ ]*$")
-_WORDY = re.compile(r"^[A-Za-z_.\- ]+$")
-_HEXISH = re.compile(r"^[0-9a-fA-F\-]+$")
-_EMAIL = re.compile(r"^[^@\s:/]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+$")
-_HOSTNAME = re.compile(r"^[a-z0-9\-]+(?:\.[a-z0-9\-]+)+(?::\d+)?$")
-
-
-def _entropy(value: str) -> float:
-    counts = Counter(value)
-    total = len(value)
-    return -sum(c / total * math.log2(c / total) for c in counts.values())
-
-
-def _is_trivial(value: str) -> bool:
-    """Too short, a common word, a number, a path or a URL without credentials."""
-    if len(value) < MIN_SECRET_LEN or value.lower() in _TRIVIAL_WORDS:
-        return True
-    if _DIGITS_ONLY.match(value) or _PATH_LIKE.match(value):
-        return True
-    if _URL.match(value) and not _URL_CREDENTIALS.match(value):
-        return True
-    if _EMAIL.match(value) or _HOSTNAME.match(value):
-        return True
-    return len(set(value)) <= 3
-
-
-def _looks_random(value: str) -> bool:
-    """High entropy: what a key, token or generated password looks like, not prose or names."""
-    if _is_trivial(value) or " " in value:  # prose; a passphrase counts by its key's name
-        return False
-    if _entropy(value) < 3.0:
-        return False
-    letters = sum(ch.isalpha() for ch in value)
-    digits = sum(ch.isdigit() for ch in value)
-    if _WORDY.match(value):
-        # Letters only: random only when long and of mixed case throughout (not CamelCase words).
-        upper = sum(ch.isupper() for ch in value)
-        return len(value) >= 16 and 0.25 <= upper / max(letters, 1) <= 0.75
-    if _HEXISH.match(value) and len(value) < 20:
-        return False
-    others = len(value) - letters - digits
-    return (letters > 0 and digits > 0) or (others > 0 and letters > 0 and len(value) >= 16)
-
-
-def _strip_quotes(value: str) -> str:
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`":
-        return value[1:-1]
-    if value and value[0] in "\"'":
-        end = value.find(value[0], 1)
-        if end > 0:
-            return value[1:end]
-    # Unquoted: drop an inline comment.
-    for marker in (" #", "\t#", " ;", " //"):
-        cut = value.find(marker)
-        if cut >= 0:
-            value = value[:cut]
-    return value.strip()
-
-
-def extract_secrets(text: str) -> list[str]:
-    """The candidate secret values in the content of a sensitive file, in order, deduplicated.
-
-    PEM blocks give their body joined (without line breaks); ``KEY=VALUE``, ``key: value`` and
-    ``"key": "value"`` lines give the value (when it looks random, or when the key's name says
-    secret and the value is not trivial; a URL gives its password); other lines give
-    themselves when they look random; any long token in a line that looks random is taken too.
-    """
-    found: dict[str, None] = {}
-
-    def take(value: str) -> None:
-        value = value.strip()[:MAX_SECRET_LEN]
-        if value:
-            found[value] = None
-
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        begin = _PEM_BEGIN.search(line)
-        if begin is not None:
-            end_marker = f"-----END {begin.group(1)}-----"
-            same_line = line.find(end_marker, begin.end())
-            if same_line >= 0:
-                # A key inside a JSON string, lines joined by "\n" escapes (service accounts).
-                block = line[begin.end():same_line].replace("\\n", "\n").splitlines()
-                end_line = i
-            else:
-                end_line = next((j for j in range(i + 1, len(lines)) if end_marker in lines[j]),
-                                -1)
-                block = lines[i + 1:end_line] if end_line >= 0 else []
-            if end_line >= 0:
-                body = "".join(part.strip() for part in block
-                               if part.strip() and not _PEM_HEADER_LINE.match(part.strip()))
-                if len(body) >= MIN_SECRET_LEN:
-                    take(body)
-                i = end_line + 1
-                continue
-        i += 1
-        stripped = line.strip()
-        if not stripped or stripped.startswith(("#", ";", "//", "[")):
-            continue
-        assignment = _ASSIGNMENT.match(stripped)
-        if assignment is not None:
-            name, value = assignment.group(1), _strip_quotes(assignment.group(2))
-            credentials = _URL_CREDENTIALS.match(value)
-            if credentials is not None:
-                password = credentials.group(2) or ""
-                if len(password) >= MIN_SECRET_LEN and not _is_trivial(password):
-                    take(unquote(password))
-                    take(password)
-            elif _looks_random(value) or (_SECRETISH_KEY.search(name) and not _is_trivial(value)):
-                take(value)
-            rest = value
-        else:
-            if _looks_random(stripped):
-                take(stripped)
-            rest = stripped
-        if rest in found:
-            continue  # its pieces are found as pieces of it
-        for token in _TOKEN_RUN.findall(rest):
-            token = token.strip(".~=-")
-            if token not in found and not _URL.match(token) and _looks_random(token):
-                take(token)
-    return list(found)
-
-
-# -- well-known token formats ------------------------------------------------------------------
-
-# One pattern per literal prefix: a literal prefix is a fast C search, an alternation of
-# prefixes is not (ten times slower). Each entry: a needle that must be in the text before the
-# pattern runs (when a plain substring test is cheaper than the pattern's own search), the
-# pattern, its kind (None: the named group that matched), the characters that may not precede
-# a match (checked here: a look-behind in front would disable the literal-prefix search).
-_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-_WORDCH = _ALNUM | {"_"}
-_TOKENCH = _WORDCH | {"-"}
-_TokenPattern = tuple[str, "re.Pattern[str]", "str | None", frozenset[str]]
-_TOKEN_PATTERNS: Final[tuple[_TokenPattern, ...]] = (
-    ("-----BEGIN", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-     "private_key", frozenset()),
-    # "-----BEGIN " in base64 (a whole key file encoded): decoded and checked below.
-    ("LS0tLS1CRUdJTi", re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{16,120}"), "private_key",
-     _ALNUM),
-    ("", re.compile(r"A(?:(?P<aws_access_key_id>(?:KIA|SIA)[A-Z0-9]{16})(?![A-Za-z0-9])"
-                    r"|(?P<google_api_key>Iza[0-9A-Za-z_\-]{35})(?![0-9A-Za-z_\-]))"),
-     None, _ALNUM),
-    ("", re.compile(r"gh[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9_])"), "github_token",
-     _WORDCH),
-    ("github_pat_", re.compile(r"github_pat_[A-Za-z0-9_]{22,}"), "github_token", _WORDCH),
-    ("", re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,}"), "slack_token", _ALNUM),
-    # "sk-" found by its rarer "k-"; the "s" is checked below.
-    ("", re.compile(r"k-(?:(?P<anthropic_api_key>ant-[A-Za-z0-9_\-]{20,})"
-                    r"|(?P<openai_api_key>(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}"
-                    r"|[A-Za-z0-9]{32,}(?![A-Za-z0-9_\-])))"), None, frozenset()),
-    ("_live_", re.compile(r"k_live_[0-9A-Za-z]{16,}"), "stripe_secret_key", frozenset()),
-    # JWT: header and payload are base64 of '{"...', so both start "eyJ"; found by "yJ".
-    ("", re.compile(r"yJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-     "jwt", frozenset()),
-    ("ccess", re.compile(r"ccess_?[Kk]ey[\"']?\s*[:=]\s*[\"']?(?P<v>[A-Za-z0-9/+]{40})"
-                         r"(?![A-Za-z0-9/+=])"), "aws_secret_access_key", frozenset()),
-    ("CCESS", re.compile(r"CCESS_?KEY[\"']?\s*[:=]\s*[\"']?(?P<v>[A-Za-z0-9/+]{40})"
-                         r"(?![A-Za-z0-9/+=])"), "aws_secret_access_key", frozenset()),
-)
-
-
-def _prefixed(text: str, start: int, prefix: str, not_before: frozenset[str]) -> bool:
-    """Whether ``prefix`` ends at ``start`` and is not glued to a word before it."""
-    begin = start - len(prefix)
-    return (begin >= 0 and text.startswith(prefix, begin)
-            and (begin == 0 or text[begin - 1] not in not_before))
-
-
-def _token_hits(text: str) -> list[SecretHit]:
-    hits: list[SecretHit] = []
-    for needle, pattern, fixed_kind, not_before in _TOKEN_PATTERNS:
-        if needle and needle not in text:
-            continue
-        for m in pattern.finditer(text):
-            start, end = m.span()
-            if start and text[start - 1] in not_before:
-                continue
-            kind = fixed_kind if fixed_kind is not None else m.lastgroup
-            encoding = ""
-            value = m.group()
-            if kind == "aws_access_key_id" and value.endswith("EXAMPLE"):
-                continue  # the documentation's example key, AKIAIOSFODNN7EXAMPLE
-            if kind in ("anthropic_api_key", "openai_api_key"):
-                if not _prefixed(text, start, "s", _TOKENCH):
-                    continue
-                start -= 1
-            elif kind == "jwt":
-                if not _prefixed(text, start, "e", _TOKENCH):
-                    continue
-                start -= 1
-            elif kind == "stripe_secret_key":
-                if not (_prefixed(text, start, "s", _ALNUM)
-                        or _prefixed(text, start, "r", _ALNUM)):
-                    continue
-                start -= 1
-            elif kind == "aws_secret_access_key":
-                before = text[max(0, start - 9):start].lower().replace("_", "")
-                if not before.endswith("secreta"):
-                    continue
-                start, end = m.span("v")
-                if m.group("v").endswith("EXAMPLEKEY"):
-                    continue
-            elif kind == "private_key" and value.startswith("LS0t"):
-                blob = value[: len(value) // 4 * 4]
-                decoded = base64.b64decode(blob)
-                if b"PRIVATE KEY" not in decoded:
-                    continue
-                encoding = "base64"
-                value = decoded.split(b"\n", 1)[0].decode("ascii", "replace")
-            if kind is None:  # pragma: no cover - every group-less pattern has a fixed kind
-                continue
-            shown = value if kind == "private_key" else mask(text[start:end])
-            hits.append(SecretHit(kind, KIND_LABELS[kind], shown, start, end, encoding))
-    return hits
-
 
 # -- learnt values: the index ------------------------------------------------------------------
 
@@ -580,7 +300,7 @@ class SecretMatcher:
     def scan(self, text: str) -> list[SecretHit]:
         """Every secret in ``text``: learnt values (also escaped or base64-encoded) and
         well-known token formats, ordered by position. Empty when there is none."""
-        hits = _token_hits(text)
+        hits = token_hits(text)
         with self._lock:
             if self._entries:
                 hits += self._learnt_hits(text, "")
@@ -704,7 +424,7 @@ class SecretMatcher:
         # between them decodes to itself, so no match spans two regions' text.
         raws = [text[start:end] for start, end in regions]
         decoded = decode("\n".join(raws))
-        found = _token_hits(decoded)
+        found = token_hits(decoded)
         if self._entries:
             found += self._learnt_hits(decoded, "percent-encoded")
         if not found:
