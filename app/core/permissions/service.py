@@ -28,15 +28,19 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.hosts import canonical_host_pattern
-from app.core.permission_mode import PermissionMode
-from app.core.permissions.egress import SecretMatcher, egress_refusal
-from app.core.permissions.facts import CallFacts, call_facts
-from app.core.permissions.flow import FlowLabel, FlowState
+from app.core.permissions.decision import (
+    PLAN_MODE_REFUSAL,
+    Decision,
+    DecisionContext,
+    SubjectDecision,
+)
+from app.core.permissions.egress import SecretMatcher
+from app.core.permissions.guards import apply_mode_and_guards
 from app.core.permissions.patterns import (
     Matcher,
     compile_path_pattern,
@@ -47,14 +51,13 @@ from app.core.permissions.patterns import (
     tool_pattern_literals,
 )
 from app.core.permissions.repository import RuleRepository
-from app.core.permissions.rules import STRICTNESS, DecisionKind, PermissionRule
+from app.core.permissions.rules import STRICTNESS, PermissionRule
 from app.core.sandbox import Sandbox, machine_sandbox
 from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.base import (
     PROJECT_PLACEHOLDER,
     SubjectError,
     SubjectKind,
-    ToolContext,
     ToolSpec,
     canonical_json,
 )
@@ -64,6 +67,10 @@ from app.core.tools.registry import ToolRegistry
 if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
     import sqlite_utils
 
+# Decision and its context are defined in decision.py and re-exported: callers import them here.
+__all__ = ["PLAN_MODE_REFUSAL", "Decision", "DecisionContext", "SubjectDecision",
+           "ToolPermissionService"]
+
 log = logging.getLogger(__name__)
 
 _MAX_CANDIDATE_CACHE = 4096
@@ -71,68 +78,6 @@ _MAX_CANDIDATE_CACHE = 4096
 
 def _never(_subject: str) -> bool:
     return False
-
-
-@dataclass(frozen=True)
-class SubjectDecision:
-    subject: str
-    kind: DecisionKind
-    rule: PermissionRule | None
-
-
-PLAN_MODE_REFUSAL = (
-    "Refused: the agent is in plan mode, which is read-only. Do not change files, run "
-    "commands or change anything else. Read what you need, then propose the changes (which "
-    "files, what edits, which commands) so the user can review them and switch to another "
-    "mode to carry them out.")
-
-
-@dataclass(frozen=True)
-class DecisionContext:
-    """What ``decide()`` knows about the call beyond its input: the profile's mode, the
-    conversation's flow labels, the capability context the call will run with, and whether
-    checkpoints record the project (the reversibility fact)."""
-
-    mode: PermissionMode = PermissionMode.ASK
-    flow: FlowState | None = None
-    tool_context: ToolContext | None = None
-    checkpoints: bool = False
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The outcome for one call: ``kind`` and the rule that decided it (None: no rule matched).
-
-    ``decided_by`` says in words what decided when it was not (only) a rule: the mode and the
-    facts it used, or a guard; ``flow_reason`` is the guard's reason a person must read
-    ("this conversation read ~/.aws/credentials at 10:32; this call sends data to …")."""
-
-    kind: DecisionKind
-    rule: PermissionRule | None = None
-    subjects: tuple[SubjectDecision, ...] = field(default=(), compare=False)
-    note: str = field(default="", compare=False)
-    decided_by: str = field(default="", compare=False)
-    flow_reason: str = field(default="", compare=False)
-    facts: CallFacts | None = field(default=None, compare=False)
-
-    @property
-    def auto_approve(self) -> bool:
-        return self.kind == "allow"
-
-    def explain(self) -> str:
-        if self.decided_by:
-            why = self.decided_by
-        else:
-            why = self.rule.summary() if self.rule else \
-                "no rule matched (the safe default is ask)"
-        text = f"{self.kind}: {why}"
-        return f"{text}. {self.note}" if self.note else text
-
-    def with_kind(self, kind: DecisionKind, decided_by: str, *, note: str | None = None,
-                  flow_reason: str | None = None) -> Decision:
-        return replace(self, kind=kind, decided_by=decided_by,
-                       note=self.note if note is None else note,
-                       flow_reason=self.flow_reason if flow_reason is None else flow_reason)
 
 
 @dataclass(frozen=True)
@@ -297,46 +242,10 @@ class ToolPermissionService:
 
     def _refine(self, decision: Decision, spec: ToolSpec, tool_input: Mapping[str, Any],
                 complete: bool, paths: list[str], context: DecisionContext) -> Decision:
-        """Steps 2 and 3: the mode where no rule decided, then the guards."""
-        facts = call_facts(spec, tool_input, path_subjects=paths, project=self._working_dir,
-                           ctx=context.tool_context, sandbox=self.sandbox,
-                           checkpoints=context.checkpoints, sensitive=self.sensitive)
-        decision = replace(decision, facts=facts)
-        mode = context.mode
-        if mode is PermissionMode.PLAN and not facts.read_only:
-            return decision.with_kind("deny", "plan mode: this call would change something",
-                                      note=PLAN_MODE_REFUSAL)
-        if decision.kind == "ask" and decision.rule is None:  # no rule decided
-            decision = _by_mode(decision, mode, facts, complete)
-        rule = decision.rule
-        opted_out = rule is not None and rule.ignore_flow and decision.kind == "allow" and \
-            not decision.decided_by
-        flow = context.flow
-        # The guards explain themselves whenever they apply, also to a call that asks anyway
-        # (the person should know why this one matters), and turn an allow into an ask.
-        if facts.sensitive and not opted_out:
-            path, entry = facts.sensitive[0]
-            decision = decision.with_kind(
-                _raised(decision.kind), f"sensitive path: {path} (listed as {entry})",
-                flow_reason=f"This call reads or writes {path}, which holds secrets "
-                            f"(sensitive paths: {entry}).")
-        if facts.egress and not opted_out and flow is not None \
-                and flow.has(FlowLabel.READ_SENSITIVE):
-            decision = decision.with_kind(
-                _raised(decision.kind),
-                "flow guard: the conversation read a secret and this call sends data out",
-                flow_reason=f"This conversation read {flow.sensitive_reads()}; this call "
-                            f"sends data to {facts.destination}.")
-        if facts.egress:
-            text = canonical_json(tool_input)
-            hits = self.known_secrets.scan(text)
-            if flow is not None:
-                hits = flow.secrets.scan(text) + hits
-            if hits:
-                message = egress_refusal(hits)
-                return decision.with_kind("deny", "secret egress check: the input carries a "
-                                                  "secret", note=message, flow_reason=message)
-        return decision
+        """Steps 2 and 3 (app.core.permissions.guards): the mode, then the guards."""
+        return apply_mode_and_guards(
+            decision, spec, tool_input, complete, paths, context, project=self._working_dir,
+            sandbox=self.sandbox, sensitive=self.sensitive, known_secrets=self.known_secrets)
 
     def learn_secrets(self, project_root: Path | None, home: Path | None = None) -> None:
         """Learn the machine's credential files and the project's secret files (each folder
@@ -448,29 +357,6 @@ class ToolPermissionService:
     def _spec(self, server_id: str, tool_name: str) -> ToolSpec | None:
         tool = self.registry.get(tool_name)
         return tool.spec if tool is not None and tool.spec.server_id == server_id else None
-
-
-def _raised(kind: DecisionKind) -> DecisionKind:
-    """What a guard makes of a decision: a person must see the call (reviewers do not decide
-    about secrets), a deny stays a deny."""
-    return "deny" if kind == "deny" else "ask"
-
-
-def _by_mode(decision: Decision, mode: PermissionMode, facts: CallFacts,
-             complete: bool) -> Decision:
-    """The answer of ``mode`` for a call no rule decided."""
-    if mode is PermissionMode.PLAN:
-        if facts.read_only and not facts.outside:
-            return decision.with_kind("allow", "plan mode: a read inside the project")
-        return decision.with_kind("ask", f"plan mode: {facts.describe()}")
-    if mode is PermissionMode.AUTO:
-        if not complete:
-            return decision.with_kind("ask", "auto mode: the input could not be fully "
-                                             "analysed")
-        if facts.contained and facts.reversible and not facts.egress:
-            return decision.with_kind("allow", f"auto mode: {facts.describe()}")
-        return decision.with_kind("ask", f"auto mode: {facts.describe()}")
-    return decision
 
 
 def _specialise(rule: PermissionRule, subject_kind: SubjectKind,

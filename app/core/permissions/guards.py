@@ -1,0 +1,93 @@
+"""Steps 2 and 3 of ``ToolPermissionService.decide``: the profile's mode answers where no rule
+did, then the guards make the answer stricter (a sensitive path asks, the flow guard asks for
+egress after a secret was read, the egress check refuses an input carrying a secret).
+Data in, data out: the service passes the project, the sandbox and what is secret."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from app.core.permission_mode import PermissionMode
+from app.core.permissions.decision import PLAN_MODE_REFUSAL, Decision, DecisionContext
+from app.core.permissions.egress import SecretMatcher, egress_refusal
+from app.core.permissions.facts import CallFacts, call_facts
+from app.core.permissions.flow import FlowLabel
+from app.core.permissions.rules import DecisionKind
+from app.core.sandbox import Sandbox
+from app.core.sensitive_paths import SensitivePaths
+from app.core.tools.base import ToolSpec, canonical_json
+
+__all__ = ["apply_mode_and_guards"]
+
+
+def apply_mode_and_guards(decision: Decision, spec: ToolSpec, tool_input: Mapping[str, Any],
+                          complete: bool, paths: list[str], context: DecisionContext, *,
+                          project: Path | None, sandbox: Sandbox, sensitive: SensitivePaths,
+                          known_secrets: SecretMatcher) -> Decision:
+    """The rules' ``decision`` for a call to ``spec``, with the mode and the guards applied.
+    ``complete``: the input was fully understood; ``paths``: its resolved path subjects."""
+    facts = call_facts(spec, tool_input, path_subjects=paths, project=project,
+                       ctx=context.tool_context, sandbox=sandbox,
+                       checkpoints=context.checkpoints, sensitive=sensitive)
+    decision = replace(decision, facts=facts)
+    mode = context.mode
+    if mode is PermissionMode.PLAN and not facts.read_only:
+        return decision.with_kind("deny", "plan mode: this call would change something",
+                                  note=PLAN_MODE_REFUSAL)
+    if decision.kind == "ask" and decision.rule is None:  # no rule decided
+        decision = _by_mode(decision, mode, facts, complete)
+    rule = decision.rule
+    opted_out = rule is not None and rule.ignore_flow and decision.kind == "allow" and \
+        not decision.decided_by
+    flow = context.flow
+    # The guards explain themselves whenever they apply, also to a call that asks anyway
+    # (the person should know why this one matters), and turn an allow into an ask.
+    if facts.sensitive and not opted_out:
+        path, entry = facts.sensitive[0]
+        decision = decision.with_kind(
+            _raised(decision.kind), f"sensitive path: {path} (listed as {entry})",
+            flow_reason=f"This call reads or writes {path}, which holds secrets "
+                        f"(sensitive paths: {entry}).")
+    if facts.egress and not opted_out and flow is not None \
+            and flow.has(FlowLabel.READ_SENSITIVE):
+        decision = decision.with_kind(
+            _raised(decision.kind),
+            "flow guard: the conversation read a secret and this call sends data out",
+            flow_reason=f"This conversation read {flow.sensitive_reads()}; this call "
+                        f"sends data to {facts.destination}.")
+    if facts.egress:
+        text = canonical_json(tool_input)
+        hits = known_secrets.scan(text)
+        if flow is not None:
+            hits = flow.secrets.scan(text) + hits
+        if hits:
+            message = egress_refusal(hits)
+            return decision.with_kind("deny", "secret egress check: the input carries a "
+                                              "secret", note=message, flow_reason=message)
+    return decision
+
+
+def _raised(kind: DecisionKind) -> DecisionKind:
+    """What a guard makes of a decision: a person must see the call (reviewers do not decide
+    about secrets), a deny stays a deny."""
+    return "deny" if kind == "deny" else "ask"
+
+
+def _by_mode(decision: Decision, mode: PermissionMode, facts: CallFacts,
+             complete: bool) -> Decision:
+    """The answer of ``mode`` for a call no rule decided."""
+    if mode is PermissionMode.PLAN:
+        if facts.read_only and not facts.outside:
+            return decision.with_kind("allow", "plan mode: a read inside the project")
+        return decision.with_kind("ask", f"plan mode: {facts.describe()}")
+    if mode is PermissionMode.AUTO:
+        if not complete:
+            return decision.with_kind("ask", "auto mode: the input could not be fully "
+                                             "analysed")
+        if facts.contained and facts.reversible and not facts.egress:
+            return decision.with_kind("allow", f"auto mode: {facts.describe()}")
+        return decision.with_kind("ask", f"auto mode: {facts.describe()}")
+    return decision
