@@ -14,24 +14,18 @@ with their cost from the price table (app.core.pricing), read in a worker thread
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QDialog,
-    QDialogButtonBox,
-    QDoubleSpinBox,
-    QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPushButton,
-    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -39,177 +33,21 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.agent.review_step import REVIEWERS_KEY
-from app.core.pricing import PRICES_KEY, ModelPrice, Usage, cost, prices_from_setting
-from app.core.review import ReviewerConfig
+from app.core.pricing import PRICES_KEY, prices_from_setting
+from app.core.review.usage import review_usage_by_day
 from app.core.services import Services
-from app.core.store.audit import ToolExecution
 from app.core.visible_text import make_visible
-
-PROVIDERS: tuple[tuple[str, str], ...] = (
-    ("anthropic", "Anthropic"),
-    ("openai_compatible", "OpenAI-compatible (Ollama, llama.cpp, LM Studio, …)"),
+from app.ui.dialogs.reviewer_editor import (
+    ERROR_STYLE,
+    MUTED_STYLE,
+    ReviewerEditor,
+    entry_error,
+    number_or,
 )
+
 _PROVIDER_LABEL = {"anthropic": "Anthropic", "openai_compatible": "OpenAI-compatible"}
 USAGE_ROWS = 5000   # the audit rows the usage totals look at (newest first)
 USAGE_DAYS = 14
-_ERROR_STYLE = "color: #cf222e;"
-_MUTED_STYLE = "color: palette(placeholder-text);"
-
-
-def reviewer_entry(name: str, provider: str, model: str, base_url: str, timeout_s: float,
-                   max_calls_per_run: int) -> dict[str, Any]:
-    """A settings entry, checked by ``ReviewerConfig`` (raises ValueError with the reason)."""
-    config = ReviewerConfig(name=name.strip(), provider=provider,  # type: ignore[arg-type]
-                            model=model.strip(), base_url=base_url.strip() or None,
-                            api_key=None, timeout_s=float(timeout_s),
-                            max_calls_per_run=int(max_calls_per_run))
-    return {"name": config.name, "provider": config.provider, "model": config.model,
-            "base_url": config.base_url, "timeout_s": config.timeout_s,
-            "max_calls_per_run": config.max_calls_per_run}
-
-
-def entry_error(entry: Any) -> str | None:
-    """Why a stored entry is not a valid reviewer (the loop skips it), or None."""
-    if not isinstance(entry, Mapping):
-        return "not a reviewer entry"
-    try:
-        reviewer_entry(str(entry.get("name", "")), str(entry.get("provider", "anthropic")),
-                       str(entry.get("model", "")), str(entry.get("base_url") or ""),
-                       float(entry.get("timeout_s", 90.0)),
-                       int(entry.get("max_calls_per_run", 50)))
-    except (TypeError, ValueError) as exc:
-        return str(exc)
-    return None
-
-
-def review_usage_by_day(executions: Iterable[ToolExecution],
-                        prices: Mapping[str, ModelPrice] | None = None
-                        ) -> list[tuple[str, int, int, int, float | None]]:
-    """(day, reviews, input tokens, output tokens, cost in dollars) per day with reviews,
-    newest day first, from the audit rows' ``reviews`` (the stored QuorumResult dicts;
-    anything else skipped). The cost is None when a reviewer's model has no price."""
-    days: dict[str, list[Any]] = {}
-    for execution in executions:
-        data = execution.reviews
-        if not isinstance(data, Mapping):
-            continue
-        day = (execution.created_at or "")[:10] or "?"
-        totals = days.setdefault(day, [0, 0, 0, 0.0])
-        for review in data.get("reviews") or ():
-            if not isinstance(review, Mapping):
-                continue
-            try:
-                tokens_in = int(review.get("input_tokens") or 0)
-                tokens_out = int(review.get("output_tokens") or 0)
-            except (TypeError, ValueError):
-                continue
-            totals[0] += 1
-            totals[1] += tokens_in
-            totals[2] += tokens_out
-            spent = cost(str(review.get("model") or ""), Usage(tokens_in, tokens_out), prices)
-            totals[3] = None if spent is None or totals[3] is None else totals[3] + spent
-    return [(day, *values) for day, values in  # type: ignore[misc]
-            sorted(days.items(), reverse=True)]
-
-
-class ReviewerEditor(QDialog):
-    """Add or edit one reviewer; OK only once ``ReviewerConfig`` accepts it."""
-
-    def __init__(self, entry: Mapping[str, Any] | None = None, parent: QWidget | None = None,
-                 *, taken_names: Iterable[str] = ()) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Edit reviewer" if entry else "Add reviewer")
-        self.setMinimumWidth(480)
-        self._taken = {n.strip().casefold() for n in taken_names}
-        self._entry: dict[str, Any] | None = None
-        entry = entry or {}
-        self.name = QLineEdit(str(entry.get("name", "")))
-        self.name.setObjectName("reviewer-name")
-        self.name.setPlaceholderText("shown in the reviews, e.g. sonnet or local-qwen")
-        self.provider = QComboBox()
-        self.provider.setObjectName("reviewer-provider")
-        for value, label in PROVIDERS:
-            self.provider.addItem(label, value)
-        self.provider.setCurrentIndex(max(0, self.provider.findData(
-            entry.get("provider", "anthropic"))))
-        self.model = QLineEdit(str(entry.get("model", "")))
-        self.model.setObjectName("reviewer-model")
-        self.model.setPlaceholderText("e.g. claude-sonnet-4-5 or qwen2.5:14b")
-        self.base_url = QLineEdit(str(entry.get("base_url") or ""))
-        self.base_url.setObjectName("reviewer-base-url")
-        self.timeout = QDoubleSpinBox()
-        self.timeout.setObjectName("reviewer-timeout")
-        self.timeout.setRange(1, 600)
-        self.timeout.setDecimals(0)
-        self.timeout.setSuffix(" s")
-        self.timeout.setValue(_number(entry.get("timeout_s"), 90.0))
-        self.budget = QSpinBox()
-        self.budget.setObjectName("reviewer-budget")
-        self.budget.setRange(0, 100_000)
-        self.budget.setSuffix(" calls per run")
-        self.budget.setValue(int(_number(entry.get("max_calls_per_run"), 50)))
-        self.key_note = QLabel()
-        self.key_note.setObjectName("reviewer-key-note")
-        self.key_note.setWordWrap(True)
-        self.key_note.setStyleSheet(_MUTED_STYLE)
-        form = QFormLayout()
-        form.addRow("Name", self.name)
-        form.addRow("Provider", self.provider)
-        form.addRow("Model", self.model)
-        form.addRow("Base URL", self.base_url)
-        form.addRow("Timeout", self.timeout)
-        form.addRow("Budget", self.budget)
-        form.addRow("", self.key_note)
-        self.error = QLabel()
-        self.error.setObjectName("reviewer-error")
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet(_ERROR_STYLE)
-        self.error.hide()
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok |
-                                   QDialogButtonBox.StandardButton.Cancel)
-        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
-        buttons.accepted.connect(self._try_accept)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.error)
-        layout.addWidget(buttons)
-        self.provider.currentIndexChanged.connect(self._sync_provider)
-        self._sync_provider()
-
-    def _sync_provider(self) -> None:
-        provider = self.provider.currentData()
-        self.base_url.setPlaceholderText(
-            "https://api.anthropic.com (default)" if provider == "anthropic"
-            else "required, e.g. http://localhost:11434/v1")
-        self.key_note.setText(
-            "Uses the Anthropic API key (Settings → Provider)." if provider == "anthropic"
-            else "Uses the OpenAI-compatible provider's key, if it needs one (a local server "
-                 "usually does not).")
-
-    def entry(self) -> dict[str, Any] | None:
-        return self._entry
-
-    def _try_accept(self) -> None:
-        name = self.name.text().strip()
-        try:
-            if name.casefold() in self._taken:
-                raise ValueError(f"a reviewer named {name!r} already exists")
-            self._entry = reviewer_entry(name, self.provider.currentData(), self.model.text(),
-                                         self.base_url.text(), self.timeout.value(),
-                                         self.budget.value())
-        except ValueError as exc:
-            self.error.setText(make_visible(str(exc)))
-            self.error.show()
-            return
-        self.accept()
-
-
-def _number(value: Any, default: float) -> float:
-    try:
-        return float(value) if value is not None else default
-    except (TypeError, ValueError):
-        return default
 
 
 class ReviewSettingsTab(QWidget):
@@ -264,7 +102,7 @@ class ReviewSettingsTab(QWidget):
         self.usage.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.usage_status = QLabel("")
         self.usage_status.setObjectName("review-usage-status")
-        self.usage_status.setStyleSheet(_MUTED_STYLE)
+        self.usage_status.setStyleSheet(MUTED_STYLE)
         usage_layout = QVBoxLayout(usage_box)
         usage_layout.addWidget(self.usage, 1)
         usage_layout.addWidget(self.usage_status)
@@ -296,7 +134,7 @@ class ReviewSettingsTab(QWidget):
             values = (str(data.get("name", "?")),
                       _PROVIDER_LABEL.get(str(data.get("provider")), str(data.get("provider"))),
                       str(data.get("model", "")), str(data.get("base_url") or "default"),
-                      f"{_number(timeout, 90.0):g} s", str(data.get("max_calls_per_run", 50)))
+                      f"{number_or(timeout, 90.0):g} s", str(data.get("max_calls_per_run", 50)))
             for column, value in enumerate(values):
                 item = QTableWidgetItem(make_visible(value))
                 if error:
@@ -308,17 +146,17 @@ class ReviewSettingsTab(QWidget):
         invalid = [e for e in self.entries if entry_error(e)]
         if not self.entries:
             self.status.setText("No reviewer: a call sent to review asks you.")
-            self.status.setStyleSheet(_MUTED_STYLE)
+            self.status.setStyleSheet(MUTED_STYLE)
         elif invalid:
             self.status.setText(f"{len(invalid)} entr{'ies are' if len(invalid) > 1 else 'y is'}"
                                 " not valid and not used (hover for why): edit or remove it.")
-            self.status.setStyleSheet(_ERROR_STYLE)
+            self.status.setStyleSheet(ERROR_STYLE)
         else:
             n = len(self.entries)
             self.status.setText(f"{n} reviewer{'s' if n != 1 else ''}: a call runs without "
                                 f"asking you only if {'all' if n > 1 else 'it'} approve"
                                 f"{'' if n > 1 else 's'}.")
-            self.status.setStyleSheet(_MUTED_STYLE)
+            self.status.setStyleSheet(MUTED_STYLE)
         self._sync_buttons()
 
     def _sync_buttons(self) -> None:
@@ -372,7 +210,7 @@ class ReviewSettingsTab(QWidget):
             error = entry_error(entry)
             if error:
                 self.status.setText(f"Not saved: {make_visible(error)}. Edit or remove it.")
-                self.status.setStyleSheet(_ERROR_STYLE)
+                self.status.setStyleSheet(ERROR_STYLE)
                 return False
         self.services.settings.set(REVIEWERS_KEY, [dict(e) for e in self.entries])
         return True
