@@ -17,6 +17,7 @@ from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import PermissionRule
 from app.core.services import build_services, default_rules, profile_defaults
 from app.core.store.db import open_database
+from app.core.store.migrations import _FTS_COLUMNS, _fts_sql, split_sql
 from app.core.store.seed import FIRST_RUN_TOOL_RULES
 from app.core.tools.base import (
     DefaultRule,
@@ -161,6 +162,18 @@ def test_migration_records_first_run_rules_of_an_older_database(fresh_data_dir):
                           ("tool_permission_rules", "ignore_flow"), ("conversations", "flow"),
                           ("tool_executions", "decided_by")):
         db.conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    db.conn.execute("DROP INDEX idx_conversations_project")
+    # The word indexes of migration 11 go back to migration 3's JSON ones.
+    for trigger in ("messages_ai", "messages_ad", "messages_au", "tool_executions_ai",
+                    "tool_executions_ad", "tool_executions_au"):
+        db.conn.execute(f"DROP TRIGGER {trigger}")
+    for table in ("messages_fts", "tool_executions_fts"):
+        db.conn.execute(f"DROP TABLE {table}")
+    db.conn.execute("DROP VIEW tool_executions_search")
+    db.conn.execute("ALTER TABLE messages DROP COLUMN search_text")
+    for table in ("messages", "tool_executions"):
+        for statement in split_sql(_fts_sql(table, _FTS_COLUMNS[table])):
+            db.conn.execute(statement)
     db.conn.execute("PRAGMA user_version=3")
     db.close()
 

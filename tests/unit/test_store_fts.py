@@ -1,8 +1,10 @@
 """Full-text search over conversations and the audit trail (migration 3: FTS5 tables and triggers,
-as sqlite-utils' enable_fts makes them)."""
+as sqlite-utils' enable_fts makes them; migration 11 re-indexes messages and tool inputs by their
+words: tests/unit/test_store_message_search.py)."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 import pytest
@@ -33,9 +35,10 @@ def test_a_message_is_found_after_insert_update_and_delete(db):
     repo.append(other.id, "user", "nothing to see")
     assert [c.id for c in repo.search("marmalade")] == [conv.id]
 
-    # Written behind the repository's back: the trigger, not the repository, keeps the index.
-    db.conn.execute("UPDATE messages SET content = ? WHERE id = ?", ('"pumpernickel"',
-                                                                       message_id))
+    # Written behind the repository's back: the trigger, not the repository, keeps the index
+    # (of search_text, the words the repository derives from the content: migration 11).
+    db.conn.execute("UPDATE messages SET content = ?, search_text = ? WHERE id = ?",
+                    ('"pumpernickel"', "pumpernickel", message_id))
     assert repo.search("marmalade") == []
     assert [c.id for c in repo.search("pumpernickel")] == [conv.id]
 
@@ -200,17 +203,27 @@ def test_quote_fts_is_sqlite_utils_quote_fts(query):
     assert quote_fts(query) == sqlite_utils.Database(memory=True).quote_fts(query)
 
 
-@pytest.mark.parametrize("query", ["zanzibar", "make", "example teapot", "builtin", "x y"])
-def test_audit_search_finds_what_sqlite_utils_search_finds(db, query):
+def _words(text: str) -> set[str]:
+    # FTS5's default tokenizer: runs of letters and digits, case-folded ("_" separates).
+    return {w.lower() for w in re.findall(r"[^\W_]+", text)}
+
+
+@pytest.mark.parametrize("query", ["zanzibar", "make", "example teapot", "builtin", "x y",
+                                   "command", "url", "shell_exec 3"])
+def test_audit_search_finds_the_calls_holding_every_word(db, query):
+    # Every word in the tool name, the input's values (never its keys: migration 11) or the
+    # output; newest first, limited.
     audit = AuditRepository(db)
+    calls = {}
     for i in range(6):
-        audit.record(tool_name="shell_exec" if i % 2 else "web_fetch", server_id="builtin",
-                     tool_input={"command": f"make {i}", "url": "https://example.org"},
-                     decision="allow", outcome="executed",
-                     output="zanzibar teapot" if i % 3 == 0 else "x y")
-    match = quote_fts(query)
-    expected = [r["id"] for r in db.table("tool_executions").search(  # via Database.utils
-        match, columns=["id"], order_by="id DESC", limit=4)]
+        name = "shell_exec" if i % 2 else "web_fetch"
+        tool_input = {"command": f"make {i}", "url": "https://example.org"}
+        output = "zanzibar teapot" if i % 3 == 0 else "x y"
+        row = audit.record(tool_name=name, server_id="builtin", tool_input=tool_input,
+                           decision="allow", outcome="executed", output=output)
+        calls[row] = _words(" ".join([name, *tool_input.values(), output]))
+    expected = sorted((i for i, words in calls.items() if _words(query) <= words),
+                      reverse=True)[:4]
     assert [e.id for e in audit.search(query, limit=4)] == expected
 
 

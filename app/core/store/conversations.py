@@ -7,7 +7,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from app.core.pricing import Usage
 from app.core.store.db import fts_match, store_of, utc_now
+from app.core.store.search_text import searchable_text
 
 if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
     import sqlite_utils
@@ -64,6 +66,16 @@ class ConversationRepository:
                 (limit,)).fetchall()
         return [Conversation(*r) for r in rows]
 
+    def list_for_project(self, project_root: str,
+                         limit: int = 200) -> builtins.list[Conversation]:
+        """The conversations held in ``project_root``, most recently updated first."""
+        with self.store.lock:
+            rows = self.db.conn.execute(
+                "SELECT id, title, agent_id, project_root, created_at, updated_at"
+                " FROM conversations WHERE project_root = ?"
+                " ORDER BY updated_at DESC, id DESC LIMIT ?", (project_root, limit)).fetchall()
+        return [Conversation(*r) for r in rows]
+
     def rename(self, conversation_id: int, title: str) -> None:
         with self.store.transaction() as conn:
             conn.execute("UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?",
@@ -91,15 +103,39 @@ class ConversationRepository:
     def append(self, conversation_id: int, role: Role,
                content: builtins.list[dict[str, Any]] | str) -> int:
         now = utc_now()
+        stored = json.dumps(content, ensure_ascii=False)
+        # The index holds the message's words, not its JSON (migration 11); worked out before
+        # the write lock is taken.
+        words = searchable_text(content)
         with self.store.transaction() as conn:
             cur = conn.execute(
-                "INSERT INTO messages (conversation_id, role, content, created_at)"
-                " VALUES (?, ?, ?, ?)",
-                (conversation_id, role, json.dumps(content, ensure_ascii=False), now))
+                "INSERT INTO messages (conversation_id, role, content, search_text, created_at)"
+                " VALUES (?, ?, ?, ?, ?)", (conversation_id, role, stored, words, now))
             conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?",
                          (now, conversation_id))
         assert cur.lastrowid is not None  # set by every successful INSERT
         return cur.lastrowid
+
+    def delete_from(self, conversation_id: int, first_id: int) -> int:
+        """Delete the conversation's messages from ``first_id`` on (that one included): the
+        conversation forks there (edit and resend, regenerate). Returns how many went. The
+        audit trail and the usage rows are history and stay."""
+        with self.store.transaction() as conn:
+            cur = conn.execute("DELETE FROM messages WHERE conversation_id = ? AND id >= ?",
+                               (conversation_id, first_id))
+            conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?",
+                         (utc_now(), conversation_id))
+        return cur.rowcount
+
+    def last_request_usage(self, conversation_id: int) -> tuple[str, Usage] | None:
+        """The model and tokens of the conversation's latest model request (for the context
+        bar of a reopened conversation), or None."""
+        with self.store.lock:
+            row = self.db.conn.execute(
+                "SELECT model, input_tokens, output_tokens, cache_write_tokens,"
+                " cache_read_tokens FROM turn_usage WHERE conversation_id = ?"
+                " ORDER BY id DESC LIMIT 1", (conversation_id,)).fetchone()
+        return None if row is None else (row[0], Usage(*row[1:]))
 
     def messages(self, conversation_id: int) -> builtins.list[StoredMessage]:
         with self.store.lock:
@@ -108,9 +144,11 @@ class ConversationRepository:
                 (conversation_id,)).fetchall()
         return [StoredMessage(i, role, json.loads(content)) for i, role, content in rows]
 
-    def search(self, query: str, limit: int = 50) -> builtins.list[Conversation]:
+    def search(self, query: str, limit: int = 50,
+               project_root: str | None = None) -> builtins.list[Conversation]:
         """Conversations whose title or any message matches ``query`` (full-text, each word
-        taken literally), most recently updated first."""
+        taken literally), most recently updated first; only ``project_root``'s when given.
+        A message matches by its words (app.core.store.search_text), not its JSON."""
         match = fts_match(self.db, query)
         if not match:
             return []
@@ -118,10 +156,11 @@ class ConversationRepository:
         with self.store.lock:
             rows = self.db.conn.execute(
                 "SELECT id, title, agent_id, project_root, created_at, updated_at"
-                " FROM conversations WHERE id IN"
+                " FROM conversations WHERE (id IN"
                 " (SELECT rowid FROM conversations_fts WHERE conversations_fts MATCH :q)"
                 " OR id IN (SELECT conversation_id FROM messages WHERE id IN"
-                " (SELECT rowid FROM messages_fts WHERE messages_fts MATCH :q))"
+                " (SELECT rowid FROM messages_fts WHERE messages_fts MATCH :q)))"
+                " AND (:root IS NULL OR project_root = :root)"
                 " ORDER BY updated_at DESC, id DESC LIMIT :limit",
-                {"q": match, "limit": limit}).fetchall()
+                {"q": match, "limit": limit, "root": project_root}).fetchall()
         return [Conversation(*r) for r in rows]

@@ -7,9 +7,11 @@ mid-migration leaves the database at the previous version, never half-migrated.
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+# split_sql stays importable from here: tests and older callers use it.
+from app.core.store.sql_script import _fts_sql, _quote, split_sql  # noqa: F401
 
 if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
     import sqlite_utils
@@ -121,7 +123,8 @@ CREATE INDEX idx_tool_executions_conversation ON tool_executions(conversation_id
 # insert/update/delete triggers that keep them in step with every write (however it is made:
 # repositories, raw SQL, another process). Applied inside the migration's transaction, so the
 # schema version and the index appear together or not at all. Message content and tool input
-# are indexed as the stored JSON text.
+# are indexed as the stored JSON text (migration 11 re-indexes their words instead:
+# app.core.store.search_index).
 #
 # The statements are those sqlite-utils' ``Table.enable_fts(columns, fts_version="FTS5",
 # create_triggers=True)`` runs (the version in requirements.lock, which applied this migration
@@ -135,50 +138,7 @@ _FTS_COLUMNS = {
 }
 
 
-def _quote(identifier: str) -> str:
-    return '"{}"'.format(identifier.replace('"', '""'))
-
-
-def _fts_sql(table: str, columns: Iterable[str]) -> str:
-    cols = ", ".join(_quote(c) for c in columns)
-    old = ", ".join(f"old.{_quote(c)}" for c in columns)
-    new = ", ".join(f"new.{_quote(c)}" for c in columns)
-    t, fts = _quote(table), _quote(table + "_fts")
-    ai, ad, au = (_quote(table + suffix) for suffix in ("_ai", "_ad", "_au"))
-    return f"""CREATE VIRTUAL TABLE {fts} USING FTS5 (
-    {cols},
-    content={t}
-);
-INSERT INTO {fts} (rowid, {cols})
-    SELECT rowid, {cols} FROM {t};
-CREATE TRIGGER {ai} AFTER INSERT ON {t} BEGIN
-  INSERT INTO {fts} (rowid, {cols}) VALUES (new.rowid, {new});
-END;
-CREATE TRIGGER {ad} AFTER DELETE ON {t} BEGIN
-  INSERT INTO {fts} ({fts}, rowid, {cols}) VALUES('delete', old.rowid, {old});
-END;
-CREATE TRIGGER {au} AFTER UPDATE ON {t} BEGIN
-  INSERT INTO {fts} ({fts}, rowid, {cols}) VALUES('delete', old.rowid, {old});
-  INSERT INTO {fts} (rowid, {cols}) VALUES (new.rowid, {new});
-END;
-"""
-
-
 _V3 = "".join(_fts_sql(table, columns) for table, columns in _FTS_COLUMNS.items())
-
-def split_sql(script: str) -> list[str]:
-    # executescript() would COMMIT our transaction; run statement by statement instead.
-    statements, buf = [], ""
-    for line in script.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            if buf.strip():
-                statements.append(buf.strip())
-            buf = ""
-    if buf.strip():
-        statements.append(buf.strip())
-    return statements
-
 
 # A migration is SQL (run statement by statement) or a function given the database
 # (app.core.store.db.Database); either runs inside the transaction that bumps
@@ -351,7 +311,23 @@ CREATE INDEX idx_turn_usage_conversation ON turn_usage(conversation_id);
 CREATE INDEX idx_turn_usage_created ON turn_usage(created_at);
 """
 
+# The conversation list of a project folder (ConversationRepository.list_for_project): its
+# rows newest first straight from the index (rowid, the id tie-break, is the index's last
+# column), not a scan and sort of every conversation.
+_V10 = """
+CREATE INDEX idx_conversations_project ON conversations(project_root, updated_at);
+"""
+
+
+def _v11_search_words(db: sqlite_utils.Database) -> None:
+    """Messages and the audit trail are searched by their words, not their JSON (block types,
+    keys, signatures, base64): app.core.store.search_index."""
+    from app.core.store.search_index import index_words_not_json
+
+    index_words_not_json(db)
+
+
 MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _v6_modes_and_flow, _V7, _V8,
-                                     _V9)
+                                     _V9, _V10, _v11_search_words)
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -11,6 +11,8 @@ if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Dat
     import sqlite_utils
 
 _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
+# {project folder: id of the conversation last open in it}, to reopen it with the folder.
+LAST_CONVERSATIONS_KEY = "conversations.last_by_project"
 
 
 class SettingsRepository:
@@ -41,3 +43,22 @@ class SettingsRepository:
     def delete(self, key: str) -> None:
         with self.store.transaction() as conn:
             conn.execute("DELETE FROM settings WHERE key = ?", (key,))
+
+    def last_conversation(self, project_root: str) -> int | None:
+        """The conversation last open in ``project_root`` (None: none remembered)."""
+        remembered = self.get(LAST_CONVERSATIONS_KEY, {})
+        value = remembered.get(project_root) if isinstance(remembered, dict) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def set_last_conversation(self, project_root: str, conversation_id: int | None) -> None:
+        """Remember ``conversation_id`` as open in ``project_root`` (None forgets it)."""
+        with self.store.lock:  # read-modify-write of one key: no other writer in between
+            remembered = self.get(LAST_CONVERSATIONS_KEY, {})
+            remembered = dict(remembered) if isinstance(remembered, dict) else {}
+            if remembered.get(project_root) == conversation_id:
+                return
+            if conversation_id is None:
+                remembered.pop(project_root, None)
+            else:
+                remembered[project_root] = conversation_id
+            self.set(LAST_CONVERSATIONS_KEY, remembered)
