@@ -73,7 +73,7 @@ run: $(STAMP)
 # Static checks first (cheap, and a type or layering error explains a test failure), then the
 # suite. Hypothesis runs its "ci" profile (tests/conftest.py): derandomized, so two runs of the
 # same tree try the same examples. pytest's exit code 5 (no test collected) fails like any other.
-test: lint typecheck importlint
+test: lint typecheck importlint mcp-reference
 	HYPOTHESIS_PROFILE=ci QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests --ignore=tests/bench
 
 # Each benchmark is a script that prints `name: value` lines, baseline measured in the same run.
@@ -102,6 +102,36 @@ fuzz: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
+
+# ---- MCP reference servers (issue 19): the real servers the MCP tests run against ----
+# Pinned npm packages (the machine's npm; apt-get installs it when missing and we are root) into
+# tests/.mcp-reference/node, pinned PyPI servers into their own venv tests/.mcp-reference/venv so
+# their dependencies never mix with Tebiki's. The stamp records the pins: changing a pin
+# reinstalls, an unchanged one costs one file comparison.
+MCP_REF := tests/.mcp-reference
+MCP_REF_NPM := @modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31
+MCP_REF_PYPI := mcp-server-git==2026.10.19 mcp-server-time==2026.10.19
+MCP_REF_STAMP := $(MCP_REF)/.installed
+.PHONY: mcp-reference
+
+mcp-reference:
+	@if [ "$$(cat $(MCP_REF_STAMP) 2>/dev/null)" = "$(MCP_REF_NPM) $(MCP_REF_PYPI)" ] && \
+	   [ -f $(MCP_REF)/node/node_modules/@modelcontextprotocol/server-everything/package.json ] && \
+	   [ -x $(MCP_REF)/venv/bin/mcp-server-git ]; then exit 0; fi; \
+	set -e; \
+	if ! command -v npm >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing nodejs and npm"; \
+	    apt-get install -y -qq nodejs npm >/dev/null 2>&1 || \
+	      (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq nodejs npm >/dev/null 2>&1); \
+	  else echo "error: npm is missing (apt-get install nodejs npm)"; exit 1; fi; \
+	fi; \
+	rm -f $(MCP_REF_STAMP); mkdir -p $(MCP_REF)/node; \
+	echo '{"private": true}' > $(MCP_REF)/node/package.json; \
+	npm install --prefix $(MCP_REF)/node --no-audit --no-fund --loglevel=error --save-exact $(MCP_REF_NPM); \
+	test -x $(MCP_REF)/venv/bin/python || $(PYTHON) -m venv $(MCP_REF)/venv; \
+	$(MCP_REF)/venv/bin/python -m pip install --quiet $(MCP_REF_PYPI); \
+	echo "$(MCP_REF_NPM) $(MCP_REF_PYPI)" > $(MCP_REF_STAMP)
 
 # ---- Packaging (issue 8): `make package`, `make install-desktop`, `make uninstall-desktop` ----
 # `package` builds the PyInstaller one-dir bundle into dist/tebiki/ and, on Linux, the tarball

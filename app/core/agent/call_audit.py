@@ -15,6 +15,7 @@ from app.core.outcomes import CallState, Outcome
 from app.core.permissions.service import Decision
 from app.core.store.audit import AuditRepository
 from app.core.store.writer import BackgroundWriter
+from app.core.tools.images import ImagePart
 
 
 class CallAudit:
@@ -53,7 +54,15 @@ class CallAudit:
 
     def _finish(self, call: ToolCall, server_id: str, decision: Decision, outcome: Outcome,
                 content: str, is_error: bool, duration_ms: int | None,
-                row: Future[int] | None = None) -> dict[str, Any]:
+                row: Future[int] | None = None,
+                images: tuple[ImagePart, ...] = ()) -> dict[str, Any]:
+        """Record the call's end and build its ``tool_result``. With images, the block's
+        content is a list, the text (which names each image) then the image blocks.
+
+        The audit row keeps only the text: the tool history is listed and searched, and
+        megabytes of base64 there would make it slow while telling a person nothing the
+        image notes do not. The conversation keeps the images (what the model saw; a reloaded
+        conversation re-sends exactly that), bounded by app.core.tools.images' caps."""
         self._writer.submit(
             self._audit_finish, row,
             tool_name=call.name, server_id=server_id,
@@ -63,8 +72,12 @@ class CallAudit:
             rule_id=decision.rule.id if decision.rule is not None else None,
             duration_ms=duration_ms, conversation_id=self._conversation_id,
             tool_use_id=call.id, decided_by=_decided_by(decision))
-        self._emit(ToolFinished(call.id, call.name, is_error, duration_ms or 0, content, outcome))
-        return {"type": "tool_result", "tool_use_id": call.id, "content": content,
+        self._emit(ToolFinished(call.id, call.name, is_error, duration_ms or 0, content, outcome,
+                                images))
+        result: str | list[dict[str, Any]] = content
+        if images:
+            result = [{"type": "text", "text": content}, *(i.api_block() for i in images)]
+        return {"type": "tool_result", "tool_use_id": call.id, "content": result,
                 "is_error": is_error}
 
 

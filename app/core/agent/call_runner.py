@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from app.core.agent.events import (
     ToolStarted,
 )
 from app.core.agent.flow_tracking import FlowTracking
+from app.core.agent.progress import ProgressReporter
 from app.core.agent.providers import ToolCall
 from app.core.agent.review_step import PLAN_REJECTED, ReviewState, ReviewStep, wants_review
 from app.core.checkpoints import Checkpoint
@@ -37,6 +38,7 @@ from app.core.permissions.service import Decision, DecisionContext, ToolPermissi
 from app.core.review import QuorumResult, rejection_feedback
 from app.core.store.profiles import ToolSetting
 from app.core.tools.base import Tool, ToolContext, ToolSpec
+from app.core.tools.images import ImagePart
 from app.core.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -126,9 +128,9 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
         row: Future[int] | None = None  # the audit row, once the call is recorded as begun
 
         def finish(outcome: Outcome, content: str, is_error: bool, decision: Decision,
-                   duration_ms: int | None = None) -> None:
+                   duration_ms: int | None = None, images: tuple[ImagePart, ...] = ()) -> None:
             results[i] = self._finish(call, server_id, decision, outcome, content, is_error,
-                                      duration_ms, row)
+                                      duration_ms, row, images)
 
         problem = self._problem(call, run)
         if problem is not None:
@@ -202,9 +204,12 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
         before = await checkpointer.snapshot(f"before {call.id}") if checkpointer else None
         self._emit(ToolStarted(call.id, call.name))
         started = time.perf_counter()
+        reporter = ProgressReporter(call.id, self._emit)
         try:
-            result = await self.registry.execute(call.name, call.input, ctx)
+            result = await self.registry.execute(call.name, call.input,
+                                                 replace(ctx, progress=reporter))
         except asyncio.CancelledError:
+            reporter.close()
             finish(Outcome.CANCELLED, f"Cancelled: the user stopped the run while {call.name} "
                                       "was running. It may have done part of its work; check "
                                       "before relying on it.", True, decision,
@@ -217,8 +222,9 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
                 self._pending_checkpoints.add(pending)
                 pending.add_done_callback(self._pending_checkpoints.discard)
             raise
+        reporter.close()  # its last value before ToolFinished, nothing after
         finish(Outcome.EXECUTED, result.content or "(no output)", result.is_error, decision,
-               _ms_since(started))
+               _ms_since(started), result.images)
         try:
             self._track_flow(spec, call.input, decision, result.content or "")
         except Exception:  # labels are a guard's input: log, never break the run
@@ -298,7 +304,8 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
         # Off the event loop: deciding parses the input (shell commands with tree-sitter),
         # and this loop is the GUI's. ToolPermissionService is safe for concurrent calls.
         context = DecisionContext(mode=run.mode, flow=self.flow, tool_context=ctx,
-                                  checkpoints=self.checkpointer is not None)
+                                  checkpoints=self.checkpointer is not None,
+                                  conversation_id=self._conversation_id)
         return await asyncio.to_thread(self.permissions.decide, server_id, call.name,
                                        call.input, context)
 

@@ -20,6 +20,7 @@ from app.core.permissions.service import Decision
 from app.core.pricing import Usage
 from app.core.review import QuorumResult, Review
 from app.core.tools.base import ToolSpec
+from app.core.tools.images import ImagePart
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,20 @@ class ToolFinished:
     duration_ms: int
     content: str
     outcome: Outcome
+    # The result's images (the card's thumbnails); ``content`` names each one.
+    images: tuple[ImagePart, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True)
+class ToolProgress:
+    """How far a running call got, as its tool reports it (an MCP server's progress
+    notifications). ``total`` None: unknown (an indeterminate bar). Throttled by the runner:
+    at most a few per second per call, the latest value always arriving before ToolFinished."""
+
+    tool_use_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
 
 
 @dataclass(frozen=True)
@@ -208,7 +223,8 @@ class RunCancelled:
     detail: str = field(default="", compare=False)
 
 
-AgentEvent = (TextDelta | ToolRequested | AwaitingApproval | ToolStarted | ToolFinished
+AgentEvent = (TextDelta | ToolRequested | AwaitingApproval | ToolStarted | ToolProgress
+              | ToolFinished
               | FilesChanged | FlowChanged | ReviewArrived | ReviewFinished | ThinkingBlock
               | UsageUpdated
               | RunFinished | RunFailed | RunCancelled)

@@ -92,6 +92,16 @@ class FlowTracking:
         if changed:
             self._flow_changed()
 
+    def _track_server_instructions(self, instructions: Mapping[str, str]) -> None:
+        """MCP servers' instructions go into the system prompt: text a third party wrote,
+        which the model reads like any tool result from that server."""
+        changed = False
+        for server in sorted(instructions):
+            changed |= self.flow.add(FlowLabel.UNTRUSTED, f"{server} server instructions",
+                                     server)
+        if changed:
+            self._flow_changed()
+
     def _flow_changed(self) -> None:
         flow = self.flow
         if self._conversation_id is not None:

@@ -117,7 +117,7 @@ def excerpt(history: Sequence[Message] | None, limit: int = EXCERPT_CHARS) -> st
                 text = f"[tool call {block.get('name')}: " \
                        f"{json.dumps(block.get('input'), ensure_ascii=False)[:500]}]"
             elif block.get("type") == "tool_result":
-                text = f"[tool result: {str(block.get('content'))[:300]}]"
+                text = f"[tool result: {_result_text(block.get('content'))[:300]}]"
             else:
                 continue
             line = f"{message.get('role')}: {text}"
@@ -126,6 +126,20 @@ def excerpt(history: Sequence[Message] | None, limit: int = EXCERPT_CHARS) -> st
             if size >= limit:
                 return "\n".join(reversed(lines))[-limit:]
     return "\n".join(reversed(lines))
+
+
+def _result_text(content: Any) -> str:
+    """A tool result's text for the excerpt: a content list's text blocks, its images named
+    (never their base64)."""
+    if not isinstance(content, list):
+        return str(content)
+    parts = []
+    for item in content:
+        if isinstance(item, Mapping) and item.get("type") == "text":
+            parts.append(str(item.get("text", "")))
+        elif isinstance(item, Mapping):
+            parts.append(f"[{item.get('type')}]")
+    return "\n".join(parts)
 
 
 class ReviewStep:

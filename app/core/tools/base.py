@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_check
 
 from app.core.sandbox import Confinement, Sandbox, machine_sandbox
 from app.core.tools.config_fields import ConfigField
-from app.core.tools.params import ParamsError
+from app.core.tools.images import ImagePart
+from app.core.tools.params_problems import ParamsError
 
 if TYPE_CHECKING:
     from app.core.tools.params import Params
@@ -73,6 +74,9 @@ def canonical_json(value: Any) -> str:
 SubjectsFn = Callable[[Mapping[str, Any], "Path | None"], list[str]]
 
 DecisionName = Literal["allow", "ask", "deny"]
+
+# A call's progress: (progress, total or None when unknown, message or None).
+ProgressFn = Callable[[float, float | None, str | None], None]
 
 # In a rule's input pattern, the open project folder (``{project}/**``: anything inside it), so
 # rules are portable between projects.
@@ -199,14 +203,20 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class ToolResult:
+    """What a call returns. ``content`` is the text the model, the audit and the card get;
+    ``images`` (already checked, app.core.tools.images) travel with it to providers that take
+    images, and the text names each one (``ImagePart.note``) so nothing depends on them."""
+
     content: str
     is_error: bool = False
+    images: tuple[ImagePart, ...] = ()
 
     @classmethod
-    def ok(cls, content: str | Mapping[str, Any] | list[Any]) -> ToolResult:
+    def ok(cls, content: str | Mapping[str, Any] | list[Any],
+           images: tuple[ImagePart, ...] = ()) -> ToolResult:
         if not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False, indent=2)
-        return cls(content, False)
+        return cls(content, False, images)
 
     @classmethod
     def error(cls, message: str) -> ToolResult:
@@ -261,6 +271,9 @@ class ToolContext:
     # its setting; a context built without one gets the machine's sandbox, required wherever it
     # works: containment does not depend on every caller remembering it.
     sandbox: Sandbox = field(default_factory=machine_sandbox, compare=False)
+    # Where a long call reports how far it got (the call runner sets it per call and turns it
+    # into throttled ToolProgress events); None: nobody listens. Safe from any thread.
+    progress: ProgressFn | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__

@@ -32,6 +32,7 @@ from app.core.tools.providers.mcp_config import (
     read_claude_desktop_config,
 )
 from app.core.tools.providers.mcp_connection import ServerStatus
+from app.core.tools.providers.mcp_oauth_errors import SignInError, uses_oauth
 from app.ui.models.mcp_servers_model import McpServersModel
 
 log = logging.getLogger(__name__)
@@ -77,8 +78,29 @@ def check_servers_text(text: str, taken_names: Iterable[str]) -> EditorCheck:
     return EditorCheck(servers=dict(parsed.servers), warnings=list(parsed.warnings))
 
 
+def install_mcp_sign_in(provider: McpProvider | None) -> None:
+    """Let HTTP servers sign in through the person's web browser (OAuth): the provider's
+    ``McpOAuth`` (created here when the services did not) opens URLs with the desktop."""
+    if provider is None:
+        return
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QDesktopServices
+
+    from app.core.tools.providers.mcp_oauth import McpOAuth
+
+    def open_in_browser(url: str) -> bool:
+        return QDesktopServices.openUrl(QUrl(url))
+
+    if provider.oauth is None:
+        provider.oauth = McpOAuth()
+    assert provider.oauth is not None
+    provider.oauth.open_browser = open_in_browser
+
+
 class McpSettingsController(QObject):
     message = Signal(str, bool)  # text, is it an error
+    # A server's status or sign-in state changed (Sign in / Sign out may change enablement).
+    server_changed = Signal(str)
     _status_changed = Signal(str)
 
     def __init__(self, store: McpConfigStore, provider: McpProvider,
@@ -141,7 +163,14 @@ class McpSettingsController(QObject):
 
     def remove(self, name: str) -> asyncio.Future[Any]:
         remaining = {n: c for n, c in self._servers.items() if n != name}
-        return self.apply(remaining, f"Removed {name}.")
+        self._say(f"Removed {name}. Applying…")
+        return self._spawn(self._remove(name, remaining))
+
+    async def _remove(self, name: str, remaining: dict[str, McpServerConfig]) -> None:
+        await self._save_and_apply(remaining, f"Removed {name}.", {})
+        oauth = self.provider.oauth
+        if oauth is not None and name not in self.provider.server_names():
+            await oauth.sign_out(name)  # its sign-in goes with it, like its other secrets
 
     def restart(self, name: str) -> asyncio.Future[Any] | None:
         """Restart a loaded, enabled server; otherwise say why not and return None."""
@@ -154,6 +183,53 @@ class McpSettingsController(QObject):
             return None
         self._say(f"Restarting {name}…")
         return self._spawn(self._restart(name))
+
+    # -- signing in (HTTP servers with OAuth) -------------------------------------------------
+
+    def _oauth_server(self, name: str) -> bool:
+        config = self._servers.get(name)
+        return config is not None and uses_oauth(config) and self.provider.oauth is not None \
+            and name in self.provider.server_names()
+
+    def can_sign_in(self, name: str) -> bool:
+        """Relevant when the server answered 401 and no sign-in is under way."""
+        status = self.status(name)
+        oauth = self.provider.oauth
+        return self._oauth_server(name) and status is not None and status.needs_auth \
+            and oauth is not None and not oauth.signing_in(name)
+
+    def can_sign_out(self, name: str) -> bool:
+        """Relevant when a sign-in is known (or under way: signing out cancels it)."""
+        oauth = self.provider.oauth
+        return self._oauth_server(name) and oauth is not None and \
+            (oauth.signed_in(name) or oauth.signing_in(name))
+
+    def sign_in(self, name: str) -> asyncio.Future[Any] | None:
+        """Open the browser to sign in; the server restarts once signed in."""
+        if not self._oauth_server(name):
+            self._say(f"{name} does not sign in with OAuth (only HTTP servers without their "
+                      "own Authorization header do).")
+            return None
+        self._say(f"Signing in to {name}: finish in your web browser…")
+        return self._spawn(self._sign_in(name))
+
+    async def _sign_in(self, name: str) -> None:
+        try:
+            message = await self.provider.sign_in(name)
+        except SignInError as exc:
+            self._say(str(exc), error=True)
+            return
+        state = self.provider.status(name)[0]
+        self._say(f"{message} {name}: {state}.", error=state == "failed")
+
+    def sign_out(self, name: str) -> asyncio.Future[Any] | None:
+        if not self._oauth_server(name):
+            return None
+        return self._spawn(self._sign_out(name))
+
+    async def _sign_out(self, name: str) -> None:
+        await self.provider.sign_out(name)
+        self._say(f"Signed out of {name}; its tokens were deleted.")
 
     async def _restart(self, name: str) -> None:
         await self.provider.restart(name)
@@ -237,8 +313,9 @@ class McpSettingsController(QObject):
         if self._alive():
             self._status_changed.emit(server)
 
-    def _on_status_changed(self, _server: str) -> None:
+    def _on_status_changed(self, server: str) -> None:
         self.refresh()
+        self.server_changed.emit(server)
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Future[Any]:
         future = asyncio.ensure_future(coro)

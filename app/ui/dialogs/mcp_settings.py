@@ -133,13 +133,17 @@ class McpServersTab(QWidget):
         self.edit_button = QPushButton("Edit…")
         self.remove_button = QPushButton("Remove")
         self.restart_button = QPushButton("Restart")
+        self.sign_in_button = QPushButton("Sign in")
+        self.sign_in_button.setToolTip("Sign in to this HTTP server in your web browser (OAuth)")
+        self.sign_out_button = QPushButton("Sign out")
+        self.sign_out_button.setToolTip("Forget this server's sign-in (its tokens are deleted)")
         self.import_claude_button = QPushButton("Import from Claude Desktop")
         self.import_claude_button.setToolTip("Reads " + " or ".join(
             str(p) for p in self.controller.claude_desktop_paths()))
         self.import_file_button = QPushButton("Import file…")
         toolbar = QHBoxLayout()
         for button in (self.add_button, self.edit_button, self.remove_button,
-                       self.restart_button):
+                       self.restart_button, self.sign_in_button, self.sign_out_button):
             toolbar.addWidget(button)
         toolbar.addStretch(1)
         toolbar.addWidget(self.import_claude_button)
@@ -175,6 +179,9 @@ class McpServersTab(QWidget):
         self.edit_button.clicked.connect(self.edit_selected)
         self.remove_button.clicked.connect(self.remove_selected)
         self.restart_button.clicked.connect(self.restart_selected)
+        self.sign_in_button.clicked.connect(self.sign_in_selected)
+        self.sign_out_button.clicked.connect(self.sign_out_selected)
+        self.controller.server_changed.connect(lambda _name: self._update_sign_in_buttons())
         self.import_claude_button.clicked.connect(self.import_claude_desktop)
         self.import_file_button.clicked.connect(self.import_file)
         self.table.selectionModel().selectionChanged.connect(self._show_details)
@@ -208,6 +215,7 @@ class McpServersTab(QWidget):
         name = self.selected_name()
         for button in (self.edit_button, self.remove_button, self.restart_button):
             button.setEnabled(name is not None)
+        self._update_sign_in_buttons()
         if name is None:
             self.detail_label.setText(
                 "No server selected." if self.model.rowCount() else
@@ -227,6 +235,11 @@ class McpServersTab(QWidget):
             self.stderr_view.setPlainText(tail)
             bar = self.stderr_view.verticalScrollBar()
             bar.setValue(bar.maximum())
+
+    def _update_sign_in_buttons(self) -> None:
+        name = self.selected_name()
+        self.sign_in_button.setEnabled(name is not None and self.controller.can_sign_in(name))
+        self.sign_out_button.setEnabled(name is not None and self.controller.can_sign_out(name))
 
     def show_message(self, text: str, error: bool = False) -> None:
         escaped = html.escape(text).replace("\n", "<br>")
@@ -281,6 +294,16 @@ class McpServersTab(QWidget):
         name = self.selected_name()
         if name is not None:
             self.controller.restart(name)
+
+    def sign_in_selected(self) -> None:
+        name = self.selected_name()
+        if name is not None:
+            self.controller.sign_in(name)
+
+    def sign_out_selected(self) -> None:
+        name = self.selected_name()
+        if name is not None:
+            self.controller.sign_out(name)
 
     def import_claude_desktop(self) -> None:
         path = self.controller.find_claude_desktop_config()

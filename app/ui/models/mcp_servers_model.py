@@ -22,6 +22,8 @@ def status_text(status: ServerStatus | None) -> str:
         return f"running · {status.message}" if status.message else "running"
     if status.state == "starting":
         return "starting…"
+    if status.state == "failed" and status.message.startswith("needs sign-in"):
+        return status.message
     if status.state == "failed":
         return f"failed: {status.message}" if status.message else "failed"
     return status.state
@@ -58,7 +60,9 @@ class McpServersModel(RowsTableModel[McpServerRow]):
             return self._text(row, column)
         if role == Qt.ItemDataRole.ForegroundRole and column == self.COL_STATUS \
                 and row.status is not None and row.status.state in self.STATE_COLOURS:
-            return QColor(self.STATE_COLOURS[row.status.state])
+            # Needing sign-in is a step for the person, not a fault: amber, not red.
+            state = "starting" if row.status.needs_auth else row.status.state
+            return QColor(self.STATE_COLOURS[state])
         if role == self.NameRole:
             return row.name
         return None

@@ -92,12 +92,13 @@ async def test_error_result_is_an_error(demo, ctx):
     assert result.is_error and "disk on fire" in result.content
 
 
-async def test_images_and_resources_become_text_notes(demo, ctx):
+async def test_images_pass_on_and_resources_become_text(demo, ctx):
     _provider, registry = demo
     result = await registry.execute("demo__media", {}, ctx)
     assert not result.is_error
     assert result.content.startswith("here is a picture")
-    assert "[image returned by the tool (image/png" in result.content
+    assert "[image 1: image/png, 12 bytes]" in result.content  # the image travels beside it
+    assert [i.media_type for i in result.images] == ["image/png"]
     assert "[resource file:///notes.txt]\nresource body" in result.content
 
 

@@ -242,17 +242,62 @@ def to_openai_messages(system: str, messages: list[dict[str, Any]]) -> list[dict
                 item["tool_calls"] = calls
             out.append(item)
             continue
-        texts: list[str] = []
         for b in blocks:
             if b.get("type") == "tool_result":
-                result = b.get("content", "")
-                if isinstance(result, list):
-                    result = "".join(p.get("text", "") for p in result if isinstance(p, dict))
+                result = _result_text(b.get("content", ""))
                 if b.get("is_error"):
                     result = f"Error: {result}"
                 out.append({"role": "tool", "tool_call_id": b["tool_use_id"], "content": result})
-            elif b.get("type") == "text":
-                texts.append(b.get("text", ""))
-        if texts:
-            out.append({"role": "user", "content": "\n\n".join(texts)})
+        user = _user_content(blocks)
+        if user:
+            out.append({"role": "user", "content": user})
     return out
+
+
+PDF_OMITTED = ("[PDF {title} omitted: Tebiki sends attached PDFs to OpenAI-compatible "
+               "endpoints only as a note]")
+
+
+def _user_content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """The person's part of a user turn: its text, attached text documents as text, and
+    attached images as data-URL ``image_url`` parts (the content is then a list of parts, as
+    chat completions takes images). Empty when the turn holds only tool results."""
+    texts: list[str] = []
+    images: list[dict[str, Any]] = []
+    for b in blocks:
+        kind = b.get("type")
+        raw_source = b.get("source")
+        source: dict[str, Any] = raw_source if isinstance(raw_source, dict) else {}
+        if kind == "text":
+            texts.append(str(b.get("text", "")))
+        elif kind == "image" and source.get("type") == "base64":
+            url = f"data:{source.get('media_type', 'image/png')};base64,{source.get('data', '')}"
+            images.append({"type": "image_url", "image_url": {"url": url}})
+        elif kind == "document":
+            title = str(b.get("title") or "document")
+            if source.get("type") == "text":
+                texts.append(f"--- {title} ---\n{source.get('data', '')}\n--- end of {title} ---")
+            else:
+                texts.append(PDF_OMITTED.format(title=title))
+    text = "\n\n".join(t for t in texts if t)
+    if not images:
+        return text
+    return [*([{"type": "text", "text": text}] if text else []), *images]
+
+
+IMAGES_OMITTED = ("[{n} image{s} omitted: Tebiki sends tool results to OpenAI-compatible "
+                  "endpoints as text only]")
+
+
+def _result_text(content: Any) -> str:
+    """A tool_result's content as the text a ``role: tool`` message carries: its text parts,
+    and a note for the images chat-completions tool messages cannot hold."""
+    if not isinstance(content, list):
+        return str(content)
+    parts = [p for p in content if isinstance(p, dict)]
+    text = "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+    n = sum(1 for p in parts if p.get("type") == "image")
+    if n:
+        note = IMAGES_OMITTED.format(n=n, s="s" if n != 1 else "")
+        text = f"{text}\n\n{note}" if text else note
+    return text

@@ -31,6 +31,19 @@ their server and keep their checkboxes; a call then returns an error naming the 
 server's stderr tail, until ``restart()``. ``status(server)`` gives ``(state, stderr_tail)``.
 The app never sees an exception from a server.
 
+**Roots, instructions, resources.** Every session answers ``roots/list`` with the open project
+folder (``set_roots``; servers are told when it changes) and stdio servers start there unless
+their config sets ``cwd``. A server's ``instructions`` are kept while it runs
+(``instructions()``, for the system prompt). Servers offering resources get a
+``<server>__read_resource`` tool so resource links in results can be followed; resources and
+prompts are also reachable directly (``list_resources`` … ``get_prompt``, see
+``mcp_resource_queries``).
+
+**Reconnecting.** An idle HTTP server is pinged, so one that died is marked failed ("lost").
+A call to a lost server, or one that fails without ever reaching the server (connection
+refused, 404 on an expired session, see ``mcp_http_watch``), restarts the connection once;
+the call is retried only when it surely did not reach the server.
+
 **Sandbox.** A stdio server is a program Tebiki starts, so its tools say ``runs_programs``;
 they are ``sandboxed`` only when the server opted in (``"sandbox"`` in its config) and runs in
 the app's OS sandbox (``McpProvider(sandbox=...)``, see ``mcp_connection``). HTTP servers start
@@ -40,143 +53,96 @@ no program here.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from app.core.sandbox import Sandbox, machine_sandbox
-from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
+from app.core.tools.base import ToolContext, ToolResult
 from app.core.tools.providers.base import ProviderPriority
 from app.core.tools.providers.mcp_config import McpServerConfig
 from app.core.tools.providers.mcp_connection import McpConnection, ServerState, ServerStatus
+from app.core.tools.providers.mcp_http_watch import watch_call
+from app.core.tools.providers.mcp_oauth import McpOAuth
+from app.core.tools.providers.mcp_oauth_errors import SignInError
+from app.core.tools.providers.mcp_resource_queries import McpResourceQueries
+from app.core.tools.providers.mcp_resources import (
+    READ_RESOURCE,
+    McpResourceTool,
+    read_resource_spec,
+)
+from app.core.tools.providers.mcp_roots import McpRoots
+from app.core.tools.providers.mcp_server_requests import ServerRequestHandler
+from app.core.tools.providers.mcp_tool_specs import (
+    MAX_DESCRIPTION,
+    MAX_TOOL_NAME,
+    NAME_SEPARATOR,
+    VALID_TOOL_NAME,
+    McpTool,
+    assign_tool_names,
+    qualified_tool_name,
+    spec_for_tool,
+)
 
 log = logging.getLogger(__name__)
 
-MAX_TOOL_NAME = 64
-NAME_SEPARATOR = "__"
-MAX_DESCRIPTION = 10_000
-_INVALID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
-VALID_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+# Naming and specs live in mcp_tool_specs; importable from here as before.
+__all__ = ["MAX_DESCRIPTION", "MAX_TOOL_NAME", "NAME_SEPARATOR", "VALID_TOOL_NAME", "McpProvider",
+           "McpTool", "assign_tool_names", "qualified_tool_name", "server_instructions",
+           "spec_for_tool"]
 
 StatusListener = Callable[[str], None]
 
 
-def _clean(part: str) -> str:
-    return _INVALID_CHARS.sub("_", part) or "_"
+def server_instructions(providers: Iterable[object],
+                        tool_names: Iterable[str]) -> dict[str, str]:
+    """The instructions of the MCP servers whose tools are among ``tool_names``, from the
+    registry's providers (``registry.providers()``); {} without an MCP provider."""
+    names = list(tool_names)
+    found: dict[str, str] = {}
+    for provider in providers:
+        if isinstance(provider, McpProvider):
+            found.update(provider.instructions(names))
+    return found
 
 
-def qualified_tool_name(server: str, tool: str) -> str:
-    """``server__tool``, valid for the Anthropic API and at most 64 characters."""
-    name = f"{_clean(server)}{NAME_SEPARATOR}{_clean(tool)}"
-    if len(name) > MAX_TOOL_NAME:
-        digest = hashlib.sha1(f"{server}\0{tool}".encode()).hexdigest()[:8]
-        name = f"{name[:MAX_TOOL_NAME - 9]}_{digest}"
-    return name
-
-
-def assign_tool_names(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    """Unique names for (server, tool) pairs; earlier pairs keep the plain name."""
-    taken: set[str] = set()
-    names: dict[tuple[str, str], str] = {}
-    for pair in pairs:
-        if pair in names:
-            continue
-        base = qualified_tool_name(*pair)
-        name, n = base, 1
-        while name.lower() in taken:
-            n += 1
-            suffix = f"_{n}"
-            name = base[:MAX_TOOL_NAME - len(suffix)] + suffix
-        taken.add(name.lower())
-        names[pair] = name
-    return names
-
-
-def _input_schema(raw: Any) -> dict[str, Any]:
-    """The server's schema, made acceptable as an Anthropic ``input_schema`` (an object)."""
-    schema = dict(raw) if isinstance(raw, Mapping) else {}
-    schema.setdefault("type", "object")
-    if schema.get("type") != "object":
-        return {"type": "object", "properties": {}}
-    return schema
-
-
-def spec_for_tool(server: str, name: str, tool: Mapping[str, Any], *,
-                  runs_programs: bool = False, sandboxed: bool = False,
-                  network: bool = False) -> ToolSpec:
-    """A ToolSpec from a wire-format MCP tool (``inputSchema``, ``annotations``…).
-
-    ``runs_programs``: the server is a program Tebiki started (stdio); ``sandboxed``: it runs
-    in the OS sandbox, with the network when ``network``."""
-    annotations = tool.get("annotations")
-    annotations = dict(annotations) if isinstance(annotations, Mapping) else {}
-    read_only = annotations.get("readOnlyHint") is True
-    description = tool.get("description") or tool.get("title") or annotations.get("title") or \
-        f"Tool {tool.get('name')!r} of MCP server {server!r}."
-    return ToolSpec(
-        name=name,
-        description=str(description)[:MAX_DESCRIPTION],
-        input_schema=_input_schema(tool.get("inputSchema")),
-        category=ToolCategory.READ_ONLY if read_only else ToolCategory.COMPOSITE,
-        # Shown, never trusted: risk only changes the badge; no rule follows from it.
-        risk=RiskLevel.LOW if read_only else RiskLevel.HIGH,
-        server_id=server,
-        annotations=annotations,
-        runs_programs=runs_programs,
-        sandboxed=sandboxed,
-        needs_network=sandboxed and network,
-        # readOnlyHint is the server's word, not a fact: every call is checkpointed.
-        changes_files=True,
-    )
-
-
-class McpTool:
-    """One server tool as a Tebiki ``Tool``; calls go through the provider's current
-    connection for that server, so a restart never leaves a stale tool object behind."""
-
-    def __init__(self, provider: McpProvider, server: str, remote_name: str,
-                 spec: ToolSpec) -> None:
-        self._provider = provider
-        self.server = server
-        self.remote_name = remote_name
-        self.spec = spec
-
-    async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        return await self._provider.call(self.server, self.remote_name, input, ctx,
-                                         label=self.spec.name)
-
-    def __repr__(self) -> str:
-        return f"McpTool({self.spec.name!r} → {self.server}:{self.remote_name})"
-
-
-class McpProvider:
+class McpProvider(McpResourceQueries):
     """Manages N servers and offers their tools. Use it from the event loop's thread only.
 
     ``on_tools_changed()`` runs whenever the offered tools change (a server started, died and
     was restarted, was removed, or announced ``tools/list_changed``): wire it to
     ``ToolRegistry.refresh``. ``subscribe(listener)`` reports every status change by server
-    name (for the Settings tab).
+    name (for the Settings tab). Resources and prompts: ``McpResourceQueries``.
     """
 
     id = "mcp"
     display_name = "MCP servers"
     priority = int(ProviderPriority.MCP)
+    # OAuth sign-in for HTTP servers (set through ``oauth``); None: requests carry no auth.
+    _oauth: McpOAuth | None = None
 
     def __init__(self, configs: Mapping[str, McpServerConfig] | Iterable[McpServerConfig] = (),
                  *, on_tools_changed: Callable[[], None] | None = None,
                  startup_timeout_s: float = 60.0, stop_timeout_s: float = 10.0,
-                 sandbox: Sandbox | None = None) -> None:
+                 sandbox: Sandbox | None = None, roots: Iterable[Path] = (),
+                 keepalive_s: float = 30.0, request_timeout_s: float = 30.0) -> None:
         self.on_tools_changed = on_tools_changed
+        self._roots = McpRoots(roots)
+        self._keepalive_s = keepalive_s
+        self._request_timeout_s = request_timeout_s
+        self._reconnecting: dict[str, asyncio.Future[None]] = {}
         self._sandbox = sandbox if sandbox is not None else machine_sandbox()
         self._startup_timeout_s = startup_timeout_s
         self._stop_timeout_s = stop_timeout_s
         self._connections: dict[str, McpConnection] = {}
         self._listeners: list[StatusListener] = []
-        self._tools: list[McpTool] = []
+        self._tools: list[McpTool | McpResourceTool] = []
         self._signature: tuple[Any, ...] = ()
         self._apply_lock = asyncio.Lock()
+        # Answers servers' sampling and elicitation requests (through the person); None:
+        # servers are told Tebiki supports neither.
+        self._server_requests: ServerRequestHandler | None = None
         values = configs.values() if isinstance(configs, Mapping) else configs
         for config in values:
             self._connections[config.name] = self._connect(config)
@@ -195,13 +161,60 @@ class McpProvider:
         for conn in self._connections.values():
             conn.sandbox = sandbox
 
+    @property
+    def oauth(self) -> McpOAuth | None:
+        return self._oauth
+
+    @oauth.setter
+    def oauth(self, oauth: McpOAuth | None) -> None:
+        """Sign-in for HTTP servers; applies from each server's next start."""
+        self._oauth = oauth
+        for conn in self._connections.values():
+            conn.oauth = oauth
+        if oauth is not None:
+            oauth.subscribe(lambda server: self._emit(server)
+                            if server in self._connections else None)
+
+    @property
+    def server_requests(self) -> ServerRequestHandler | None:
+        return self._server_requests
+
+    @server_requests.setter
+    def server_requests(self, handler: ServerRequestHandler | None) -> None:
+        """Set how servers' sampling and elicitation requests are answered. Servers started
+        from now on advertise both; running ones keep what they were told at their start (a
+        handler removed later answers "not available")."""
+        self._server_requests = handler
+
+    def _server_request_handler(self) -> ServerRequestHandler | None:
+        return self._server_requests  # read at each request: a later setter applies
+
     # -- ToolProvider -----------------------------------------------------------------------
 
     def is_available(self) -> bool:
         return True
 
-    def tools(self) -> Sequence[McpTool]:
+    def tools(self) -> Sequence[McpTool | McpResourceTool]:
         return list(self._tools)
+
+    # -- roots and instructions -------------------------------------------------------------
+
+    def set_roots(self, folders: Iterable[Path]) -> None:
+        """The open project folder(s): answered to ``roots/list`` from now on; running servers
+        are told the list changed; stdio servers started later start in the first one."""
+        self._roots.set(folders)
+
+    def roots(self) -> list[Path]:
+        return self._roots.folders
+
+    def instructions(self, tool_names: Iterable[str] | None = None) -> dict[str, str]:
+        """``{server: instructions}`` for the system prompt (untrusted text: the prompt fences
+        and labels it), of the servers whose tools are listed — and, given ``tool_names``
+        (the tools a run offers), only of servers with at least one of them offered."""
+        servers = None if tool_names is None else \
+            {t.server for t in self._tools if t.spec.name in set(tool_names)}
+        return {name: conn.instructions for name, conn in self._connections.items()
+                if conn.instructions and conn.tools and (servers is None or name in servers)}
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -253,6 +266,28 @@ class McpProvider:
     async def stop_server(self, server: str) -> None:
         await self._connections[server].stop()
 
+    async def sign_in(self, server: str) -> str:
+        """Sign in to an HTTP server in the browser, then restart it; returns a message for
+        the person. Raises SignInError when the sign-in did not complete (KeyError when the
+        server is not configured)."""
+        conn = self._connections[server]
+        if self._oauth is None:
+            raise SignInError("Signing in to MCP servers is not available here.")
+        message = await self._oauth.sign_in(conn.config)
+        current = self._connections.get(server)
+        if current is not None:
+            await current.restart()
+        return message
+
+    async def sign_out(self, server: str) -> None:
+        """Forget the server's sign-in, then restart it (it ends at "needs sign-in" when it
+        requires one)."""
+        conn = self._connections[server]
+        if self._oauth is not None:
+            await self._oauth.sign_out(server)
+        if conn.state not in ("stopped", "disabled"):
+            await conn.restart()
+
     async def apply_config(self, configs: Mapping[str, McpServerConfig]) -> None:
         """Make the running servers match ``configs``: stop removed and changed servers, start
         new and changed ones; untouched servers keep running. Returns once the new servers run
@@ -293,27 +328,88 @@ class McpProvider:
     async def call(self, server: str, remote_name: str, tool_input: Mapping[str, Any],
                    ctx: ToolContext, *, label: str | None = None) -> ToolResult:
         """Call ``remote_name`` on ``server``. Timeout: the server's ``"timeout"`` when set,
-        else the tool's configured ``shell_timeout_s`` (default 30 s)."""
+        else the tool's configured ``shell_timeout_s`` (default 30 s).
+
+        A lost HTTP server is reconnected first; a call that fails without reaching the server
+        reconnects and is sent once more (never a call that may have run)."""
         conn = self._connections.get(server)
         if conn is None:
             return ToolResult.error(f"MCP server {server!r} is no longer configured, so "
                                     f"{label or remote_name} cannot run. Use another tool.")
         timeout = conn.config.timeout_s or ctx.shell_timeout_s
+        if conn.lost:
+            conn = await self._reconnect(conn, conn.runs)
+        runs, was_running = conn.runs, conn.running
+        with watch_call() as outcome:
+            result = await conn.call_tool(remote_name, tool_input, timeout_s=timeout,
+                                          max_output_chars=ctx.max_output_bytes, label=label,
+                                          progress=ctx.progress)
+        unsent = outcome.never_reached or (
+            was_running and outcome.nothing_sent and conn.config.transport != "stdio")
+        if not (result.is_error and unsent):
+            return result
+        conn = await self._reconnect(conn, runs)
+        if not conn.running:
+            return ToolResult.error(
+                f"MCP server {server!r} could not be reached, so {label or remote_name} did "
+                f"not run; reconnecting failed: {conn.message or conn.state}. Ask the user "
+                "to check the server in Settings → MCP servers.")
         return await conn.call_tool(remote_name, tool_input, timeout_s=timeout,
-                                    max_output_chars=ctx.max_output_bytes, label=label)
+                                    max_output_chars=ctx.max_output_bytes, label=label,
+                                    progress=ctx.progress)
+
+    async def _reconnect(self, conn: McpConnection, runs: int) -> McpConnection:
+        """Restart ``conn`` unless it was restarted since ``runs`` (concurrent callers share
+        one reconnect); returns the server's current connection."""
+        pending = self._reconnecting.get(conn.name)
+        if pending is None and conn.runs == runs and self._connections.get(conn.name) is conn:
+            pending = asyncio.ensure_future(conn.reconnect())
+            self._reconnecting[conn.name] = pending
+            name = conn.name
+
+            def done(_f: asyncio.Future[None]) -> None:
+                self._reconnecting.pop(name, None)
+
+            pending.add_done_callback(done)
+        if pending is not None:
+            await asyncio.shield(pending)
+        return self._connections.get(conn.name, conn)
 
     # -- internals --------------------------------------------------------------------------
 
     def _connect(self, config: McpServerConfig) -> McpConnection:
-        return McpConnection(config, on_change=self._changed,
+        conn = McpConnection(config, on_change=self._changed,
                              startup_timeout_s=self._startup_timeout_s,
-                             stop_timeout_s=self._stop_timeout_s, sandbox=self._sandbox)
+                             stop_timeout_s=self._stop_timeout_s, sandbox=self._sandbox,
+                             roots=self._roots, keepalive_s=self._keepalive_s)
+        conn.server_requests = self._server_request_handler
+        conn.oauth = self._oauth
+        return conn
 
     def _changed(self, conn: McpConnection) -> None:
         if self._connections.get(conn.name) is not conn:
             return  # a connection being replaced by apply_config
         self._rebuild_tools()
         self._emit(conn.name)
+
+    def _resource_tools(self, taken: set[str]) -> list[McpResourceTool]:
+        """``<server>__read_resource`` for each server offering resources whose tools are
+        listed; after the servers' own tools, so a server tool of that name keeps it."""
+        found: list[McpResourceTool] = []
+        for conn in self._connections.values():
+            if not (conn.tools and conn.has_resources):
+                continue
+            base = name = qualified_tool_name(conn.name, READ_RESOURCE)
+            n = 1
+            while name.lower() in taken:
+                n += 1
+                name = base[:MAX_TOOL_NAME - len(f"_{n}")] + f"_{n}"
+            taken.add(name.lower())
+            spec = read_resource_spec(conn.name, name,
+                                      runs_programs=conn.config.transport == "stdio",
+                                      sandboxed=conn.sandboxed)
+            found.append(McpResourceTool(self, conn.name, spec))
+        return found
 
     def _emit(self, server: str) -> None:
         for listener in list(self._listeners):
@@ -325,7 +421,7 @@ class McpProvider:
     def _rebuild_tools(self, notify: bool = True) -> None:
         pairs = [(conn, tool) for conn in self._connections.values() for tool in conn.tools]
         names = assign_tool_names((conn.name, str(tool["name"])) for conn, tool in pairs)
-        tools: list[McpTool] = []
+        tools: list[McpTool | McpResourceTool] = []
         for conn, tool in pairs:
             server, remote = conn.name, str(tool["name"])
             name = names[(server, remote)]
@@ -337,6 +433,7 @@ class McpProvider:
                                  sandboxed=conn.sandboxed,
                                  network=sandbox is not None and sandbox.network)
             tools.append(McpTool(self, server, remote, spec))
+        tools += self._resource_tools({t.spec.name.lower() for t in tools})
         # The flags are compare=False on ToolSpec, so they join the signature on their own.
         signature = tuple((t.spec, tuple(sorted(t.spec.annotations.items(), key=str)),
                            t.spec.runs_programs, t.spec.sandboxed) for t in tools)

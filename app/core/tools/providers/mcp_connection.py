@@ -8,9 +8,10 @@ the ``async with`` block is what closes the session and stops the process (stdin
 SIGTERM/SIGKILL to the server's process group, inside the SDK's shielded shutdown), so nothing
 is left behind whatever way the task ends.
 
-Calls (``call_tool``) come from other tasks (the agent loop). That is safe: a request only puts
-a message on the session's memory stream and waits for its answer on another one; the caller's
-cancellation (Stop) abandons the wait at once and the SDK sends ``notifications/cancelled``.
+Calls (``call_tool``, see ``mcp_tool_call``) come from other tasks (the agent loop). That is
+safe: a request only puts a message on the session's memory stream and waits for its answer on
+another one; the caller's cancellation (Stop) abandons the wait at once and the SDK sends
+``notifications/cancelled``.
 
 Death is noticed without polling: the session reads through ``WatchedReadStream``, which
 reports the end of the server's output (process exit, closed pipe, dropped HTTP session).
@@ -36,26 +37,42 @@ from typing import Any, Literal
 
 import anyio
 
-from app.core.sandbox import Sandbox, SandboxRequired, machine_sandbox
-from app.core.tools.base import ToolResult
-from app.core.tools.providers.mcp_config import (
-    McpConfigError,
-    McpServerConfig,
-    expand_server_config,
+from app.core.sandbox import Sandbox, machine_sandbox
+from app.core.tools.base import ProgressFn, ToolResult
+from app.core.tools.providers import mcp_connection_texts as texts
+from app.core.tools.providers import mcp_tool_call
+from app.core.tools.providers.mcp_config import McpServerConfig, expand_server_config
+from app.core.tools.providers.mcp_http_watch import recording_transport
+from app.core.tools.providers.mcp_oauth import McpOAuth
+from app.core.tools.providers.mcp_oauth_errors import (
+    CredentialsRejected,
+    SignInRequired,
+    auth_failure_status,
+    find_auth_failure,
 )
 from app.core.tools.providers.mcp_results import (
-    content_to_text,
     describe_exception,
     leaf_exception,
-    truncate,
 )
+from app.core.tools.providers.mcp_roots import McpRoots
+from app.core.tools.providers.mcp_server_requests import (
+    HandlerSource,
+    server_request_callbacks,
+)
+from app.core.tools.providers.mcp_session_info import (
+    http_status_text,
+    list_all_tools,
+    offered_tools,
+    offers_resources,
+    server_capabilities,
+)
+from app.core.tools.providers.mcp_stdout_noise import UnreadableLines, is_unreadable_line
 from app.core.tools.providers.mcp_transport import (
     StderrTail,
     StdioLaunch,
     WatchedReadStream,
     client_version,
     load_sdk,
-    sandbox_hint,
     stdio_launch,
 )
 
@@ -63,37 +80,7 @@ log = logging.getLogger(__name__)
 
 ServerState = Literal["stopped", "starting", "running", "failed", "disabled"]
 
-MAX_TOOL_PAGES = 50
 CLIENT_NAME = "tebiki"
-# Lines on a server's stdout that are not JSON-RPC: the first few are logged (no traceback),
-# then only a count at 10, 100, 1000… and once more when the server stops.
-LOGGED_UNREADABLE_LINES = 3
-_SDK_PARSE_FAILURE = "Failed to parse JSONRPC message from server"
-
-
-class _DropSdkParseTracebacks(logging.Filter):
-    """The SDK logs a full traceback for every stdout line that is not JSON-RPC (a server that
-    prints its banner or progress on stdout wrote 55 MB of log in 12 s). The same failure also
-    reaches ``McpConnection._on_message``, which knows the server and summarises it."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg != _SDK_PARSE_FAILURE
-
-
-_SDK_STDIO_LOGGER = logging.getLogger("mcp.client.stdio")
-if not any(isinstance(f, _DropSdkParseTracebacks) for f in _SDK_STDIO_LOGGER.filters):
-    _SDK_STDIO_LOGGER.addFilter(_DropSdkParseTracebacks())
-
-
-def _unreadable_line(exc: Exception) -> str:
-    """The offending stdout line (shortened) when the SDK's error carries it."""
-    errors = getattr(exc, "errors", None)
-    try:
-        found = errors()[0].get("input") if callable(errors) else None
-    except Exception:
-        found = None
-    text = found if isinstance(found, str) else describe_exception(exc)
-    return text if len(text) <= 200 else text[:200] + "…"
 
 
 @dataclass(frozen=True)
@@ -105,6 +92,10 @@ class ServerStatus:
     message: str = ""
     stderr_tail: str = ""
     tool_count: int = 0
+    # Tools not offered to the model (they require MCP tasks); the message says so.
+    hidden_tools: int = 0
+    # The server answered 401 at start: it needs sign-in (OAuth) or a token in its headers.
+    needs_auth: bool = False
 
 
 # -- the connection ----------------------------------------------------------------------------
@@ -113,11 +104,32 @@ class ServerStatus:
 class McpConnection:
     """One configured server. ``start``/``stop``/``call_tool`` are called from the event loop."""
 
+    # Sign-in for HTTP servers (OAuth); the provider sets it. None: no auth on requests.
+    oauth: McpOAuth | None = None
+
     def __init__(self, config: McpServerConfig, *,
                  on_change: Callable[[McpConnection], None] | None = None,
                  startup_timeout_s: float = 60.0, stop_timeout_s: float = 10.0,
-                 sandbox: Sandbox | None = None) -> None:
+                 sandbox: Sandbox | None = None, roots: McpRoots | None = None,
+                 keepalive_s: float = 30.0) -> None:
         self.config = config
+        # The project folder(s): answered to roots/list, and where stdio servers start.
+        self.roots = roots if roots is not None else McpRoots()
+        # Who answers the server's sampling / elicitation requests (the provider sets it).
+        self.server_requests: HandlerSource = lambda: None
+        # How often an idle HTTP server is pinged, so one that died is not shown "running".
+        self._keepalive_s = keepalive_s
+        # Per run, from initialize: the server's instructions and capabilities (wire dict).
+        self.instructions = ""
+        self.capabilities: dict[str, Any] = {}
+        self.has_resources = False  # it lists resources: the model gets read_resource
+        self.hidden_tools = 0
+        self.needs_auth = False
+        # Set when a running HTTP server stopped answering: the next call reconnects.
+        self.lost = False
+        self.runs = 0  # starts so far, so concurrent callers reconnect only once
+        self._http_status = 0  # the last HTTP status seen (for the startup failure)
+        self._roots_changed = False
         # The app's sandbox setting, read at each start (the provider keeps it current).
         self.sandbox = sandbox if sandbox is not None else machine_sandbox()
         # How the current (or last) run was started; None before the first stdio start.
@@ -139,7 +151,8 @@ class McpConnection:
         self._relist = False
         self._stderr: StderrTail | None = None
         self._events: deque[str] = deque(maxlen=20)  # the "tail" of HTTP servers
-        self._unreadable = 0  # stdout lines of this run that were not JSON-RPC
+        # Stdout lines of this run that were not JSON-RPC (see mcp_stdout_noise).
+        self._unreadable = UnreadableLines(config.name, self._events)
 
     @property
     def name(self) -> str:
@@ -148,6 +161,21 @@ class McpConnection:
     @property
     def running(self) -> bool:
         return self.state == "running" and self._session is not None
+
+    @property
+    def session(self) -> Any:
+        """The live client session, or None when the server is not running."""
+        return self._session if self.running else None
+
+    @property
+    def stopping(self) -> bool:
+        """A stop (or restart) of this run has begun."""
+        return self._stopping
+
+    @property
+    def ended(self) -> bool:
+        """The transport of this run has ended (process exit, closed connection)."""
+        return self._ended
 
     @property
     def sandboxed(self) -> bool:
@@ -161,7 +189,7 @@ class McpConnection:
 
     def status(self) -> ServerStatus:
         return ServerStatus(self.name, self.state, self.message, self.stderr_tail(),
-                            len(self.tools))
+                            len(self.tools), self.hidden_tools, self.needs_auth)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -188,8 +216,13 @@ class McpConnection:
             self._stderr = None
             self.launch = None
             self._events.clear()
-            self._unreadable = 0
+            self._unreadable = UnreadableLines(self.name, self._events)
             self.tools = []
+            self.instructions, self.capabilities, self.hidden_tools = "", {}, 0
+            self.has_resources = False
+            self.needs_auth = self.lost = self._roots_changed = False
+            self._http_status = 0
+            self.runs += 1
             self._started = asyncio.get_running_loop().create_future()
             self._set("starting", "")
             started = self._started
@@ -216,6 +249,7 @@ class McpConnection:
             return  # a start() came in meanwhile; that run is not ours to clear
         self._task = None
         self.tools = []
+        self.instructions = ""
         if self.config.disabled:
             self._set("disabled", "disabled in the configuration")
         else:
@@ -224,6 +258,17 @@ class McpConnection:
     async def restart(self) -> None:
         await self.stop()
         await self.start()
+
+    async def reconnect(self) -> None:
+        """Restart after the connection was lost. While the server stays unreachable its last
+        tools stay listed (answering errors) and it stays "lost", so the next call tries
+        again and works once the server is back, with no manual restart."""
+        kept = self.tools, self.instructions, self.capabilities, self.has_resources
+        await self.restart()
+        if self.state == "failed" and not self.needs_auth:
+            self.tools, self.instructions, self.capabilities, self.has_resources = kept
+            self.lost = True
+            self._set("failed", texts.unreachable_text(self.message))
 
     def _set(self, state: ServerState, message: str) -> None:
         self.state, self.message = state, message
@@ -245,14 +290,15 @@ class McpConnection:
         self._ended = True
         self._wake.set()
         if not self._stopping and self.state == "running":
+            self.lost = self.config.transport != "stdio"
             what = "exited" if self.config.transport == "stdio" else "closed the connection"
             self._set("failed", f"the server {what} unexpectedly")
 
     async def _on_message(self, message: Any) -> None:
         item = getattr(message, "root", message)  # mcp 1.x wraps notifications in a RootModel
         if isinstance(item, Exception):
-            if isinstance(item, ValueError) and callable(getattr(item, "errors", None)):
-                self._note_unreadable(item)  # a line that is not JSON-RPC (pydantic's error)
+            if is_unreadable_line(item):
+                self._unreadable.note(item)
             else:
                 log.debug("MCP server %s: transport error: %s", self.name,
                           describe_exception(item))
@@ -262,27 +308,17 @@ class McpConnection:
             self._relist = True
             self._wake.set()
 
-    def _note_unreadable(self, exc: Exception) -> None:
-        """One line of output that is not JSON-RPC: log the first few, then count."""
-        self._unreadable += 1
-        n = self._unreadable
-        if n <= LOGGED_UNREADABLE_LINES:
-            line = _unreadable_line(exc)
-            self._events.append(f"not JSON-RPC: {line}")
-            log.warning("MCP server %s wrote a line that is not JSON-RPC (servers must write "
-                        "only protocol messages on stdout; logs belong on stderr): %r%s",
-                        self.name, line,
-                        "; further such lines are only counted"
-                        if n == LOGGED_UNREADABLE_LINES else "")
-        elif n >= 10 and str(n).strip("0") == "1":  # 10, 100, 1000…
-            log.warning("MCP server %s: %d lines on stdout were not JSON-RPC so far",
-                        self.name, n)
+    def _on_roots_changed(self) -> None:
+        """From ``McpRoots.set``, always on this session's loop (see ``McpRoots``)."""
+        self._roots_changed = True
+        self._wake.set()
 
-    def _summarise_unreadable(self) -> None:
-        n = self._unreadable
-        if n > LOGGED_UNREADABLE_LINES:
-            log.warning("MCP server %s: %d lines on stdout were not JSON-RPC in this run "
-                        "(%d logged)", self.name, n, LOGGED_UNREADABLE_LINES)
+    def _client_callbacks(self, sdk: SimpleNamespace) -> dict[str, Any]:
+        """Keyword arguments for ``ClientSession``: the server-initiated requests Tebiki
+        answers (each one the SDK also advertises as a client capability). Roots here;
+        sampling and elicitation are added alongside."""
+        return {"list_roots_callback": self.roots.list_roots_callback(sdk.types),
+                **server_request_callbacks(self.name, self.server_requests)}
 
     async def _serve(self, started: asyncio.Future[None]) -> None:
         reached_running = False
@@ -294,10 +330,15 @@ class McpConnection:
                 session = await stack.enter_async_context(sdk.ClientSession(
                     watched, write, message_handler=self._on_message,
                     client_info=sdk.types.Implementation(name=CLIENT_NAME,
-                                                         version=client_version())))
+                                                         version=client_version()),
+                    **self._client_callbacks(sdk)))
+                stack.callback(self.roots.subscribe(self._on_roots_changed))
                 with anyio.fail_after(self._startup_timeout_s):
-                    await session.initialize()
+                    init = await session.initialize()
+                    self.instructions = (getattr(init, "instructions", None) or "").strip()
+                    self.capabilities = server_capabilities(init)
                     tools = await self._list_tools(session, sdk)
+                    self.has_resources = await offers_resources(session, self.capabilities)
                 if self._ended:
                     raise ConnectionError("the server closed the connection during startup")
                 self.tools = tools
@@ -310,15 +351,18 @@ class McpConnection:
             pass  # stop() cancelled a startup, or the loop is shutting down: end quietly
         except Exception as exc:
             if not self._stopping and not reached_running:
-                await self._collect_stderr()
+                await self.collect_stderr()
                 self._set("failed", self._startup_failure(exc))
             elif not self._stopping:
                 log.warning("MCP server %s ended: %s", self.name, describe_exception(exc))
+                # An HTTP server may come back: the next call reconnects.
+                self.lost = self.config.transport != "stdio"
                 if self.state != "failed":
-                    self._set("failed", f"the connection failed: {describe_exception(exc)}")
+                    self._set("failed", f"the connection failed: {describe_exception(exc)}"
+                              + ("; Tebiki reconnects at the next call" if self.lost else ""))
         finally:
             self._session = None
-            self._summarise_unreadable()
+            self._unreadable.summarise()
             if self._stderr is not None:
                 self._stderr.close_write_end()
             if self._ended and not self._stopping and self.state == "running":
@@ -333,7 +377,7 @@ class McpConnection:
         if cfg.transport == "stdio":
             env = dict(cfg.env)
             launch = self.launch = stdio_launch(cfg, self.sandbox, env,
-                                                sdk.default_environment())
+                                                sdk.default_environment(), self.roots.first)
             stderr = self._stderr = StderrTail(cfg.name)
             params = sdk.StdioServerParameters(
                 command=launch.command, args=launch.args, env=env or None, cwd=launch.cwd)
@@ -343,15 +387,37 @@ class McpConnection:
             finally:
                 stderr.close_write_end()
         client = await stack.enter_async_context(sdk.httpx.AsyncClient(
-            headers=dict(cfg.headers), timeout=sdk.httpx.Timeout(30.0, read=300.0)))
+            headers=dict(cfg.headers), timeout=sdk.httpx.Timeout(30.0, read=300.0),
+            auth=self.oauth.auth_for(cfg) if self.oauth is not None else None,
+            transport=recording_transport(sdk.httpx, self._note_http_status)))
         return await stack.enter_async_context(
             sdk.streamable_http_client(cfg.url, http_client=client))
 
+    def _note_http_status(self, status: int) -> None:
+        if status >= 400:
+            self._http_status = status
+
     async def _idle(self, session: Any, sdk: SimpleNamespace) -> None:
-        """Park until stopped or the transport ends; re-list tools when the server says so."""
+        """Park until stopped or the transport ends; re-list tools when the server says so,
+        tell it when the roots changed, and ping an idle HTTP server (nothing else notices
+        that one died: there is no process to watch)."""
+        http = self.config.transport != "stdio"
         while not (self._stopping or self._ended):
-            await self._wake.wait()
+            try:
+                await asyncio.wait_for(self._wake.wait(),
+                                       self._keepalive_s if http else None)
+            except TimeoutError:
+                if not await self._still_answering(session):
+                    return
+                continue
             self._wake.clear()
+            if self._roots_changed and not (self._stopping or self._ended):
+                self._roots_changed = False
+                try:
+                    await session.send_notification(sdk.types.RootsListChangedNotification())
+                except Exception as exc:
+                    log.warning("MCP server %s: telling it the roots changed failed: %s",
+                                self.name, describe_exception(exc))
             if self._relist and not (self._stopping or self._ended):
                 self._relist = False
                 try:
@@ -364,117 +430,84 @@ class McpConnection:
                 self.tools = tools
                 self._set("running", self._running_message(len(tools)))
 
-    async def _list_tools(self, session: Any, sdk: SimpleNamespace) -> list[dict[str, Any]]:
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        for _page in range(MAX_TOOL_PAGES):
-            params = sdk.types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            result = await session.list_tools(params=params)
-            wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-            tools += [t for t in wire.get("tools", []) if isinstance(t, dict) and t.get("name")]
-            cursor = wire.get("nextCursor")
-            if not cursor:
-                break
-        return tools
+    async def _still_answering(self, session: Any) -> bool:
+        """Ping; when it fails (refused, session unknown, connection closed) mark the server
+        lost (the next call reconnects) and say why. A slow answer is not a failure: a server
+        busy with a long call may answer late, and tearing the session down would kill it."""
+        try:
+            with anyio.fail_after(min(self._keepalive_s, 10.0) + 5.0):
+                await session.send_ping()
+            return True
+        except TimeoutError:
+            log.debug("MCP server %s: no answer to a ping yet", self.name)
+            return True
+        except Exception as exc:
+            if self._stopping or self._ended:
+                return False
+            self.lost = True
+            why = http_status_text(self._http_status) or describe_exception(exc)
+            self._set("failed", f"the server stopped answering ({why}); Tebiki reconnects "
+                                "at the next call")
+            return False
 
-    async def _collect_stderr(self) -> None:
+    async def _list_tools(self, session: Any, sdk: SimpleNamespace) -> list[dict[str, Any]]:
+        tools = await list_all_tools(session, sdk)
+        offered = offered_tools(tools)
+        self.hidden_tools = len(tools) - len(offered)
+        return offered
+
+    async def collect_stderr(self) -> None:
+        """Wait (briefly) for the rest of a stdio server's stderr, for a failure's text."""
         if self._stderr is not None:
             self._stderr.close_write_end()
             await self._stderr.wait_eof(1.0)
 
     def _running_message(self, tool_count: int) -> str:
-        note = self.launch.note if self.launch is not None else ""
-        return f"{_count(tool_count)}; {note}" if note else _count(tool_count)
+        return texts.running_message(tool_count, self.hidden_tools, self.launch)
 
     def _startup_failure(self, exc: BaseException) -> str:
         exc = leaf_exception(exc)
-        if isinstance(exc, SandboxRequired):
-            return ("not started: the sandbox is required (\"Require the sandbox\" is on in "
-                    f"Settings) and it is not available here: {self.sandbox.status.reason}. "
-                    "Fix that, or switch off \"Require the sandbox\" to start this server "
-                    "unsandboxed.")
-        hint = sandbox_hint(self.launch) if self.launch is not None else ""
-        return self._failure_text(exc) + hint
-
-    def _failure_text(self, exc: BaseException) -> str:
-        if isinstance(exc, McpConfigError):
-            return "cannot start: " + "; ".join(exc.errors)
-        if isinstance(exc, ImportError):
-            return ("cannot start: the MCP SDK is not installed (pip install 'mcp>=2.3'): "
-                    f"{exc}")
-        if isinstance(exc, TimeoutError):
-            return (f"the server did not finish starting within {self._startup_timeout_s:g}s "
-                    "(initialize and list tools)")
-        detail = describe_exception(exc)
-        if "Connection closed" in detail or self._ended:
-            return "the server exited during startup" + (
-                "; see its stderr below" if self.stderr_tail() else "")
-        return f"cannot start: {detail}"
+        text, needs_auth = texts.startup_failure_text(
+            exc, sandbox_reason=self.sandbox.status.reason, launch=self.launch,
+            refused=self.refusal(exc), http_status=self._http_status,
+            startup_timeout_s=self._startup_timeout_s, ended=self._ended,
+            has_stderr=bool(self.stderr_tail()))
+        self.needs_auth = self.needs_auth or needs_auth
+        return text
 
     # -- calls -------------------------------------------------------------------------------
 
     async def call_tool(self, remote_name: str, arguments: Mapping[str, Any], *,
                         timeout_s: float, max_output_chars: int = 50_000,
-                        label: str | None = None) -> ToolResult:
-        """Run one tool. Errors of every kind become ``ToolResult.error``; Stop cancels.
+                        label: str | None = None,
+                        progress: ProgressFn | None = None) -> ToolResult:
+        """Run one tool (see ``mcp_tool_call``). Errors of every kind become
+        ``ToolResult.error``; Stop cancels.
 
-        ``label`` is the name the model knows the tool by, used in messages.
+        ``label`` is the name the model knows the tool by, used in messages. With
+        ``progress`` the request carries a progress token and the server's progress
+        notifications are passed to it (``ToolContext.progress``).
         """
-        tool_name = label or remote_name
-        session = self._session
-        if not self.running or session is None:
-            return ToolResult.error(self.unavailable_message(tool_name))
-        try:
-            with anyio.fail_after(timeout_s):
-                result = await session.call_tool(remote_name, dict(arguments))
-        except TimeoutError:
-            return ToolResult.error(
-                f"{tool_name} on MCP server {self.name!r} did not answer within {timeout_s:g}s, "
-                "so Tebiki stopped waiting (the server may still be working on it). Try a "
-                "smaller request, or ask the user to raise the server's \"timeout\" in "
-                "Settings → MCP servers.")
-        except Exception as exc:
-            if self._stopping:
-                return ToolResult.error(
-                    f"MCP server {self.name!r} was stopped or restarted while {tool_name} was "
-                    "running, so there is no result. The call's effects are unknown.")
-            if self._ended or self.state == "failed":
-                await self._collect_stderr()
-                return ToolResult.error(self._died_message(tool_name))
-            return ToolResult.error(f"MCP server {self.name!r} could not run {tool_name}: "
-                                    f"{describe_exception(exc)}")
-        wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        content = [b for b in wire.get("content") or [] if isinstance(b, dict)]
-        text = truncate(content_to_text(content, wire.get("structuredContent")),
-                        max_output_chars)
-        if wire.get("isError"):
-            return ToolResult.error(text or f"{tool_name} reported an error without a message.")
-        return ToolResult.ok(text)
+        return await mcp_tool_call.call_tool(self, remote_name, arguments, timeout_s=timeout_s,
+                                             max_output_chars=max_output_chars, label=label,
+                                             progress=progress)
+
+    def mark_needs_auth(self, refused: SignInRequired | CredentialsRejected) -> None:
+        """A call met a 401 (the auth raised it, or marked the server): the server is in
+        "needs sign-in", since the session cannot go on without it."""
+        self.needs_auth = True
+        self._set("failed", auth_failure_status(refused))
+
+    def refusal(self, exc: BaseException) -> SignInRequired | CredentialsRejected | None:
+        """The 401 behind a failure, if any."""
+        refused = find_auth_failure(exc)
+        if refused is None and self.oauth is not None and self.oauth.needs_sign_in(self.name):
+            refused = SignInRequired(self.name)
+        return refused
 
     def unavailable_message(self, tool_name: str) -> str:
-        state = {"failed": "has failed", "stopped": "is stopped", "starting": "is still starting",
-                 "disabled": "is disabled"}.get(self.state, f"is {self.state}")
-        text = f"{tool_name} is unavailable: MCP server {self.name!r} {state}"
-        if self.message:
-            text += f" ({self.message})"
-        text += ". Ask the user to check or restart it in Settings → MCP servers."
-        tail = self.stderr_tail()
-        if tail and self.state == "failed":
-            text += f"\nLast output on its stderr:\n{tail}"
-        return text
-
-    def _died_message(self, tool_name: str) -> str:
-        text = (f"MCP server {self.name!r} stopped while running {tool_name}: "
-                f"{self.message or 'the connection ended'}. The call's effects are unknown. Its "
-                "tools return errors until the user restarts it in Settings → MCP servers.")
-        tail = self.stderr_tail()
-        if tail:
-            text += f"\nLast output on its stderr:\n{tail}"
-        return text
-
-
-def _count(n: int) -> str:
-    return f"{n} tool" + ("" if n == 1 else "s")
+        return texts.unavailable_text(tool_name, self.name, self.state, self.message,
+                                      self.stderr_tail())
 
 
 def _settle(future: asyncio.Future[None]) -> None:

@@ -1,11 +1,17 @@
-"""MCP results and failures as text for the model (and the Settings tab)."""
+"""MCP results and failures as text (and images) for the model (and the Settings tab)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
+
+from app.core.tools.base import ProgressFn, ToolResult
+from app.core.tools.images import ImagePart, image_part
+
+log = logging.getLogger(__name__)
 
 
 def _approx_bytes(b64: Any) -> int:
@@ -13,34 +19,109 @@ def _approx_bytes(b64: Any) -> int:
 
 
 def content_to_text(content: Sequence[Mapping[str, Any]], structured: Any = None) -> str:
-    """MCP content blocks as text for the model; what text cannot carry is named, not dropped."""
+    """MCP content blocks as text only: images are named by their notes."""
+    return content_to_parts(content, structured)[0]
+
+
+def content_to_parts(content: Sequence[Mapping[str, Any]], structured: Any = None
+                     ) -> tuple[str, tuple[ImagePart, ...]]:
+    """MCP content blocks as the text for the model plus the images that go with it.
+
+    Each image is checked (app.core.tools.images) and named in the text where it was; one
+    that cannot be passed on is replaced by a note saying why. What text cannot carry (audio,
+    binary resources) is named, not dropped. ``structuredContent`` is shown as formatted JSON:
+    in place of the text block that serialises it (the spec asks servers to send both), else
+    after the rest.
+    """
     parts: list[str] = []
+    images: list[ImagePart] = []
+    structured_shown = structured is None
     for block in content:
         kind = block.get("type")
         if kind == "text":
-            parts.append(str(block.get("text", "")))
-        elif kind in ("image", "audio"):
+            text = str(block.get("text", ""))
+            if not structured_shown and _serialises(text, structured):
+                text, structured_shown = _pretty(structured), True
+            elif not structured_shown and _wrapped_value(text, structured):
+                structured_shown = True
+            parts.append(text)
+        elif kind == "image":
+            parts.append(_add_image(images, block.get("mimeType"), block.get("data")))
+        elif kind == "audio":
             mime = block.get("mimeType") or "unknown type"
-            parts.append(f"[{kind} returned by the tool ({mime}, about "
-                         f"{_approx_bytes(block.get('data'))} bytes); Tebiki passes only text to "
-                         "the model, so it is not shown]")
+            parts.append(f"[audio returned by the tool ({mime}, about "
+                         f"{_approx_bytes(block.get('data'))} bytes); audio cannot be passed "
+                         "to the model, so it is not shown]")
         elif kind == "resource":
-            resource = block.get("resource") or {}
-            uri = resource.get("uri", "?")
-            if "text" in resource:
-                parts.append(f"[resource {uri}]\n{resource.get('text', '')}")
-            else:
-                mime = resource.get("mimeType") or "binary"
-                parts.append(f"[resource {uri} ({mime}, about "
-                             f"{_approx_bytes(resource.get('blob'))} bytes) not shown: binary]")
+            parts.append(_resource(block.get("resource"), images))
         elif kind == "resource_link":
             label = block.get("name") or block.get("title") or ""
             parts.append(f"[resource link {label} {block.get('uri', '?')}]".replace("  ", " "))
         else:
             parts.append(f"[a content block of type {kind!r} that Tebiki cannot show]")
-    if not parts and structured is not None:
-        parts.append(json.dumps(structured, ensure_ascii=False, indent=2))
-    return "\n\n".join(parts)
+    if not structured_shown:
+        pretty = _pretty(structured)
+        parts.append(f"[structured content]\n{pretty}" if parts else pretty)
+    return "\n\n".join(parts), tuple(images)
+
+
+def _add_image(images: list[ImagePart], mime: Any, data: Any) -> str:
+    part = image_part(mime, data, already=len(images))
+    if isinstance(part, str):
+        return part
+    images.append(part)
+    return part.note(len(images))
+
+
+def _resource(resource: Any, images: list[ImagePart]) -> str:
+    if not isinstance(resource, Mapping):
+        return "[an embedded resource without contents]"
+    uri = resource.get("uri", "?")
+    if "text" in resource:
+        return f"[resource {uri}]\n{resource.get('text', '')}"
+    mime = resource.get("mimeType") or "binary"
+    if isinstance(mime, str) and mime.startswith("image/"):
+        return f"[resource {uri}] " + _add_image(images, mime, resource.get("blob"))
+    return (f"[resource {uri} ({mime}, about {_approx_bytes(resource.get('blob'))} bytes) not "
+            "shown: binary]")
+
+
+def _serialises(text: str, structured: Any) -> bool:
+    """Whether ``text`` is the JSON of ``structured`` (compared as values, not as text)."""
+    stripped = text.strip()
+    if not stripped.startswith(("{", "[")):
+        return False
+    try:
+        return bool(json.loads(stripped) == structured)
+    except ValueError:
+        return False
+
+
+def _wrapped_value(text: str, structured: Any) -> bool:
+    """Whether ``structured`` only wraps the value ``text`` shows: the SDKs put a tool's plain
+    return value in ``{"result": value}`` beside the text, which repeats nothing new."""
+    if not (isinstance(structured, dict) and list(structured) == ["result"]):
+        return False
+    value = structured["result"]
+    stripped = text.strip()
+    return stripped == str(value).strip() or _serialises(stripped, value) or \
+        stripped == json.dumps(value, ensure_ascii=False)
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def call_result_to_tool_result(result: Any, tool_name: str, max_output_chars: int) -> ToolResult:
+    """A ``tools/call`` answer (the SDK's CallToolResult) as a ToolResult."""
+    wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    content = [b for b in wire.get("content") or [] if isinstance(b, dict)]
+    text, images = content_to_parts(content, wire.get("structuredContent"))
+    text = truncate(text, max_output_chars)
+    if wire.get("isError"):
+        return ToolResult(text or f"{tool_name} reported an error without a message.",
+                          True, images)
+    return ToolResult.ok(text, images)
 
 
 def truncate(text: str, limit: int) -> str:
@@ -68,3 +149,15 @@ def describe_exception(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}" + (f": {exc.filename}" if exc.filename else "")
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def progress_callback(report: ProgressFn
+                      ) -> Callable[[float, float | None, str | None], Awaitable[None]]:
+    """The SDK's (async) progress callback around a plain one. A failing listener must not
+    break the call: its errors are logged and dropped."""
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        try:
+            report(progress, total, message)
+        except Exception:
+            log.exception("progress listener failed")
+    return on_progress

@@ -109,20 +109,26 @@ def resolve_command(command: str, env: Mapping[str, str], cwd: str | None) -> st
 
 
 def stdio_launch(config: McpServerConfig, sandbox: Sandbox, env: Mapping[str, str],
-                 base_env: Mapping[str, str]) -> StdioLaunch:
+                 base_env: Mapping[str, str], default_cwd: Path | None = None) -> StdioLaunch:
     """The command line of a stdio server (``env``: its resolved config env; ``base_env``: what
     the SDK passes every server, e.g. PATH and HOME).
 
+    It starts in its config's ``cwd``, else in ``default_cwd`` (the open project folder, so
+    relative paths mean the project, not Tebiki's own folder), else in Tebiki's folder.
+
     A server that opts in (``"sandbox"``) runs under ``Confinement.wrap``: writable are its
-    ``cwd`` and ``write_folders`` (plus the sandbox's private /tmp); the network is on only when
-    its config says so. Raises SandboxRequired when the sandbox is required and cannot run
-    here, McpConfigError when the command cannot be found."""
+    configured ``cwd`` and ``write_folders`` (plus the sandbox's private /tmp) — never the
+    default folder, which the config did not grant; the network is on only when its config
+    says so. Raises SandboxRequired when the sandbox is required and cannot run here,
+    McpConfigError when the command cannot be found."""
     assert config.command is not None
-    cwd = os.path.expanduser(config.cwd) if config.cwd else None
+    configured = os.path.expanduser(config.cwd) if config.cwd else None
+    cwd = configured or (str(default_cwd) if default_cwd is not None and default_cwd.is_dir()
+                         else None)
     args = list(config.args)
     if config.sandbox is None:
         return StdioLaunch(config.command, args, cwd)
-    writable = [Path(os.path.abspath(cwd))] if cwd else []
+    writable = [Path(os.path.abspath(configured))] if configured else []
     writable += [Path(os.path.expanduser(f)) for f in config.sandbox.write_folders]
     confinement = sandbox.confine(writable=writable, network=config.sandbox.network)
     if confinement is None:

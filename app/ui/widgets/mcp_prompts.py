@@ -1,0 +1,347 @@
+"""MCP prompts and resources in the AI panel (issue 19).
+
+- Typing ``/`` at the start of the prompt box lists the running servers' prompts (``/name``,
+  or ``/server:name`` when two servers share a name, with the description); choosing one asks
+  for its arguments (``McpPromptForm``) if it has any, fetches the prompt on the event loop and
+  puts its messages into the prompt box in place of the ``/…`` — never sent from here: the
+  person reviews and sends. Images and embedded resources of the prompt go to the attachment
+  tray.
+- An "MCP" button under Send has the same prompts as a menu ("Insert MCP prompt", inserted at
+  the cursor) and "Attach MCP resource…" (``McpResourceBrowser``).
+
+Failures (no server, a server error, content that cannot be attached) are shown — a status
+message, or a message box for an action the person chose — never raised.
+
+``install_mcp_prompts(panel)`` wires it all to an ``AIPanel`` (one line in the panel).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QRect, Qt
+from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QCompleter,
+    QLayout,
+    QListView,
+    QMenu,
+    QMessageBox,
+    QToolButton,
+    QWidget,
+)
+
+from app.ui.controllers.checkpoints import loop_running
+
+if TYPE_CHECKING:
+    # Imported on first use: the panel is ready without the MCP client's modules.
+    from app.core.agent.attachments import Attachment
+    from app.core.agent.mcp_context import PromptChoice
+    from app.core.tools.providers.mcp import McpProvider
+    from app.ui.dialogs.mcp_resources import McpResourceBrowser
+    from app.ui.widgets.ai_panel import AIPanel
+
+log = logging.getLogger(__name__)
+CHOICE_ROLE = Qt.ItemDataRole.UserRole + 1
+COMPLETION_ROLE = Qt.ItemDataRole.UserRole + 2
+_CHOOSE_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab)
+
+
+def slash_token(text: str, cursor: int) -> str | None:
+    """The ``/word`` being typed at the very start of ``text`` (the cursor inside it), or
+    None when the prompt does not start with a prompt command being typed."""
+    if not text.startswith("/"):
+        return None
+    end = next((i for i, ch in enumerate(text) if ch.isspace()), len(text))
+    return text[:end] if 1 <= cursor <= end else None
+
+
+class McpPrompts(QObject):
+    """The ``/`` completer, the MCP menu and their fetches for one panel."""
+
+    def __init__(self, panel: AIPanel) -> None:
+        super().__init__(panel)
+        self.panel = panel
+        self.prompt = panel.prompt
+        self.choices: list[PromptChoice] = []
+        self._loaded = False  # for this "/" being typed; cleared when the prompt leaves it
+        self._loading: asyncio.Future[None] | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self.browser: McpResourceBrowser | None = None
+        self.form: QWidget | None = None
+        self.error_box: QMessageBox | None = None
+
+        self.model = QStandardItemModel(self)
+        self.completer = QCompleter(self.model, self)
+        self.completer.setObjectName("mcp-prompt-completer")
+        self.completer.setWidget(self.prompt)
+        self.completer.setCompletionRole(COMPLETION_ROLE)
+        self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
+        self.completer.setMaxVisibleItems(12)
+        self.popup = QListView()
+        self.popup.setObjectName("mcp-prompt-popup")
+        self.completer.setPopup(self.popup)
+        # Installed after the completer's own filter, so it runs first: Enter chooses here
+        # instead of also reaching the prompt box as a new line.
+        self.popup.installEventFilter(self)
+        activated = self.completer.activated[QModelIndex]  # type: ignore[index]
+        activated.connect(self._choose_index)
+        self.prompt.textChanged.connect(self._on_text_changed)
+
+        self.prompt_menu = QMenu("Insert MCP prompt")
+        self.prompt_menu.setObjectName("mcp-prompt-menu")
+        self.prompt_menu.aboutToShow.connect(self._on_menu_about_to_show)
+        self.button = QToolButton()
+        self.button.setObjectName("mcp-button")
+        self.button.setText("MCP")
+        self.button.setToolTip("Insert a prompt or attach a resource of your MCP servers "
+                               "(or type / at the start of the prompt)")
+        self.button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.menu = QMenu(self.button)
+        self.insert_prompt_action = self.menu.addMenu(self.prompt_menu)
+        self.insert_prompt_action.setText("Insert MCP prompt…")
+        self.attach_resource_action = self.menu.addAction("Attach MCP resource…")
+        self.attach_resource_action.setObjectName("attach-mcp-resource")
+        self.attach_resource_action.triggered.connect(self.open_resource_browser)
+        self.button.setMenu(self.menu)
+
+    async def provider(self) -> McpProvider | None:
+        """The MCP client; the tools part is built off the GUI thread if it is not yet (the
+        first "/" may come before the start-up built it)."""
+        services = self.panel.services
+        if not services.tools_built:
+            await asyncio.to_thread(services.build_tools)
+        return services.mcp
+
+    # -- the "/" completer ---------------------------------------------------------------------
+
+    def _on_text_changed(self) -> None:
+        token = slash_token(self.prompt.toPlainText(), self.prompt.textCursor().position())
+        if token is None:
+            self._loaded = False
+            self.popup.hide()
+            return
+        if self._loaded:
+            self._show_popup(token)
+        elif self._loading is None and loop_running():
+            self._loading = self._run(self._load_for_completer())
+
+    async def _load_for_completer(self) -> None:
+        try:
+            await self.load_choices()
+        finally:
+            self._loading = None
+        token = slash_token(self.prompt.toPlainText(), self.prompt.textCursor().position())
+        if token is not None:  # still typing it: the list is for this "/"
+            self._loaded = True
+            self._show_popup(token)
+
+    async def load_choices(self) -> list[PromptChoice]:
+        """The running servers' prompts, into the completer's model; a server that cannot
+        list them is a status message (the others are still listed)."""
+        from app.core.agent.mcp_context import list_prompt_choices
+
+        provider = await self.provider()
+        if provider is None:
+            self.choices = []
+            self.panel.status_message.emit("MCP servers are not available.")
+        else:
+            self.choices, errors = await list_prompt_choices(provider)
+            for error in errors:
+                self.panel.status_message.emit(error)
+            if not self.choices and not errors:
+                self.panel.status_message.emit("No running MCP server offers prompts.")
+        self.model.clear()
+        for index, choice in enumerate(self.choices):
+            shown = f"/{choice.label}"
+            about = " ".join((choice.title or choice.description).split())
+            item = QStandardItem(f"{shown}  —  {about}" if about else shown)
+            item.setData(index, CHOICE_ROLE)
+            item.setData(shown, COMPLETION_ROLE)
+            item.setToolTip(choice.description or choice.label)
+            item.setEditable(False)
+            self.model.appendRow(item)
+        return self.choices
+
+    def _show_popup(self, token: str) -> None:
+        self.completer.setCompletionPrefix(token)
+        if self.completer.completionCount() == 0:
+            self.popup.hide()
+            return
+        rect: QRect = self.prompt.cursorRect()
+        rect.setWidth(max(320, self.popup.sizeHintForColumn(0) + 24))
+        self.completer.complete(rect)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.popup and isinstance(event, QKeyEvent) \
+                and event.type() == QEvent.Type.KeyPress:
+            key = event.key()
+            if key in _CHOOSE_KEYS:
+                index = self.popup.currentIndex()
+                if not index.isValid():
+                    index = self.completer.completionModel().index(0, 0)
+                self.popup.hide()
+                self._choose_index(index)
+                return True
+            if key == Qt.Key.Key_Escape:
+                self.popup.hide()
+                return True
+        return super().eventFilter(watched, event)
+
+    def _choose_index(self, index: QModelIndex) -> None:
+        number = index.data(CHOICE_ROLE) if index.isValid() else None
+        if not isinstance(number, int) or not 0 <= number < len(self.choices):
+            return
+        # The "/…" typed goes; the prompt's text takes its place.
+        cursor = self.prompt.textCursor()
+        token = slash_token(self.prompt.toPlainText(), cursor.position()) or ""
+        cursor.setPosition(0)
+        cursor.setPosition(len(token), cursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        self.prompt.setTextCursor(cursor)
+        self.choose(self.choices[number])
+
+    # -- choosing a prompt ---------------------------------------------------------------------
+
+    def choose(self, choice: PromptChoice) -> None:
+        """Ask for ``choice``'s arguments if it has any, then fetch it into the prompt."""
+        if not choice.arguments:
+            self._run(self.insert_prompt(choice, {}))
+            return
+        from app.ui.dialogs.mcp_prompt_form import McpPromptForm
+
+        form = McpPromptForm(f"/{choice.label}", choice.description, choice.arguments,
+                             self.panel)
+        self.form = form
+        form.accepted.connect(lambda: self._run(self.insert_prompt(choice, form.values())))
+        form.open()
+
+    async def insert_prompt(self, choice: PromptChoice, values: dict[str, str]) -> bool:
+        """prompts/get, its text into the prompt box at the cursor, its images and resources
+        into the attachment tray. False (and a message) when the server fails."""
+        from app.core.agent.mcp_context import expand_prompt
+        from app.core.tools.providers.mcp_resources import McpRequestError
+
+        provider = await self.provider()
+        if provider is None:
+            self.show_error("MCP servers are not available.")
+            return False
+        self.panel.status_message.emit(f"Fetching the MCP prompt {choice.label}…")
+        try:
+            result = await provider.get_prompt(choice.server, choice.name, values)
+        except McpRequestError as exc:
+            self.show_error(str(exc))
+            return False
+        expansion = expand_prompt(choice, result)
+        if expansion.text:
+            self.prompt.textCursor().insertText(expansion.text)
+        for attachment in expansion.attachments:
+            self.add_attachment(attachment)
+        self.prompt.setFocus()
+        self.panel.status_message.emit(
+            "; ".join(expansion.problems) if expansion.problems else
+            f"Inserted the MCP prompt {choice.label}: review it, then send.")
+        return True
+
+    async def refresh_prompt_menu(self) -> None:
+        """The prompt menu lists the prompts (fetched each time it opens)."""
+        self.prompt_menu.clear()
+        loading = self.prompt_menu.addAction("Loading…")
+        loading.setEnabled(False)
+        if not loop_running():
+            return
+        await self._fill_prompt_menu()
+
+    def _on_menu_about_to_show(self) -> None:
+        self._run(self.refresh_prompt_menu())
+
+    async def _fill_prompt_menu(self) -> None:
+        choices = await self.load_choices()
+        self.prompt_menu.clear()
+        if not choices:
+            self.prompt_menu.addAction("No prompts (no running MCP server offers any)") \
+                .setEnabled(False)
+        for choice in choices:
+            action = self.prompt_menu.addAction(f"{choice.label}" + (
+                f" — {choice.description}" if choice.description else ""))
+            action.setData(choice.label)
+            action.triggered.connect(lambda _checked=False, c=choice: self.choose(c))
+
+    # -- resources -----------------------------------------------------------------------------
+
+    def open_resource_browser(self) -> None:
+        self._run(self._open_resource_browser())
+
+    async def _open_resource_browser(self) -> None:
+        provider = await self.provider()
+        if provider is None:
+            self.show_error("MCP servers are not available.")
+            return
+        from app.ui.dialogs.mcp_resources import McpResourceBrowser
+
+        if self.browser is not None:
+            self.browser.close()
+        self.browser = McpResourceBrowser(provider, self._attached, self.panel)
+        self.browser.open()
+        self.browser.load()
+
+    def _attached(self, attachment: Attachment) -> None:
+        self.add_attachment(attachment)
+        self.panel.status_message.emit(f"Attached {attachment.name} to your next message.")
+
+    def add_attachment(self, attachment: Attachment) -> None:
+        """Into the panel's tray, checked against the message's limits like any file."""
+        self.panel.attachment_tray.add_attachment(attachment)
+
+    # -- errors and tasks ----------------------------------------------------------------------
+
+    def show_error(self, message: str) -> None:
+        """A message box the person closes (not modal to the app: nothing waits on it)."""
+        self.panel.status_message.emit(message)
+        box = QMessageBox(QMessageBox.Icon.Warning, "MCP", message,
+                          QMessageBox.StandardButton.Ok, self.panel)
+        box.setObjectName("mcp-error")
+        box.setTextFormat(Qt.TextFormat.PlainText)  # the server's text, not markup
+        self.error_box = box
+        box.open()
+
+    def _run(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("MCP prompt handling failed", exc_info=task.exception())
+            self.panel.status_message.emit(f"MCP prompt failed: {task.exception()}")
+
+
+def _layout_holding(layout: QLayout, widget: QWidget) -> QBoxLayout | None:
+    """The box layout (``layout`` or one nested in it) that holds ``widget``."""
+    if isinstance(layout, QBoxLayout) and layout.indexOf(widget) >= 0:
+        return layout
+    for i in range(layout.count()):
+        item = layout.itemAt(i)
+        child = item.layout() if item is not None else None
+        if child is not None:
+            found = _layout_holding(child, widget)
+            if found is not None:
+                return found
+    return None
+
+
+def install_mcp_prompts(panel: AIPanel) -> McpPrompts:
+    """The ``/`` completer on the panel's prompt box and the MCP button under Stop."""
+    extras = McpPrompts(panel)
+    root = panel.layout()
+    column = _layout_holding(root, panel.stop_button) if root is not None else None
+    if column is not None:
+        column.insertWidget(column.indexOf(panel.stop_button) + 1, extras.button)
+    return extras

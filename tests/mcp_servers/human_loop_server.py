@@ -1,0 +1,81 @@
+"""An MCP server (stdio) whose tools ask the client back: sampling and elicitation.
+
+Tools: ``ask_model`` (sampling/createMessage with the prompt, a system prompt, model hints and
+optionally an image), ``ask_person`` (a form elicitation), ``ask_person_url`` (URL mode) and
+``ask_person_nested`` (a schema no client can show as a flat form). Each returns what the
+client answered as text, so a test can read it through the tool result.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import mcp_types as types
+from mcp.server.mcpserver import Context, MCPServer
+
+server = MCPServer("tebiki-human-loop")
+
+TINY_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGA"
+            "hKmMIQAAAABJRU5ErkJggg==")
+
+PERSON_FORM = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Name", "description": "Your name",
+                 "minLength": 2},
+        "age": {"type": "integer", "title": "Age", "minimum": 0, "maximum": 150,
+                "default": 30},
+        "email": {"type": "string", "format": "email", "title": "Email"},
+        "subscribe": {"type": "boolean", "title": "Subscribe", "default": True},
+        "color": {"type": "string", "enum": ["red", "green"], "enumNames": ["Red", "Green"]},
+    },
+    "required": ["name", "age"],
+}
+
+
+@server.tool(description="Ask the client's model (sampling) and return its answer.")
+async def ask_model(prompt: str, ctx: Context, max_tokens: int = 100,
+                    image: bool = False) -> str:
+    content: list[types.TextContent | types.ImageContent] = [
+        types.TextContent(type="text", text=prompt)]
+    if image:
+        content.append(types.ImageContent(type="image", data=TINY_PNG, mime_type="image/png"))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # sampling is deprecated in the newest protocol
+            result = await ctx.session.create_message(
+                [types.SamplingMessage(role="user", content=content)],
+                max_tokens=max_tokens, system_prompt="You are the test server's helper.",
+                model_preferences=types.ModelPreferences(
+                    hints=[types.ModelHint(name="tiny-model")]),
+                related_request_id=ctx.request_id)
+    except Exception as exc:
+        return f"sampling failed: {exc}"
+    text = getattr(result.content, "text", "")
+    return f"model said: {text} (model={result.model}, stop={result.stop_reason})"
+
+
+@server.tool(description="Ask the person to fill a form (elicitation).")
+async def ask_person(ctx: Context) -> str:
+    result = await ctx.session.elicit_form("Who are you?", PERSON_FORM,
+                                           related_request_id=ctx.request_id)
+    return json.dumps({"action": result.action, "content": result.content})
+
+
+@server.tool(description="Ask the person to open a URL (URL-mode elicitation).")
+async def ask_person_url(ctx: Context) -> str:
+    result = await ctx.elicit_url("Sign in, please", "https://example.invalid/login", "e1")
+    return json.dumps({"action": result.action})
+
+
+@server.tool(description="Ask for a nested object, which no flat form can show.")
+async def ask_person_nested(ctx: Context) -> str:
+    schema = {"type": "object", "properties": {
+        "address": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+    result = await ctx.session.elicit_form("Where?", schema, related_request_id=ctx.request_id)
+    return json.dumps({"action": result.action, "content": result.content})
+
+
+if __name__ == "__main__":
+    server.run("stdio")

@@ -1,0 +1,186 @@
+"""Dead HTTP servers and expired sessions (issue 19), against the demo server run as a real
+streamable-HTTP subprocess that is killed and restarted on the same port: a server killed while
+idle is noticed; a call that never reached the server reconnects and is retried once, a call
+that did reach it is not; after the server comes back calls work without a manual restart; a
+401 at start says the server needs sign-in."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from app.core.tools.base import ToolContext
+from app.core.tools.providers.mcp import McpProvider
+from app.core.tools.providers.mcp_config import McpServerConfig, parse_mcp_config
+from app.core.tools.providers.mcp_http_watch import CallOutcome
+from tests.mcp_servers import DEMO_SERVER
+
+WAIT_S = 30.0
+
+
+def _configs(**entries: dict) -> dict[str, McpServerConfig]:
+    return parse_mcp_config({"mcpServers": entries}).servers
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    """Poll a condition the code under test changes on its own schedule (pings)."""
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
+
+
+class HttpDemo:
+    """The demo server over streamable HTTP on a fixed port, restartable on that port."""
+
+    def __init__(self, *extra: str) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self._extra = extra
+        self.process: subprocess.Popen[bytes] | None = None
+
+    async def start(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(DEMO_SERVER), "--http", str(self.port), *self._extra],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                assert self.process.poll() is None, "the HTTP demo server exited"
+                assert time.monotonic() < deadline, "the HTTP demo server did not start"
+                await asyncio.sleep(0.05)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def ctx(project: Path) -> ToolContext:
+    return ToolContext(working_dir=project)
+
+
+@pytest.fixture
+def http_demo() -> Iterator[HttpDemo]:
+    server = HttpDemo()
+    yield server
+    server.kill()
+
+
+async def _provider(server: HttpDemo, **options: object) -> McpProvider:
+    provider = McpProvider(_configs(web={"url": server.url}), **options)  # type: ignore[arg-type]
+    await provider.start()
+    assert provider.server_status("web").state == "running", provider.server_status("web")
+    return provider
+
+
+async def test_a_server_killed_while_idle_is_noticed_and_calls_work_once_it_is_back(
+        http_demo, ctx):
+    await http_demo.start()
+    provider = await _provider(http_demo, keepalive_s=0.1)
+    try:
+        http_demo.kill()
+        await _until(lambda: provider.server_status("web").state == "failed", "failed state")
+        status = provider.server_status("web")
+        assert "reconnects at the next call" in status.message
+        assert status.tool_count > 0  # its tools stay listed, answering errors
+
+        down = await provider.call("web", "add", {"a": 1, "b": 2}, ctx)
+        assert down.is_error and "unreachable" in down.content
+        assert provider.server_status("web").tool_count > 0  # still listed after the retry
+
+        await http_demo.start()  # the same port: no manual restart in Tebiki
+        back = await provider.call("web", "add", {"a": 1, "b": 2}, ctx)
+        assert not back.is_error and back.content.startswith("3"), back.content
+        assert provider.server_status("web").state == "running"
+    finally:
+        await provider.aclose()
+
+
+async def test_an_expired_session_reconnects_and_the_call_runs_once(http_demo, ctx):
+    await http_demo.start()
+    provider = await _provider(http_demo, keepalive_s=3600)  # no ping notices the restart
+    try:
+        http_demo.kill()
+        await http_demo.start()  # a new process: it answers 404 to the old session
+        assert provider.server_status("web").state == "running"
+        assert http_demo.process is not None
+        result = await provider.call("web", "pid", {}, ctx)
+        assert not result.is_error, result.content
+        assert result.content.split()[0] == str(http_demo.process.pid)
+        assert provider._connections["web"].runs == 2  # reconnected exactly once
+    finally:
+        await provider.aclose()
+
+
+async def test_a_call_that_reached_the_server_is_not_retried(http_demo, ctx):
+    await http_demo.start()
+    provider = await _provider(http_demo, keepalive_s=3600)
+    try:
+        result = await provider.call("web", "crash", {}, ctx)  # the server dies mid-call
+        assert result.is_error
+        assert provider._connections["web"].runs == 1  # no reconnect, so no second crash
+        await http_demo.start()
+        back = await provider.call("web", "echo", {"text": "again"}, ctx)
+        assert not back.is_error and back.content.startswith("again"), back.content
+    finally:
+        await provider.aclose()
+
+
+async def test_a_401_at_start_says_the_server_needs_sign_in(ctx):
+    server = HttpDemo("--require-token", "s3cret")
+    await server.start()
+    provider = McpProvider(_configs(
+        web={"url": server.url},
+        signed={"url": server.url, "headers": {"Authorization": "Bearer s3cret"}}))
+    try:
+        await provider.start()
+        status = provider.server_status("web")
+        assert (status.state, status.needs_auth) == ("failed", True)
+        assert "needs sign-in" in status.message and "401" in status.message
+        assert provider.server_status("signed").state == "running"
+        assert provider.server_status("signed").needs_auth is False
+        # A call to it does not loop reconnecting: it says the server is unavailable.
+        failed = await provider.call("web", "add", {"a": 1, "b": 2}, ctx)
+        assert failed.is_error and "needs sign-in" in failed.content
+    finally:
+        await provider.aclose()
+        server.kill()
+
+
+def test_only_a_call_that_surely_never_reached_the_server_counts_as_unsent():
+    assert CallOutcome(refused=1).never_reached
+    assert CallOutcome(expired=1).never_reached
+    assert not CallOutcome().never_reached
+    assert not CallOutcome(refused=1, delivered=1).never_reached
+    assert CallOutcome().nothing_sent
+    assert not CallOutcome(refused=1).nothing_sent and not CallOutcome(delivered=1).nothing_sent
+
+
+async def test_pings_do_not_disturb_a_long_call(http_demo, ctx):
+    await http_demo.start()
+    provider = await _provider(http_demo, keepalive_s=0.05)
+    try:
+        result = await provider.call("web", "slow", {"seconds": 1.0}, ctx)
+        assert not result.is_error and result.content.startswith("slept 1.0s"), result.content
+        assert provider.server_status("web").state == "running"
+        assert provider._connections["web"].runs == 1
+    finally:
+        await provider.aclose()
