@@ -9,7 +9,8 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, cast
 
 from app.core.config import APP_ID, APP_NAME, AppPaths, resolve_paths, resolve_project_root
@@ -65,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.data_dir = tempfile.mkdtemp(prefix="tebiki-smoke-")
     paths = resolve_paths(args.data_dir)
     paths.data_dir.mkdir(parents=True, exist_ok=True)
+    from app.core.warmup import keep_httpx_cli_out
+
+    keep_httpx_cli_out()  # whichever part of the app imports httpx first
     from app.core.logging_setup import configure_logging
 
     configure_logging(paths.log_file)  # rotating, floods collapsed: the log cannot fill the disk
@@ -118,15 +122,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if closed.done():  # the window was closed while it was starting
             await services.aclose()
             return 0
+        started: list[asyncio.Future[None]] = []
+        # Once the tools are attached (built after ready, in a worker thread).
+        window.tools_attached.connect(
+            lambda: started.append(asyncio.ensure_future(services.start_mcp())))
         finish_start(window, services, resolve_project_root(args.project))
-        mcp_start = asyncio.ensure_future(services.start_mcp())
         if args.smoke_test:
             await asyncio.sleep(0.2)
             window.close()
         await closed
         # Nothing pending may run after the window is gone; then release network clients.
         await window.ai_panel.shutdown()
-        mcp_start.cancel()
+        for mcp_start in started:
+            mcp_start.cancel()
+        if not await asyncio.to_thread(join_startup_threads, _STARTUP_JOIN_TIMEOUT_S):
+            log.warning("a start-up thread is still running at quit")
         await services.aclose()
         return 0
 
@@ -164,45 +174,95 @@ def show_window(paths: AppPaths) -> MainWindow:
 
 
 def finish_start(window: MainWindow, services: Services, project_root: Path | None) -> None:
-    """Fill the shell in, then take what start-up imported out of the garbage collector's
-    generations: it lives as long as the app (see app.core.warmup). Once the panels are on
-    screen, a worker thread imports what they open later (``DEFERRED_UI_MODULES``)."""
+    """Fill the shell in (the window is ready), then take what start-up imported out of the
+    garbage collector's generations: it lives as long as the app (see app.core.warmup). Once
+    the panel is on screen, a worker thread builds the tools part of the services (the window
+    attaches it when done: ``MainWindow.tools_built``), then imports what the panels open later
+    (``DEFERRED_UI_MODULES``)."""
     from PySide6.QtCore import QTimer
 
     window.attach_services(services, project_root)
     gc.freeze()
-    QTimer.singleShot(_DEFERRED_UI_DELAY_MS, window, _warm_up_deferred_ui)
+    QTimer.singleShot(_AFTER_READY_DELAY_MS, window, lambda: _after_ready(window, services))
 
 
-# Modules the panels need, imported in the worker too, so the GUI thread only builds widgets.
-_PANEL_MODULES = ("app.ui.widgets.ai_panel", "app.ui.widgets.tools_panel",
-                  "app.ui.widgets.history_view")
+# Modules the ready window needs, imported in the worker too, so the GUI thread only builds
+# widgets. The tools list and the tool history come after ready (MainWindow.attach_tools).
+_PANEL_MODULES = ("app.ui.widgets.ai_panel", "app.ui.approval_queue")
+# What MainWindow.attach_tools imports (MCP's server requests and sign-in): imported with the
+# tools, so attaching them on the GUI thread imports nothing.
+_TOOLS_UI_MODULES = ("app.ui.server_requests", "app.ui.controllers.mcp_settings",
+                     "app.ui.widgets.history_view", "app.ui.widgets.tools_panel")
 # What the panels open or show on demand: the dialogs (an approval, a tool's Configure…, the
 # undo preview and the diff), a run's tool cards and a reopened conversation's replay. The window
 # is ready without them (tens of ms of imports), so they are imported after it, off the GUI thread,
 # before a person can ask for one. Should one be asked for sooner, its first use imports it.
 DEFERRED_UI_MODULES = ("app.ui.dialogs.approval", "app.ui.dialogs.tool_config",
                        "app.ui.dialogs.restore_preview", "app.ui.widgets.tool_card",
-                       "app.ui.widgets.conversation_replay")
+                       "app.ui.widgets.conversation_replay", "app.ui.widgets.find_bar",
+                       "app.ui.dialogs.remember_choice", "app.ui.dialogs.sampling",
+                       "app.ui.dialogs.elicitation")
 # What Send needs that the panel imports on first use: the agent's session (and its tool loop).
 # Today app.core.services loads it before ready (app/core/agent/__init__.py imports the whole
 # package); once that package loads its parts lazily, this warm-up keeps the first Send from
 # importing it on the GUI thread.
 DEFERRED_AGENT_MODULES = ("app.core.agent.session",)
-# After the panels' first paint, so the import does not hold the GIL while they are drawn.
-_DEFERRED_UI_DELAY_MS = 300
+# After the panel's first paint, so the imports do not hold the GIL while it is drawn.
+_AFTER_READY_DELAY_MS = 30
+# How long quitting waits for the tools build (normally well under a second).
+_STARTUP_JOIN_TIMEOUT_S = 30.0
 
 
-def _warm_up_deferred_ui() -> None:
-    from app.core.warmup import import_all
+# The start-up threads (the tools build and its probes): quitting waits for them, so the
+# database is never closed, nor the interpreter finalised, under a thread still using them.
+_startup_threads: list[threading.Thread] = []
 
-    threading.Thread(target=import_all, args=(DEFERRED_UI_MODULES + DEFERRED_AGENT_MODULES,),
-                     daemon=True, name="tebiki-ui-warmup").start()
+
+def _start_thread(target: Callable[..., None], *args: object, name: str) -> None:
+    thread = threading.Thread(target=target, args=args, daemon=True, name=name)
+    _startup_threads.append(thread)
+    thread.start()
+
+
+def join_startup_threads(timeout_s: float) -> bool:
+    """Wait for the start-up threads; False if one is still running after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    index = 0
+    while index < len(_startup_threads):  # a joined thread may have started another
+        _startup_threads[index].join(max(0.0, deadline - time.monotonic()))
+        index += 1
+    return not any(t.is_alive() for t in _startup_threads)
+
+
+def _after_ready(window: MainWindow, services: Services) -> None:
+    _start_thread(_build_tools_then_warm_up, window, services, name="tebiki-tools")
+
+
+def _build_tools_then_warm_up(window: MainWindow, services: Services) -> None:
+    from app.core.warmup import holding_imports, import_all
+
+    # The probes wait for programs (bubblewrap, rg, fd) while this thread imports the tools.
+    _start_thread(_probe_sandbox, name="tebiki-sandbox-probe")
+    problem = ""
+    try:
+        with holding_imports():  # the GUI thread's collector waits for the imports
+            services.build_tools()
+    except Exception as exc:  # the window says so; a Send tries again (Services.build_tools)
+        log.exception("building the tools failed")
+        problem = str(exc) or type(exc).__name__
+    finally:
+        _end_early_probes()
+    import_all(_TOOLS_UI_MODULES)  # MainWindow.attach_tools imports these
+    try:
+        window.tools_built.emit(problem)  # queued: attach_tools runs on the GUI thread
+    except RuntimeError:  # the window is gone (quit while starting)
+        return
+    import_all(DEFERRED_UI_MODULES + DEFERRED_AGENT_MODULES)
 
 
 def _probe_sandbox() -> None:
-    # The sandbox probe runs a program (bubblewrap, ~10 ms of waiting); build_services waits
-    # for this result (app.core.sandbox.status caches it) instead of probing itself.
+    # The sandbox probe runs a program (bubblewrap, ~10 ms of waiting); building the tools
+    # waits for this result (app.core.sandbox.status caches it) instead of probing itself.
     try:
         from app.core.sandbox.status import sandbox_status
 
@@ -229,17 +289,19 @@ def _open_store(paths: AppPaths, opened: list[Database | BaseException]) -> None
 
 
 def load_services(paths: AppPaths) -> Services:
-    """Open (create, migrate) the database and build the services. Runs in a worker thread:
-    it is mostly imports, and the window is already up. Beside it, each in a thread of its own,
-    the database opens (its writes wait for the disk) and the sandbox and CLI tool probes run
-    (they wait for programs): that waiting happens while this thread imports."""
-    threading.Thread(target=_probe_sandbox, daemon=True, name="tebiki-sandbox-probe").start()
+    """Open (create, migrate) the database and build the store's part of the services (the
+    tools part follows after ready: ``finish_start``). Runs in a worker thread: it is mostly
+    imports, and the window is already up. Beside it, in a thread of its own, the database
+    opens (its writes wait for the disk) while this thread imports the panel's modules."""
     opened: list[Database | BaseException] = []
     opener = threading.Thread(target=_open_store, args=(paths, opened), daemon=True,
                               name="tebiki-store-open")
     opener.start()
     try:
-        from app.core.services import build_services
+        from app.core.services import build_store_services
+
+        for name in _PANEL_MODULES:  # while the database opens
+            importlib.import_module(name)
     except BaseException:
         opener.join()
         if not isinstance(opened[0], BaseException):
@@ -252,15 +314,11 @@ def load_services(paths: AppPaths) -> Services:
         _end_early_probes()
         raise db
     try:
-        services = build_services(db, paths.data_dir)
-        for name in _PANEL_MODULES:
-            importlib.import_module(name)
+        return build_store_services(db, paths.data_dir)
     except BaseException:
         db.close()
-        raise
-    finally:
         _end_early_probes()
-    return services
+        raise
 
 
 def _end_early_probes() -> None:

@@ -1,65 +1,182 @@
-"""The long-lived objects of one app instance, built once and handed to the UI."""
+"""The long-lived objects of one app instance, built once and handed to the UI.
+
+Two parts, so the window is ready before the tools are loaded: the store (settings, profiles,
+conversations, audit) is built on the start path (``build_store_services``); the tools part
+(the registry with the built-in, CLI, custom and MCP tools, the permission service and the
+sandbox, ``ToolServices``) is built right after, in a worker thread (``Services.build_tools``).
+Whatever needs the tools part before then builds it on first use, so nothing ever sees it
+missing; ``build_services`` builds both at once (tests, benchmarks).
+
+New services that only a run or a tool call needs belong in the tools part: a field of
+``ToolServices``, built in ``Services._build_tools``, with a property on ``Services``.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core.permissions.rules import PermissionRule
-from app.core.permissions.service import ToolPermissionService
-from app.core.sandbox import Sandbox, machine_sandbox
-from app.core.sensitive_paths import SensitivePaths
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
 from app.core.store.migrations import PENDING_NOTICES_KEY
-from app.core.store.profiles import ProfileRepository
+from app.core.store.profiles import ProfileRepository, ToolSetting
 from app.core.store.settings import SettingsRepository
-from app.core.tools.base import ToolSpec
-from app.core.tools.builtin import default_registry
-from app.core.tools.providers.cli import CliProvider
-from app.core.tools.providers.custom import CustomToolsProvider
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import McpConfigStore
-from app.core.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
     import sqlite_utils
 
     from app.core.agent.checkpointing import Checkpointer
+    from app.core.permissions.rules import PermissionRule
+    from app.core.permissions.service import ToolPermissionService
+    from app.core.sandbox import Sandbox
+    from app.core.sensitive_paths import SensitivePaths
+    from app.core.tools.base import ToolSpec
+    from app.core.tools.providers.custom import CustomToolsProvider
+    from app.core.tools.providers.mcp import McpProvider
+    from app.core.tools.providers.mcp_config import McpConfigStore
+    from app.core.tools.registry import ToolRegistry
+
+
+@dataclass
+class ToolServices:
+    """What a run or a tool call needs: built after the window is ready (see module doc)."""
+
+    registry: ToolRegistry
+    permissions: ToolPermissionService
+    # The OS sandbox every program runs in; see app_sandbox.
+    sandbox: Sandbox
+    mcp: McpProvider | None = None
+    mcp_config: McpConfigStore | None = None
 
 
 @dataclass
 class Services:
     db: sqlite_utils.Database
     data_dir: Path
-    registry: ToolRegistry
-    permissions: ToolPermissionService
     profiles: ProfileRepository
     conversations: ConversationRepository
     audit: AuditRepository
     settings: SettingsRepository
-    mcp: McpProvider | None = None
-    mcp_config: McpConfigStore | None = None
-    # The OS sandbox every program runs in; see app_sandbox.
-    sandbox: Sandbox = field(default_factory=Sandbox.off)
+    # The project folder the tools work in (set_project_root); read when the tools are built.
+    project_root: Path | None = None
+    # A registry of the caller's own (tests, benchmarks) instead of the app's tools.
+    _given_registry: ToolRegistry | None = field(default=None, repr=False)
+    # The default profile this start created without its tools' defaults: the tools part
+    # gives them (they come from the tools' specs, which the store path does not load).
+    _new_profile_id: int | None = field(default=None, repr=False)
+    _tools: ToolServices | None = field(default=None, repr=False)
+    _build_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # Guards project_root against a build finishing in another thread.
+    _root_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     # One checkpointer per project folder (see checkpointer_for).
     _checkpointers: dict[Path, Checkpointer] = field(default_factory=dict, repr=False)
 
+    # -- the tools part ------------------------------------------------------------------------
+
+    @property
+    def tools_built(self) -> bool:
+        return self._tools is not None
+
+    def build_tools(self) -> ToolServices:
+        """The tools part, built on the first call (in whichever thread makes it; a second
+        caller waits for the first one's build)."""
+        tools = self._tools
+        if tools is not None:
+            return tools
+        with self._build_lock:
+            if self._tools is None:
+                built = self._build_tools()
+                with self._root_lock:  # a project opened meanwhile: the tools follow it
+                    self._tools = built
+                    _apply_project_root(built, self.project_root, reread=False)
+            return self._tools
+
+    def _build_tools(self) -> ToolServices:
+        # Here, not at the top: ~150 ms of imports the ready window does not need.
+        from app.core.permissions.service import ToolPermissionService
+        from app.core.tools.builtin import default_registry
+        from app.core.tools.providers.cli import CliProvider
+        from app.core.tools.providers.custom import CustomToolsProvider
+        from app.core.tools.providers.mcp import McpProvider
+        from app.core.tools.providers.mcp_config import McpConfigStore
+        from app.core.tools.providers.mcp_oauth import McpOAuth
+
+        sandbox = app_sandbox(self.settings, self.data_dir)  # before MCP, which starts programs
+        mcp: McpProvider | None = None
+        registry = self._given_registry
+        if registry is None:
+            registry = default_registry()
+            registry.register_provider(CliProvider())
+            registry.register_provider(CustomToolsProvider(self.data_dir, self.project_root))
+            mcp = McpProvider(on_tools_changed=registry.refresh, sandbox=sandbox,
+                              roots=[self.project_root] if self.project_root is not None
+                              else [])
+            mcp.oauth = McpOAuth()  # stored sign-ins are used from the servers' first start
+            registry.register_provider(mcp)
+        specs = registry.specs()
+        if self._new_profile_id is not None and \
+                not self.profiles.tool_settings(self._new_profile_id):
+            defaults = profile_defaults(specs)
+            for name in sorted(set(defaults["enabled"]) | set(defaults["configs"])):
+                self.profiles.set_tool(self._new_profile_id, ToolSetting(
+                    name, name in defaults["enabled"], dict(defaults["configs"].get(name, {}))))
+        additions = self.settings.get(SENSITIVE_PATHS_KEY, [])
+        permissions = ToolPermissionService(
+            self.db, registry=registry, working_dir=self.project_root, sandbox=sandbox,
+            sensitive=app_sensitive_paths(
+                sandbox, [a for a in additions if isinstance(a, str)]
+                if isinstance(additions, list) else []))
+        # Every start, not only the first: a tool added in this version brings its default
+        # rules to existing databases (each given once; see RuleRepository.seed_defaults).
+        permissions.rules.seed_defaults(default_rules(specs))
+        return ToolServices(registry=registry, permissions=permissions, sandbox=sandbox,
+                            mcp=mcp, mcp_config=McpConfigStore(self.settings)
+                            if mcp is not None else None)
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self.build_tools().registry
+
+    @property
+    def permissions(self) -> ToolPermissionService:
+        return self.build_tools().permissions
+
+    @property
+    def mcp(self) -> McpProvider | None:
+        return self.build_tools().mcp
+
+    @property
+    def mcp_config(self) -> McpConfigStore | None:
+        return self.build_tools().mcp_config
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return self.build_tools().sandbox
+
+    @sandbox.setter
+    def sandbox(self, sandbox: Sandbox) -> None:
+        self.build_tools().sandbox = sandbox
+
     async def start_mcp(self) -> None:
         """Start the configured MCP servers (their tools appear as each one comes up)."""
-        if self.mcp is None or self.mcp_config is None:
+        tools = await asyncio.to_thread(self.build_tools)  # imports: off the GUI thread
+        if tools.mcp is None or tools.mcp_config is None:
             return
-        configs = await asyncio.to_thread(self.mcp_config.load)  # keyring: off the GUI thread
-        await self.mcp.apply_config(configs)
+        configs = await asyncio.to_thread(tools.mcp_config.load)  # keyring: off the GUI thread
+        await tools.mcp.apply_config(configs)
 
     async def aclose(self) -> None:
         """Quit: stop MCP servers (processes killed and reaped), release tool clients."""
-        if self.mcp is not None:
-            await self.mcp.aclose()
-        await self.registry.aclose()
+        tools = self._tools
+        if tools is None:  # quit before the tools were built: nothing was started
+            return
+        if tools.mcp is not None:
+            await tools.mcp.aclose()
+        await tools.registry.aclose()
 
     def set_sandbox_required(self, required: bool) -> None:
         """The "Require the sandbox" setting: saved, and in force for the next call."""
@@ -96,11 +213,12 @@ class Services:
                 if isinstance(megabytes, int | float) and megabytes > 0 else None)
 
     def set_project_root(self, root: Path | None) -> None:
-        self.permissions.working_dir = root.resolve() if root is not None else None
-        custom = self.custom_tools
-        if custom is not None:
-            custom.set_project_root(root)  # the project's .tebiki/tools.toml
-            self.registry.refresh()
+        """The project folder the tools work in; before the tools are built, their build
+        reads it."""
+        with self._root_lock:
+            self.project_root = root
+            if self._tools is not None:
+                _apply_project_root(self._tools, root)
 
     # -- what is secret, what is trusted -----------------------------------------------------
 
@@ -139,11 +257,13 @@ class Services:
 
     @property
     def custom_tools(self) -> CustomToolsProvider | None:
-        return next((p for p in self.registry.providers()
-                     if isinstance(p, CustomToolsProvider)), None)
+        return _custom_tools(self.registry)
 
     def reload_tools(self) -> list[str]:
         """Re-read tools.toml files and look for rg/fd again; returns problems to show."""
+        from app.core.tools.providers.cli import CliProvider
+        from app.core.tools.providers.custom import CustomToolsProvider
+
         for provider in self.registry.providers():
             if isinstance(provider, CustomToolsProvider | CliProvider):
                 provider.reload()
@@ -153,6 +273,9 @@ class Services:
     def tool_notices(self) -> list[str]:
         """What the person should know about the tools: broken custom tool files, faster
         tools they could install."""
+        from app.core.tools.providers.cli import CliProvider
+        from app.core.tools.providers.custom import CustomToolsProvider
+
         notices: list[str] = []
         for provider in self.registry.providers():
             if isinstance(provider, CustomToolsProvider):
@@ -160,6 +283,23 @@ class Services:
             elif isinstance(provider, CliProvider):
                 notices += provider.suggestions()
         return notices
+
+
+def _custom_tools(registry: ToolRegistry) -> CustomToolsProvider | None:
+    from app.core.tools.providers.custom import CustomToolsProvider
+
+    return next((p for p in registry.providers() if isinstance(p, CustomToolsProvider)), None)
+
+
+def _apply_project_root(tools: ToolServices, root: Path | None, *, reread: bool = True) -> None:
+    tools.permissions.working_dir = root.resolve() if root is not None else None
+    if tools.mcp is not None:  # the servers' roots: the open project folder
+        tools.mcp.set_roots([root] if root is not None else [])
+    custom = _custom_tools(tools.registry)
+    # reread=False: only when the folder changed since the provider read its files.
+    if custom is not None and (reread or custom.project_root != root):
+        custom.set_project_root(root)  # the project's .tebiki/tools.toml
+        tools.registry.refresh()
 
 
 def profile_defaults(specs: Iterable[ToolSpec]) -> dict[str, Any]:
@@ -172,6 +312,8 @@ def profile_defaults(specs: Iterable[ToolSpec]) -> dict[str, Any]:
 
 def default_rules(specs: Iterable[ToolSpec]) -> list[PermissionRule]:
     """The permission rules the tools ship with (``ToolSpec.default_rules``)."""
+    from app.core.permissions.rules import PermissionRule
+
     return [PermissionRule(rule.decision, server_id=spec.server_id, tool_name=spec.name,
                            input_pattern=rule.input_pattern, priority=rule.priority,
                            description=rule.description)
@@ -199,6 +341,8 @@ TRUSTED_PROJECTS_KEY = "permissions.trusted_projects"
 def app_sensitive_paths(sandbox: Sandbox, additions: Iterable[str] = ()) -> SensitivePaths:
     """The sensitive paths of this app instance: the shared list, what the sandbox hides
     (Tebiki's data folder among them) and the person's additions."""
+    from app.core.sensitive_paths import SensitivePaths
+
     return SensitivePaths(extra=(*sandbox.hidden, *additions))
 
 
@@ -206,45 +350,39 @@ def app_sandbox(settings: SettingsRepository, data_dir: Path) -> Sandbox:
     """The sandbox setting of this app instance: the probe's status (probed once per process,
     a few milliseconds in the start-up worker), whether the person requires it, and the hidden
     paths — the shared sensitive list plus Tebiki's own data folder."""
+    from app.core.sandbox import machine_sandbox
+
     sandbox = machine_sandbox(data_dir)
     required = settings.get(SANDBOX_REQUIRED_KEY)
     return replace(sandbox, required=required) if isinstance(required, bool) else sandbox
 
 
-def build_services(db: sqlite_utils.Database, data_dir: Path,
-                   project_root: Path | None = None,
-                   registry: ToolRegistry | None = None) -> Services:
-    settings = SettingsRepository(db)
-    sandbox = app_sandbox(settings, data_dir)  # before the MCP provider, which starts programs
-    mcp: McpProvider | None = None
-    if registry is None:
-        registry = default_registry()
-        registry.register_provider(CliProvider())
-        registry.register_provider(CustomToolsProvider(data_dir, project_root))
-        mcp = McpProvider(on_tools_changed=registry.refresh, sandbox=sandbox)
-        registry.register_provider(mcp)
+def build_store_services(db: sqlite_utils.Database, data_dir: Path,
+                         project_root: Path | None = None,
+                         registry: ToolRegistry | None = None) -> Services:
+    """The start path's part: the store's repositories and the default profile. The tools part
+    is built by ``Services.build_tools`` (or by the first use of one of its members)."""
     profiles = ProfileRepository(db)
-    specs = registry.specs()
-    profiles.ensure_default(**profile_defaults(specs))
-    additions = settings.get(SENSITIVE_PATHS_KEY, [])
-    permissions = ToolPermissionService(
-        db, registry=registry, working_dir=project_root, sandbox=sandbox,
-        sensitive=app_sensitive_paths(
-            sandbox, [a for a in additions if isinstance(a, str)]
-            if isinstance(additions, list) else []))
-    # Every start, not only the first: a tool added in this version brings its default rules
-    # to existing databases (each given once; see RuleRepository.seed_defaults).
-    permissions.rules.seed_defaults(default_rules(specs))
+    new_profile_id = None
+    if not profiles.list():  # first start: the tools' defaults come with the tools part
+        new_profile_id = profiles.ensure_default().id
     return Services(
         db=db,
         data_dir=data_dir,
-        registry=registry,
-        permissions=permissions,
         profiles=profiles,
         conversations=ConversationRepository(db),
         audit=AuditRepository(db),
-        settings=settings,
-        mcp=mcp,
-        mcp_config=McpConfigStore(settings) if mcp is not None else None,
-        sandbox=sandbox,
+        settings=SettingsRepository(db),
+        project_root=project_root,
+        _given_registry=registry,
+        _new_profile_id=new_profile_id,
     )
+
+
+def build_services(db: sqlite_utils.Database, data_dir: Path,
+                   project_root: Path | None = None,
+                   registry: ToolRegistry | None = None) -> Services:
+    """Both parts at once."""
+    services = build_store_services(db, data_dir, project_root, registry)
+    services.build_tools()
+    return services

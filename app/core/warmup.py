@@ -19,6 +19,7 @@ Two details make that stall-free:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import importlib
@@ -26,6 +27,7 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +64,22 @@ def __getattr__(name: str) -> object:
 _lock = threading.Lock()
 
 
+def keep_httpx_cli_out() -> None:
+    """Stop ``import httpx`` from loading httpx's command-line client.
+
+    httpx imports ``httpx._main`` when click, rich and pygments are installed (sqlite-utils
+    brings click): 18 MB and 0.1-0.5 s here, for a ``httpx`` command the app never runs. A
+    ``None`` entry in ``sys.modules`` makes that import fail, and httpx then defines a stub
+    ``main`` instead (its own fallback). No effect once httpx is imported."""
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+
 def import_all(names: tuple[str, ...]) -> float:
     """Import ``names`` (missing ones are logged, not raised); freeze what they created.
     Returns the seconds spent."""
     start = time.perf_counter()
+    keep_httpx_cli_out()
     with _lock:  # two warm-ups never import the same package at once
         before = len(sys.modules)
         for name in names:
@@ -77,7 +91,38 @@ def import_all(names: tuple[str, ...]) -> float:
                 log.exception("warm-up import of %s failed", name)
         if len(sys.modules) > before:
             gc.freeze()
+            release_free_memory()
     return time.perf_counter() - start
+
+
+@contextlib.contextmanager
+def holding_imports() -> Iterator[None]:
+    """Run a block that imports (e.g. building the tools) as ``import_all`` does: one at a
+    time, the GUI thread's collector waiting, and what it imported frozen afterwards."""
+    with _lock:
+        before = len(sys.modules)
+        try:
+            yield
+        finally:
+            if len(sys.modules) > before:
+                gc.freeze()
+
+
+def release_free_memory() -> None:
+    """Give the C heap's free pages back to the system, in a thread of its own (glibc only;
+    elsewhere nothing). glibc keeps what was freed for reuse: after the warm-up's imports or a
+    long streamed answer that is a few MB of resident memory nothing uses. The call releases
+    the GIL, so the GUI does not wait for it."""
+    def trim() -> None:
+        try:
+            import ctypes
+
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc
+            pass
+
+    if sys.platform.startswith("linux"):
+        threading.Thread(target=trim, daemon=True, name="tebiki-trim").start()
 
 
 def importing() -> bool:

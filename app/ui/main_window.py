@@ -1,9 +1,13 @@
 """The main window: tools list on the left, the AI panel in the centre, history, status bar.
 
 It starts as a shell (menus, toolbar, empty panes at the saved size and place) so it can be
-on screen before the database and the tools are loaded; ``attach_services`` then fills it in.
-Start-up time is dominated by imports, and this way a person sees the window after Qt's own
-start-up cost instead of after everything's (tests/bench/bench_ui_responsiveness.py).
+on screen before the database and the tools are loaded; ``attach_services`` then fills it in,
+in two steps: the AI panel as soon as the store is open (``ready``: the person can type, and
+Send works), then, once the tools part of the services is built in a worker thread
+(app.core.services), the tools list, the tool history and the menus that need the tools
+(``attach_tools``, ``tools_attached``). Start-up time is dominated by imports, and this way a
+person sees the window after Qt's own start-up cost instead of after everything's
+(tests/bench/bench_ui_responsiveness.py).
 
 Its parts: window_menus (the menu bar), profile_controls (the profile toolbar, model pickers and
 the profile/settings dialogs) and project_folders (the open and recent project folders) are
@@ -14,7 +18,7 @@ layout at quit.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +43,7 @@ if TYPE_CHECKING:
     from app.core.agent.events import ApprovalRequest
     from app.core.agent.models import ModelInfo
     from app.core.services import Services
+    from app.ui.server_requests import ServerRequestQueue
 
 # Read before the store opens (app.core.store.early) so the window appears where it was.
 LAYOUT_KEYS = ("ui.geometry", "ui.state")
@@ -52,7 +57,11 @@ def _placeholder(text: str) -> QLabel:
 
 
 class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
-    ready = Signal()  # services attached: the panels are live
+    ready = Signal()  # the AI panel is live: the person can type, Send works
+    tools_attached = Signal()  # the tools list, the tool history and every menu are live
+    # From the worker thread that built the tools part (app.main.finish_start): queued to the
+    # GUI thread. The argument is empty on success, else what went wrong.
+    tools_built = Signal(str)
 
     def __init__(self, *, services: Services | None = None,
                  project_root: Path | None = None) -> None:
@@ -67,6 +76,10 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         # the default model and the deprecation warning use it.
         self._model_infos: list[ModelInfo] = []
         self._needs_services: list[QAction | QWidget] = []
+        self._mcp_unsubscribe: Callable[[], None] = lambda: None
+        self.server_requests: ServerRequestQueue | None = None  # set by attach_tools
+        self._tools_attached = False
+        self.tools_built.connect(self._on_tools_built)
 
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
@@ -156,14 +169,13 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
             self.fit_to_screen()
 
     def attach_services(self, services: Services, project_root: Path | None = None) -> None:
-        """Fill the shell in: panels, pickers, recent folders, the project."""
+        """Fill the shell in: the AI panel now (``ready``); the rest once the tools part of the
+        services is built (``attach_tools``; at once when it already is)."""
         # Imported here, not at the top: the shell must not wait for them (see module doc).
         # The approval and tool-config dialogs are not needed to be ready: they are imported by
         # their first use, or before it by app.main's warm-up of DEFERRED_UI_MODULES.
         from app.ui.approval_queue import ApprovalQueue
         from app.ui.widgets.ai_panel import AIPanel
-        from app.ui.widgets.history_view import HistoryView
-        from app.ui.widgets.tools_panel import ToolsPanel
 
         self.services = services
         profile_id = services.profiles.ensure_default().id
@@ -178,16 +190,50 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         self.approvals = ApprovalQueue(self, lambda: self.project_root, sandbox_for)
         self.ai_panel = AIPanel(services, self.profile_id, self.approvals,
                                 lambda: self.project_root)
-        self.history = HistoryView(services.audit, services.registry.names())
+        self._replace_tab(0, self.ai_panel, "Assistant")
+        self.ai_panel.status_message.connect(self.status_label.setText)
+        self.ai_panel.writing_started.connect(self._prepare_for_runs)
+        self.approvals.pending_changed.connect(
+            lambda n: self.approvals_label.setText(f"{n} approval(s) pending" if n else ""))
+        if not self._layout_restored:
+            self.restore_layout({key: services.settings.get(key) for key in LAYOUT_KEYS})
+        # The project is known now (a Send uses it); opened fully by attach_tools.
+        root = project_root or self._last_project()
+        self.project_root = root.resolve() if root is not None and root.is_dir() else None
+        services.set_project_root(self.project_root)
+        self.status_label.setText("Loading tools…")
+        self.ready.emit()
+        if services.tools_built:
+            self.attach_tools()
+
+    def _replace_tab(self, index: int, widget: QWidget, title: str) -> None:
         current = self.tabs.currentIndex()
-        for index in reversed(range(self.tabs.count())):
-            placeholder = self.tabs.widget(index)
-            self.tabs.removeTab(index)
-            if placeholder is not None:
-                placeholder.deleteLater()
-        self.tabs.addTab(self.ai_panel, "Assistant")
-        self.tabs.addTab(self.history, "Tool history")
+        placeholder = self.tabs.widget(index)
+        self.tabs.removeTab(index)
+        if placeholder is not None:
+            placeholder.deleteLater()
+        self.tabs.insertTab(index, widget, title)
         self.tabs.setCurrentIndex(max(current, 0))
+
+    def _on_tools_built(self, problem: str) -> None:
+        if problem:
+            self.status_label.setText(f"The tools could not be loaded: {problem}")
+            return
+        if self.services is not None and not self._closing:
+            self.attach_tools()
+
+    def attach_tools(self) -> None:
+        """The second step of attach_services, once the tools part is built: the tools list,
+        the tool history, the menus that need them, and the project opened."""
+        if self._tools_attached:
+            return
+        self._tools_attached = True
+        from app.ui.widgets.history_view import HistoryView
+        from app.ui.widgets.tools_panel import ToolsPanel
+
+        services = self.live_services
+        self.history = HistoryView(services.audit, services.registry.names())
+        self._replace_tab(1, self.history, "Tool history")
 
         def reload_history_when_shown(index: int) -> None:
             if index == 1:
@@ -201,24 +247,30 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         self.tools_dock.setWidget(self.tools_panel)
         if dock_placeholder is not None:
             dock_placeholder.deleteLater()
-
-        self.ai_panel.status_message.connect(self.status_label.setText)
-        self.ai_panel.writing_started.connect(self._prepare_for_runs)
-        self.approvals.pending_changed.connect(
-            lambda n: self.approvals_label.setText(f"{n} approval(s) pending" if n else ""))
         mcp = services.mcp
-        self._mcp_unsubscribe = mcp.subscribe(lambda _server: self.tools_panel.rebuild()) \
-            if mcp is not None else (lambda: None)
+        if mcp is not None:
+            self._mcp_unsubscribe = mcp.subscribe(lambda _server: self.tools_panel.rebuild())
+        # MCP servers' sampling and elicitation requests go through the person, and HTTP
+        # servers sign in through the browser: both set on the provider before it starts its
+        # servers (app.main starts them on tools_attached, emitted below).
+        from app.ui.controllers.mcp_settings import install_mcp_sign_in
+        from app.ui.server_requests import install_server_requests
+
+        self.server_requests = install_server_requests(self, services)
+        install_mcp_sign_in(mcp)
 
         for item in self._needs_services:
             item.setEnabled(True)
         self._refresh_profiles()
         self._refresh_recent()
-        if not self._layout_restored:
-            self.restore_layout({key: services.settings.get(key) for key in LAYOUT_KEYS})
         self.status_label.setText("Ready")
-        self.open_project(project_root or self._last_project())
-        self.ready.emit()
+        if self.ai_panel.session is None:
+            self.open_project(self.project_root)
+        else:  # a Send came first: open_project would start a new conversation
+            self.tools_panel.project_root = self.project_root
+            self.tools_panel.rebuild()
+            self.ai_panel.project_opened(self.project_root)
+        self.tools_attached.emit()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -235,6 +287,8 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
             return
         # An approval dialog open now is declined, and everything queued behind it.
         self.approvals.abort("The window was closed.")
+        if self.server_requests is not None:
+            self.server_requests.abort("The window was closed.")
         if self.ai_panel.running:
             event.ignore()
             if not self._closing:

@@ -8,6 +8,7 @@ process start>`, for Tebiki also `ready <seconds>` (panels live, Send works), an
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import tempfile
@@ -36,6 +37,11 @@ def _rss_kb() -> int:
 
 def main() -> None:
     kind = sys.argv[1]
+    if kind != "bare":
+        # In this order, as `python -m app` does: app.main and its configuration load before
+        # PySide6 (modules loaded after PySide6 and before app.ui pass through its import hook,
+        # app.ui.pyside_imports).
+        importlib.import_module("app.main")
     from PySide6.QtWidgets import QApplication, QMainWindow
 
     app = QApplication([sys.argv[0]])
@@ -55,7 +61,9 @@ def main() -> None:
         from app.ui.gc_guard import MainThreadGarbageCollector
 
         collector = MainThreadGarbageCollector(app)
-        paths = resolve_paths(tempfile.mkdtemp(prefix="tebiki-bench-"))
+        # A data folder from an earlier start (argv[2]), or a new one: the first start.
+        paths = resolve_paths(sys.argv[2] if len(sys.argv) > 2 else
+                              tempfile.mkdtemp(prefix="tebiki-bench-"))
         window = show_window(paths)
         app.processEvents()
         print(f"shown {_process_age():.4f}", flush=True)

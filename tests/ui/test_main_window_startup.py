@@ -46,7 +46,7 @@ def test_attach_services_fills_the_shell_in(qtbot, services, project):
     assert window.tabs.count() == 2
     assert isinstance(window.tabs.widget(0), AIPanel)
     assert isinstance(window.tools_dock.widget(), ToolsPanel)
-    assert all(_actions(window).values())
+    assert all(item.isEnabled() for item in window._needs_services)
     assert window.model_picker.isEnabled() and window.profile_picker.currentText() == "Default"
     assert window.status_label.text() == "Ready"
     assert window.windowTitle() == f"{project.name} — Tebiki"
@@ -131,3 +131,70 @@ def test_recent_folders_are_listed_remembered_and_not_rewritten(qtbot, services,
     qtbot.addWidget(again)
     assert again.project_root == folders[9]
     assert again.windowTitle() == "p9 — Tebiki"
+
+
+def test_ready_before_the_tools_then_the_tools_attach(qtbot, db, fresh_data_dir, project):
+    from app.core.services import build_store_services
+
+    services = build_store_services(db, fresh_data_dir)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    with qtbot.waitSignal(window.ready, timeout=5000):
+        window.attach_services(services, project)
+    # Ready: the person can type and Send; the tools list and tool history follow.
+    assert isinstance(window.tabs.widget(0), AIPanel)
+    assert window.ai_panel.prompt.isEnabled() and window.ai_panel.send_button.isEnabled()
+    assert isinstance(window.tools_dock.widget(), QLabel)
+    assert isinstance(window.tabs.widget(1), QLabel)
+    assert not any(item.isEnabled() for item in window._needs_services)
+    assert window.status_label.text() == "Loading tools…"
+    assert services.tools_built is False
+
+    services.build_tools()
+    with qtbot.waitSignal(window.tools_attached, timeout=5000):
+        window.tools_built.emit("")  # as app.main's worker thread does
+    assert isinstance(window.tools_dock.widget(), ToolsPanel)
+    assert all(item.isEnabled() for item in window._needs_services)
+    assert window.status_label.text() == "Ready"
+    assert window.windowTitle() == f"{project.name} — Tebiki"
+    assert services.permissions.working_dir == project
+
+
+def test_tools_that_fail_to_build_are_reported(qtbot, db, fresh_data_dir):
+    from app.core.services import build_store_services
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.attach_services(build_store_services(db, fresh_data_dir), None)
+    window.tools_built.emit("no such module: app.core.tools.builtin")
+    assert window.status_label.text() == ("The tools could not be loaded: "
+                                          "no such module: app.core.tools.builtin")
+    assert isinstance(window.tools_dock.widget(), QLabel)
+
+
+def test_finish_start_builds_the_tools_in_a_worker_thread(qtbot, db, fresh_data_dir, project,
+                                                         monkeypatch):
+    import threading
+
+    import app.main as app_main
+    from app.core.services import build_store_services
+
+    services = build_store_services(db, fresh_data_dir)
+    threads: list[str] = []
+    original = services._build_tools
+
+    def recording_build():
+        threads.append(threading.current_thread().name)
+        return original()
+
+    monkeypatch.setattr(services, "_build_tools", recording_build)
+    monkeypatch.setattr(app_main, "DEFERRED_UI_MODULES", ())
+    monkeypatch.setattr(app_main, "DEFERRED_AGENT_MODULES", ())
+    window = MainWindow()
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.tools_attached, timeout=20000):
+        app_main.finish_start(window, services, project)
+        assert services.tools_built is False  # ready first
+    assert threads == ["tebiki-tools"]
+    assert isinstance(window.tools_dock.widget(), ToolsPanel)

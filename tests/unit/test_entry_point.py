@@ -93,3 +93,28 @@ def test_closing_the_window_while_it_starts_exits_cleanly(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "exit 0 attached False" in proc.stdout  # nothing was built into a closed window
     assert (data / "tebiki.sqlite3").is_file()  # the store was opened, then closed again
+
+
+def test_quitting_waits_for_the_start_up_threads_including_ones_they_started():
+    import threading
+
+    from app import main as entry
+
+    release = threading.Event()
+    finished: list[str] = []
+
+    def child() -> None:
+        release.wait(5)
+        finished.append("child")
+
+    def parent() -> None:
+        entry._start_thread(child, name="test-child")
+        finished.append("parent")
+
+    entry._startup_threads.clear()
+    entry._start_thread(parent, name="test-parent")
+    assert entry.join_startup_threads(0.2) is False  # the child still waits
+    release.set()
+    assert entry.join_startup_threads(5.0) is True
+    assert sorted(finished) == ["child", "parent"]
+    entry._startup_threads.clear()

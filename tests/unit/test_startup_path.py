@@ -64,6 +64,11 @@ SQLITE_UTILS_AT_TOP = _top_level_imports_of("sqlite_utils")
 NOT_AT_SHOWN = ("app.core.services", "app.core.agent", "app.core.tools", "app.core.permissions",
                 "app.core.store.db", "app.core.sandbox", "app.ui.widgets", "app.ui.dialogs",
                 "app.ui.approval_queue")
+# The tools part of the services (app.core.services.ToolServices): the registry, the tools, the
+# permission service, the sandbox, MCP; and the panels that show them. Built in a worker thread
+# right after ready (app.main.finish_start); a Send before then builds it on first use.
+TOOLS_PART = ("app.core.tools", "app.core.permissions.service", "app.core.permissions.decision",
+              "app.core.sandbox", "app.ui.widgets.tools_panel", "app.ui.widgets.history_view")
 # Not needed to be ready (panels live, Send works): what the panels open or show on demand (the
 # dialogs, a run's tool cards, a reopened conversation) is imported after it, off the GUI thread
 # (app.main.DEFERRED_UI_MODULES), and so is what only they use; shell_exec's policy tables load
@@ -73,7 +78,7 @@ NOT_AT_READY = (*DEFERRED_UI_MODULES, "app.core.permissions.suggestions", "html"
                 "app.ui.widgets.highlighters", "app.core.tools.shell_policy",
                 "app.core.tools.providers.custom.loading",
                 "app.core.tools.providers.custom.template",
-                "app.core.tools.providers.custom.tool", "tomllib")
+                "app.core.tools.providers.custom.tool", "tomllib", *TOOLS_PART)
 # The AI panel and its parts import the agent's session and events, the tool cards, the
 # conversation replay and the undo preview where they are first used (Send, the first event,
 # opening a conversation, an undo), not when they load.
@@ -122,14 +127,19 @@ def test_window_shell_and_ready_window_load_no_heavy_library(tmp_path):
         app.processEvents()
         heavy = {HEAVY!r}
         loaded = lambda names: sorted({{m.split('.')[0] for m in names}} & set(heavy))
-        print(json.dumps({{"shown": loaded(at_shown), "ready": loaded(sys.modules),
+        at_ready, built_at_ready = loaded(sys.modules), window.services.tools_built
+        tools = sorted(window.services.registry.names())  # built on first use
+        print(json.dumps({{"shown": loaded(at_shown), "ready": at_ready,
                           "store_at_shown": "sqlite_utils" in at_shown,
-                          "tools": sorted(window.services.registry.names())}}))
+                          "built_at_ready": built_at_ready, "tools": tools,
+                          "after_tools": loaded(sys.modules)}}))
     """, tmp_path)
     assert result["shown"] == []
     assert result["store_at_shown"] is False  # the shell is up before the store is opened
     assert result["ready"] == []
+    assert result["built_at_ready"] is False
     assert {"web_fetch", "web_search", "shell_exec", "read_file"} <= set(result["tools"])
+    assert result["after_tools"] == []  # the tools part loads no heavy library either
 
 
 def test_start_path_loads_only_what_the_shell_and_the_ready_window_need(tmp_path):
@@ -144,26 +154,42 @@ def test_start_path_loads_only_what_the_shell_and_the_ready_window_need(tmp_path
         window = show_window(paths)
         app.processEvents()
         at_shown = sorted(sys.modules)
+        attached = []
+        window.tools_attached.connect(lambda: attached.append(1))
+        import app.main as app_main
+        # The tools are built by a timer after ready: started below, so the snapshot at ready
+        # cannot race with it.
+        app_main._AFTER_READY_DELAY_MS = 600_000
+        services = load_services(paths)
+        finish_start(window, services, None)
+        app.processEvents()
+        at_ready = sorted(sys.modules)
         from app.ui.widgets.tools_panel import ToolsPanel
         builds = []
         rebuild = ToolsPanel.rebuild
         ToolsPanel.rebuild = lambda self: (builds.append(1), rebuild(self))[1]
-        finish_start(window, load_services(paths), None)
-        app.processEvents()
-        at_ready = sorted(sys.modules)
-        items = len(window.tools_panel.enabled_tools())
-        deadline = time.monotonic() + 20  # the deferred imports follow in a worker thread
-        while time.monotonic() < deadline and not all(m in sys.modules
-                                                      for m in DEFERRED_UI_MODULES):
+        app_main._after_ready(window, services)
+        ready_state = {"placeholder": type(window.tools_dock.widget()).__name__,
+                       "typing": window.ai_panel.prompt.isEnabled(),
+                       "send": window.ai_panel.send_button.isEnabled()}
+        deadline = time.monotonic() + 20  # the tools and the deferred imports follow in a
+        while time.monotonic() < deadline and not (attached and all(  # worker thread
+                m in sys.modules for m in DEFERRED_UI_MODULES)):
             app.processEvents()
             time.sleep(0.01)
+        items = len(window.tools_panel.enabled_tools())
         print(json.dumps({"shown": at_shown, "ready": at_ready, "builds": len(builds),
-                          "items": items, "later": sorted(sys.modules)}))
+                          "items": items, "later": sorted(sys.modules), **ready_state,
+                          "status": window.status_label.text()}))
     """, tmp_path)
     assert _loaded(result["shown"], NOT_AT_SHOWN) == []
     assert _loaded(result["ready"], NOT_AT_READY) == []
+    assert result["placeholder"] == "QLabel"  # "Loading tools…" until they are built
+    assert result["typing"] and result["send"]
     assert result["builds"] == 1  # the tools list is built once, for the opened project
     assert result["items"] > 0
+    assert result["status"] == "Ready"
+    assert _loaded(result["later"], TOOLS_PART) != []
     # The positive control: what is left out of start-up does load, right after it.
     assert _loaded(result["later"], DEFERRED_UI_MODULES) == sorted(DEFERRED_UI_MODULES)
 
@@ -197,6 +223,8 @@ def _modules_at_ready(tmp_path) -> list[str]:
         paths = resolve_paths()
         window = show_window(paths)
         app.processEvents()
+        import app.main as app_main
+        app_main._AFTER_READY_DELAY_MS = 600_000  # the tools part comes after ready
         finish_start(window, load_services(paths), None)
         app.processEvents()
         print(json.dumps({"ready": sorted(sys.modules)}))
@@ -334,6 +362,34 @@ def test_a_run_warm_up_loads_the_sdk_and_freezes_what_it_imported(tmp_path):
     assert result["frozen"] > 10_000  # the SDK's objects left the collector's generations
     assert result["seconds"] > 0
     assert result["again"] == 0.0  # nothing left to import
+
+
+def test_the_run_warm_up_leaves_httpxs_command_line_client_out(tmp_path):
+    result = _run("""
+        import gc, json, sys, asyncio
+        gc.disable()
+        from app.core.warmup import warm_up
+        asyncio.run(warm_up())
+        import httpx
+        print(json.dumps({"httpx": "httpx" in sys.modules,
+                          "cli": sys.modules.get("httpx._main") is not None,
+                          "rich": "rich" in sys.modules, "pygments": "pygments" in sys.modules,
+                          "stub": callable(httpx.main)}))
+    """, tmp_path)
+    assert result == {"httpx": True, "cli": False, "rich": False, "pygments": False,
+                      "stub": True}
+
+
+def test_httpx_loads_its_command_line_client_without_the_fix(tmp_path):
+    # The positive control for the test above: with click, rich and pygments installed (as
+    # here), a plain `import httpx` loads them (18 MB).
+    result = _run("""
+        import json, sys
+        import httpx
+        print(json.dumps({"cli": sys.modules.get("httpx._main") is not None,
+                          "rich": "rich" in sys.modules}))
+    """, tmp_path)
+    assert result == {"cli": True, "rich": True}
 
 
 def test_importing_app_ui_turns_pysides_source_reading_import_hook_off(tmp_path):
