@@ -12,7 +12,7 @@ text and shows the rest underneath).
 
 A choice that only makes sense in the OS sandbox (shell_exec's "Any program, sandboxed") cannot
 be picked where the caller says there is no working sandbox (``sandbox``): the item is disabled
-and a line under the field says why.
+and a line under the field says why (which choices those are: app.ui.dialogs.sandbox_choices).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -49,8 +48,8 @@ from PySide6.QtWidgets import (
 from app.core.sandbox import SandboxStatus
 from app.core.secrets import SecretStoreError, secret_source, set_secret, set_session_secret
 from app.core.tools.base import ToolSpec
-from app.core.tools.builtin.shell_exec import LEVEL_ANY_SANDBOXED
 from app.core.tools.config_fields import ConfigField, FieldKind
+from app.ui.dialogs.sandbox_choices import limit_to_sandbox
 
 _MAX_SECONDS = 24 * 3600
 _MAX_BYTES = 100 * 1024 * 1024
@@ -61,10 +60,6 @@ _EMPTY: dict[FieldKind, Any] = {
     FieldKind.PROGRAM_LIST: (),
 }
 
-
-# CHOICE values that give up another limit because the sandbox is the wall: only selectable
-# where a working sandbox exists.
-NEEDS_SANDBOX = frozenset({LEVEL_ANY_SANDBOXED})
 HELP_STYLE = "QLabel { color: palette(placeholder-text); }"
 WARNING_STYLE = "QLabel { color: #9a6700; }"
 
@@ -272,28 +267,9 @@ class ToolConfigDialog(QDialog):
             raise AssertionError(f"unhandled field kind {kind}")
 
     def _limit_to_sandbox(self, field: ConfigField, combo: QComboBox) -> QLabel | None:
-        """Disable the choices that need a sandbox when there is none; the returned line says
-        why (None when nothing is disabled)."""
-        if self.sandbox.available:
-            return None
-        model = combo.model()
-        assert isinstance(model, QStandardItemModel)
-        disabled = []
-        for index in range(combo.count()):
-            if combo.itemData(index) in NEEDS_SANDBOX:
-                item = model.item(index)
-                item.setEnabled(False)
-                item.setToolTip("<qt>" + html.escape(
-                    f"Needs a working sandbox; here: {self.sandbox.summary}") + "</qt>")
-                disabled.append(combo.itemText(index))
-        if not disabled:
-            return None
-        names = ", ".join(f"\u201c{name}\u201d" for name in disabled)
-        note = (f"{names} needs a working sandbox, and there is none here: "
-                f"{self.sandbox.reason.rstrip('.')}.")
-        if combo.currentData() in NEEDS_SANDBOX:
-            note += " Until there is, this tool runs nothing: choose another option."
-        return _help_label(note, f"sandbox-{field.key}", WARNING_STYLE)
+        """The choices that need a sandbox, off when there is none, and the line saying why."""
+        note = limit_to_sandbox(combo, self.sandbox)
+        return _help_label(note, f"sandbox-{field.key}", WARNING_STYLE) if note else None
 
     def _add_text_map(self, field: ConfigField, value: dict[str, Any]) -> None:
         box = QFormLayout()
