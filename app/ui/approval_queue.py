@@ -19,6 +19,7 @@ closing, finds nothing left to decline and no next dialog to show.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,12 +31,38 @@ from PySide6.QtWidgets import QWidget
 
 if TYPE_CHECKING:
     from app.core.agent.events import ApprovalRequest, ApprovalResponse
+    from app.core.permissions.rules import PermissionRule
+    from app.core.permissions.service import ToolPermissionService
 
     # Imported by the first request, not at start-up: the window is ready without it (the app
     # loads it in a worker thread once the window is ready; see app.main.DEFERRED_UI_MODULES).
     from app.ui.dialogs.approval import ApprovalDialog
 
 DEFAULT_ABORT_REASON = "The run was stopped."
+log = logging.getLogger(__name__)
+
+# Keeps the rules of "remember in this conversation only" (see ``remember_in_conversation``).
+ConversationRemember = Callable[[tuple["PermissionRule", ...]], None]
+
+
+def remember_in_conversation(permissions: ToolPermissionService,
+                             conversation_id: Callable[[], int | None],
+                             say: Callable[[str], object] = lambda _text: None
+                             ) -> ConversationRemember:
+    """The queue's ``remember_for_conversation``: adds the rules to the permission service's
+    memory for the current conversation (``conversation_id()``), never to the rules table;
+    ``say`` gets a status line."""
+
+    def remember(rules: tuple[PermissionRule, ...]) -> None:
+        current = conversation_id()
+        if current is None:
+            say("Not remembered: this conversation is not saved yet.")
+            return
+        permissions.conversation_rules.remember(current, rules)
+        say(f"Remembered for this conversation: {rules[0].summary()}" +
+            (f" (and {len(rules) - 1} more)" if len(rules) > 1 else ""))
+
+    return remember
 
 
 @dataclass
@@ -69,6 +96,9 @@ class ApprovalQueue(QObject):
         # Requests answered since the queue was last empty: the shown dialog is the next one
         # of this batch ("2 of 3").
         self._answered = 0
+        # Set by the panel that owns the conversation: keeps "remember in this conversation
+        # only" rules. None: the dialog does not offer that choice.
+        self.remember_for_conversation: ConversationRemember | None = None
 
     @property
     def current_dialog(self) -> ApprovalDialog | None:
@@ -136,6 +166,7 @@ class ApprovalQueue(QObject):
         dialog = ApprovalDialog(pending.request, self._parent_widget, self._working_dir(),
                                 **self._sandbox_for(pending.request))
         self._current = (pending, dialog)
+        dialog.set_conversation_scope_available(self.remember_for_conversation is not None)
         dialog.finished.connect(lambda _code, d=dialog: self._on_finished(d))
         self._show_position()
         # show(), not open(): open() makes it window-modal, and a blocked window's Stop,
@@ -151,6 +182,12 @@ class ApprovalQueue(QObject):
             return  # dismissed by abort or _forget, which already answered for it
         pending, _ = self._current
         self._current = None
+        remembered = dialog.conversation_rules()
+        if remembered and self.remember_for_conversation is not None:
+            try:  # before the answer: the next call of this conversation must see them
+                self.remember_for_conversation(remembered)
+            except Exception:  # an invalid rule must not change the answer the person gave
+                log.exception("could not remember the rule for this conversation")
         pending.resolve(dialog.response())
         dialog.deleteLater()
         self._answered = self._answered + 1 if self._waiting else 0

@@ -1,5 +1,6 @@
 """The main window's menu bar: File (open folder, recent folders, new conversation, quit), Edit
-(settings), Run (stop), View (tools dock, tool history) and Help."""
+(undo, redo, cut, copy, paste, select all on the focused field; find in the transcript;
+settings), Run (stop), View (tools dock, tool history) and Help."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMessageBox, QTabWidget, QWidget
 
 from app.core.config import APP_NAME
+from app.ui.edit_actions import EditActions
+from app.ui.tab_focus import tab_moves_focus
 
 if TYPE_CHECKING:
     # Type-checked as the window it is mixed into; at run time a plain mixin.
@@ -18,6 +21,7 @@ if TYPE_CHECKING:
     from app.core.services import Services
     from app.ui.dialogs.settings import SettingsDialog
     from app.ui.widgets.ai_panel import AIPanel
+    from app.ui.widgets.find_bar import FindBar
 else:
     _Window = object
 
@@ -54,12 +58,21 @@ class WindowMenus(_Window):
         file_menu.addAction(quit_action)
 
         edit_menu = self.menuBar().addMenu("&Edit")
+        self.edit_actions = EditActions(self, edit_menu)
+        edit_menu.addSeparator()
+        self.find_action = QAction("&Find in Conversation…", self,
+                                   shortcut=QKeySequence(QKeySequence.StandardKey.Find))
+        self.find_action.setObjectName("edit-find")
+        self.find_action.triggered.connect(self.find_in_transcript)
+        edit_menu.addAction(self.find_action)
+        edit_menu.addSeparator()
         settings_action = QAction("&Settings…", self,
                                   shortcut=QKeySequence(QKeySequence.StandardKey.Preferences))
         if settings_action.shortcut().isEmpty():
             settings_action.setShortcut(QKeySequence("Ctrl+,"))
         settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
-        settings_action.triggered.connect(self.open_settings)
+        # Tab moves focus out of the dialog's text boxes and tables too.
+        settings_action.triggered.connect(lambda: tab_moves_focus(self.open_settings()))
         edit_menu.addAction(settings_action)
 
         run_menu = self.menuBar().addMenu("&Run")
@@ -84,4 +97,29 @@ class WindowMenus(_Window):
         help_menu.addAction(about)
         self.recent_menu.setEnabled(False)
         self._needs_services += [open_action, new_action, settings_action, stop_action,
-                                 history_action]
+                                 history_action, self.find_action]
+        ready = getattr(self, "ready", None)
+        if ready is not None:  # the panels exist from then on: Tab leaves their fields
+            ready.connect(lambda: tab_moves_focus(self))
+
+    _find_bar: FindBar | None = None
+
+    def find_in_transcript(self) -> FindBar | None:
+        """Edit → Find: the find bar above the conversation (made on first use), focused;
+        the Assistant tab is shown first."""
+        panel = getattr(self, "ai_panel", None)
+        if panel is None:
+            return None
+        bar = self._find_bar
+        if bar is None or bar.transcript is not panel.transcript:
+            from app.ui.widgets.find_bar import FindBar
+
+            bar = self._find_bar = FindBar(panel.transcript, panel)
+            layout = panel.layout()
+            layout.insertWidget(layout.indexOf(panel.transcript), bar)  # type: ignore[attr-defined]
+            bar.closed.connect(lambda: panel.prompt.setFocus())
+        index = self.tabs.indexOf(panel)
+        if index >= 0:
+            self.tabs.setCurrentIndex(index)
+        bar.open_bar()
+        return bar

@@ -63,7 +63,7 @@ def test_killed_while_approval_pending_card_and_history_say_not_run(
     card = _cards(panel)[interrupted_child.APPROVAL_CALL_ID]
     assert card.status == "interrupted"
     assert card.status_label.text() == f"■ {NOT_RUN_INTERRUPTED}"
-    assert card.decision_badge.text() == "ask"
+    assert card.decision_badge.text() == "not answered"
 
 
 def _conversation_with_calls(services: Services) -> int:
@@ -119,5 +119,5 @@ def test_history_labels_match_the_cards(qtbot, services: Services) -> None:
         "toolu_pending": NOT_RUN_INTERRUPTED,
         "toolu_running": INTERRUPTED_WHILE_RUNNING,
         "toolu_declined": "declined",
-        "toolu_done": "executed",
+        "toolu_done": "done",  # the card's word ("✓ done")
     }

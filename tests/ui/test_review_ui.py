@@ -164,7 +164,7 @@ def test_card_takes_the_review_events(qtbot):
     card.handle_review_event(ReviewArrived("tu_1", REJECT))
     assert [row.review.reviewer for row in card.reviews_section.panel.rows] == \
         ["sonnet", "local"]
-    assert card.decision_badge.text() == "review"  # not decided yet
+    assert card.decision_badge.text() == "sent to review"  # not decided yet
     card.handle_review_event(ToolStarted("tu_1", "write_file"))  # not a review event
     card.handle_review_event(ReviewFinished("tu_1", QuorumResult("ask", (APPROVE, REJECT),
                                                                  "They disagree.")))
@@ -208,14 +208,15 @@ def test_card_restores_reviews_of_reloaded_call(qtbot):
     plain = _card("allow")
     qtbot.addWidget(plain)
     plain.restore_reviews(None, "rule #1")
-    assert plain.decision_badge.text() == "allow" and plain.reviews_section is None
+    assert plain.decision_badge.text() == "allowed by rule" and plain.reviews_section is None
 
 
-@pytest.mark.parametrize("kind", ["allow", "ask", "deny"])
-def test_card_without_review_is_unchanged(qtbot, kind):
+@pytest.mark.parametrize(("kind", "words"), [("allow", "allowed by rule"), ("ask", "asks you"),
+                                             ("deny", "denied by rule")])
+def test_card_without_review_is_unchanged(qtbot, kind, words):
     card = _card(kind)
     qtbot.addWidget(card)
-    assert card.decision_badge.text() == kind
+    assert card.decision_badge.text() == words  # app.core.outcomes.Verdict
     assert card.reviews_section is None and card.review_outcome is None
 
 
@@ -514,7 +515,7 @@ def test_history_says_who_decided_and_shows_the_reviews(qtbot, services):
         "denied by guard"
     assert who_decided(row(decision="ask")) == "approved by you"
     assert who_decided(row(decision="ask", outcome="declined", output="no thanks")) == \
-        "declined by you"
+        "declined"
     assert who_decided(row(decision="ask", outcome="declined",
                            decided_by="rejected by review: A reviewer rejected the call.")) \
         == "rejected by review"
@@ -522,7 +523,7 @@ def test_history_says_who_decided_and_shows_the_reviews(qtbot, services):
         "The user stopped the run before approving this tool call, so it was not run."))) == \
         "not answered (stopped)"
     assert who_decided(row(decision="ask", state="pending")) == "waiting for you"
-    assert who_decided(row(outcome="invalid")) == ""
+    assert who_decided(row(outcome="invalid")) == "invalid"
 
 
 # -- end to end: the panel, a real session, loopback reviewers --------------------------------

@@ -35,12 +35,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.agent.attachments import Attachment, content_blocks, default_prompt
 from app.core.agent.call_runner import ToolCallRunner, _Run
 from app.core.agent.checkpointing import CallChanges, Checkpointer
+from app.core.agent.compaction import ConversationCompaction
 from app.core.agent.events import (
     AgentEvent,
     Approver,
@@ -52,6 +54,7 @@ from app.core.agent.events import (
     ThinkingBlock,
     UsageUpdated,
 )
+from app.core.agent.forking import ConversationForking, Prepare
 from app.core.agent.providers import (
     CACHE_TTLS,
     EFFORTS,
@@ -78,6 +81,7 @@ from app.core.store.profiles import AgentProfile, ProfileRepository
 from app.core.store.settings import SettingsRepository
 from app.core.store.usage import UsageRepository
 from app.core.store.writer import BackgroundWriter
+from app.core.tools.providers.mcp import server_instructions
 from app.core.tools.registry import ToolRegistry
 from app.core.warmup import warm_up
 
@@ -113,7 +117,8 @@ def request_options(profile: AgentProfile) -> dict[str, Any]:
     }
 
 
-class AgentSession(ToolCallRunner, ConversationHistory):
+class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
+                   ConversationCompaction):
     """One conversation with one agent profile. Not thread-safe: use it from one event loop.
 
     ``client_factory(profile) -> ModelProvider`` builds the model client (default:
@@ -174,14 +179,20 @@ class AgentSession(ToolCallRunner, ConversationHistory):
 
     @property
     def running(self) -> bool:
-        return self._task is not None and not self._task.done()
+        return (self._task is not None and not self._task.done()) or self._compacting
 
-    async def run(self, user_text: str) -> None:
-        """Send ``user_text`` and work until the model is done. Emits events; API errors end
-        as ``RunFailed``, Stop as ``RunCancelled``; never raises for either."""
+    async def run(self, user_text: str, attachments: Sequence[Attachment] = ()) -> None:
+        """Send ``user_text`` (with the person's ``attachments`` as image and document blocks
+        before it) and work until the model is done. Emits events; API errors end as
+        ``RunFailed``, Stop as ``RunCancelled``; never raises for either."""
         if not user_text.strip():
-            raise ValueError("the message is empty")
-        await self._drive(user_text)
+            if not attachments:
+                raise ValueError("the message is empty")
+            user_text = default_prompt(attachments)
+        # Base64 of up to 10 MB: off the loop's (the GUI's) thread. The person chose these
+        # files, like the text they typed: they change no flow label.
+        blocks = await asyncio.to_thread(content_blocks, attachments) if attachments else []
+        await self._drive(user_text, attachments=blocks)
 
     async def retry(self) -> None:
         """Re-send the conversation as it stands (after ``RunFailed``): the person's message or
@@ -191,6 +202,7 @@ class AgentSession(ToolCallRunner, ConversationHistory):
     def cancel(self) -> None:
         """Stop: cancel the stream or the running tool; a pending approval counts as declined.
         Safe to call at any time; ``run`` returns after emitting ``RunCancelled``."""
+        self._cancel_compaction()
         task = self._task
         if task is None or task.done():
             return
@@ -213,12 +225,14 @@ class AgentSession(ToolCallRunner, ConversationHistory):
 
     # -- driving -----------------------------------------------------------------------------
 
-    async def _drive(self, user_text: str | None) -> None:
+    async def _drive(self, user_text: str | None, prepare: Prepare | None = None,
+                     attachments: list[dict[str, Any]] | None = None) -> None:
         if self.running:
             raise RuntimeError("this conversation is already running; wait for it or cancel it")
         self._stop_requested = False
         # Our own task, so cancel() stops exactly this run and never the caller's task.
-        task = asyncio.create_task(self._guarded(user_text), name="tebiki-agent-run")
+        task = asyncio.create_task(self._guarded(user_text, prepare, attachments or []),
+                                   name="tebiki-agent-run")
         self._task = task
         try:
             await task
@@ -232,16 +246,22 @@ class AgentSession(ToolCallRunner, ConversationHistory):
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(self._writer.flush())
 
-    async def _guarded(self, user_text: str | None) -> None:
+    async def _guarded(self, user_text: str | None, prepare: Prepare | None,
+                       attachments: list[dict[str, Any]]) -> None:
         try:
-            await self._run_loop(user_text)
+            if prepare is not None:  # a fork cuts the conversation first (app.core.agent.forking)
+                await prepare()
+            await self._run_loop(user_text, attachments)
         except asyncio.CancelledError:
             raise
+        except ProviderError as exc:  # the fork could not be made: nothing was sent
+            self._fail(exc)
         except Exception as exc:  # a bug must end the run visibly, not kill the UI's task
             log.exception("agent run failed")
             self._fail(InternalError(f"Internal error: {type(exc).__name__}: {exc}"))
 
-    async def _run_loop(self, user_text: str | None) -> None:
+    async def _run_loop(self, user_text: str | None,
+                        attachments: list[dict[str, Any]]) -> None:
         try:
             profile = self._profiles.get(self.profile_id)
         except KeyError:
@@ -256,7 +276,7 @@ class AgentSession(ToolCallRunner, ConversationHistory):
                                  ProviderBadRequest))
             return
         if user_text is not None:
-            self._append("user", [{"type": "text", "text": user_text}])
+            self._append("user", [*attachments, {"type": "text", "text": user_text}])
         elif not history or history[-1]["role"] != "user":
             self._emit(RunFailed("There is nothing to retry: the last answer is complete. "
                                  "Send a new message instead.", ProviderBadRequest))
@@ -276,8 +296,12 @@ class AgentSession(ToolCallRunner, ConversationHistory):
                    ReviewState(reviewers, review_plan=profile.review_plan,
                                history_start=len(history)))
         # Built once per run: the same bytes every turn, so the prompt cache holds.
-        system = build_system_prompt(profile.system_prompt, self.project_root,
-                                     profile.permission_mode, [t["name"] for t in tools])
+        names = [t["name"] for t in tools]
+        instructions = server_instructions(self.registry.providers(), names)
+        self._track_server_instructions(instructions)
+        system = build_system_prompt(
+            profile.system_prompt, self.project_root, profile.permission_mode, names,
+            server_instructions=instructions)
         iterations = 0
         options = request_options(profile)
         cache_writes = cache_reads = 0

@@ -1,19 +1,21 @@
 """The conversation's transcript, for AgentSession: loaded from the store once (repairing a
-turn whose tools were cut off by a crash), then kept in memory in the API's shape while every
-message is persisted as it completes."""
+turn whose tools were cut off by a crash, and sending a compacted conversation's summary
+instead of what it covers; app.core.agent.compaction), then kept in memory in the API's shape
+while every message is persisted as it completes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from app.core.agent.compaction import effective_messages
 from app.core.agent.transcript import (
     Message,
     dangling_tool_uses,
     interrupted_results,
     normalize,
 )
-from app.core.store.conversations import ConversationRepository
+from app.core.store.conversations import ConversationRepository, StoredMessage
 from app.core.store.writer import BackgroundWriter
 
 TITLE_LENGTH = 60
@@ -40,16 +42,21 @@ class ConversationHistory:
             self._history = []
             return self._history
         self._conversations.get(self._conversation_id)  # KeyError: deleted meanwhile
-        stored = [{"role": m.role, "content": m.content}
-                  for m in self._conversations.messages(self._conversation_id)]
-        # In memory the transcript is kept in the API's shape (normalised once here, then
-        # maintained by _append), so a turn never re-walks the whole conversation.
-        self._history = normalize(stored)
+        self._history = self._history_from(self._conversations.messages(self._conversation_id))
+        return self._history
+
+    def _history_from(self, rows: list[StoredMessage]) -> list[Message]:
+        """The in-memory transcript for the stored ``rows`` (after a compaction: its summary
+        and what came after it), repairing on disk a turn whose tools were cut off."""
+        assert self._conversation_id is not None
+        stored = effective_messages(rows)
         dangling = dangling_tool_uses(stored)
         if dangling:  # the app stopped while these ran: answer them on disk too
             self._conversations.append(self._conversation_id, "user",
                                        interrupted_results(dangling))
-        return self._history
+        # In memory the transcript is kept in the API's shape (normalised once here, then
+        # maintained by _append), so a turn never re-walks the whole conversation.
+        return normalize(stored)
 
     def _append(self, role: str, content: list[dict[str, Any]]) -> None:
         """Persist a message as it is, and add it to the in-memory transcript the way

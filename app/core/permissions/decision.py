@@ -31,13 +31,16 @@ PLAN_MODE_REFUSAL = (
 @dataclass(frozen=True)
 class DecisionContext:
     """What ``decide()`` knows about the call beyond its input: the profile's mode, the
-    conversation's flow labels, the capability context the call will run with, and whether
-    checkpoints record the project (the reversibility fact)."""
+    conversation's flow labels, the capability context the call will run with, whether
+    checkpoints record the project (the reversibility fact), and which conversation it is."""
 
     mode: PermissionMode = PermissionMode.ASK
     flow: FlowState | None = None
     tool_context: ToolContext | None = None
     checkpoints: bool = False
+    # The conversation the call belongs to: its "remember for this conversation" rules apply
+    # (app.core.permissions.conversation_rules). None: only the stored rules.
+    conversation_id: int | None = None
 
 
 @dataclass(frozen=True)

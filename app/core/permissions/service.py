@@ -16,10 +16,9 @@ which answers only where no rule did:
    (``ignore_flow``); nothing opts out of the last.
 
 Rules live in memory as an immutable index that is rebuilt whenever a ``RuleRepository`` on the
-same connection writes (it notifies us), so ``decide()`` never touches the disk. The index finds
-the rules that can apply to a tool without testing every rule: exact names by dict lookup,
-patterns by their literal prefix or literal segment, and only those few by regex. The
-per-tool candidate lists are cached until the rules or the registry change.
+same connection writes (it notifies us), so ``decide()`` never touches the disk. The index
+(app.core.permissions.rule_index) finds the rules that can apply to a tool without testing every
+rule. The per-tool candidate lists are cached until the rules or the registry change.
 """
 
 from __future__ import annotations
@@ -28,11 +27,10 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core.hosts import canonical_host_pattern
+from app.core.permissions.conversation_rules import REMEMBERED_PREFIX, ConversationRules
 from app.core.permissions.decision import (
     PLAN_MODE_REFUSAL,
     Decision,
@@ -41,26 +39,12 @@ from app.core.permissions.decision import (
 )
 from app.core.permissions.egress import SecretMatcher
 from app.core.permissions.guards import apply_mode_and_guards
-from app.core.permissions.patterns import (
-    Matcher,
-    compile_path_pattern,
-    compile_text_pattern,
-    compile_tool_pattern,
-    escape_pattern,
-    is_relative_path_pattern,
-    tool_pattern_literals,
-)
 from app.core.permissions.repository import RuleRepository
-from app.core.permissions.rules import STRICTNESS, PermissionRule
+from app.core.permissions.rule_index import Candidate, RuleIndex, specialise
+from app.core.permissions.rules import STRICTNESS
 from app.core.sandbox import Sandbox, machine_sandbox
 from app.core.sensitive_paths import SensitivePaths
-from app.core.tools.base import (
-    PROJECT_PLACEHOLDER,
-    SubjectError,
-    SubjectKind,
-    ToolSpec,
-    canonical_json,
-)
+from app.core.tools.base import SubjectError, SubjectKind, ToolSpec, canonical_json
 from app.core.tools.containment import ProgramContainment, program_containment
 from app.core.tools.registry import ToolRegistry
 
@@ -74,81 +58,6 @@ __all__ = ["PLAN_MODE_REFUSAL", "Decision", "DecisionContext", "SubjectDecision"
 log = logging.getLogger(__name__)
 
 _MAX_CANDIDATE_CACHE = 4096
-
-
-def _never(_subject: str) -> bool:
-    return False
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    """A rule that applies to one tool, with its input pattern compiled for that tool."""
-
-    rule: PermissionRule
-    input_matcher: Matcher | None = None
-    input_is_relative: bool = False
-
-
-class _Bucket:
-    """The rules of one server scope (a server id, or None for rules of every server)."""
-
-    __slots__ = ("any_tool", "exact", "prefixed", "segmented")
-
-    def __init__(self) -> None:
-        self.exact: dict[str, list[tuple[int, PermissionRule]]] = {}
-        self.any_tool: list[tuple[int, PermissionRule]] = []
-        self.prefixed: dict[str, list[tuple[int, PermissionRule]]] = {}
-        self.segmented: dict[str, list[tuple[int, PermissionRule]]] = {}
-
-    def add(self, order: int, rule: PermissionRule) -> None:
-        entry = (order, rule)
-        if rule.tool_name is not None:
-            self.exact.setdefault(rule.tool_name, []).append(entry)
-        elif rule.tool_pattern is None:
-            self.any_tool.append(entry)
-        else:
-            prefix, segment = tool_pattern_literals(rule.tool_pattern)
-            if prefix:
-                self.prefixed.setdefault(prefix, []).append(entry)
-            else:
-                self.segmented.setdefault(segment, []).append(entry)
-
-    def matching(self, tool_name: str, lowered: str) -> list[tuple[int, PermissionRule]]:
-        found = list(self.exact.get(tool_name, ()))
-        found += self.any_tool
-        pattern_entries: list[tuple[int, PermissionRule]] = []
-        if self.prefixed:
-            for end in range(1, len(lowered) + 1):
-                pattern_entries += self.prefixed.get(lowered[:end], ())
-        for segment, entries in self.segmented.items():
-            if segment in lowered:
-                pattern_entries += entries
-        found += [(order, rule) for order, rule in pattern_entries
-                  if compile_tool_pattern(rule.tool_pattern)(lowered)]  # type: ignore[arg-type]
-        return found
-
-
-class _RuleIndex:
-    """An immutable snapshot of the rule table, indexed by server and tool name."""
-
-    def __init__(self, rules: list[PermissionRule]) -> None:
-        self.rules = rules  # already in evaluation order
-        self.buckets: dict[str | None, _Bucket] = {}
-        for order, rule in enumerate(rules):
-            bucket = self.buckets.get(rule.server_id)
-            if bucket is None:
-                bucket = self.buckets[rule.server_id] = _Bucket()
-            bucket.add(order, rule)
-
-    def rules_for(self, server_id: str, tool_name: str) -> list[PermissionRule]:
-        lowered = tool_name.lower()
-        found: list[tuple[int, PermissionRule]] = []
-        for key in (server_id, None):
-            bucket = self.buckets.get(key)
-            if bucket is not None:
-                found += bucket.matching(tool_name, lowered)
-        found.sort(key=lambda entry: entry[0])
-        return [rule for _order, rule in found]
 
 
 class ToolPermissionService:
@@ -166,6 +75,8 @@ class ToolPermissionService:
 
             registry = default_registry()
         self.rules = RuleRepository(db)
+        # "Remember for this conversation": in memory, never in the rules table.
+        self.conversation_rules = ConversationRules()
         self.registry = registry
         self._working_dir = Path(working_dir).resolve() if working_dir is not None else None
         # Whether a call's programs will run contained is a fact decisions can use.
@@ -178,9 +89,9 @@ class ToolPermissionService:
         self.known_secrets = known_secrets if known_secrets is not None else SecretMatcher()
         self._secrets_learnt: set[Path] = set()
         self._lock = threading.Lock()
-        self._index = _RuleIndex([])
+        self._index = RuleIndex([])
         self._index_generation = -1
-        self._candidates: dict[tuple[str, str], tuple[_Candidate, ...]] = {}
+        self._candidates: dict[tuple[str, str], tuple[Candidate, ...]] = {}
         self._candidates_key: tuple[int, int, Path | None] = (-1, -1, None)
         self._unsubscribe = self.rules.changes.subscribe(self.reload)
         self.reload()
@@ -207,6 +118,11 @@ class ToolPermissionService:
         decision, complete, paths = self._decide_by_rules(server_id, tool_name, tool_input, spec)
         if decision.kind == "deny" or spec is None or not isinstance(tool_input, Mapping):
             return decision
+        if decision.kind != "allow" and context is not None:
+            remembered = self._remembered(server_id, tool_name, tool_input,
+                                          context.conversation_id)
+            if remembered is not None:
+                decision, complete = remembered, True
         return self._refine(decision, spec, tool_input, complete, paths,
                             context or DecisionContext())
 
@@ -239,6 +155,33 @@ class ToolPermissionService:
                             note="The input could not be fully analysed, so it is not "
                                  "auto-approved."), False, paths
         return Decision(worst.kind, worst.rule, tuple(decided)), complete, paths
+
+    def _remembered(self, server_id: str, tool_name: str, tool_input: Any,
+                    conversation_id: int | None) -> Decision | None:
+        """An allow from the rules remembered for this conversation when they allow every
+        part of the call (fully understood); None otherwise (the stored rules' answer
+        stands). Deny rules among them are not honoured here: only allows are remembered."""
+        rules = [r for r in self.conversation_rules.rules_for(conversation_id)
+                 if r.decision == "allow"]
+        if not rules:
+            return None
+        with self._lock:
+            project = self._working_dir
+        subject_kind = self._subject_kind(server_id, tool_name)
+        candidates = tuple(specialise(rule, subject_kind, project)
+                           for rule in RuleIndex(rules).rules_for(server_id, tool_name))
+        if not candidates:
+            return None
+        kind, subjects, complete = self._subjects(server_id, tool_name, tool_input)
+        if not complete:
+            return None
+        decided = tuple(self._decide_subject(candidates, subject, kind) for subject in subjects)
+        if not decided or any(d.kind != "allow" for d in decided):
+            return None
+        rule = decided[0].rule
+        assert rule is not None  # an allow always names the rule that gave it
+        return Decision("allow", rule, decided,
+                        decided_by=f"{REMEMBERED_PREFIX}: {rule.summary()}")
 
     def _refine(self, decision: Decision, spec: ToolSpec, tool_input: Mapping[str, Any],
                 complete: bool, paths: list[str], context: DecisionContext) -> Decision:
@@ -279,7 +222,7 @@ class ToolPermissionService:
         """Re-read the rule table (called by the repository after every write)."""
         with self._lock:
             generation = self.rules.changes.generation
-            self._index = _RuleIndex(self.rules.list())
+            self._index = RuleIndex(self.rules.list())
             self._index_generation = generation
 
     def close(self) -> None:
@@ -287,7 +230,7 @@ class ToolPermissionService:
 
     # -- evaluation ------------------------------------------------------------------------
 
-    def _decide_subject(self, candidates: tuple[_Candidate, ...], subject: str,
+    def _decide_subject(self, candidates: tuple[Candidate, ...], subject: str,
                         kind: SubjectKind) -> SubjectDecision:
         relative = self._relative_form(subject) if kind == "path" else None
         for candidate in candidates:
@@ -327,13 +270,13 @@ class ToolPermissionService:
 
     # -- candidates ------------------------------------------------------------------------
 
-    def _candidates_for(self, server_id: str, tool_name: str) -> tuple[_Candidate, ...]:
+    def _candidates_for(self, server_id: str, tool_name: str) -> tuple[Candidate, ...]:
         # decide() runs in worker threads (the agent parses commands off the event loop): the
         # lock keeps the index and its generation a consistent pair, and the cache coherent.
         with self._lock:
             return self._candidates_locked(server_id, tool_name)
 
-    def _candidates_locked(self, server_id: str, tool_name: str) -> tuple[_Candidate, ...]:
+    def _candidates_locked(self, server_id: str, tool_name: str) -> tuple[Candidate, ...]:
         index = self._index
         key = (self._index_generation, self.registry.generation, self._working_dir)
         if key != self._candidates_key:
@@ -343,7 +286,7 @@ class ToolPermissionService:
         if cached is not None:
             return cached
         subject_kind = self._subject_kind(server_id, tool_name)
-        result = tuple(_specialise(rule, subject_kind, self._working_dir)
+        result = tuple(specialise(rule, subject_kind, self._working_dir)
                        for rule in index.rules_for(server_id, tool_name))
         if len(self._candidates) >= _MAX_CANDIDATE_CACHE:
             self._candidates.clear()
@@ -357,21 +300,3 @@ class ToolPermissionService:
     def _spec(self, server_id: str, tool_name: str) -> ToolSpec | None:
         tool = self.registry.get(tool_name)
         return tool.spec if tool is not None and tool.spec.server_id == server_id else None
-
-
-def _specialise(rule: PermissionRule, subject_kind: SubjectKind,
-                project: Path | None) -> _Candidate:
-    pattern = rule.input_pattern
-    if pattern is None:
-        return _Candidate(rule)
-    if PROJECT_PLACEHOLDER in pattern:
-        if project is None:  # no project open: the rule names nothing
-            return _Candidate(rule, _never)
-        pattern = pattern.replace(PROJECT_PLACEHOLDER, escape_pattern(str(project)))
-    if subject_kind == "path":
-        return _Candidate(rule, compile_path_pattern(pattern), is_relative_path_pattern(pattern))
-    if subject_kind == "host":
-        # Host subjects are canonical (canonical_host), so the pattern must be spelled the same
-        # way: a rule written as `EXAMPLE.com.` or `[::1]` holds for the host it names.
-        return _Candidate(rule, compile_text_pattern(canonical_host_pattern(pattern)))
-    return _Candidate(rule, compile_text_pattern(pattern))

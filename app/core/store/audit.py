@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from app.core.outcomes import CallState, Outcome
+from app.core.outcomes import CallState, Outcome, Verdict, result_label, verdict
 from app.core.store.db import fts_match, store_of, utc_now
 
 if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
@@ -79,6 +79,49 @@ class ToolExecution:
             return NOT_RUN_INTERRUPTED if self.state == CallState.PENDING \
                 else INTERRUPTED_WHILE_RUNNING
         return "waiting for approval" if self.state == CallState.PENDING else "running"
+
+    @property
+    def review_outcome(self) -> str | None:
+        """approved | rejected | ask when the reviewers answered (the stored reviews)."""
+        data = self.reviews
+        if isinstance(data, dict) and data.get("outcome") in ("approved", "rejected", "ask"):
+            return str(data["outcome"])
+        return None
+
+    @property
+    def ran(self) -> bool:
+        """The call started: it is running, it executed, or Stop cancelled it while it ran
+        (a call stopped before it was reached has no duration)."""
+        return self.state == CallState.RUNNING or (
+            self.state == CallState.DONE and (
+                self.outcome == Outcome.EXECUTED or
+                (self.outcome == Outcome.CANCELLED and self.duration_ms is not None)))
+
+    @property
+    def verdict(self) -> Verdict:
+        """Who let the call run or stopped it (``app.core.outcomes.verdict``)."""
+        review = self.review_outcome
+        if self.state == CallState.PENDING and review not in ("approved", "rejected") and \
+                self.decision in ("ask", "review"):
+            return Verdict.NOT_ANSWERED if self.interrupted else Verdict.WAITING
+        return verdict(self.decision, self.decided_by, has_rule=self.rule_id is not None,
+                       outcome=self.outcome if self.state == CallState.DONE else None,
+                       ran=self.ran, review=review, output=self.output)
+
+    @property
+    def result_text(self) -> str:
+        """What became of the call, in the cards' words ("done", "failed", "not run",
+        "refused by capability", …), or how an unfinished one stands."""
+        return self.status_label or result_label(self.outcome, self.is_error, ran=self.ran,
+                                                 refused=self.verdict)
+
+
+def decided_by_text(row: ToolExecution) -> str:
+    """What decided the call, in words (recorded since permission modes exist); for an older
+    row, the rule that decided it, if any."""
+    if row.decided_by:
+        return row.decided_by
+    return f"rule #{row.rule_id}" if row.rule_id else ""
 
 
 _COLUMNS = ("id", "tool_name", "server_id", "input", "output", "is_error", "decision", "outcome",

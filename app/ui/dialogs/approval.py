@@ -20,6 +20,9 @@ For a tool that starts programs, one line says whether they run in the OS sandbo
 sandbox lets them do ("Runs in the sandbox (bubblewrap): writes only inside the project folder,
 no network"), or, warning-styled, why they do not. The caller passes the app's ``Sandbox`` and
 the tool's saved config; without them (an older caller) the line is left out.
+
+The dialog's words live next to it: ``approval_text`` (why it asks, what decided, the input as
+visible JSON) and ``approval_sandbox`` (the sandbox line).
 """
 
 from __future__ import annotations
@@ -32,8 +35,6 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
     QDialog,
     QFrame,
     QHBoxLayout,
@@ -51,14 +52,19 @@ from app.core.agent.events import ApprovalRequest, ApprovalResponse
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.suggestions import RuleSuggestion, suggest_allow_rules
 from app.core.sandbox import Sandbox
-from app.core.services import Services
-from app.core.tools.base import GitPermission, RiskLevel, ToolSpec
-from app.core.tools.containment import program_containment
+from app.core.tools.base import RiskLevel
 from app.core.visible_text import make_visible
+from app.ui.dialogs.approval_sandbox import approval_sandbox, sandbox_line
+from app.ui.dialogs.approval_text import decided_by_text, visible_json, why_text
+from app.ui.dialogs.remember_choice import ALWAYS, CONVERSATION, RememberChoice
 from app.ui.markup import escape
+from app.ui.tab_focus import tab_moves_focus
 from app.ui.widgets.badges import badge
 from app.ui.widgets.highlighters import DiffHighlighter, JsonHighlighter
 from app.ui.widgets.review_panel import ReviewsPanel
+
+# Where callers and tests have always found them (the window asks for approval_sandbox).
+__all__ = ["ApprovalDialog", "approval_sandbox", "sandbox_line"]
 
 _HIGH_RISK_WARNING = {
     "file_system": "This tool changes files on your computer.",
@@ -78,149 +84,12 @@ def _code_view(text: str, highlighter: type | None = None) -> QPlainTextEdit:
     return view
 
 
-def _why_text(request: ApprovalRequest) -> str:
-    decision = request.decision
-    rule = decision.rule
-    # What decided, named: "auto mode", "flow guard", "sensitive path" (the details are in the
-    # small "Decided by" line).
-    decider = escape(make_visible(decision.decided_by.partition(":")[0].strip()))
-    if rule is None and decider:
-        text = f"No permission rule decides this call, so the {decider} decides: it asks you."
-    elif rule is not None and decider and rule.decision != decision.kind:
-        # A guard raised what the rule said (an allow rule, then a secret was read).
-        label = make_visible(rule.description or rule.summary())
-        text = (f"Rule #{rule.id} <i>{escape(label)}</i> would {rule.decision} this call, "
-                f"but the {decider} asks you first.")
-    elif rule is None:
-        text = "No permission rule matches this call, so Tebiki asks you (the safe default)."
-    elif rule.decision == "review":
-        label = make_visible(rule.description or rule.summary())
-        text = (f"Rule #{rule.id} <i>{escape(label)}</i> sends this call to the reviewers; "
-                "they did not all approve, so you decide.")
-    else:
-        label = make_visible(rule.description or rule.summary())
-        text = (f"Asked because of rule #{rule.id}: <i>{escape(label)}</i> "
-                f"<span style='color:palette(placeholder-text)'>({escape(rule.summary())})"
-                "</span>")
-    if decision.note:
-        text += f"<br>{escape(decision.note)}"
-    return text
-
-
-def _decided_by_text(request: ApprovalRequest) -> str:
-    """Plain text: what decided, and the facts the permission mode looked at."""
-    decision = request.decision
-    rule = decision.rule
-    why = decision.decided_by or (rule.summary() if rule is not None else
-                                  "no rule matched (the safe default is ask)")
-    text = f"Decided by: {why}"
-    facts = decision.facts.describe() if decision.facts is not None else ""
-    if facts and facts not in why:
-        text += f" · This call: {facts}"
-    return make_visible(text)
-
-
-def _visible_json(value: Any) -> Any:
-    """``value`` with every string (keys too) made visible, so the JSON view shows the same
-    markers as the other views rather than JSON escapes for some characters and raw bidi or
-    zero-width characters for others."""
-    if isinstance(value, str):
-        return make_visible(value)
-    if isinstance(value, dict):
-        return {make_visible(str(k)): _visible_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_visible_json(v) for v in value]
-    return value
-
-
 _SANDBOX_OK_STYLE = ("QLabel { background: #dafbe1; color: #0f5323; border: 1px solid #4ac26b; "
                      "border-radius: 6px; padding: 6px; }")
 _FLOW_REASON_STYLE = ("QLabel { background: #ffebe9; color: #82071e; border: 1px solid #ff8182; "
                       "border-radius: 6px; padding: 8px; font-size: 13px; }")
 _SANDBOX_WARNING_STYLE = ("QLabel { background: #fff1e5; color: #762c00; border: 1px solid "
                           "#fb8f44; border-radius: 6px; padding: 6px; }")
-
-
-def _folder_text(entry: str, working_dir: Path | None) -> str:
-    """How a write folder of the config reads: "the project folder", "build", "~/cache"."""
-    if entry in (".", "./"):
-        return "the project folder"
-    path = Path(entry).expanduser()
-    if not path.is_absolute():
-        return entry
-    if working_dir is not None and path == working_dir:
-        return "the project folder"
-    home = Path.home()
-    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) and path != home else entry
-
-
-def _and_list(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _config_value(spec: ToolSpec, config: Mapping[str, Any], key: str) -> Any:
-    """A config field's value as the tool uses it (saved and valid, else its default)."""
-    field = next((f for f in spec.config_fields if f.key == key), None)
-    if field is None:
-        return None
-    parsed = field.parse(config[key]) if key in config else None
-    return parsed if parsed is not None else field.default
-
-
-def sandbox_line(spec: ToolSpec | None, tool_input: Mapping[str, Any], sandbox: Sandbox,
-                 tool_config: Mapping[str, Any] | None = None,
-                 working_dir: Path | None = None) -> tuple[str, bool] | None:
-    """(the line, contained) for a call to a tool that starts programs; None for any other.
-
-    What it says about writes and the network comes from the tool's declared settings
-    (``write_folders``, ``network``, ``git_permission``) and from whether this call can change
-    files at all; a tool that declares neither gets no claim it cannot back up."""
-    if spec is None:
-        return None
-    found = program_containment(spec, sandbox)
-    if not found.runs_programs:
-        return None
-    if not found.contained:
-        return "⚠ " + found.label[:1].upper() + found.label[1:] + ".", False
-    backend = sandbox.status.backend or "OS sandbox"
-    config = tool_config or {}
-    limits: list[str] = []
-    folders = _config_value(spec, config, "write_folders")
-    declared = spec.annotations.get("write_folders")
-    if not spec.may_change_files(tool_input):
-        limits.append("writes nowhere")
-    elif folders is not None:
-        shown = [_folder_text(str(f), working_dir) for f in folders]
-        writes = "writes only inside " + _and_list(shown) if shown else "writes nowhere"
-        git = _config_value(spec, config, "git_permission")
-        if shown and git is not None and git != GitPermission.READ_WRITE.value:
-            writes += " (.git stays read-only)"
-        limits.append(writes)
-    elif isinstance(declared, str) and declared:
-        # A custom tool's own sandbox settings (its tools.toml entry), e.g. "(the project
-        # folder)" or "(none)". Only reached for a sandboxed tool, never an MCP server's.
-        limits.append("writes nowhere" if declared == "(none)" else
-                      "writes only inside " + declared.strip("()"))
-    network = _config_value(spec, config, "network")
-    if network is None:
-        network = spec.needs_network
-    limits.append("network allowed" if network else "no network")
-    return f"Runs in the sandbox ({backend}): " + ", ".join(limits) + ".", True
-
-
-def approval_sandbox(services: Services, profile_id: int,
-                     request: ApprovalRequest) -> dict[str, Any]:
-    """The ``sandbox`` and ``tool_config`` keyword arguments of ApprovalDialog for ``request``:
-    the app's sandbox and the tool's saved config in the profile the run uses."""
-    setting = services.profiles.tool_settings(profile_id).get(request.tool_name)
-    return {"sandbox": services.sandbox,
-            "tool_config": dict(setting.config) if setting is not None else {}}
-
-
-def _suggestion_details(suggestion: RuleSuggestion) -> str:
-    lines = [f"• {item}" for item in suggestion.items]
-    lines.append(suggestion.also_matches)
-    return make_visible("\n".join(lines))
 
 
 class ApprovalDialog(QDialog):
@@ -280,11 +149,11 @@ class ApprovalDialog(QDialog):
             self.flow_reason.setStyleSheet(_FLOW_REASON_STYLE)
             layout.addWidget(self.flow_reason)
 
-        why = QLabel(_why_text(request))
+        why = QLabel(why_text(request))
         why.setObjectName("approval-why")
         why.setWordWrap(True)
         layout.addWidget(why)
-        self.decided_by = QLabel(_decided_by_text(request))
+        self.decided_by = QLabel(decided_by_text(request))
         self.decided_by.setObjectName("approval-decided-by")
         self.decided_by.setTextFormat(Qt.TextFormat.PlainText)
         self.decided_by.setWordWrap(True)
@@ -348,7 +217,7 @@ class ApprovalDialog(QDialog):
             self.command_view = _code_view(request.input["command"])
             self.tabs.addTab(self.command_view, "Command")
         self.input_view = _code_view(
-            json.dumps(_visible_json(request.input), indent=2, ensure_ascii=False,
+            json.dumps(visible_json(request.input), indent=2, ensure_ascii=False,
                        sort_keys=True),
             JsonHighlighter)
         self.tabs.addTab(self.input_view, "Input (JSON)")
@@ -358,29 +227,13 @@ class ApprovalDialog(QDialog):
         line.setFrameShape(QFrame.Shape.HLine)
         layout.addWidget(line)
 
-        remember_row = QHBoxLayout()
-        self.remember = QCheckBox("Remember:")
-        self.remember_choice = QComboBox()
-        for suggestion in self._suggestions:
-            self.remember_choice.addItem(make_visible(suggestion.label))
-        self.remember_choice.setEnabled(False)
-        self.remember.toggled.connect(self.remember_choice.setEnabled)
-        remember_row.addWidget(self.remember)
-        remember_row.addWidget(self.remember_choice, 1)
-        layout.addLayout(remember_row)
-        # What the chosen rule would also allow, visible before the box is ticked.
-        self.also_matches = QLabel()
-        self.also_matches.setObjectName("approval-also-matches")
-        self.also_matches.setTextFormat(Qt.TextFormat.PlainText)
-        self.also_matches.setWordWrap(True)
-        self.also_matches.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.also_matches)
-        self.remember_choice.currentIndexChanged.connect(self._show_also_matches)
-        if not self._suggestions:
-            self.remember.setEnabled(False)
-            self.also_matches.setText("No rule can be offered for this call: it is only "
-                                      "approved once.")
-        self._show_also_matches(self.remember_choice.currentIndex())
+        self.remember_row = RememberChoice(self._suggestions)
+        layout.addWidget(self.remember_row)
+        # The row's parts, by the names callers and tests have always used.
+        self.remember = self.remember_row.remember
+        self.remember_choice = self.remember_row.choice
+        self.remember_scope = self.remember_row.scope
+        self.also_matches = self.remember_row.also_matches
 
         self.reason = QLineEdit()
         self.reason.setPlaceholderText("Reason or instructions for the AI if you decline "
@@ -403,6 +256,7 @@ class ApprovalDialog(QDialog):
         approve_shortcut = QShortcut(QKeySequence("Ctrl+Return"), self)
         approve_shortcut.activated.connect(self.accept)
         self.reason.returnPressed.connect(self.reject)
+        tab_moves_focus(self)  # Tab walks reason → Decline → Approve, never into the code
         if self.reviews_panel is not None:
             # The reviews take room: never squeeze them over the call's details.
             self.setMinimumHeight(max(480, layout.minimumSize().height()))
@@ -423,10 +277,6 @@ class ApprovalDialog(QDialog):
         self.position_label.setToolTip(f"Tool call {position} waiting for your decision")
         self.position_label.show()
 
-    def _show_also_matches(self, index: int) -> None:
-        if 0 <= index < len(self._suggestions):
-            self.also_matches.setText(_suggestion_details(self._suggestions[index]))
-
     def _command_parts(self) -> list[str]:
         """The call's subjects, for a tool whose spec says a person must read them
         (``subjects_heading``: e.g. each command of a shell chain)."""
@@ -437,11 +287,26 @@ class ApprovalDialog(QDialog):
         except Exception:
             return []
 
+    def set_conversation_scope_available(self, available: bool) -> None:
+        """Offer "in this conversation only" (the queue knows whether anything keeps it)."""
+        self.remember_row.set_conversation_available(available)
+
+    def _chosen_rules(self) -> tuple[PermissionRule, ...]:
+        if self.result() != QDialog.DialogCode.Accepted:
+            return ()
+        return self.remember_row.chosen_rules()
+
+    def conversation_rules(self) -> tuple[PermissionRule, ...]:
+        """The rules to remember for this conversation only (never saved as rules)."""
+        if self.remember_row.chosen_scope() != CONVERSATION:
+            return ()
+        return self._chosen_rules()
+
     def response(self) -> ApprovalResponse:
         approved = self.result() == QDialog.DialogCode.Accepted
-        rules: tuple[PermissionRule, ...] = ()
-        if approved and self.remember.isChecked() and self._suggestions:
-            rules = self._suggestions[self.remember_choice.currentIndex()].rules
+        # Rules remembered "always" go with the answer (the loop saves them); those for this
+        # conversation only never do (``conversation_rules``).
+        rules = self._chosen_rules() if self.remember_row.chosen_scope() == ALWAYS else ()
         return ApprovalResponse(approved=approved, reason=self.reason.text().strip(),
                                 remember_rule=rules[0] if rules else None,
                                 more_rules=tuple(rules[1:]))

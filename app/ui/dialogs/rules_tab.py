@@ -168,6 +168,11 @@ class RulesTab(QWidget):
         self.test_server.textChanged.connect(self._test_input_changed)
         self.test_tool.currentTextChanged.connect(self._test_input_changed)
         self.test_mode.currentIndexChanged.connect(self._test_input_changed)
+        # A shown answer names rules: after any change to them (added, edited, deleted, here
+        # or elsewhere) it is decided again, never left naming a rule that is gone.
+        for signal in (self.model.modelReset, self.model.dataChanged, self.model.rowsInserted,
+                       self.model.rowsRemoved):
+            signal.connect(self._rules_changed)
         if "shell_exec" in self.services.registry.names():
             self.test_tool.setCurrentText("shell_exec")
         return box
@@ -202,6 +207,10 @@ class RulesTab(QWidget):
             self.services.checkpointer_for(working_dir) is not None
         return DecisionContext(mode=PermissionMode.parse(self.test_mode.currentData()),
                                flow=flow, checkpoints=checkpoints)
+
+    def _rules_changed(self, *_args: object) -> None:
+        if self.test_result.text():
+            self.run_test()
 
     def _test_input_changed(self) -> None:
         """A result still on its way (or shown) is for the old input: drop it."""

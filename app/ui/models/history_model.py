@@ -1,8 +1,10 @@
 """Table model over ``tool_executions`` (newest first), with filters.
 
-"Who decided" names who let the call run or stopped it — you, the reviewer models, a rule, the
-permission mode, a guard — derived from the row's decision, outcome, ``decided_by`` and
-``reviews``; "Decided by" keeps the words of what decided."""
+"Who decided" names who let the call run or stopped it — approved by you, declined, allowed by
+rule, denied by rule, refused by capability, invalid, not run, approved / rejected by review,
+allowed by mode — and "Outcome" what became of it (done, failed, declined, not run, …): the
+words of ``app.core.outcomes``, the same the transcript's cards use. "Decided by" keeps the
+words of what decided."""
 
 from __future__ import annotations
 
@@ -12,16 +14,20 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
-from app.core.store.audit import AuditRepository, ToolExecution
+from app.core.outcomes import Verdict
+from app.core.store.audit import AuditRepository, ToolExecution, decided_by_text
 from app.core.visible_text import make_visible
 from app.ui.models.base import Index, RowsTableModel
 
 
 class HistoryTableModel(RowsTableModel[ToolExecution]):
-    COL_TIME, COL_TOOL, COL_SERVER, COL_DECISION, COL_WHO, COL_DECIDED_BY, COL_OUTCOME, \
-        COL_DURATION, COL_INPUT = range(9)
-    HEADERS = ("Time", "Tool", "Server", "Decision", "Who decided", "Decided by", "Outcome",
-               "Duration", "Input")
+    # One decision column, in the shared words: the rules' raw kind ("ask") said nothing
+    # about what the person then did.
+    COL_TIME, COL_TOOL, COL_SERVER, COL_WHO, COL_DECIDED_BY, COL_OUTCOME, COL_DURATION, \
+        COL_INPUT = range(8)
+    COL_DECISION = COL_WHO
+    HEADERS = ("Time", "Tool", "Server", "Who decided", "Decided by", "Outcome", "Duration",
+               "Input")
     DECIDED_BY_CHARS = 70
     ExecutionRole = Qt.ItemDataRole.UserRole + 1
 
@@ -59,8 +65,6 @@ class HistoryTableModel(RowsTableModel[ToolExecution]):
                 return row.tool_name
             if column == self.COL_SERVER:
                 return row.server_id
-            if column == self.COL_DECISION:
-                return row.decision
             if column == self.COL_WHO:
                 return who_decided(row)
             if column == self.COL_DECIDED_BY:
@@ -70,10 +74,7 @@ class HistoryTableModel(RowsTableModel[ToolExecution]):
             if column == self.COL_OUTCOME:
                 # Not finished (or interrupted by the app stopping): say that, never the
                 # placeholder outcome the row holds meanwhile.
-                if row.status_label is not None:
-                    return row.status_label
-                return row.outcome + (" (error)" if row.is_error and row.outcome == "executed"
-                                      else "")
+                return row.result_text
             if column == self.COL_DURATION:
                 return "" if row.duration_ms is None else f"{row.duration_ms} ms"
             if column == self.COL_INPUT:
@@ -95,23 +96,16 @@ class HistoryTableModel(RowsTableModel[ToolExecution]):
 
 
 def decided_by(row: ToolExecution) -> str:
-    """What decided the call, in words (recorded since permission modes exist); for an older
-    row, the rule that decided it, if any."""
-    if row.decided_by:
-        return row.decided_by
-    return f"rule #{row.rule_id}" if row.rule_id else ""
-
-
-_MODE_PREFIXES = ("auto mode", "plan mode")
-_STOPPED_PREFIX = "The user stopped the run before approving"
+    """What decided the call, in words (``app.core.store.audit.decided_by_text``)."""
+    return decided_by_text(row)
 
 
 def review_outcome(row: ToolExecution) -> str | None:
     """approved | rejected | ask when the reviewers saw the call, else None: from the stored
     reviews, or for a row without them from ``decided_by``."""
-    data = row.reviews
-    if isinstance(data, dict) and data.get("outcome") in ("approved", "rejected", "ask"):
-        return str(data["outcome"])
+    stored = row.review_outcome
+    if stored is not None:
+        return stored
     text = (row.decided_by or "").lower()
     if text.startswith("approved by review"):
         return "approved"
@@ -121,34 +115,12 @@ def review_outcome(row: ToolExecution) -> str | None:
 
 
 def who_decided(row: ToolExecution) -> str:
-    """Who let the call run or stopped it: "approved by you", "declined by you", "approved by
-    review", "rejected by review", "allowed by rule", "denied by mode", …; '' when nobody
-    decided (an invalid input, a call stopped before it was reached)."""
-    reviewed = review_outcome(row)
-    if reviewed == "approved":
-        return "approved by review"
-    if reviewed == "rejected":
-        return "rejected by review"
-    after = " (after review)" if reviewed == "ask" else ""
-    if row.decision == "ask":
-        if row.state == "pending":
-            waiting = row.status_label == "waiting for approval"
-            return ("waiting for you" if waiting else "not answered") + after
-        if row.state == "running" or row.outcome == "executed":
-            return "approved by you" + after
-        if row.outcome == "declined":
-            if (row.output or "").startswith(_STOPPED_PREFIX):
-                return "not answered (stopped)" + after
-            return "declined by you" + after
-        return ""
-    if row.decision not in ("allow", "deny") or row.outcome == "invalid":
-        return ""
-    verb = "allowed by" if row.decision == "allow" else "denied by"
-    text = (row.decided_by or "").strip().lower()
-    if text.startswith(_MODE_PREFIXES):
-        return f"{verb} mode"
-    if row.rule_id or text.startswith("rule"):
-        return f"{verb} rule"
-    if text and not text.startswith("no rule matched"):
-        return f"{verb} guard"
-    return f"{verb} default"
+    """Who let the call run or stopped it (``ToolExecution.verdict``), "(after review)" when
+    the reviewers passed the call to the person, "(stopped)" for a dialog Stop closed."""
+    found = row.verdict
+    if found is Verdict.NOT_ANSWERED and row.state == "done":
+        return "not answered (stopped)"
+    after = " (after review)" if review_outcome(row) == "ask" and found in (
+        Verdict.APPROVED_BY_YOU, Verdict.DECLINED, Verdict.WAITING, Verdict.NOT_ANSWERED) \
+        else ""
+    return found.value + after

@@ -19,20 +19,23 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core.outcomes import CardStatus
 from app.core.permission_mode import PermissionMode
-from app.ui.approval_queue import ApprovalQueue
+from app.ui.approval_queue import ApprovalQueue, remember_in_conversation
 from app.ui.controllers.checkpoints import CheckpointController, loop_running
+from app.ui.widgets.attachments import AttachmentTray, PromptEdit, add_attachment_note
+from app.ui.widgets.conversation_actions import install_conversation_actions
+from app.ui.widgets.conversation_list import ConversationList, conversation_title
 from app.ui.widgets.flow_chip import FlowChip
+from app.ui.widgets.mcp_prompts import install_mcp_prompts
 from app.ui.widgets.transcript_view import ErrorCard, MessageView, RunFooter, Transcript
 from app.ui.widgets.undo_actions import UndoActions
 
@@ -67,6 +70,12 @@ class AIPanel(UndoActions, QWidget):
         self.services = services
         self.profile_id = profile_id
         self.approvals = approvals
+        # "Remember in this conversation only": kept for the conversation open here.
+        # services.permissions read when it is used: the panel is ready before it is built.
+        approvals.remember_for_conversation = lambda rules: remember_in_conversation(
+            services.permissions,
+            lambda: self.session.conversation_id if self.session is not None else None,
+            self.status_message.emit)(rules)
         self._project_root = project_root
         self.session: AgentSession | None = None
         self._task: asyncio.Task[None] | None = None
@@ -82,14 +91,28 @@ class AIPanel(UndoActions, QWidget):
         self._run_cards: list[ToolCard] = []  # the current run's cards, for its footer
         self._footers: dict[str, RunFooter] = {}  # tool_use id → its run's footer
         self._changes_task: asyncio.Future[None] | None = None
+        # Shown by Send without a project; removed as soon as one is open.
+        self._project_hint: ErrorCard | None = None
 
-        self.conversation_picker = QComboBox()
-        self.conversation_picker.setObjectName("conversation-picker")
-        self.conversation_picker.setMinimumWidth(160)  # room for the flow chip beside it
+        # The open conversation's title; the button shows the project's conversations below.
+        self.conversations_button = QToolButton()
+        self.conversations_button.setObjectName("conversations-button")
+        self.conversations_button.setText("Conversations")
+        self.conversations_button.setCheckable(True)
+        self.conversations_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.conversations_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.conversations_button.setToolTip("This project's conversations: search, open, "
+                                             "rename, delete, export")
+        self.conversation_title = QLabel("New conversation")
+        self.conversation_title.setObjectName("conversation-title")
+        self.conversation_title.setMinimumWidth(80)
+        self.conversation_title.setTextFormat(Qt.TextFormat.PlainText)
+        self.conversation_list = ConversationList(services.conversations)
+        self.conversation_list.hide()
         self.new_button = QPushButton("New conversation")
         top = QHBoxLayout()
-        top.addWidget(QLabel("Conversation:"))
-        top.addWidget(self.conversation_picker, 1)
+        top.addWidget(self.conversations_button)
+        top.addWidget(self.conversation_title, 1)
         top.addWidget(self.new_button)
         self.flow_chip = FlowChip()
         top.addWidget(self.flow_chip)
@@ -99,10 +122,11 @@ class AIPanel(UndoActions, QWidget):
         self.flow_chip.menu_.aboutToShow.connect(self._show_trust)
 
         self.transcript = Transcript()
-        self.prompt = QPlainTextEdit()
+        self.prompt = PromptEdit()  # dropped or pasted files and images: the tray below
         self.prompt.setObjectName("prompt")
         self.prompt.setPlaceholderText("Ask for work… (Ctrl+Enter to send)")
         self.prompt.setMaximumHeight(110)
+        self.prompt.setTabChangesFocus(True)  # Tab goes on to Send, as in any form
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("send")
         self.send_button.setToolTip("Send (Ctrl+Enter)")
@@ -133,9 +157,16 @@ class AIPanel(UndoActions, QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(self.banners)
         layout.addLayout(top)
+        layout.addWidget(self.conversation_list)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.usage_label)
         layout.addLayout(bottom)
+        self.attachment_tray = AttachmentTray(self.prompt, drop_target=self)
+        layout.addWidget(self.attachment_tray)
+        # Edit and resend, regenerate, the context bar and compaction.
+        self.conversation_actions = install_conversation_actions(self)
+        # MCP prompts ("/" in the prompt, the MCP button) and resources (issue 19).
+        self.mcp_prompts = install_mcp_prompts(self)
 
         self._render_timer = QTimer(self)
         self._render_timer.setSingleShot(True)
@@ -147,7 +178,14 @@ class AIPanel(UndoActions, QWidget):
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             shortcut = QShortcut(QKeySequence(keys), self.prompt)
             shortcut.activated.connect(lambda: self.send())
-        self.conversation_picker.activated.connect(self._on_conversation_picked)
+        self.conversations_button.toggled.connect(self.show_conversation_list)
+        self.conversation_list.opened.connect(self._on_conversation_picked)
+        self.conversation_list.deleted.connect(self._on_conversation_deleted)
+        self.conversation_list.renamed.connect(self._on_conversation_renamed)
+        self.conversation_list.status_message.connect(self.status_message)
+        self.conversation_list.can_delete = self._can_delete
+        root = project_root()
+        self.conversation_list.set_project(str(root) if root is not None else None)
         self.prompt.textChanged.connect(self._on_prompt_changed)
         self.refresh_conversations()
         self._show_mode_intro_if_needed()
@@ -300,20 +338,52 @@ class AIPanel(UndoActions, QWidget):
         return self._running
 
     def send(self, text: str | None = None) -> bool:
+        # The tray's attachments go with what the person typed, not with a Continue.
+        attachments = self.attachment_tray.attachments() if text is None else []
         text = (text if text is not None else self.prompt.toPlainText()).strip()
-        if not text or self.running:
+        if not (text or attachments) or self.running:
             return False
         root = self._project_root()
         if root is None:
-            self.transcript.add(ErrorCard("Open a project folder first (File → Open Folder…); "
-                                          "the AI's tools work inside it.", False, lambda: None))
+            if self._project_hint is None:
+                self._project_hint = ErrorCard(
+                    "Open a project folder first (File → Open Folder…); the AI's tools work "
+                    "inside it.", False, lambda: None)
+                self.transcript.add(self._project_hint)
             return False
+        self._drop_project_hint()
+        if self.conversation_actions.editing is not None:  # an edited message: fork there
+            return bool(text) and self.conversation_actions.send_edit(text)
+        if self.attachment_tray.busy:
+            self.status_message.emit("Still reading the attachments; send again in a moment.")
+            return False
+        if not text:
+            from app.core.agent.attachments import default_prompt
+
+            text = default_prompt(attachments)
         self.prompt.clear()
+        self.attachment_tray.clear()
         self._end_run()  # a retried run's leftovers close before the new prompt
-        self.transcript.add(MessageView(text, "user"))
+        view = self.transcript.add(MessageView(text, "user"))
+        add_attachment_note(self.transcript, view, [a.info for a in attachments])
         session = self._ensure_session(root)
-        self._start(session.run(text))
+        self._start(session.run(text, attachments))
         return True
+
+    def _drop_project_hint(self) -> None:
+        if self._project_hint is not None:
+            self.transcript.remove(self._project_hint)
+            self._project_hint = None
+
+    def _add_error_card(self, message: str, retryable: bool) -> None:
+        """A failed turn: the newest card is the only one whose Retry works."""
+        self._retire_error_cards()
+        self.transcript.add(ErrorCard(message, retryable, self.retry))
+
+    def _retire_error_cards(self) -> None:
+        for item in self.transcript.items():
+            if isinstance(item, ErrorCard):
+                item.retire()
 
     def retry(self) -> None:
         if self.session is not None and not self.running:
@@ -346,6 +416,7 @@ class AIPanel(UndoActions, QWidget):
 
     def _start(self, coro) -> None:
         self._current_text = None
+        self._retire_error_cards()  # a new run supersedes every earlier failure
         self._task = asyncio.ensure_future(coro)
         self._task.add_done_callback(self._on_task_done)
         self._set_running(True)
@@ -354,13 +425,16 @@ class AIPanel(UndoActions, QWidget):
         if not task.cancelled() and task.exception() is not None:
             exc = task.exception()
             log.error("agent run crashed", exc_info=exc)
-            self.transcript.add(ErrorCard(f"Internal error: {exc}", True, self.retry))
+            self._add_error_card(f"Internal error: {exc}", True)
         self._flush_text()
         self._end_run()
         self._set_running(False)
         self.refresh_conversations()
         if self.session is not None:
             self.checkpoints.prune_in_background(self.session.checkpointer)
+        from app.core.warmup import release_free_memory
+
+        release_free_memory()  # what the run's stream and rendering freed, back to the system
 
     def _set_running(self, running: bool) -> None:
         self._running = running
@@ -399,6 +473,7 @@ class AIPanel(UndoActions, QWidget):
             TextDelta,
             ThinkingBlock,
             ToolFinished,
+            ToolProgress,
             ToolRequested,
             ToolStarted,
             UsageUpdated,
@@ -417,7 +492,9 @@ class AIPanel(UndoActions, QWidget):
             from app.ui.widgets.tool_card import ToolCard
 
             new_card = ToolCard(event.tool_use_id, event.tool_name, event.server_id, event.input,
-                                event.decision.kind, rule)
+                                event.decision.kind, rule,
+                                decided_by=event.decision.decided_by,
+                                has_rule=event.decision.rule is not None)
             self.cards[event.tool_use_id] = new_card
             self._connect_card(new_card)
             self._run_cards.append(new_card)
@@ -434,10 +511,15 @@ class AIPanel(UndoActions, QWidget):
                     card.mark_approved()
                 card.set_status(CardStatus.RUNNING)
             self.status_message.emit(f"Running {event.tool_name}…")
+        elif isinstance(event, ToolProgress):
+            card = self.cards.get(event.tool_use_id)
+            if card is not None:
+                card.set_progress(event.progress, event.total, event.message)
         elif isinstance(event, ToolFinished):
             card = self.cards.get(event.tool_use_id)
             if card is not None:
-                card.finish(event.outcome, event.is_error, event.duration_ms, event.content)
+                card.finish(event.outcome, event.is_error, event.duration_ms, event.content,
+                            event.images)
             self.status_message.emit("Working…")
         elif isinstance(event, FilesChanged):
             card = self.cards.get(event.tool_use_id)
@@ -462,13 +544,17 @@ class AIPanel(UndoActions, QWidget):
                                           self._current_text)
         elif isinstance(event, UsageUpdated):
             self.show_usage(event.model, event.turn, event.conversation, event.cache_ttl)
+            self.conversation_actions.show_context(event.model, event.turn)
         elif isinstance(event, RunFinished):
             self._flush_text()
             if event.stop_reason == "max_iterations":
                 self.transcript.add(self._round_cap_card(event.iterations))
         elif isinstance(event, RunFailed):
+            if self._current_text is not None:  # the stream broke off mid-answer
+                self._current_text.mark_incomplete()
             self._flush_text()
-            self.transcript.add(ErrorCard(event.message, event.retryable, self.retry))
+            self._add_error_card(event.message, event.retryable)
+            self.conversation_actions.offer_compaction(event.message)
         elif isinstance(event, RunCancelled):
             self._flush_text()
             label = QLabel("■ Stopped.")
@@ -546,29 +632,88 @@ class AIPanel(UndoActions, QWidget):
         self.cards.clear()
         self._run_cards.clear()
         self._footers.clear()
+        self._project_hint = None  # deleted with the rest of the transcript
         self.transcript.clear()
+        self.conversation_actions.reset()
 
     def refresh_conversations(self) -> None:
+        """The list marks the open conversation and reads its rows again (off the GUI thread);
+        the open one is remembered as the project's last."""
         current = self.session.conversation_id if self.session is not None else None
-        self.conversation_picker.blockSignals(True)
-        self.conversation_picker.clear()
-        self.conversation_picker.addItem("(new conversation)", None)
-        for conversation in self.services.conversations.list(limit=50):
-            title = conversation.title or f"Conversation {conversation.id}"
-            self.conversation_picker.addItem(title, conversation.id)
-        index = self.conversation_picker.findData(current)
-        self.conversation_picker.setCurrentIndex(max(index, 0))
-        self.conversation_picker.blockSignals(False)
+        self.conversation_list.set_current(current)
+        self.conversation_list.refresh()
+        if current is None:
+            self.conversation_title.setText("New conversation")
+            return
+        self._show_title(current)
+        root = self._project_root()
+        if root is not None:
+            self.services.settings.set_last_conversation(str(root), current)
 
-    def _on_conversation_picked(self, index: int) -> None:
-        conversation_id = self.conversation_picker.itemData(index)
+    def _show_title(self, conversation_id: int) -> None:
+        # One row by its primary key: cheap on the GUI thread.
+        try:
+            title = conversation_title(self.services.conversations.get(conversation_id))
+        except KeyError:
+            title = "New conversation"
+        self.conversation_title.setText(title)
+        self.conversation_title.setToolTip(title)
+
+    def show_conversation_list(self, shown: bool = True) -> None:
+        """Show (and focus the search of) the project's conversations, or hide them."""
+        self.conversations_button.setChecked(shown)
+        self.conversations_button.setArrowType(Qt.ArrowType.DownArrow if shown
+                                               else Qt.ArrowType.RightArrow)
+        self.conversation_list.setVisible(shown)
+        if shown:
+            self.conversation_list.refresh()  # "today 14:02" may be yesterday's by now
+            self.conversation_list.search.setFocus()
+
+    def project_opened(self, root: Path | None) -> None:
+        """The window opened ``root``: the list follows it and, unless a run is going on or a
+        conversation is open, the project's last conversation is reopened."""
+        super().project_opened(root)
+        if root is not None:
+            self._drop_project_hint()
+        self.conversation_list.set_project(str(root) if root is not None else None)
+        if root is not None and self.session is None and not self.running:
+            last = self.services.settings.last_conversation(str(root))
+            if last is not None and self._belongs_to(last, root):
+                self.load_conversation(last)
+                return
+        self.refresh_conversations()
+
+    def _belongs_to(self, conversation_id: int, root: Path) -> bool:
+        try:
+            return self.services.conversations.get(conversation_id).project_root == str(root)
+        except KeyError:  # deleted since
+            return False
+
+    def _on_conversation_picked(self, conversation_id: int) -> None:
         if self.running:
+            self.status_message.emit("Stop the run before opening another conversation.")
             self.refresh_conversations()
             return
-        if conversation_id is None:
-            self.new_conversation()
-            return
         self.load_conversation(conversation_id)
+
+    def _on_conversation_deleted(self, conversation_id: int) -> None:
+        root = self._project_root()
+        if root is not None and \
+                self.services.settings.last_conversation(str(root)) == conversation_id:
+            self.services.settings.set_last_conversation(str(root), None)
+        if self.session is not None and self.session.conversation_id == conversation_id:
+            self.new_conversation()
+        self.status_message.emit("Conversation deleted.")
+
+    def _can_delete(self, conversation_id: int) -> bool:
+        """Not the conversation a run is adding to (stop it first)."""
+        return not (self.running and self.session is not None
+                    and self.session.conversation_id == conversation_id)
+
+    def _on_conversation_renamed(self, conversation_id: int, title: str) -> None:
+        if self.session is not None and self.session.conversation_id == conversation_id:
+            self.conversation_title.setText(title)
+            self.conversation_title.setToolTip(title)
 
     def load_conversation(self, conversation_id: int) -> None:
         from app.ui.widgets.conversation_replay import replay_conversation

@@ -14,12 +14,16 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from app.core.agent.attachments import attachments_in
 from app.core.agent.checkpointing import CallChanges, Checkpointer
 from app.core.agent.transcript import INTERRUPTED_RESULT
 from app.core.checkpoints import FileChange
 from app.core.outcomes import CallState, CardStatus, Outcome
 from app.core.services import Services
-from app.core.store.audit import ToolExecution
+from app.core.store.audit import ToolExecution, decided_by_text
+from app.core.tools.images import ImagePart, images_in
+from app.core.visible_text import make_visible
+from app.ui.widgets.attachments import add_attachment_note
 from app.ui.widgets.tool_card import ToolCard
 from app.ui.widgets.transcript_view import MessageView, RunFooter, Transcript
 
@@ -32,17 +36,20 @@ def replay_conversation(services: Services, conversation_id: int,
     """Add the stored conversation's messages and tool cards to ``transcript`` (with a run
     footer after each prompt's calls); returns the cards and the audit rows by tool_use id."""
     results: dict[str, tuple[str, bool]] = {}
+    images: dict[str, tuple[ImagePart, ...]] = {}
     messages = services.conversations.messages(conversation_id)
     executions = services.audit.for_conversation(conversation_id)
     for message in messages:
         if isinstance(message.content, list):
             for block in message.content:
-                if block.get("type") == "tool_result":
+                if isinstance(block, dict) and block.get("type") == "tool_result":
                     content = block.get("content", "")
+                    tool_use_id = str(block.get("tool_use_id", ""))
                     if isinstance(content, list):
-                        content = "\n".join(b.get("text", "") for b in content)
-                    results[block.get("tool_use_id", "")] = (str(content),
-                                                             bool(block.get("is_error")))
+                        images[tool_use_id] = images_in(content)
+                        content = "\n".join(str(b.get("text", "")) for b in content
+                                            if isinstance(b, dict))
+                    results[tool_use_id] = (str(content), bool(block.get("is_error")))
     cards: dict[str, ToolCard] = {}
     footer: RunFooter | None = None
 
@@ -57,24 +64,28 @@ def replay_conversation(services: Services, conversation_id: int,
         blocks = message.content if isinstance(message.content, list) else \
             [{"type": "text", "text": message.content}]
         for block in blocks:
+            if not isinstance(block, dict):  # a damaged stored message: show the rest
+                continue
             kind = block.get("type")
             if kind == "text" and block.get("text"):
                 if message.role == "user":
                     end_run()
-                transcript.add(MessageView(block["text"], message.role))
+                view = transcript.add(MessageView(block["text"], message.role))
+                if message.role == "user":  # the person's attached files, above the prompt
+                    add_attachment_note(transcript, view, attachments_in(blocks))
             elif kind in ("thinking", "redacted_thinking"):
                 from app.ui.widgets.thinking_view import ThinkingView
 
                 transcript.add(ThinkingView(str(block.get("thinking", "")),
                                             redacted=kind == "redacted_thinking"))
-            elif kind == "tool_use":
+            elif kind == "tool_use" and isinstance(block.get("id"), str) \
+                    and isinstance(block.get("name"), str):
                 tool = services.registry.get(block["name"])
                 server_id = tool.spec.server_id if tool is not None else "builtin"
                 execution = executions.get(block["id"])
-                card = ToolCard(block["id"], block["name"], server_id, block.get("input"),
-                                execution.decision if execution is not None else "history",
-                                "from an earlier session")
-                card.finish(*_restored_outcome(execution, results.get(block["id"])))
+                card = _restored_card(block, server_id, execution)
+                card.finish(*_restored_outcome(execution, results.get(block["id"])),
+                            images.get(block["id"], ()))
                 if execution is not None:
                     card.restore_reviews(execution.reviews, execution.decided_by)
                 transcript.add(card)
@@ -125,6 +136,21 @@ def rebuild_call_changes(checkpointer: Checkpointer, tool_use_id: str,
                    binary=bool(c.get("binary")))
         for c in data.get("changes") or ())
     return CallChanges(tool_use_id, before, after, changes)
+
+
+def _restored_card(block: Mapping[str, Any], server_id: str,
+                   execution: ToolExecution | None) -> ToolCard:
+    """A reloaded call's card: the decision, what decided and whether it ran, as its audit
+    row recorded them (the badge then says who decided, in the words the history uses)."""
+    if execution is None:
+        return ToolCard(block["id"], block["name"], server_id, block.get("input"), "history",
+                        "from an earlier session")
+    decided_by = decided_by_text(execution)
+    card = ToolCard(block["id"], block["name"], server_id, block.get("input"),
+                    execution.decision, make_visible(decided_by) or "from an earlier session",
+                    decided_by=decided_by, has_rule=execution.rule_id is not None)
+    card.ran = execution.ran
+    return card
 
 
 def _restored_outcome(execution: ToolExecution | None, result: tuple[str, bool] | None

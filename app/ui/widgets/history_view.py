@@ -36,8 +36,9 @@ class HistoryView(QWidget):
         for name in sorted(tool_names):
             self.tool.addItem(name, name)
         self.decision = QComboBox()
-        for label, value in (("Any decision", None), ("allow", "allow"), ("ask", "ask"),
-                             ("deny", "deny")):
+        # By what the rules said; the column shows what then happened (approved by you, …).
+        for label, value in (("Any decision", None), ("Rules allowed", "allow"),
+                             ("Rules asked you", "ask"), ("Rules denied", "deny")):
             self.decision.addItem(label, value)
         self.errors = QCheckBox("Errors only")
         refresh = QPushButton("Refresh")
@@ -52,6 +53,7 @@ class HistoryView(QWidget):
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setTabKeyNavigation(False)  # arrows move between rows; Tab leaves
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
@@ -86,11 +88,11 @@ class HistoryView(QWidget):
         e = self.model.execution_at(row)
         self.details.setPlainText(
             f"{e.tool_name} on {e.server_id} at {e.created_at}\n"
-            f"decision: {e.decision}   outcome: {e.status_label or e.outcome}   rule: "
+            f"who decided: {who_decided(e)}   outcome: {e.result_text}   rule: "
             f"{'#' + str(e.rule_id) if e.rule_id else 'none'}   "
             f"duration: {e.duration_ms if e.duration_ms is not None else '-'} ms   "
             f"error: {'yes' if e.is_error else 'no'}\n"
-            f"who decided: {who_decided(e) or '-'}\n"
+            f"the rules said: {e.decision}\n"
             f"decided by: {make_visible(decided_by(e)) or '-'}\n\n"
             f"{_reviews_block(e.reviews)}"
             f"input:\n{make_visible(json.dumps(e.input, indent=2, ensure_ascii=False))}\n\n"

@@ -27,6 +27,8 @@ from PySide6.QtGui import (
     QTextDocumentFragment,
 )
 
+from app.ui.widgets.markdown_style import polish_markdown_part
+
 MAX_TAIL_CHARS = 1200
 
 
@@ -130,6 +132,7 @@ def _find_cut(pending: str, fence: str | None, max_tail: int) -> tuple[int, str 
 def _render_alone(markdown: str) -> QTextDocument:
     part = QTextDocument()
     part.setMarkdown(markdown)
+    polish_markdown_part(part, markdown)  # headings with inline spans, code backgrounds
     return part
 
 
@@ -140,11 +143,12 @@ def _append_part(cursor: QTextCursor, markdown: str, *, continues: bool) -> None
         return
     document = cursor.document()
     at_start = cursor.position() == 0 and document.isEmpty()
+    part = _render_alone(markdown)
     if continues and not at_start:
         cursor.insertText(" ")
-        cursor.insertMarkdown(markdown)
+        # What insertMarkdown does, with the part polished: its first block joins this one.
+        cursor.insertFragment(QTextDocumentFragment(part))
         return
-    part = _render_alone(markdown)
     first = part.begin()
     # A fragment that starts with a list opens its own block, and so does one that starts with
     # an empty block before a horizontal rule ("---"); anything else would be merged into the

@@ -2,7 +2,11 @@
 
 A call the reviewer models saw (app.core.review) says who decided it — "approved by review",
 "rejected by review" — in its decision badge, and keeps the reviews in a collapsed section that
-fills in as verdicts arrive (``add_review``, then ``set_review_result``)."""
+fills in as verdicts arrive (``add_review``, then ``set_review_result``).
+
+The card's parts live next to it, one concern each: ``tool_card_reviews`` (the reviews section
+and review badge), ``tool_card_changes`` (what the call changed, Diff / Undo / Redo),
+``tool_card_media`` (progress, thumbnails) and ``command_output`` (a command's result as text)."""
 
 from __future__ import annotations
 
@@ -16,22 +20,33 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
-    QPushButton,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core.agent.checkpointing import CallChanges, Checkpointer, UndoRecord
-from app.core.outcomes import CardStatus
+from app.core.outcomes import CardStatus, Outcome, Verdict, result_label, verdict
 from app.core.store.audit import INTERRUPTED_WHILE_RUNNING, NOT_RUN_INTERRUPTED
 from app.core.visible_text import make_visible
-from app.ui.widgets.badges import badge
+from app.ui.widgets.badges import badge, show_verdict
+from app.ui.widgets.command_output import readable_result
 from app.ui.widgets.highlighters import JsonHighlighter
-from app.ui.widgets.review_panel import OUTCOME_TEXT, ReviewsPanel
+from app.ui.widgets.review_panel import OUTCOME_TEXT
+from app.ui.widgets.tool_card_changes import ChangesRow
+from app.ui.widgets.tool_card_media import ProgressRow, Thumbnails
+from app.ui.widgets.tool_card_reviews import (
+    REVIEW_BADGE,
+    ReviewsSection,
+    badge_colours,
+    review_outcome_of,
+)
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from app.core.review import QuorumResult, Review
+    from app.core.tools.images import ImagePart
 
 _STATUS_TEXT: dict[CardStatus, str] = {
     CardStatus.REQUESTED: "⋯ requested",
@@ -92,159 +107,22 @@ class _Collapsible(QWidget):
         self.body.setPlainText(text)
 
 
-def readable_result(content: str) -> str | None:
-    """A command's result (shell_exec, shell_jobs: a JSON object with stdout / stderr) as the
-    text a terminal would show: the command, the exit code, then stdout and stderr as lines.
-    None for any other result (shown as it is)."""
-    if not content.startswith("{"):
-        return None
-    try:
-        value = json.loads(content)
-    except ValueError:
-        return None
-    if not isinstance(value, dict) or not ({"stdout", "stderr"} & value.keys()):
-        return None
-    lines: list[str] = []
-    if isinstance(value.get("command"), str):
-        lines.append(f"$ {value['command']}")
-    facts: list[str] = []
-    if value.get("job_id"):
-        facts.append(f"job {value['job_id']}")
-    if value.get("status"):
-        facts.append(str(value["status"]))
-    if value.get("exit_code") is not None:
-        facts.append(f"exit code {value['exit_code']}")
-    if value.get("timed_out"):
-        facts.append("timed out")
-    if isinstance(value.get("duration_ms"), int):
-        facts.append(f"{value['duration_ms']} ms")
-    if value.get("sandboxed") is not None:
-        facts.append("sandboxed" if value["sandboxed"] else "not sandboxed")
-    if value.get("cwd"):
-        facts.append(f"in {value['cwd']}")
-    if facts:
-        lines.append(" · ".join(facts))
-    for stream in ("stdout", "stderr"):
-        text = value.get(stream)
-        if not isinstance(text, str):
-            continue
-        lines.append("")
-        lines.append(f"── {stream} ──" if text else f"── {stream} (empty) ──")
-        if text:
-            lines.append(text.rstrip("\n"))
-    return "\n".join(lines)
-
-
-_NOT_COVERED_WHY = "over the size cap / nested repositories"
-_MAX_TOOLTIP_PATHS = 40
-
-
-def _link_button(text: str, name: str) -> QPushButton:
-    button = QPushButton(text)
-    button.setObjectName(name)
-    button.setFlat(True)
-    button.setStyleSheet("QPushButton { color: palette(link); padding: 0 6px; border: none; }"
-                         "QPushButton:hover { text-decoration: underline; }"
-                         "QPushButton:disabled { color: palette(placeholder-text); }")
-    return button
-
-
-def _path_list(paths: tuple[str, ...] | list[str]) -> str:
-    shown = list(paths[:_MAX_TOOLTIP_PATHS])
-    if len(paths) > _MAX_TOOLTIP_PATHS:
-        shown.append(f"… and {len(paths) - _MAX_TOOLTIP_PATHS} more")
-    return "\n".join(shown)
-
-
-class ChangesRow(QWidget):
-    """What the call changed in the project: "3 files changed", Diff, Undo this call / Redo."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setObjectName("changes-row")
-        self.label = QLabel("")
-        self.label.setObjectName("changes-summary")
-        self.diff_button = _link_button("Diff", "changes-diff")
-        self.diff_button.setToolTip("Show what this call changed")
-        self.undo_button = _link_button("Undo this call", "changes-undo")
-        self.undo_button.setToolTip("Restore the files this call changed (with a preview)")
-        self.redo_button = _link_button("Redo", "changes-redo")
-        self.redo_button.setToolTip("Bring the call's changes back (with a preview)")
-        self.not_covered = QLabel("")
-        self.not_covered.setObjectName("changes-not-covered")
-        self.not_covered.setWordWrap(True)
-        self.not_covered.setStyleSheet("color: #9a6700; font-size: 11px;")
-        self.not_covered.hide()
-        row = QHBoxLayout()
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(2)
-        row.addWidget(self.label)
-        row.addWidget(self.diff_button)
-        row.addWidget(self.undo_button)
-        row.addWidget(self.redo_button)
-        row.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 2, 0, 0)
-        layout.setSpacing(0)
-        layout.addLayout(row)
-        layout.addWidget(self.not_covered)
-
-
-# (foreground, background) of the decision badge once the reviewers decided, and of a call a
-# ``review`` rule sent to them (badges.py has no colour for it).
-_REVIEW_BADGE: dict[str, tuple[str, str]] = {
-    "review": ("#ffffff", "#8250df"),
-    "approved": ("#ffffff", "#1a7f37"),
-    "rejected": ("#ffffff", "#cf222e"),
-    "ask": ("#1f2328", "#d4a72c"),
-}
-
-
-def _badge_colours(label: QLabel, colours: tuple[str, str]) -> None:
-    fg, bg = colours
-    label.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg}; border-radius: 7px;"
-                        " padding: 1px 7px; font-size: 11px; font-weight: 600; }")
-
-
-class ReviewsSection(QWidget):
-    """The reviews of a call, collapsed under a "▸ Reviews (n)" toggle."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setObjectName("card-reviews")
-        self.toggle = QToolButton()
-        self.toggle.setObjectName("card-reviews-toggle")
-        self.toggle.setCheckable(True)
-        self.toggle.setAutoRaise(True)
-        self.panel = ReviewsPanel(title=False)
-        self.panel.setVisible(False)
-        self.toggle.toggled.connect(self._on_toggled)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.toggle)
-        layout.addWidget(self.panel)
-        self.summary = ""
-        self.sync()
-
-    def _on_toggled(self, expanded: bool) -> None:
-        self.panel.setVisible(expanded)
-        self.sync()
-
-    def sync(self) -> None:
-        n = len(self.panel.rows)
-        arrow = "▾ " if self.toggle.isChecked() else "▸ "
-        text = f"Reviews ({n})" if n else "Reviews (waiting…)"
-        self.toggle.setText(arrow + text + (f" — {self.summary}" if self.summary else ""))
-
-
 class ToolCard(QFrame):
     diff_requested = Signal()
     undo_requested = Signal()
     redo_requested = Signal()
 
     def __init__(self, tool_use_id: str, tool_name: str, server_id: str, tool_input: Any,
-                 decision_kind: str, rule_text: str) -> None:
+                 decision_kind: str, rule_text: str, *, decided_by: str | None = None,
+                 has_rule: bool = False) -> None:
+        """``decision_kind`` is the rules' answer (allow, ask, review, deny), ``decided_by``
+        and ``has_rule`` what decided (``Decision.decided_by``, a rule): the badge says who
+        let the call run or stopped it, in ``app.core.outcomes.Verdict``'s words."""
         super().__init__()
+        self.decision_kind = decision_kind
+        self.decided_by = decided_by or ""
+        self.has_rule = has_rule
+        self.ran = False  # the call started (ToolStarted, or its audit row says so)
         self.tool_use_id = tool_use_id
         self.tool_name = tool_name
         self.tool_input = tool_input
@@ -301,13 +179,28 @@ class ToolCard(QFrame):
         self.reviews_section: ReviewsSection | None = None
         self.review_outcome: str | None = None  # approved | rejected | ask, once known
         if decision_kind == "review":
-            _badge_colours(self.decision_badge, _REVIEW_BADGE["review"])
+            badge_colours(self.decision_badge, REVIEW_BADGE["review"])
         self.apply_decided_by(rule_text)
+        if self.review_outcome is None:
+            self._show_verdict(verdict(decision_kind, self.decided_by, has_rule=has_rule))
+        # Made when first needed (tool_card_media): most calls report no progress, no images.
+        self.progress_row: ProgressRow | None = None
+        self.thumbnails: Thumbnails | None = None
+
+    def set_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """A running call's progress (ToolProgress): a bar, determinate when total is known."""
+        if self.progress_row is None:
+            self.progress_row = ProgressRow()
+            self._layout.insertWidget(self._layout.indexOf(self.input_section) + 1,
+                                      self.progress_row)
+            self.progress_row.setVisible(True)  # the card may be on screen already
+        self.progress_row.set_progress(progress, total, message)
 
     def mark_approved(self) -> None:
         """The person approved an 'ask' call: say so instead of the rule's verdict."""
+        self.ran = True
         self.decision_badge.setText("approved by you")
-        _badge_colours(self.decision_badge, _REVIEW_BADGE["approved"])
+        badge_colours(self.decision_badge, REVIEW_BADGE["approved"])
 
     # -- review (app.core.review) ----------------------------------------------------------------
 
@@ -348,13 +241,9 @@ class ToolCard(QFrame):
 
     def apply_decided_by(self, decided_by: str | None) -> None:
         """A reloaded call: its audit row's ``decided_by`` ("approved by review: …")."""
-        text = (decided_by or "").strip()
-        for prefix, outcome in (("approved by review", "approved"),
-                                ("rejected by review", "rejected"),
-                                ("plan rejected by review", "rejected")):
-            if text.startswith(prefix):
-                self._set_review_outcome(outcome, text.partition(":")[2].strip())
-                return
+        found = review_outcome_of(decided_by)
+        if found is not None:
+            self._set_review_outcome(*found)
 
     def restore_reviews(self, reviews: Any, decided_by: str | None) -> None:
         """A reloaded call: its audit row's ``reviews`` (the stored QuorumResult dict, or None)
@@ -374,20 +263,56 @@ class ToolCard(QFrame):
         self.review_outcome = outcome
         self.decision_badge.setText(OUTCOME_TEXT.get(outcome, outcome))
         self.decision_badge.setObjectName(f"badge-review-{outcome}")
-        _badge_colours(self.decision_badge, _REVIEW_BADGE.get(outcome, _REVIEW_BADGE["ask"]))
+        badge_colours(self.decision_badge, REVIEW_BADGE.get(outcome, REVIEW_BADGE["ask"]))
         if reason:
             self.decision_badge.setToolTip(make_visible(reason))
 
+    def _show_verdict(self, found: Verdict) -> None:
+        if self.review_outcome in ("approved", "rejected"):
+            return  # the reviewers decided: their badge (same words) keeps its colours
+        show_verdict(self.decision_badge, found)
+
+    def _finish_labels(self, outcome: str, is_error: bool, content: str) -> None:
+        """The finished call's badge, status and explanation in the shared vocabulary."""
+        if self.status in (CardStatus.INTERRUPTED, CardStatus.INTERRUPTED_RUNNING):
+            if self.decision_kind in ("ask", "review") and self.status == CardStatus.INTERRUPTED:
+                self._show_verdict(Verdict.NOT_ANSWERED)
+            return
+        ran = self.ran or outcome == Outcome.EXECUTED
+        found = verdict(self.decision_kind, self.decided_by, has_rule=self.has_rule,
+                        outcome=outcome, ran=ran, review=self.review_outcome, output=content)
+        self._show_verdict(found)
+        words = result_label(outcome, is_error, ran=ran, refused=found)
+        mark = "✓" if words == "done" else "■" if outcome == Outcome.CANCELLED else "✗"
+        self.status_label.setText(f"{mark} {words}")
+        first_line = make_visible(content.strip().splitlines()[0]) if content.strip() else ""
+        if found in (Verdict.INVALID, Verdict.NOT_RUN, Verdict.REFUSED_BY_CAPABILITY):
+            # Not "deny: no rule matched": no rule was asked about an input that never ran.
+            self.rule_label.setText(f"{found.value}: {first_line}" if first_line
+                                    else found.value)
+
     def set_status(self, status: CardStatus) -> None:
+        if status == CardStatus.RUNNING:
+            self.ran = True
         self.status = status
         self.status_label.setText(_STATUS_TEXT[status])
         colour = _STATUS_COLOUR.get(status)
         self.status_label.setStyleSheet(f"color: {colour};" if colour else "")
 
-    def finish(self, outcome: str, is_error: bool, duration_ms: int, content: str) -> None:
-        """``outcome`` is an audit outcome, or an interrupted status for a reloaded call."""
+    def finish(self, outcome: str, is_error: bool, duration_ms: int, content: str,
+               images: Sequence[ImagePart] = ()) -> None:
+        """``outcome`` is an audit outcome, or an interrupted status for a reloaded call;
+        ``images`` the result's images, shown as thumbnails under it."""
+        if self.progress_row is not None:
+            self.progress_row.hide()
+        if images and self.thumbnails is None:
+            self.thumbnails = Thumbnails(images)
+            self._layout.insertWidget(self._layout.indexOf(self.result_section) + 1,
+                                      self.thumbnails)
+            self.thumbnails.setVisible(True)
         self.set_status(CardStatus.for_outcome(outcome, is_error))
-        if duration_ms:
+        self._finish_labels(outcome, is_error, content)
+        if duration_ms or self.ran:
             self.duration_label.setText(f"{duration_ms} ms")
         # Command output as text (stdout, stderr, exit code), not JSON with "\n" escapes; the
         # model still gets ``content`` as it is.
@@ -413,29 +338,13 @@ class ToolCard(QFrame):
         self.changes = changes
         self.checkpointer = checkpointer
         self.undo_record = None
-        row = self.changes_row
-        paths = changes.paths
-        row.label.setToolTip(_path_list(list(paths)) if paths else "")
-        missing = changes.not_covered
-        if missing:
-            n = len(missing)
-            row.not_covered.setText(f"not covered: {n} file{'s' if n != 1 else ''} "
-                                    f"({_NOT_COVERED_WHY})")
-            row.not_covered.setToolTip(_path_list(list(missing)))
-            row.not_covered.show()
-        else:
-            row.not_covered.hide()
+        self.changes_row.show_paths(changes)
         self._sync_changes()
-        row.show()
+        self.changes_row.show()
 
     def set_changes_unavailable(self, reason: str) -> None:
         """A reloaded call whose checkpoints are gone (pruned, another project)."""
-        row = self.changes_row
-        row.label.setText(f"files changed — cannot be undone ({reason})")
-        row.label.setStyleSheet("color: palette(placeholder-text);")
-        for button in (row.diff_button, row.undo_button, row.redo_button):
-            button.hide()
-        row.show()
+        self.changes_row.show_unavailable(reason)
 
     def set_undone(self, record: UndoRecord) -> None:
         self.undo_record = record
@@ -447,22 +356,9 @@ class ToolCard(QFrame):
 
     def set_actions_enabled(self, enabled: bool) -> None:
         """Off while a restore runs (one at a time)."""
-        row = self.changes_row
-        for button in (row.undo_button, row.redo_button):
-            button.setEnabled(enabled)
+        self.changes_row.set_actions_enabled(enabled)
 
     def _sync_changes(self) -> None:
-        row = self.changes_row
-        if self.changes is None:
-            return
-        changed = bool(self.changes.changes)
-        undoable = changed and self.checkpointer is not None
-        if self.undone:
-            row.label.setText("↶ Undone")
-            row.label.setStyleSheet("color: #9a6700; font-weight: bold;")
-        else:
-            row.label.setText(("✎ " if changed else "") + self.changes.summary())
-            row.label.setStyleSheet("" if changed else "color: palette(placeholder-text);")
-        row.diff_button.setVisible(changed and self.checkpointer is not None)
-        row.undo_button.setVisible(undoable and not self.undone)
-        row.redo_button.setVisible(undoable and self.undone)
+        if self.changes is not None:
+            self.changes_row.sync(self.changes, restorable=self.checkpointer is not None,
+                                  undone=self.undone)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui.widgets.markdown_stream import MarkdownStream
+from app.ui.widgets.message_actions import attach_message_actions
 
 if TYPE_CHECKING:
     from app.core.agent.checkpointing import UndoRecord
@@ -43,6 +44,9 @@ class MessageView(QTextBrowser):
         super().__init__()
         self.role = role
         self.setObjectName(f"message-{role}")
+        # Clicked to select and copy, but not a Tab stop: hundreds of messages would stand
+        # between the conversation picker and the prompt.
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.setOpenExternalLinks(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -58,6 +62,8 @@ class MessageView(QTextBrowser):
         self._stream = MarkdownStream(self.document())
         self.markdown = ""
         self.set_markdown(text)
+        # Copy, copy code, edit / regenerate: on hover and in the context menu.
+        self.message_actions = attach_message_actions(self)
 
     def _fit_height(self, size) -> None:
         margins = self.contentsMargins()
@@ -125,14 +131,32 @@ class MessageView(QTextBrowser):
     def append(self, delta: str) -> None:
         self.markdown += delta
 
+    incomplete = False
+    INCOMPLETE_MARK = "*⚠ incomplete: the answer was cut off before it finished.*"
+
+    def mark_incomplete(self) -> None:
+        """The stream broke off (a dropped connection, an API error): say so under the text,
+        so a half answer never reads as a whole one."""
+        if self.incomplete:
+            return
+        self.incomplete = True
+        self.setProperty("incomplete", True)
+        self.markdown = self.markdown.rstrip() + "\n\n" + self.INCOMPLETE_MARK
+        self.render_markdown()
+
     # Not `render`: that would shadow QWidget.render(target, ...), which Qt's Python API calls.
     def render_markdown(self) -> None:
         self._stream.render(self.markdown)
 
 
 class ErrorCard(QFrame):
+    """A failed turn. Its Retry works once, and only while it is the latest failure
+    (``retire``): an older card retrying would resend a conversation that has moved on."""
+
     def __init__(self, message: str, retryable: bool, on_retry: Callable[[], None]) -> None:
         super().__init__()
+        self.message = message
+        self._on_retry = on_retry
         self.setObjectName("error-card")
         self.setStyleSheet("QFrame#error-card { border: 1px solid #cf222e; border-radius: 8px; }")
         layout = QHBoxLayout(self)
@@ -142,8 +166,17 @@ class ErrorCard(QFrame):
         layout.addWidget(label, 1)
         self.retry_button = QPushButton("Retry")
         self.retry_button.setVisible(retryable)
-        self.retry_button.clicked.connect(on_retry)
+        self.retry_button.clicked.connect(self._retry)
         layout.addWidget(self.retry_button)
+
+    def _retry(self) -> None:
+        self.retry_button.setEnabled(False)  # one retry per failure; a double click is one
+        self._on_retry()
+
+    def retire(self) -> None:
+        """A newer run started or failed: this failure can no longer be retried."""
+        self.retry_button.setEnabled(False)
+        self.retry_button.setToolTip("Only the latest failed turn can be retried.")
 
 
 class RunFooter(QFrame):
@@ -212,6 +245,10 @@ class RunFooter(QFrame):
 
 
 class Transcript(QScrollArea):
+    # A message's Edit or Regenerate ("edit" | "regenerate", the MessageView); the panel's
+    # conversation_actions.ConversationActions acts on it.
+    message_action = Signal(str, object)
+
     def __init__(self) -> None:
         super().__init__()
         self.setObjectName("transcript")
@@ -260,6 +297,16 @@ class Transcript(QScrollArea):
         self.column.insertWidget(self.column.indexOf(anchor), widget)
         self._items.insert(self._items.index(anchor), widget)
         return widget
+
+    def remove(self, widget: QWidget) -> None:
+        """Take ``widget`` out of the transcript (and delete it); nothing if it is not here."""
+        if widget not in self._items:
+            return
+        self._items.remove(widget)
+        widget.setParent(None)
+        widget.deleteLater()
+        if not self._items:
+            self.empty_hint.show()
 
     def items(self) -> list[QWidget]:
         # Kept here rather than read back with QLayout.itemAt(): PySide6 keeps every

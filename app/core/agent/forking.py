@@ -1,0 +1,101 @@
+"""Forking a conversation: edit and resend a person's message, regenerate the last answer.
+
+Both cut the stored conversation and the session's in-memory history at a prompt, then run:
+
+- ``resend_from(i, text)``: the i-th prompt and everything after it are deleted; ``text`` is
+  sent as a new prompt in its place;
+- ``regenerate()``: everything after the last prompt (the answer, its tool calls and their
+  results) is deleted and the prompt is sent again.
+
+A *prompt* is a stored user message with no tool results (tool results are stored as user
+messages too, and a compaction marker is neither). The UI counts its user messages the same
+way, so index i is the i-th user message shown in the transcript.
+
+What stays: the audit trail (every tool call that ran is history, and the tool history keeps
+showing it), the usage rows (the tokens were spent), the flow labels (what the conversation
+read is still known to the model's provider and to the person) and the files: a removed call's
+file changes are not undone (the transcript's "Restore to before this message" does that).
+A cut through a compacted part deletes the compaction marker too, so the full history is sent
+again from there.
+
+Neither is allowed while a run is going (``AgentSession._drive`` refuses).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
+
+from app.core.agent.compaction import marker_of
+from app.core.agent.providers import ProviderBadRequest
+from app.core.store.conversations import StoredMessage
+
+if TYPE_CHECKING:
+    from app.core.agent.transcript import Message
+    from app.core.store.conversations import ConversationRepository
+    from app.core.store.writer import BackgroundWriter
+
+Prepare = Callable[[], Awaitable[None]]
+
+
+def prompt_rows(stored: Sequence[StoredMessage]) -> list[StoredMessage]:
+    """The person's prompts among ``stored``, in order."""
+    out = []
+    for message in stored:
+        if message.role != "user" or marker_of(message.content) is not None:
+            continue
+        blocks = message.content if isinstance(message.content, list) else []
+        if not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks):
+            out.append(message)
+    return out
+
+
+class ConversationForking:
+    """Mixin of AgentSession: ``resend_from`` and ``regenerate``."""
+
+    _conversation_id: int | None
+    _conversations: ConversationRepository
+    _writer: BackgroundWriter
+    _history: list[Message] | None
+
+    if TYPE_CHECKING:
+        async def _drive(self, user_text: str | None, prepare: Prepare | None = None
+                         ) -> None: ...
+
+        def _history_from(self, rows: list[StoredMessage]) -> list[Message]: ...
+
+    async def resend_from(self, prompt_index: int, text: str) -> None:
+        """Replace the ``prompt_index``-th prompt (negative: from the end) and everything after
+        it with ``text``, and run. Emits events like ``run``; a prompt that is gone ends as
+        ``RunFailed``."""
+        if not text.strip():
+            raise ValueError("the message is empty")
+
+        async def cut() -> None:
+            await self._cut_at_prompt(prompt_index, keep_prompt=False)
+
+        await self._drive(text, cut)
+
+    async def regenerate(self) -> None:
+        """Delete the last answer (with its tool calls and results) and ask again."""
+
+        async def cut() -> None:
+            await self._cut_at_prompt(-1, keep_prompt=True)
+
+        await self._drive(None, cut)
+
+    async def _cut_at_prompt(self, prompt_index: int, *, keep_prompt: bool) -> None:
+        conversation_id = self._conversation_id
+        if conversation_id is None:
+            raise ProviderBadRequest("This conversation has no messages yet.")
+        await self._writer.flush()  # the last run's messages are all on disk
+        stored = await asyncio.to_thread(self._conversations.messages, conversation_id)
+        prompts = prompt_rows(stored)
+        if not -len(prompts) <= prompt_index < len(prompts):
+            raise ProviderBadRequest("That message is no longer in this conversation.")
+        prompt = prompts[prompt_index]
+        first = prompt.id + 1 if keep_prompt else prompt.id
+        await asyncio.to_thread(self._conversations.delete_from, conversation_id, first)
+        remaining = [m for m in stored if m.id < first]
+        self._history = await asyncio.to_thread(self._history_from, remaining)

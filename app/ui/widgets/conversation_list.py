@@ -1,0 +1,412 @@
+"""The conversations of the open project folder: a searchable list with dates, and rename,
+delete and export as Markdown.
+
+Every database read and write runs on one worker thread (app.ui.widgets.db_worker), in
+order (a write, then the list that shows it): listing is cheap (indexed, LIMIT), but a
+full-text search over every message of a big database, a delete that cascades through
+thousands of messages and their index rows, or an export are not bounded, and the GUI thread
+must never wait on them. A list answer older than the latest request is dropped. Searches wait
+for a pause in typing (``SEARCH_DELAY_MS``). The query is taken literally
+(``ConversationRepository.search``), so FTS syntax such as ``"``, ``NEAR(`` or ``*`` is
+searched for, never an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.store.conversations import Conversation, ConversationRepository
+from app.ui.widgets.db_worker import DatabaseWorker
+
+SEARCH_DELAY_MS = 250
+LIST_LIMIT = 200
+MAX_VISIBLE_ROWS = 8  # the list grows with its rows up to this, then scrolls
+_ID_ROLE = Qt.ItemDataRole.UserRole
+_TITLE, _DATE, _PROJECT = range(3)
+
+def relative_date(stamp: str, now: datetime | None = None) -> str:
+    """"today 14:02", "yesterday", "3 Nov" (this year) or "3 Nov 2025", in local time."""
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return stamp
+    today = (now or datetime.now().astimezone()).astimezone().date()
+    day = moment.date()
+    if day == today:
+        return f"today {moment:%H:%M}"
+    if day == today - timedelta(days=1):
+        return "yesterday"
+    if day.year == today.year:
+        return f"{day.day} {moment:%b}"
+    return f"{day.day} {moment:%b %Y}"
+
+
+def conversation_title(conversation: Conversation) -> str:
+    return conversation.title.strip() or f"Conversation {conversation.id}"
+
+
+class ConversationList(QWidget):
+    """Lists, searches, renames, deletes and exports conversations; ``opened`` asks the panel
+    to show one, ``deleted`` tells it one is gone."""
+
+    opened = Signal(int)
+    deleted = Signal(int)
+    renamed = Signal(int, str)
+    exported = Signal(str)
+    listed = Signal()  # the rows now show the latest answer (for tests and the panel)
+    status_message = Signal(str)
+
+    def __init__(self, repository: ConversationRepository,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.repository = repository
+        self.project_root: str | None = None
+        self.current_id: int | None = None
+        self.conversations: list[Conversation] = []
+        self.confirm_box: QMessageBox | None = None
+        self.export_dialog: QFileDialog | None = None
+        # Whether a conversation may be deleted now (the panel: not while a run adds to it).
+        self.can_delete: Callable[[int], bool] = lambda _conversation_id: True
+        self._generation = 0
+        self._row_height = 0
+        self._worker = DatabaseWorker(self)
+
+        self.search = QLineEdit()
+        self.search.setObjectName("conversation-search")
+        self.search.setPlaceholderText("Search titles and messages…")
+        self.search.setClearButtonEnabled(True)
+        self.all_projects = QCheckBox("All projects")
+        self.all_projects.setToolTip("Show the conversations of every project folder")
+        self.all_projects.setEnabled(False)  # until a project folder is open
+        self.tree = QTreeWidget()
+        self.tree.setObjectName("conversation-list")
+        self.tree.setColumnCount(3)
+        self.tree.setHeaderLabels(["Title", "Updated", "Project"])
+        self.tree.setRootIsDecorated(False)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(_TITLE, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(_DATE, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(_PROJECT, QHeaderView.ResizeMode.ResizeToContents)
+        self.tree.setColumnHidden(_PROJECT, True)
+        self._fit_to_rows()
+        self.empty_label = QLabel("")
+        self.empty_label.setStyleSheet("color: palette(placeholder-text);")
+        self.rename_button = QPushButton("Rename")
+        self.delete_button = QPushButton("Delete…")
+        self.export_button = QPushButton("Export…")
+        self.export_button.setToolTip("Save the selected conversation as a Markdown file")
+
+        filters = QHBoxLayout()
+        filters.addWidget(self.search, 1)
+        filters.addWidget(self.all_projects)
+        actions = QHBoxLayout()
+        actions.addWidget(self.empty_label, 1)
+        for button in (self.rename_button, self.delete_button, self.export_button):
+            actions.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(filters)
+        layout.addWidget(self.tree, 1)
+        layout.addLayout(actions)
+
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self.refresh)
+        self.search.textChanged.connect(lambda _text: self._search_timer.start())
+        self.search.returnPressed.connect(self.refresh)
+        self.all_projects.toggled.connect(lambda _on: self.refresh())
+        self.tree.itemClicked.connect(self._on_clicked)
+        self.tree.itemActivated.connect(self._on_clicked)
+        self.tree.itemChanged.connect(self._on_item_changed)
+        self.tree.currentItemChanged.connect(lambda *_: self._update_buttons())
+        self.tree.customContextMenuRequested.connect(self._context_menu)
+        delete_key = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.tree)
+        delete_key.setContext(Qt.ShortcutContext.WidgetShortcut)
+        delete_key.activated.connect(self.request_delete)
+        self.rename_button.clicked.connect(self.start_rename)
+        self.delete_button.clicked.connect(self.request_delete)
+        self.export_button.clicked.connect(self.request_export)
+        self._update_buttons()
+
+    # -- what is shown --------------------------------------------------------------------
+
+    def set_project(self, project_root: str | None) -> None:
+        """Follow the open project folder (None: no folder, every conversation is listed)."""
+        if project_root != self.project_root:
+            self.project_root = project_root
+            self.all_projects.setEnabled(project_root is not None)
+            self.refresh()
+
+    def set_current(self, conversation_id: int | None) -> None:
+        """Mark the open conversation (bold, selected) without reading the database."""
+        self.current_id = conversation_id
+        self._mark_current()
+
+    def refresh(self) -> None:
+        """Ask for the rows again (off the GUI thread); ``listed`` says when they are shown."""
+        self._search_timer.stop()
+        self._generation += 1
+        generation = self._generation
+        query = self.search.text().strip()
+        root = None if self.all_projects.isChecked() else self.project_root
+        repository = self.repository
+
+        def read() -> list[Conversation]:
+            if query:
+                return repository.search(query, limit=LIST_LIMIT, project_root=root)
+            if root is not None:
+                return repository.list_for_project(root, limit=LIST_LIMIT)
+            return repository.list(limit=LIST_LIMIT)
+
+        self._submit(read, lambda rows: self._show(generation, query, rows),
+                     lambda exc: self._show_error(generation, exc))
+
+    def selected_id(self) -> int | None:
+        item = self.tree.currentItem()
+        return None if item is None else item.data(_TITLE, _ID_ROLE)
+
+    def select(self, conversation_id: int) -> bool:
+        item = self._item(conversation_id)
+        if item is not None:
+            self.tree.setCurrentItem(item)
+        return item is not None
+
+    def _show(self, generation: int, query: str, rows: list[Conversation]) -> None:
+        if generation != self._generation:
+            return  # a newer request is on its way
+        self.conversations = rows
+        every_project = self.project_root is None or self.all_projects.isChecked()
+        self.tree.setColumnHidden(_PROJECT, not every_project)
+        self.tree.blockSignals(True)
+        self.tree.clear()
+        now = datetime.now().astimezone()
+        for conversation in rows:
+            item = QTreeWidgetItem([conversation_title(conversation),
+                                    relative_date(conversation.updated_at, now),
+                                    Path(conversation.project_root).name
+                                    if conversation.project_root else ""])
+            item.setData(_TITLE, _ID_ROLE, conversation.id)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+            item.setToolTip(_TITLE, f"{conversation_title(conversation)}\nStarted "
+                            f"{relative_date(conversation.created_at, now)}")
+            item.setToolTip(_PROJECT, conversation.project_root or "")
+            self.tree.addTopLevelItem(item)
+        self.tree.blockSignals(False)
+        self._fit_to_rows()
+        self._mark_current()
+        if rows:
+            self.empty_label.setText("")
+        elif query:
+            self.empty_label.setText(f"Nothing matches “{query}”.")
+        else:
+            self.empty_label.setText("No conversations here yet.")
+        self._update_buttons()
+        self.listed.emit()
+
+    def _fit_to_rows(self) -> None:
+        """As tall as the rows (at least one, at most ``MAX_VISIBLE_ROWS``): a few
+        conversations leave no empty area, many scroll."""
+        tree = self.tree
+        rows = min(max(tree.topLevelItemCount(), 1), MAX_VISIBLE_ROWS)
+        if tree.topLevelItemCount() and tree.sizeHintForRow(0) > 0:
+            self._row_height = tree.sizeHintForRow(0)  # remembered for an empty list
+        row_height = self._row_height or tree.fontMetrics().height() + 4
+        header = tree.header().sizeHint().height() if not tree.isHeaderHidden() else 0
+        tree.setFixedHeight(header + rows * row_height + 2 * tree.frameWidth())
+
+    def _show_error(self, generation: int, exc: BaseException) -> None:
+        if generation == self._generation:
+            self.empty_label.setText(f"Cannot read the conversations: {exc}")
+            self.listed.emit()
+
+    def _mark_current(self) -> None:
+        self.tree.blockSignals(True)
+        for item in self._items():
+            font = QFont(item.font(_TITLE))
+            font.setBold(item.data(_TITLE, _ID_ROLE) == self.current_id)
+            item.setFont(_TITLE, font)
+        self.tree.blockSignals(False)
+        if self.current_id is not None:
+            self.select(self.current_id)
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        chosen = self.selected_id() is not None
+        for button in (self.rename_button, self.delete_button, self.export_button):
+            button.setEnabled(chosen)
+
+    def _item(self, conversation_id: int) -> QTreeWidgetItem | None:
+        return next((item for item in self._items()
+                     if item.data(_TITLE, _ID_ROLE) == conversation_id), None)
+
+    def _items(self) -> list[QTreeWidgetItem]:
+        items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return [item for item in items if item is not None]
+
+    def _on_clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        conversation_id = item.data(_TITLE, _ID_ROLE)
+        if conversation_id is not None and conversation_id != self.current_id:
+            self.opened.emit(conversation_id)
+
+    def _context_menu(self, position: Any) -> None:
+        item = self.tree.itemAt(position)
+        if item is None:
+            return
+        self.tree.setCurrentItem(item)
+        menu = QMenu(self)
+        menu.addAction("Open", lambda: self._on_clicked(item))
+        menu.addAction("Rename", self.start_rename)
+        menu.addAction("Export as Markdown…", self.request_export)
+        menu.addSeparator()
+        menu.addAction("Delete…", self.request_delete)
+        menu.popup(self.tree.viewport().mapToGlobal(position))
+
+    # -- rename -----------------------------------------------------------------------------
+
+    def start_rename(self) -> None:
+        """Edit the selected title in place (Enter saves, Escape keeps the old one)."""
+        item = self.tree.currentItem()
+        if item is not None:
+            self.tree.editItem(item, _TITLE)
+
+    def _on_item_changed(self, item: QTreeWidgetItem, column: int) -> None:
+        if column != _TITLE:
+            return
+        conversation_id = item.data(_TITLE, _ID_ROLE)
+        old = next((c for c in self.conversations if c.id == conversation_id), None)
+        title = " ".join(item.text(_TITLE).split())
+        if old is None or not title or title == conversation_title(old):
+            self.tree.blockSignals(True)
+            item.setText(_TITLE, conversation_title(old) if old is not None else "")
+            self.tree.blockSignals(False)
+            return
+        self.rename(conversation_id, title)
+
+    def rename(self, conversation_id: int, title: str) -> None:
+        repository = self.repository
+
+        def done(_result: object) -> None:
+            self.renamed.emit(conversation_id, title)
+            self.refresh()
+
+        self._submit(lambda: repository.rename(conversation_id, title), done,
+                     lambda exc: self._failed("Renaming failed", exc))
+
+    # -- delete -----------------------------------------------------------------------------
+
+    def request_delete(self) -> None:
+        """Ask first (a window-modal box, answered without blocking), then delete."""
+        conversation_id = self.selected_id()
+        if conversation_id is None:
+            return
+        if not self.can_delete(conversation_id):
+            self.status_message.emit("Stop the run before deleting its conversation.")
+            return
+        item = self._item(conversation_id)
+        title = item.text(_TITLE) if item is not None else f"Conversation {conversation_id}"
+        box = QMessageBox(QMessageBox.Icon.Question, "Delete conversation",
+                          f"Delete “{title}” and all its messages? This cannot be undone.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+                          self)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.button(QMessageBox.StandardButton.Yes).setText("Delete")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.confirm_box = box
+
+        def answered(result: int) -> None:
+            self.confirm_box = None
+            if result == QMessageBox.StandardButton.Yes:
+                self.delete(conversation_id)
+
+        box.finished.connect(answered)
+        box.open()
+
+    def delete(self, conversation_id: int) -> None:
+        repository = self.repository
+
+        def done(_result: object) -> None:
+            self.deleted.emit(conversation_id)
+            self.refresh()
+
+        self._submit(lambda: repository.delete(conversation_id), done,
+                     lambda exc: self._failed("Deleting failed", exc))
+
+    # -- export -----------------------------------------------------------------------------
+
+    def request_export(self) -> None:
+        """Choose a file (a dialog opened without blocking), then write the Markdown there."""
+        conversation_id = self.selected_id()
+        if conversation_id is None:
+            return
+        from app.core.conversation_export import suggested_filename
+
+        conversation = next((c for c in self.conversations if c.id == conversation_id), None)
+        if conversation is None:
+            return
+        folder = Path(self.project_root) if self.project_root else Path.home()
+        dialog = QFileDialog(self, "Export conversation as Markdown",
+                             str(folder / suggested_filename(conversation)),
+                             "Markdown (*.md);;All files (*)")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDefaultSuffix("md")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.export_dialog = dialog
+        dialog.fileSelected.connect(lambda path: self.export(conversation_id, Path(path)))
+        dialog.finished.connect(lambda _result: setattr(self, "export_dialog", None))
+        dialog.open()
+
+    def export(self, conversation_id: int, path: Path) -> None:
+        repository = self.repository
+
+        def write() -> str:
+            from app.core.conversation_export import conversation_markdown
+
+            text = conversation_markdown(repository.get(conversation_id),
+                                         repository.messages(conversation_id))
+            path.write_text(text, encoding="utf-8")
+            return str(path)
+
+        def done(written: str) -> None:
+            self.status_message.emit(f"Exported to {written}")
+            self.exported.emit(written)
+
+        self._submit(write, done, lambda exc: self._failed("Export failed", exc))
+
+    # -- the worker -------------------------------------------------------------------------
+
+    def _failed(self, what: str, exc: BaseException) -> None:
+        message = f"{what}: {exc}"
+        self.empty_label.setText(message)
+        self.status_message.emit(message)
+
+    def _submit(self, work: Callable[[], Any], done: Callable[[Any], None],
+                failed: Callable[[BaseException], None]) -> None:
+        self._worker.submit(work, done, failed)
