@@ -8,11 +8,9 @@ import base64
 
 from app.core.permissions.rules import PermissionRule
 from app.core.store.profiles import ToolSetting
-from app.core.tools.providers.base import StaticProvider
-from app.core.tools.providers.mcp_connection import McpConnection
 from app.ui.widgets.tool_card import ToolCard
 from tests.fakes.anthropic_server import Response
-from tests.mcp_reference import ConnectionTool, config, everything_entry
+from tests.mcp_reference import config, everything_entry
 from tests.ui.conftest import wait_for
 
 
@@ -54,33 +52,28 @@ async def test_server_everything_image_reaches_the_model_and_the_card(window, fa
 
 
 async def test_server_everything_progress_fills_the_card(window, fake_anthropic, monkeypatch):
-    connection = McpConnection(config("everything", everything_entry()))
-    await connection.start()
-    try:
-        assert connection.running, connection.message
-        tool = ConnectionTool(connection, "trigger-long-running-operation")
-        window.services.registry.register_provider(StaticProvider([tool], id="reference",
-                                                                  display_name="Reference",
-                                                                  priority=0))
-        _allow(window, tool.spec.name)
-        seen: list[tuple[int, int, str]] = []
-        original = ToolCard.set_progress
+    # Through the app's own MCP provider: the path every MCP tool the model calls takes.
+    services = window.services
+    await services.mcp.apply_config({"everything": config("everything", everything_entry())})
+    tool_name = "everything__trigger-long-running-operation"
+    await wait_for(lambda: services.registry.get(tool_name) is not None, timeout=30)
+    _allow(window, tool_name)
+    seen: list[tuple[int, int, str]] = []
+    original = ToolCard.set_progress
 
-        def record(card: ToolCard, progress, total, message) -> None:
-            original(card, progress, total, message)
-            bar = card.progress_row.bar
-            seen.append((bar.value(), bar.maximum(), card.progress_row.label.text()))
+    def record(card: ToolCard, progress, total, message) -> None:
+        original(card, progress, total, message)
+        bar = card.progress_row.bar
+        seen.append((bar.value(), bar.maximum(), card.progress_row.label.text()))
 
-        monkeypatch.setattr(ToolCard, "set_progress", record)  # what the bar showed, each time
-        fake_anthropic.script(Response.tool_use(tool.spec.name, {"duration": 0.6, "steps": 3}),
-                              Response.text("done"))
-        assert window.ai_panel.send("run the long operation")
-        await wait_for(lambda: not window.ai_panel.running, timeout=30)
-        assert seen, "no progress reached the card"
-        assert all(maximum == 1000 for _value, maximum, _text in seen)  # determinate
-        assert seen[-1][2].endswith("of 3")
-        card = _card(window)
-        assert card.progress_row is not None and card.progress_row.isHidden()  # finished
-        assert "Long running operation completed" in card.result_content
-    finally:
-        await connection.stop()
+    monkeypatch.setattr(ToolCard, "set_progress", record)  # what the bar showed, each time
+    fake_anthropic.script(Response.tool_use(tool_name, {"duration": 0.6, "steps": 3}),
+                          Response.text("done"))
+    assert window.ai_panel.send("run the long operation")
+    await wait_for(lambda: not window.ai_panel.running, timeout=30)
+    assert seen, "no progress reached the card"
+    assert all(maximum == 1000 for _value, maximum, _text in seen)  # determinate
+    assert seen[-1][2].endswith("of 3")
+    card = _card(window)
+    assert card.progress_row is not None and card.progress_row.isHidden()  # finished
+    assert "Long running operation completed" in card.result_content
