@@ -83,6 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(APP_NAME)
     app.setDesktopFileName(APP_ID)
+    # We end the loop ourselves after cleaning up, not Qt when the last window closes: set
+    # before the window shows, as it may be closed before the event loop runs.
+    app.setQuitOnLastWindowClosed(False)
     from app.resources import app_icon
 
     app.setWindowIcon(app_icon())
@@ -98,8 +101,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     failures: list[str] = []
 
     async def run_until_closed() -> int:
-        # We end the loop ourselves after cleaning up, not Qt when the last window closes.
-        app.setQuitOnLastWindowClosed(False)
         closed = asyncio.get_running_loop().create_future()
 
         def on_closed() -> None:
@@ -108,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         app.lastWindowClosed.connect(on_closed)
         app.aboutToQuit.connect(on_closed)
+        if not window.isVisible():  # closed before the loop ran (a signal we did not hear)
+            on_closed()
         try:
             services = await asyncio.to_thread(load_services, paths)
         except DatabaseError as exc:  # say why instead of dying silently (after the loop)
@@ -189,19 +192,22 @@ def finish_start(window: MainWindow, services: Services, project_root: Path | No
 # Modules the ready window needs, imported in the worker too, so the GUI thread only builds
 # widgets. The tools list and the tool history come after ready (MainWindow.attach_tools).
 _PANEL_MODULES = ("app.ui.widgets.ai_panel", "app.ui.approval_queue")
-# What MainWindow.attach_tools imports (MCP's server requests and sign-in): imported with the
-# tools, so attaching them on the GUI thread imports nothing.
+# What MainWindow.attach_tools imports (MCP's server requests and sign-in; the project's
+# checkpoint engine, which opening the project loads): imported with the tools, so attaching
+# them on the GUI thread imports nothing.
 _TOOLS_UI_MODULES = ("app.ui.server_requests", "app.ui.controllers.mcp_settings",
-                     "app.ui.widgets.history_view", "app.ui.widgets.tools_panel")
+                     "app.ui.widgets.history_view", "app.ui.widgets.tools_panel",
+                     "app.core.agent.checkpointing")
 # What the panels open or show on demand: the dialogs (an approval, a tool's Configure…, the
-# undo preview and the diff), a run's tool cards and a reopened conversation's replay. The window
-# is ready without them (tens of ms of imports), so they are imported after it, off the GUI thread,
-# before a person can ask for one. Should one be asked for sooner, its first use imports it.
+# undo preview and the diff), a run's tool cards, the conversation list and a reopened
+# conversation's replay. The window is ready without them (tens of ms of imports), so they are
+# imported after it, off the GUI thread, before a person can ask for one. Should one be asked
+# for sooner, its first use imports it.
 DEFERRED_UI_MODULES = ("app.ui.dialogs.approval", "app.ui.dialogs.tool_config",
                        "app.ui.dialogs.restore_preview", "app.ui.widgets.tool_card",
                        "app.ui.widgets.conversation_replay", "app.ui.widgets.find_bar",
                        "app.ui.dialogs.remember_choice", "app.ui.dialogs.sampling",
-                       "app.ui.dialogs.elicitation")
+                       "app.ui.dialogs.elicitation", "app.ui.widgets.conversation_list")
 # What Send needs that the panel imports on first use: the agent's session (and its tool loop).
 # Today app.core.services loads it before ready (app/core/agent/__init__.py imports the whole
 # package); once that package loads its parts lazily, this warm-up keeps the first Send from
@@ -272,7 +278,7 @@ def _probe_sandbox() -> None:
     # Then the CLI tools' `--version` probes (rg, fd): the first detection, in build_services,
     # takes their answers.
     try:
-        from app.core.tools.providers.cli import probe_versions_early
+        from app.core.tools.providers.cli_detect import probe_versions_early
 
         probe_versions_early()
     except Exception:  # the detection probes again and reports it
@@ -325,7 +331,7 @@ def _end_early_probes() -> None:
     # The CLI tools' detection took the early answers, or start-up failed before it: none may
     # be taken by a later detection (they would be stale by then).
     try:
-        from app.core.tools.providers.cli import end_early_probes
+        from app.core.tools.providers.cli_detect import end_early_probes
     except Exception:  # nothing was probed: the import failed there too
         return
     end_early_probes()

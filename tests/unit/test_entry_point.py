@@ -95,6 +95,28 @@ def test_closing_the_window_while_it_starts_exits_cleanly(tmp_path):
     assert (data / "tebiki.sqlite3").is_file()  # the store was opened, then closed again
 
 
+def test_a_window_closed_before_the_event_loop_runs_still_exits_cleanly(tmp_path):
+    # Closed at once, before the loop (and its close signals) exist: under load the close
+    # above can land there too. Neither a hang nor Qt quitting the loop under us.
+    data = tmp_path / "data"
+    code = ("import sys, app.main\n"
+            "real_show = app.main.show_window\n"
+            "shown = []\n"
+            "def show_then_close(paths):\n"
+            "    window = real_show(paths)\n"
+            "    shown.append(window)\n"
+            "    window.close()\n"
+            "    return window\n"
+            "app.main.show_window = show_then_close\n"
+            f"code = app.main.main(['--data-dir', {str(data)!r}])\n"
+            "print('exit', code, 'attached', shown[0].services is not None)\n"
+            "sys.exit(code)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "exit 0 attached False" in proc.stdout
+
+
 def test_quitting_waits_for_the_start_up_threads_including_ones_they_started():
     import threading
 

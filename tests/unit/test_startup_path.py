@@ -73,19 +73,31 @@ TOOLS_PART = ("app.core.tools", "app.core.permissions.service", "app.core.permis
 # dialogs, a run's tool cards, a reopened conversation) is imported after it, off the GUI thread
 # (app.main.DEFERRED_UI_MODULES), and so is what only they use; shell_exec's policy tables load
 # with the run warm-up (app.core.warmup), the custom tools' TOML loader, template parser and tool
-# only when a tools.toml exists.
-NOT_AT_READY = (*DEFERRED_UI_MODULES, "app.core.permissions.suggestions", "html",
+# only when a tools.toml exists. The checkpoint engine loads with the tools (opening the project
+# needs it: app.main._TOOLS_UI_MODULES), the flow labels (and their secret matchers) with the
+# permission service, the usage line's price formatting with the first usage to show (~40 ms
+# together while the panel imported them).
+PANEL_LOADS_LATER = ("app.core.checkpoints", "app.core.agent.checkpointing",
+                     "app.core.permissions.flow", "app.core.permissions.egress",
+                     "app.ui.dialogs.usage_settings")
+NOT_AT_READY = (*DEFERRED_UI_MODULES, *PANEL_LOADS_LATER, "app.core.permissions.suggestions",
+                "html",
                 "app.ui.widgets.highlighters", "app.core.tools.shell_policy",
                 "app.core.tools.providers.custom.loading",
                 "app.core.tools.providers.custom.template",
                 "app.core.tools.providers.custom.tool", "tomllib", *TOOLS_PART)
 # The AI panel and its parts import the agent's session and events, the tool cards, the
-# conversation replay and the undo preview where they are first used (Send, the first event,
-# opening a conversation, an undo), not when they load.
+# conversation list and replay, the undo preview, the checkpoint engine and the flow labels
+# where they are first used (Send, the first event, opening a conversation or the list, an
+# undo, a project), not when they load.
 PANEL_SOURCES = ("app/ui/widgets/ai_panel.py", "app/ui/widgets/undo_actions.py",
-                 "app/ui/widgets/transcript_view.py", "app/ui/controllers/checkpoints.py")
+                 "app/ui/widgets/transcript_view.py", "app/ui/controllers/checkpoints.py",
+                 "app/ui/widgets/run_events.py", "app/ui/widgets/conversation_switching.py",
+                 "app/ui/widgets/panel_header.py", "app/ui/widgets/flow_chip.py")
 PANEL_LATER = ("app.core.agent.session", "app.core.agent.events", "app.ui.widgets.tool_card",
-               "app.ui.widgets.conversation_replay", "app.ui.dialogs.restore_preview")
+               "app.ui.widgets.conversation_replay", "app.ui.dialogs.restore_preview",
+               "app.ui.widgets.conversation_list", "app.core.checkpoints",
+               "app.core.agent.checkpointing", "app.core.permissions.flow")
 # What a ready window still loads only because app/core/agent/__init__.py imports the whole
 # agent (session, tool loop, context, providers) when any part of it is imported (app.core.services
 # imports app.core.agent.checkpointing). Nothing on the start path needs them: a lazy
@@ -192,6 +204,8 @@ def test_start_path_loads_only_what_the_shell_and_the_ready_window_need(tmp_path
     assert _loaded(result["later"], TOOLS_PART) != []
     # The positive control: what is left out of start-up does load, right after it.
     assert _loaded(result["later"], DEFERRED_UI_MODULES) == sorted(DEFERRED_UI_MODULES)
+    assert set(_loaded(result["later"], PANEL_LOADS_LATER)) >= {
+        "app.core.checkpoints", "app.core.agent.checkpointing", "app.core.permissions.flow"}
 
 
 def test_the_panels_import_the_agent_and_the_cards_where_they_are_used():
@@ -236,7 +250,7 @@ def test_ready_window_does_not_load_the_agents_run_modules(tmp_path):
 
 
 def test_cli_version_probes_started_early_serve_the_first_detection_only(monkeypatch):
-    from app.core.tools.providers import cli
+    from app.core.tools.providers import cli, cli_detect
 
     programs = {"rg": "/opt/fake/rg", "fd": "/opt/fake/fd"}
     runs: list[str] = []
@@ -245,11 +259,11 @@ def test_cli_version_probes_started_early_serve_the_first_detection_only(monkeyp
         runs.append(path)
         return (14, 1), None
 
-    monkeypatch.setattr(cli, "_locate", lambda name, _path: programs.get(name))
-    monkeypatch.setattr(cli, "_probe_version", probe)
-    monkeypatch.setattr(cli, "_early_probes", {})
-    monkeypatch.setattr(cli, "_early_closed", False)
-    cli.probe_versions_early()
+    monkeypatch.setattr(cli_detect, "_locate", lambda name, _path: programs.get(name))
+    monkeypatch.setattr(cli_detect, "_probe_version", probe)
+    monkeypatch.setattr(cli_detect, "_early_probes", {})
+    monkeypatch.setattr(cli_detect, "_early_closed", False)
+    cli_detect.probe_versions_early()
     assert runs == ["/opt/fake/rg", "/opt/fake/fd"]
     provider = cli.CliProvider()
     detected = provider.detect()
@@ -258,7 +272,7 @@ def test_cli_version_probes_started_early_serve_the_first_detection_only(monkeyp
     assert detected["fd"].path == "/opt/fake/fd"
     provider.reload()  # after installing or upgrading a program: probed afresh
     assert runs == ["/opt/fake/rg", "/opt/fake/fd"] * 2
-    cli.probe_versions_early()  # too late: the first detection has happened
+    cli_detect.probe_versions_early()  # too late: the first detection has happened
     assert runs == ["/opt/fake/rg", "/opt/fake/fd"] * 2
 
 
@@ -272,10 +286,10 @@ def test_load_services_reports_a_database_it_cannot_open(tmp_path):
     paths.database.write_bytes(b"not a database" * 100)
     with pytest.raises(DatabaseError):
         load_services(paths)
-    from app.core.tools.providers import cli
+    from app.core.tools.providers import cli_detect
 
     # The CLI probes it started early are not left for a later detection to take.
-    assert cli._early_closed is True and cli._early_probes == {}
+    assert cli_detect._early_closed is True and cli_detect._early_probes == {}
 
 
 def test_window_shell_does_not_load_asyncio(tmp_path):

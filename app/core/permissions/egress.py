@@ -44,18 +44,18 @@ Thread-safe: ``scan`` may run in worker threads while another thread adds secret
 from __future__ import annotations
 
 import base64
-import bisect
 import logging
-import re
 import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import unquote, unquote_plus
 
-# What a hit is and the token formats (secret_formats), and which values of a file are
-# secrets (secret_values), live in their own modules; this one learns values and finds them.
+# What a hit is and the token formats (secret_formats), which values of a file are secrets
+# (secret_values), hits behind percent-escapes (secret_escapes) and the refusal's wording
+# (egress_refusal) live in their own modules; this one learns values and finds them.
+from app.core.permissions.egress_refusal import egress_refusal
+from app.core.permissions.secret_escapes import escaped_hits
 from app.core.permissions.secret_formats import KIND_LABELS, SecretHit, mask, token_hits
 from app.core.permissions.secret_values import MAX_SECRET_LEN, MIN_SECRET_LEN, extract_secrets
 
@@ -85,7 +85,6 @@ in base64 regardless)."""
 _GRAM: Final = 8  # bytes per indexed window: one unsigned 64-bit integer
 _GUARANTEED: Final = 2 * _GRAM - 1  # any common substring this long meets an aligned window
 _BYTEORDER: Final = sys.byteorder
-_ESCAPE_PAD: Final = 64  # characters decoded either side of a run of escapes
 _FEW_COMMON: Final = 16  # above this many distinct hit windows, locate them in one pass
 _FEW_SHORT: Final = 24  # up to this many short entries, search each (a find costs ~1/24 probe)
 
@@ -152,12 +151,6 @@ def _common_suffix(a: bytes, ai: int, b: bytes, bi: int) -> int:
         else:
             hi = mid - 1
     return lo
-
-
-# Runs of escapes. Each starts with its literal (a leading group would make the search try
-# every position: thirty times slower).
-_ESCAPES = re.compile(r"%[0-9A-Fa-f]{2}(?:%[0-9A-Fa-f]{2})*")
-_ESCAPES_PLUS = re.compile(r"(?:\+|%[0-9A-Fa-f]{2})(?:\+|%[0-9A-Fa-f]{2})*")
 
 
 class SecretMatcher:
@@ -306,7 +299,7 @@ class SecretMatcher:
                 hits += self._learnt_hits(text, "")
             with_space = self._with_space > 0
             if "%" in text or (with_space and "+" in text):
-                hits += self._escaped_hits(text, with_space)
+                hits += escaped_hits(text, with_space, self._decoded_hits)
         if len(hits) > 1:
             hits = _dedupe(hits)
         return hits
@@ -315,6 +308,13 @@ class SecretMatcher:
         """The first secret in ``text``, if any."""
         hits = self.scan(text)
         return hits[0] if hits else None
+
+    def _decoded_hits(self, decoded: str) -> list[SecretHit]:
+        """Every secret in percent-decoded text (``escaped_hits`` maps them back)."""
+        found = token_hits(decoded)
+        if self._entries:
+            found += self._learnt_hits(decoded, "percent-encoded")
+        return found
 
     def _learnt_hits(self, text: str, encoding: str) -> list[SecretHit]:
         data = _encode(text)
@@ -406,74 +406,6 @@ class SecretMatcher:
                 found.append(best)
                 covered_until = best[1]
 
-    def _escaped_hits(self, text: str, with_space: bool) -> list[SecretHit]:
-        """Hits that only show once %XX escapes (and "+" when a value holds a space) decode."""
-        runs = list((_ESCAPES_PLUS if with_space else _ESCAPES).finditer(text))
-        if not runs:
-            return []
-        # Regions: runs of escapes with _ESCAPE_PAD characters either side, merged.
-        regions: list[list[int]] = []
-        for m in runs:
-            start, end = max(0, m.start() - _ESCAPE_PAD), min(len(text), m.end() + _ESCAPE_PAD)
-            if regions and start <= regions[-1][1]:
-                regions[-1][1] = end
-            else:
-                regions.append([start, end])
-        decode = unquote_plus if with_space else unquote
-        # One decode call for all regions (it costs per call more than per escape); "\n"
-        # between them decodes to itself, so no match spans two regions' text.
-        raws = [text[start:end] for start, end in regions]
-        decoded = decode("\n".join(raws))
-        found = token_hits(decoded)
-        if self._entries:
-            found += self._learnt_hits(decoded, "percent-encoded")
-        if not found:
-            return []
-        # Where each region starts in the decoded text (decoded one by one: only on a hit).
-        starts: list[int] = []
-        at = 0
-        for raw in raws:
-            starts.append(at)
-            at += len(decode(raw)) + 1
-        hits: list[SecretHit] = []
-        for hit in found:
-            region = bisect.bisect_right(starts, hit.start) - 1
-            raw_start, raw = regions[region][0], raws[region]
-            start, end = _raw_span(raw, with_space, hit.start - starts[region],
-                                   hit.end - starts[region])
-            if decode(raw[start:end]) == raw[start:end]:
-                continue  # no escape inside the hit: the plain scan reports it
-            hits.append(SecretHit(hit.kind, hit.source, hit.masked, raw_start + start,
-                                  raw_start + end, hit.encoding or "percent-encoded"))
-        return hits
-
-
-def _raw_span(raw: str, with_space: bool, start: int, end: int) -> tuple[int, int]:
-    """The span of ``raw`` whose decoding holds decoded[start:end] (escape runs kept whole)."""
-    pattern = _ESCAPES_PLUS if with_space else _ESCAPES
-    fn = unquote_plus if with_space else unquote
-    raw_at = dec_at = 0
-    raw_start = raw_end = -1
-    for m in (*pattern.finditer(raw), None):
-        literal_end = m.start() if m is not None else len(raw)
-        # literal text maps one to one
-        literal_len = literal_end - raw_at
-        if raw_start < 0 and start < dec_at + literal_len:
-            raw_start = raw_at + (start - dec_at)
-        if raw_end < 0 and end <= dec_at + literal_len:
-            raw_end = raw_at + (end - dec_at)
-        raw_at, dec_at = literal_end, dec_at + literal_len
-        if m is None:
-            break
-        run_len = len(fn(m.group()))
-        if raw_start < 0 and start < dec_at + run_len:
-            raw_start = m.start()
-        if raw_end < 0 and end <= dec_at + run_len:
-            raw_end = m.end()
-        raw_at, dec_at = m.end(), dec_at + run_len
-    return max(raw_start, 0), (raw_end if raw_end >= 0 else len(raw))
-
-
 def _covered(found: Sequence[tuple[int, int, object]], start: int, end: int) -> bool:
     return any(s <= start and end <= e for s, e, _ in found)
 
@@ -491,38 +423,3 @@ def _dedupe(hits: list[SecretHit]) -> list[SecretHit]:
         reach[key] = hit.end
         kept.append(hit)
     return kept
-
-
-# -- the refusal -------------------------------------------------------------------------------
-
-_MAX_LISTED: Final = 5
-
-
-def _describe(hit: SecretHit) -> str:
-    if hit.kind == "learnt":
-        what = f"a value from {hit.source} ({hit.masked})"
-    else:
-        what = f"{KIND_LABELS.get(hit.kind, hit.kind)} ({hit.masked}, a well-known token format)"
-    if hit.encoding == "base64":
-        return f"{what}, base64-encoded"
-    if hit.encoding:
-        return f"{what}, {hit.encoding}"
-    return what
-
-
-def egress_refusal(hits: Sequence[SecretHit]) -> str:
-    """The message the model gets when a call is refused for the secrets in its input."""
-    if not hits:
-        raise ValueError("egress_refusal needs at least one hit")
-    described = list(dict.fromkeys(_describe(hit) for hit in hits))
-    listed = "; ".join(described[:_MAX_LISTED])
-    if len(described) > _MAX_LISTED:
-        listed += f"; and {len(described) - _MAX_LISTED} more"
-    verb = "appears" if len(described) == 1 else "appear"
-    return (
-        "Refused: this call would send a secret out of the machine: "
-        f"{listed} {verb} in its input. "
-        "Do not send secrets, or anything derived from them (encoded, split or partial), to "
-        "websites, searches, commands or tools; leave them out of the call. If the user really "
-        "wants this, tell them and ask them to do it themselves.")
-

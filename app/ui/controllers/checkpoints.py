@@ -26,12 +26,13 @@ import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
 
-from app.core.agent.checkpointing import CallChanges, Checkpointer, UndoRecord
-from app.core.checkpoints import CheckpointError, MergeResult, PlannedAction, merge_text
-from app.core.checkpoints.restore import ProjectWriter
-from app.core.services import Services
-
 if TYPE_CHECKING:
+    # The checkpoint engine (~20 ms of imports) loads with the first checkpointer
+    # (Services.checkpointer_for), after ready: the panel is ready without it.
+    from app.core.agent.checkpointing import CallChanges, Checkpointer, UndoRecord
+    from app.core.checkpoints import MergeResult, PlannedAction
+    from app.core.services import Services
+
     # Imported by the first preview or diff (or before it, off the GUI thread, by app.main's
     # warm-up of DEFERRED_UI_MODULES): the panels are ready without them.
     from app.ui.dialogs.restore_preview import DiffDialog, RestorePreviewDialog
@@ -198,6 +199,8 @@ class CheckpointController(QObject):
     async def _merge(self, checkpointer: Checkpointer, action: PlannedAction) -> MergeResult:
         """Three-way merge of a conflict (base: what the agent left; ours: the person's file;
         theirs: the checkpoint's), in a worker thread."""
+        from app.core.checkpoints import CheckpointError, merge_text
+
         def work() -> MergeResult:
             read = checkpointer.store.read_blob
             base = read(action.expected_blob) if action.expected_blob else b""
@@ -277,6 +280,8 @@ def loop_running() -> bool:
 
 def _write_merged(root: Path, merged: dict[str, str]) -> None:
     """Write merged texts as the person's version (confined to ``root``, no symlinks)."""
+    from app.core.checkpoints.restore import ProjectWriter
+
     writer = ProjectWriter(root)
     for rel, text in merged.items():
         try:

@@ -1,11 +1,13 @@
 """The AI panel: the conversation transcript, the prompt box, Send and Stop.
 
-The agent session runs as a task on the qasync loop; its events arrive here and are rendered as
-they happen. Markdown re-rendering of streamed text is throttled so the GUI never stalls.
+The composition root of the panel's parts, each a mixin in a module of its own: the header
+(notices, the first-run permission mode, the flow chip, the usage line: ``panel_header``), the
+conversations (picker, list, opening and starting one: ``conversation_switching``), a run's
+events turned into transcript items (``run_events``) and the undo actions (``undo_actions``);
+plus the edit/resend and context tools (``conversation_actions``), MCP prompts and the
+attachment tray. What stays here is the run itself: Send, the agent session, Stop and Retry.
 
-Above the conversation: one-time notices (``Services.take_notices``), the first-run choice of a
-permission mode (``mode_intro``) until the person has chosen one, and next to the conversation
-picker the flow chip (what this conversation has read; ``flow_chip``). None of them is modal.
+The agent session runs as a task on the qasync loop; its events arrive in ``handle_event``.
 """
 
 from __future__ import annotations
@@ -16,26 +18,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
-from app.core.outcomes import CardStatus
-from app.core.permission_mode import PermissionMode
 from app.ui.approval_queue import ApprovalQueue, remember_in_conversation
 from app.ui.controllers.checkpoints import CheckpointController, loop_running
 from app.ui.widgets.attachments import AttachmentTray, PromptEdit, add_attachment_note
 from app.ui.widgets.conversation_actions import install_conversation_actions
-from app.ui.widgets.conversation_list import ConversationList, conversation_title
-from app.ui.widgets.flow_chip import FlowChip
+from app.ui.widgets.conversation_switching import ConversationSwitching
 from app.ui.widgets.mcp_prompts import install_mcp_prompts
+from app.ui.widgets.panel_header import PanelHeader
+from app.ui.widgets.run_events import RunEvents
 from app.ui.widgets.transcript_view import ErrorCard, MessageView, RunFooter, Transcript
 from app.ui.widgets.undo_actions import UndoActions
 
@@ -44,19 +38,14 @@ if TYPE_CHECKING:
     # by their first use (Send, the first event, opening a conversation), or before it, off the
     # GUI thread, by app.main's warm-up after ready (DEFERRED_UI_MODULES,
     # DEFERRED_AGENT_MODULES): the panel is ready without them.
-    from app.core.agent.checkpointing import Checkpointer
     from app.core.agent.session import AgentSession
-    from app.core.pricing import Usage
     from app.core.services import Services
-    from app.ui.widgets.mode_intro import ModeIntro
-    from app.ui.widgets.notice_bar import Notices
     from app.ui.widgets.tool_card import ToolCard
 
 log = logging.getLogger(__name__)
-_RENDER_INTERVAL_MS = 60
 
 
-class AIPanel(UndoActions, QWidget):
+class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidget):
     running_changed = Signal(bool)
     status_message = Signal(str)
     # The first keystroke in the prompt: time to load what a run needs (app.core.warmup).
@@ -81,8 +70,6 @@ class AIPanel(UndoActions, QWidget):
         self._task: asyncio.Task[None] | None = None
         self._running = False
         self._closing: set[asyncio.Future[None]] = set()
-        self._current_text: MessageView | None = None
-        self._pending_render = False
         self.cards: dict[str, ToolCard] = {}
         # Undo / redo of the agent's file changes (cards, runs, messages) and pruning.
         self.checkpoints = CheckpointController(services, self)
@@ -93,33 +80,10 @@ class AIPanel(UndoActions, QWidget):
         self._changes_task: asyncio.Future[None] | None = None
         # Shown by Send without a project; removed as soon as one is open.
         self._project_hint: ErrorCard | None = None
+        self._build_rendering()
 
-        # The open conversation's title; the button shows the project's conversations below.
-        self.conversations_button = QToolButton()
-        self.conversations_button.setObjectName("conversations-button")
-        self.conversations_button.setText("Conversations")
-        self.conversations_button.setCheckable(True)
-        self.conversations_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.conversations_button.setArrowType(Qt.ArrowType.RightArrow)
-        self.conversations_button.setToolTip("This project's conversations: search, open, "
-                                             "rename, delete, export")
-        self.conversation_title = QLabel("New conversation")
-        self.conversation_title.setObjectName("conversation-title")
-        self.conversation_title.setMinimumWidth(80)
-        self.conversation_title.setTextFormat(Qt.TextFormat.PlainText)
-        self.conversation_list = ConversationList(services.conversations)
-        self.conversation_list.hide()
-        self.new_button = QPushButton("New conversation")
-        top = QHBoxLayout()
-        top.addWidget(self.conversations_button)
-        top.addWidget(self.conversation_title, 1)
-        top.addWidget(self.new_button)
-        self.flow_chip = FlowChip()
-        top.addWidget(self.flow_chip)
-        self.flow_chip.reset_requested.connect(self.reset_flow)
-        self.flow_chip.trust_toggled.connect(self.set_project_trusted)
-        # The project folder may have changed since: read its trust when the menu opens.
-        self.flow_chip.menu_.aboutToShow.connect(self._show_trust)
+        top = self._build_conversation_row()
+        self._build_header(top)
 
         self.transcript = Transcript()
         self.prompt = PromptEdit()  # dropped or pasted files and images: the tray below
@@ -140,24 +104,12 @@ class AIPanel(UndoActions, QWidget):
         bottom = QHBoxLayout()
         bottom.addWidget(self.prompt, 1)
         bottom.addLayout(buttons)
-        # Tokens and cost of the last turn and of the conversation (UsageUpdated).
-        self.usage_label = QLabel("")
-        self.usage_label.setObjectName("usage")
-        self.usage_label.setStyleSheet("QLabel { color: palette(placeholder-text); }")
-        self.usage_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-
-        # Notices and the first-run mode choice, above the conversation row.
-        self.banners = QVBoxLayout()
-        self.banners.setSpacing(6)
-        self.notices: Notices | None = None
-        self.mode_intro: ModeIntro | None = None
-        self._notices_taken = False
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(self.banners)
         layout.addLayout(top)
-        layout.addWidget(self.conversation_list)
+        layout.addLayout(self.conversation_list_slot)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.usage_label)
         layout.addLayout(bottom)
@@ -168,161 +120,15 @@ class AIPanel(UndoActions, QWidget):
         # MCP prompts ("/" in the prompt, the MCP button) and resources (issue 19).
         self.mcp_prompts = install_mcp_prompts(self)
 
-        self._render_timer = QTimer(self)
-        self._render_timer.setSingleShot(True)
-        self._render_timer.setInterval(_RENDER_INTERVAL_MS)
-        self._render_timer.timeout.connect(self._render_current_text)
         self.send_button.clicked.connect(lambda: self.send())
         self.stop_button.clicked.connect(self.stop)
-        self.new_button.clicked.connect(self.new_conversation)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             shortcut = QShortcut(QKeySequence(keys), self.prompt)
             shortcut.activated.connect(lambda: self.send())
-        self.conversations_button.toggled.connect(self.show_conversation_list)
-        self.conversation_list.opened.connect(self._on_conversation_picked)
-        self.conversation_list.deleted.connect(self._on_conversation_deleted)
-        self.conversation_list.renamed.connect(self._on_conversation_renamed)
-        self.conversation_list.status_message.connect(self.status_message)
-        self.conversation_list.can_delete = self._can_delete
-        root = project_root()
-        self.conversation_list.set_project(str(root) if root is not None else None)
         self.prompt.textChanged.connect(self._on_prompt_changed)
         self.refresh_conversations()
         self._show_mode_intro_if_needed()
         self._show_flow()
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if not self._notices_taken:
-            self.show_notices()
-
-    # -- notices and the permission mode ------------------------------------------------------
-
-    def show_notices(self) -> None:
-        """The services' one-time notices, once, as dismissible bars (never a modal box)."""
-        self._notices_taken = True
-        notices = self.services.take_notices()
-        if not notices:
-            return
-        if self.notices is None:
-            from app.ui.widgets.notice_bar import Notices
-
-            self.notices = Notices()
-            self.banners.insertWidget(0, self.notices)
-        for text in notices:
-            self.notices.add(text)
-
-    def _show_mode_intro_if_needed(self) -> None:
-        from app.ui.widgets.mode_intro import MODE_CHOSEN_KEY
-
-        if self.mode_intro is not None or self.services.settings.get(MODE_CHOSEN_KEY, False):
-            return
-        from app.ui.widgets.mode_intro import ModeIntro
-
-        self.mode_intro = ModeIntro(self._profile_mode())
-        self.mode_intro.chosen.connect(self.choose_permission_mode)
-        self.banners.addWidget(self.mode_intro)
-
-    def _profile_mode(self) -> PermissionMode:
-        try:
-            return self.services.profiles.get(self.profile_id).permission_mode
-        except KeyError:  # the profile is gone (deleted meanwhile)
-            return PermissionMode.ASK
-
-    def choose_permission_mode(self, value: str) -> None:
-        """Save ``value`` as the current profile's mode (read at the start of each run) and
-        remember that the person has chosen (the first-run panel goes away)."""
-        mode = PermissionMode.parse(value)
-        self.services.profiles.set_permission_mode(self.profile_id, mode)
-        self.permission_mode_chosen()
-        self.permission_mode_changed.emit(mode.value)
-        self.status_message.emit(f"Permission mode: {mode.label}" + (
-            " (applies from the next message)" if self.running else ""))
-
-    def permission_mode_chosen(self) -> None:
-        """The person chose a mode (here or in the toolbar): no first-run panel any more."""
-        from app.ui.widgets.mode_intro import MODE_CHOSEN_KEY
-
-        self.services.settings.set(MODE_CHOSEN_KEY, True)
-        if self.mode_intro is not None:
-            self.mode_intro.hide()
-            self.mode_intro.deleteLater()
-            self.mode_intro = None
-
-    def show_permission_mode(self) -> None:
-        """The profile changed: the first-run panel preselects its mode."""
-        if self.mode_intro is not None:
-            self.mode_intro.select(self._profile_mode())
-
-    # -- usage -------------------------------------------------------------------------------
-
-    def show_usage(self, model: str, turn: Usage | None, conversation: dict[str, Usage],
-                   cache_ttl: str = "5m") -> None:
-        """"Last turn: … · Conversation: …" with the cost from the price table (Settings →
-        Usage & prices); empty for a conversation without turns."""
-        from app.core.pricing import PRICES_KEY, Usage, cost, prices_from_setting
-        from app.ui.dialogs.usage_settings import format_usage
-
-        if not conversation:
-            self.usage_label.setText("")
-            return
-        table = prices_from_setting(self.services.settings.get(PRICES_KEY, {}))
-        total, dollars = Usage(), 0.0
-        priced = True
-        for name, usage in conversation.items():
-            total = total + usage
-            spent = cost(name, usage, table, cache_ttl=cache_ttl)
-            priced = priced and spent is not None
-            dollars += spent or 0.0
-        parts = []
-        if turn is not None:
-            parts.append("Last turn: " + format_usage(turn, cost(model, turn, table,
-                                                                 cache_ttl=cache_ttl)))
-        parts.append("Conversation: " + format_usage(total, dollars if priced else None))
-        self.usage_label.setText("   ·   ".join(parts))
-
-    def _show_conversation_usage(self) -> None:
-        session = self.session
-        self.show_usage("", None, session.conversation_usage() if session is not None else {})
-
-    # -- flow labels -------------------------------------------------------------------------
-
-    def _show_flow(self) -> None:
-        """The chip shows the current conversation's labels (clean before its first run), and
-        the usage line its tokens."""
-        self._show_conversation_usage()
-        if self.session is None:
-            self.flow_chip.set_flow("clean", (), resettable=False)
-        else:
-            flow = self.session.flow  # read from the conversation on first use
-            self.flow_chip.set_flow(flow.summary(), flow.sources)
-        self._show_trust()
-
-    def _show_trust(self) -> None:
-        root = self._project_root()
-        self.flow_chip.set_trust(None if root is None else (root.name or str(root)),
-                                 root is not None and self.services.is_trusted(root))
-
-    def reset_flow(self) -> None:
-        """The chip's "Reset labels for this conversation"."""
-        if self.session is None:
-            return
-        self.session.reset_flow()  # announces FlowChanged (and saves the empty labels)
-        self._show_flow()
-        self.status_message.emit("Flow labels reset for this conversation.")
-
-    def set_project_trusted(self, trusted: bool) -> None:
-        """The chip's "Trust this project folder": for the sessions created from now on (a
-        new or reopened conversation), not the current one."""
-        root = self._project_root()
-        if root is None:
-            return
-        self.services.set_trusted(root, trusted)
-        self._show_trust()
-        name = root.name or str(root)
-        self.status_message.emit(
-            (f"{name} is now trusted" if trusted else f"{name} is no longer trusted") +
-            ": applies to conversations started or reopened from now on.")
 
     def _on_prompt_changed(self) -> None:
         if self.prompt.document().isEmpty():
@@ -375,16 +181,6 @@ class AIPanel(UndoActions, QWidget):
             self.transcript.remove(self._project_hint)
             self._project_hint = None
 
-    def _add_error_card(self, message: str, retryable: bool) -> None:
-        """A failed turn: the newest card is the only one whose Retry works."""
-        self._retire_error_cards()
-        self.transcript.add(ErrorCard(message, retryable, self.retry))
-
-    def _retire_error_cards(self) -> None:
-        for item in self.transcript.items():
-            if isinstance(item, ErrorCard):
-                item.retire()
-
     def retry(self) -> None:
         if self.session is not None and not self.running:
             self._start(self.session.retry())
@@ -410,7 +206,9 @@ class AIPanel(UndoActions, QWidget):
     def _discard_session(self) -> None:
         """Forget the current session; its HTTP client is closed in the background."""
         old, self.session = self.session, None
-        if old is not None:
+        # Without a running loop (a script, a synchronous test) nothing could run the close;
+        # the session's client goes with the session.
+        if old is not None and loop_running():
             self._closing.add(asyncio.ensure_future(old.aclose()))
             self._closing = {t for t in self._closing if not t.done()}
 
@@ -457,283 +255,3 @@ class AIPanel(UndoActions, QWidget):
             project_root=root, approver=self.approvals.request, on_event=self.handle_event,
             conversation_id=conversation_id, checkpointer=self.services.checkpointer_for(root),
             project_trusted=self.services.is_trusted(root))
-
-    # -- events --------------------------------------------------------------------------------
-
-    def handle_event(self, event: object) -> None:
-        from app.core.agent.events import (
-            AwaitingApproval,
-            FilesChanged,
-            FlowChanged,
-            ReviewArrived,
-            ReviewFinished,
-            RunCancelled,
-            RunFailed,
-            RunFinished,
-            TextDelta,
-            ThinkingBlock,
-            ToolFinished,
-            ToolProgress,
-            ToolRequested,
-            ToolStarted,
-            UsageUpdated,
-        )
-
-        if isinstance(event, TextDelta):
-            if self._current_text is None:
-                self._current_text = MessageView("", "assistant")
-                self.transcript.add(self._current_text)
-            self._current_text.append(event.text)
-            if not self._render_timer.isActive():
-                self._render_timer.start()
-        elif isinstance(event, ToolRequested):
-            self._flush_text()
-            rule = event.decision.explain()
-            from app.ui.widgets.tool_card import ToolCard
-
-            new_card = ToolCard(event.tool_use_id, event.tool_name, event.server_id, event.input,
-                                event.decision.kind, rule,
-                                decided_by=event.decision.decided_by,
-                                has_rule=event.decision.rule is not None)
-            self.cards[event.tool_use_id] = new_card
-            self._connect_card(new_card)
-            self._run_cards.append(new_card)
-            self.transcript.add(new_card)
-        elif isinstance(event, AwaitingApproval):
-            card = self.cards.get(event.request.tool_use_id)
-            if card is not None:
-                card.set_status(CardStatus.AWAITING)
-            self.status_message.emit(f"Waiting for your approval of {event.request.tool_name}")
-        elif isinstance(event, ToolStarted):
-            card = self.cards.get(event.tool_use_id)
-            if card is not None:
-                if card.status == CardStatus.AWAITING:
-                    card.mark_approved()
-                card.set_status(CardStatus.RUNNING)
-            self.status_message.emit(f"Running {event.tool_name}…")
-        elif isinstance(event, ToolProgress):
-            card = self.cards.get(event.tool_use_id)
-            if card is not None:
-                card.set_progress(event.progress, event.total, event.message)
-        elif isinstance(event, ToolFinished):
-            card = self.cards.get(event.tool_use_id)
-            if card is not None:
-                card.finish(event.outcome, event.is_error, event.duration_ms, event.content,
-                            event.images)
-            self.status_message.emit("Working…")
-        elif isinstance(event, FilesChanged):
-            card = self.cards.get(event.tool_use_id)
-            if card is not None:
-                checkpointer = self.session.checkpointer if self.session is not None else None
-                card.set_changes(event.changes, checkpointer)
-                footer = self._footers.get(event.tool_use_id)
-                if footer is not None:  # it came after the run ended (a stopped call)
-                    footer.refresh()
-                self._refresh_restore_actions()
-        elif isinstance(event, FlowChanged):
-            self.flow_chip.set_flow(event.summary, event.sources)
-        elif isinstance(event, ReviewArrived | ReviewFinished):
-            card = self.cards.get(event.tool_use_id)
-            if card is not None:
-                card.handle_review_event(event)
-        elif isinstance(event, ThinkingBlock):
-            from app.ui.widgets.thinking_view import ThinkingView
-
-            # Above this turn's answer (still the current text view: the turn just ended).
-            self.transcript.insert_before(ThinkingView(event.text, event.redacted),
-                                          self._current_text)
-        elif isinstance(event, UsageUpdated):
-            self.show_usage(event.model, event.turn, event.conversation, event.cache_ttl)
-            self.conversation_actions.show_context(event.model, event.turn)
-        elif isinstance(event, RunFinished):
-            self._flush_text()
-            if event.stop_reason == "max_iterations":
-                self.transcript.add(self._round_cap_card(event.iterations))
-        elif isinstance(event, RunFailed):
-            if self._current_text is not None:  # the stream broke off mid-answer
-                self._current_text.mark_incomplete()
-            self._flush_text()
-            self._add_error_card(event.message, event.retryable)
-            self.conversation_actions.offer_compaction(event.message)
-        elif isinstance(event, RunCancelled):
-            self._flush_text()
-            label = QLabel("■ Stopped.")
-            label.setObjectName("cancelled-note")
-            label.setStyleSheet("color: palette(placeholder-text);")
-            self.transcript.add(label)
-
-    def _round_cap_card(self, iterations: int) -> QWidget:
-        """The run reached the profile's round cap: not an error, the work can go on. Continue
-        sends a continue message as the next prompt (once)."""
-        from PySide6.QtWidgets import QFrame
-
-        card = QFrame()
-        card.setObjectName("round-cap-card")
-        card.setStyleSheet("QFrame#round-cap-card { border: 1px solid palette(mid); "
-                           "border-radius: 8px; }")
-        row = QHBoxLayout(card)
-        label = QLabel(f"Paused after {iterations} tool rounds (the profile's limit per "
-                       "request). Continue to let the AI carry on where it stopped.")
-        label.setWordWrap(True)
-        row.addWidget(label, 1)
-        button = QPushButton("Continue")
-        button.setObjectName("round-cap-continue")
-
-        def carry_on() -> None:
-            if self.send("Continue where you stopped."):
-                button.setEnabled(False)
-
-        button.clicked.connect(carry_on)
-        row.addWidget(button)
-        return card
-
-    def _render_current_text(self) -> None:
-        if self._current_text is not None:
-            self._current_text.render_markdown()
-
-    def _flush_text(self) -> None:
-        self._render_timer.stop()
-        self._render_current_text()
-        self._current_text = None
-
-    async def _load_changes(self, checkpointer: Checkpointer, cards: dict[str, ToolCard],
-                            executions: dict) -> None:
-        from app.ui.widgets.conversation_replay import load_call_changes
-
-        try:
-            found = await load_call_changes(checkpointer, executions)
-        except Exception:
-            log.exception("reading the conversation's checkpoints failed")
-            return
-        for tool_use_id, changes in found.items():
-            card = cards.get(tool_use_id)
-            if card is None or card.parent() is None:
-                continue  # the transcript was cleared meanwhile
-            if isinstance(changes, str):
-                card.set_changes_unavailable(changes)
-            else:
-                card.set_changes(changes, checkpointer)
-        self._after_restore()
-
-    # -- conversations ---------------------------------------------------------------------
-
-    def new_conversation(self) -> None:
-        if self.running:
-            return
-        self._discard_session()
-        self._clear()
-        self.refresh_conversations()
-        self._show_flow()
-
-    def _clear(self) -> None:
-        if self._changes_task is not None:
-            self._changes_task.cancel()
-            self._changes_task = None
-        self.cards.clear()
-        self._run_cards.clear()
-        self._footers.clear()
-        self._project_hint = None  # deleted with the rest of the transcript
-        self.transcript.clear()
-        self.conversation_actions.reset()
-
-    def refresh_conversations(self) -> None:
-        """The list marks the open conversation and reads its rows again (off the GUI thread);
-        the open one is remembered as the project's last."""
-        current = self.session.conversation_id if self.session is not None else None
-        self.conversation_list.set_current(current)
-        self.conversation_list.refresh()
-        if current is None:
-            self.conversation_title.setText("New conversation")
-            return
-        self._show_title(current)
-        root = self._project_root()
-        if root is not None:
-            self.services.settings.set_last_conversation(str(root), current)
-
-    def _show_title(self, conversation_id: int) -> None:
-        # One row by its primary key: cheap on the GUI thread.
-        try:
-            title = conversation_title(self.services.conversations.get(conversation_id))
-        except KeyError:
-            title = "New conversation"
-        self.conversation_title.setText(title)
-        self.conversation_title.setToolTip(title)
-
-    def show_conversation_list(self, shown: bool = True) -> None:
-        """Show (and focus the search of) the project's conversations, or hide them."""
-        self.conversations_button.setChecked(shown)
-        self.conversations_button.setArrowType(Qt.ArrowType.DownArrow if shown
-                                               else Qt.ArrowType.RightArrow)
-        self.conversation_list.setVisible(shown)
-        if shown:
-            self.conversation_list.refresh()  # "today 14:02" may be yesterday's by now
-            self.conversation_list.search.setFocus()
-
-    def project_opened(self, root: Path | None) -> None:
-        """The window opened ``root``: the list follows it and, unless a run is going on or a
-        conversation is open, the project's last conversation is reopened."""
-        super().project_opened(root)
-        if root is not None:
-            self._drop_project_hint()
-        self.conversation_list.set_project(str(root) if root is not None else None)
-        if root is not None and self.session is None and not self.running:
-            last = self.services.settings.last_conversation(str(root))
-            if last is not None and self._belongs_to(last, root):
-                self.load_conversation(last)
-                return
-        self.refresh_conversations()
-
-    def _belongs_to(self, conversation_id: int, root: Path) -> bool:
-        try:
-            return self.services.conversations.get(conversation_id).project_root == str(root)
-        except KeyError:  # deleted since
-            return False
-
-    def _on_conversation_picked(self, conversation_id: int) -> None:
-        if self.running:
-            self.status_message.emit("Stop the run before opening another conversation.")
-            self.refresh_conversations()
-            return
-        self.load_conversation(conversation_id)
-
-    def _on_conversation_deleted(self, conversation_id: int) -> None:
-        root = self._project_root()
-        if root is not None and \
-                self.services.settings.last_conversation(str(root)) == conversation_id:
-            self.services.settings.set_last_conversation(str(root), None)
-        if self.session is not None and self.session.conversation_id == conversation_id:
-            self.new_conversation()
-        self.status_message.emit("Conversation deleted.")
-
-    def _can_delete(self, conversation_id: int) -> bool:
-        """Not the conversation a run is adding to (stop it first)."""
-        return not (self.running and self.session is not None
-                    and self.session.conversation_id == conversation_id)
-
-    def _on_conversation_renamed(self, conversation_id: int, title: str) -> None:
-        if self.session is not None and self.session.conversation_id == conversation_id:
-            self.conversation_title.setText(title)
-            self.conversation_title.setToolTip(title)
-
-    def load_conversation(self, conversation_id: int) -> None:
-        from app.ui.widgets.conversation_replay import replay_conversation
-
-        self._clear()
-        cards, executions = replay_conversation(self.services, conversation_id, self.transcript)
-        for card in cards.values():
-            self._connect_card(card)
-        for footer in self._all_footers():
-            self._connect_footer(footer)
-            for card in footer.cards:
-                self._footers[card.tool_use_id] = footer
-        root = self._project_root()
-        self._discard_session()
-        if root is not None:
-            self.session = self._new_session(root, conversation_id)
-            checkpointer = self.session.checkpointer
-            if checkpointer is not None and loop_running() and \
-                    any(e.changes for e in executions.values()):
-                self._changes_task = asyncio.ensure_future(
-                    self._load_changes(checkpointer, cards, executions))
-        self.refresh_conversations()
-        self._show_flow()

@@ -178,7 +178,8 @@ class ConversationActions(QObject):
         if view not in users:  # the transcript changed meanwhile
             self.cancel_edit()
             return False
-        index = users.index(view)
+        # Counted from the start of the stored conversation: a long one shows only its end.
+        index = self.panel.transcript.hidden_prompts + users.index(view)
         self.editing, self._draft = None, ""
         self.edit_banner.hide()
         self.panel.prompt.clear()

@@ -12,7 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from PySide6.QtWidgets import QWidget
 
 from app.core.agent.attachments import attachments_in
 from app.core.agent.checkpointing import CallChanges, Checkpointer
@@ -21,6 +24,7 @@ from app.core.checkpoints import FileChange
 from app.core.outcomes import CallState, CardStatus, Outcome
 from app.core.services import Services
 from app.core.store.audit import ToolExecution, decided_by_text
+from app.core.store.conversations import StoredMessage
 from app.core.tools.images import ImagePart, images_in
 from app.core.visible_text import make_visible
 from app.ui.widgets.attachments import add_attachment_note
@@ -30,11 +34,30 @@ from app.ui.widgets.transcript_view import MessageView, RunFooter, Transcript
 log = logging.getLogger(__name__)
 
 
-def replay_conversation(services: Services, conversation_id: int,
-                        transcript: Transcript) -> tuple[dict[str, ToolCard],
-                                                         dict[str, ToolExecution]]:
-    """Add the stored conversation's messages and tool cards to ``transcript`` (with a run
-    footer after each prompt's calls); returns the cards and the audit rows by tool_use id."""
+@dataclass(frozen=True)
+class StoredConversation:
+    """A stored conversation read back for replay: its messages, the audit rows of its calls
+    by tool_use id, and each call's result (text, is_error) and images from the transcript."""
+
+    messages: list[StoredMessage]
+    executions: dict[str, ToolExecution]
+    results: dict[str, tuple[str, bool]]
+    images: dict[str, tuple[ImagePart, ...]]
+
+    def run_starts(self) -> list[int]:
+        """Where each run begins: 0, then every user message with text (a prompt; its
+        answer, calls and their results follow until the next one)."""
+        starts = [0]
+        for i, message in enumerate(self.messages):
+            if i and message.role == "user" and any(
+                    isinstance(b, dict) and b.get("type") == "text" and b.get("text")
+                    for b in _blocks(message)):
+                starts.append(i)
+        return starts
+
+
+def read_conversation(services: Services, conversation_id: int) -> StoredConversation:
+    """Read and parse what replaying ``conversation_id`` needs (blocking: the database)."""
     results: dict[str, tuple[str, bool]] = {}
     images: dict[str, tuple[ImagePart, ...]] = {}
     messages = services.conversations.messages(conversation_id)
@@ -50,19 +73,41 @@ def replay_conversation(services: Services, conversation_id: int,
                         content = "\n".join(str(b.get("text", "")) for b in content
                                             if isinstance(b, dict))
                     results[tool_use_id] = (str(content), bool(block.get("is_error")))
+    return StoredConversation(messages, executions, results, images)
+
+
+def replay_conversation(services: Services, conversation_id: int,
+                        transcript: Transcript) -> tuple[dict[str, ToolCard],
+                                                         dict[str, ToolExecution]]:
+    """Add the stored conversation's messages and tool cards to ``transcript`` (with a run
+    footer after each prompt's calls); returns the cards and the audit rows by tool_use id."""
+    stored = read_conversation(services, conversation_id)
+    cards, _footers = replay_messages(services, stored, 0, len(stored.messages), transcript)
+    return cards, stored.executions
+
+
+def replay_messages(services: Services, stored: StoredConversation, start: int, stop: int,
+                    transcript: Transcript, above: QWidget | None = None
+                    ) -> tuple[dict[str, ToolCard], list[RunFooter]]:
+    """Add ``stored.messages[start:stop]`` to ``transcript``, just above ``above`` (at the end
+    when None); returns their cards by tool_use id and their run footers."""
     cards: dict[str, ToolCard] = {}
+    footers: list[RunFooter] = []
     footer: RunFooter | None = None
+
+    def place(widget: QWidget) -> QWidget:
+        return transcript.insert_before(widget, above)
 
     def end_run() -> None:
         nonlocal footer
         if footer is not None:
-            transcript.add(footer)
+            place(footer)
             footer.refresh()
+            footers.append(footer)
         footer = None
 
-    for message in messages:
-        blocks = message.content if isinstance(message.content, list) else \
-            [{"type": "text", "text": message.content}]
+    for message in stored.messages[start:stop]:
+        blocks = _blocks(message)
         for block in blocks:
             if not isinstance(block, dict):  # a damaged stored message: show the rest
                 continue
@@ -70,31 +115,37 @@ def replay_conversation(services: Services, conversation_id: int,
             if kind == "text" and block.get("text"):
                 if message.role == "user":
                     end_run()
-                view = transcript.add(MessageView(block["text"], message.role))
+                view = place(MessageView(block["text"], message.role))
                 if message.role == "user":  # the person's attached files, above the prompt
                     add_attachment_note(transcript, view, attachments_in(blocks))
             elif kind in ("thinking", "redacted_thinking"):
                 from app.ui.widgets.thinking_view import ThinkingView
 
-                transcript.add(ThinkingView(str(block.get("thinking", "")),
-                                            redacted=kind == "redacted_thinking"))
+                place(ThinkingView(str(block.get("thinking", "")),
+                                   redacted=kind == "redacted_thinking"))
             elif kind == "tool_use" and isinstance(block.get("id"), str) \
                     and isinstance(block.get("name"), str):
                 tool = services.registry.get(block["name"])
                 server_id = tool.spec.server_id if tool is not None else "builtin"
-                execution = executions.get(block["id"])
+                execution = stored.executions.get(block["id"])
                 card = _restored_card(block, server_id, execution)
-                card.finish(*_restored_outcome(execution, results.get(block["id"])),
-                            images.get(block["id"], ()))
+                card.finish(*_restored_outcome(execution, stored.results.get(block["id"])),
+                            stored.images.get(block["id"], ()))
                 if execution is not None:
                     card.restore_reviews(execution.reviews, execution.decided_by)
-                transcript.add(card)
+                place(card)
                 cards[block["id"]] = card
                 if footer is None:
                     footer = RunFooter()
                 footer.cards.append(card)
     end_run()
-    return cards, executions
+    return cards, footers
+
+
+def _blocks(message: StoredMessage) -> list[Any]:
+    if isinstance(message.content, list):
+        return message.content
+    return [{"type": "text", "text": message.content}]
 
 
 async def load_call_changes(checkpointer: Checkpointer,

@@ -162,13 +162,16 @@ class FindBar(QFrame):
         self._show_count()
 
     def _show_count(self) -> None:
+        # A long conversation shows only its end (conversation_pager): Find searches what is
+        # loaded, and says so while earlier messages are not.
+        partial = " in the loaded messages" if self.transcript.earlier_button.isVisible() else ""
         if not self.field.text():
             self.count_label.setText("")
         elif not self.matches:
-            self.count_label.setText("no matches")
+            self.count_label.setText(f"no matches{partial}")
         else:
             more = "+" if len(self.matches) >= MAX_MATCHES else ""
-            self.count_label.setText(f"{self.current + 1} of {len(self.matches)}{more}")
+            self.count_label.setText(f"{self.current + 1} of {len(self.matches)}{more}{partial}")
 
     def _clear_highlights(self) -> None:
         live = set(self._views())

@@ -5,49 +5,75 @@ of this conversation, and trust the project folder (for the conversations starte
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
-from app.core.permissions.flow import FlowLabel, FlowSource
 from app.core.visible_text import make_visible
 
-# summary → (text colour, background, border)
-_COLOURS = {
-    "clean": ("#0f5323", "#dafbe1", "#4ac26b"),
-    FlowLabel.READ_SENSITIVE.label: ("#ffffff", "#cf222e", "#a40e26"),
-    FlowLabel.UNTRUSTED.label: ("#4d2d00", "#fff8c5", "#d4a72c"),
-    FlowLabel.READ_OUTSIDE.label: ("#4d2d00", "#fff8c5", "#d4a72c"),
-}
+if TYPE_CHECKING:
+    from app.core.permissions.flow import FlowSource
 
-_EXPLAINED = {
-    "clean": "Nothing sensitive or untrusted has been read in this conversation.",
-    FlowLabel.READ_SENSITIVE.label: "This conversation read a secret: calls that can send data "
-                                    "out ask first, whatever rule allows them.",
-    FlowLabel.UNTRUSTED.label: "This conversation took in content that could carry "
-                               "instructions (web pages, tool results, files of an untrusted "
-                               "project).",
-    FlowLabel.READ_OUTSIDE.label: "This conversation read files outside the project.",
-}
+# A new conversation is "clean": the chip shows that without the flow labels' module (and the
+# secret matchers it imports, ~15 ms), which loads with the first labels (after ready).
+_CLEAN = "clean"
+_CLEAN_COLOURS = ("#0f5323", "#dafbe1", "#4ac26b")  # (text colour, background, border)
+_WARNING_COLOURS = ("#4d2d00", "#fff8c5", "#d4a72c")
+_CLEAN_EXPLAINED = "Nothing sensitive or untrusted has been read in this conversation."
 
 MAX_TOOLTIP_SOURCES = 8
 
 
+@functools.cache
+def _labels_colours() -> dict[str, tuple[str, str, str]]:
+    from app.core.permissions.flow import FlowLabel
+
+    return {FlowLabel.READ_SENSITIVE.label: ("#ffffff", "#cf222e", "#a40e26"),
+            FlowLabel.UNTRUSTED.label: _WARNING_COLOURS,
+            FlowLabel.READ_OUTSIDE.label: _WARNING_COLOURS}
+
+
+@functools.cache
+def _labels_explained() -> dict[str, str]:
+    from app.core.permissions.flow import FlowLabel
+
+    return {
+        FlowLabel.READ_SENSITIVE.label: "This conversation read a secret: calls that can send "
+                                        "data out ask first, whatever rule allows them.",
+        FlowLabel.UNTRUSTED.label: "This conversation took in content that could carry "
+                                   "instructions (web pages, tool results, files of an "
+                                   "untrusted project).",
+        FlowLabel.READ_OUTSIDE.label: "This conversation read files outside the project.",
+    }
+
+
+def _colours(summary: str) -> tuple[str, str, str]:
+    """(text colour, background, border); an unknown summary looks like a warning."""
+    return _CLEAN_COLOURS if summary == _CLEAN else _labels_colours().get(summary,
+                                                                          _WARNING_COLOURS)
+
+
 def flow_tooltip(summary: str, sources: Iterable[FlowSource]) -> str:
     """Plain text: what the summary means, then each label's sources (``describe()``)."""
-    lines = [_EXPLAINED.get(summary, summary)]
+    lines = [_CLEAN_EXPLAINED if summary == _CLEAN else
+             _labels_explained().get(summary, summary)]
     sources = list(sources)
-    for label in FlowLabel:
-        found = [s for s in sources if s.label is label]
-        if not found:
-            continue
-        lines.append("")
-        lines.append(f"{label.label[:1].upper()}{label.label[1:]}:")
-        lines += [f"  • {make_visible(s.describe())}" for s in found[:MAX_TOOLTIP_SOURCES]]
-        if len(found) > MAX_TOOLTIP_SOURCES:
-            lines.append(f"  … and {len(found) - MAX_TOOLTIP_SOURCES} more")
+    if sources:
+        from app.core.permissions.flow import FlowLabel
+
+        for label in FlowLabel:
+            found = [s for s in sources if s.label is label]
+            if not found:
+                continue
+            lines.append("")
+            lines.append(f"{label.label[:1].upper()}{label.label[1:]}:")
+            lines += [f"  • {make_visible(s.describe())}" for s in found[:MAX_TOOLTIP_SOURCES]]
+            if len(found) > MAX_TOOLTIP_SOURCES:
+                lines.append(f"  … and {len(found) - MAX_TOOLTIP_SOURCES} more")
     lines.append("")
     lines.append("Click for options.")
     return "\n".join(lines)
@@ -93,8 +119,8 @@ class FlowChip(QToolButton):
                  resettable: bool = True) -> None:
         self.summary = summary
         self.sources = tuple(sources)
-        fg, bg, border = _COLOURS.get(summary, _COLOURS[FlowLabel.UNTRUSTED.label])
-        mark = "●" if summary == "clean" else "⚠"
+        fg, bg, border = _colours(summary)
+        mark = "●" if summary == _CLEAN else "⚠"
         self.setText(f"{mark} {summary}")
         self.setStyleSheet(
             f"QToolButton {{ color: {fg}; background: {bg}; border: 1px solid {border}; "

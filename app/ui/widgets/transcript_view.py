@@ -248,6 +248,8 @@ class Transcript(QScrollArea):
     # A message's Edit or Regenerate ("edit" | "regenerate", the MessageView); the panel's
     # conversation_actions.ConversationActions acts on it.
     message_action = Signal(str, object)
+    cleared = Signal()  # emptied for another conversation (a pager stops loading into it)
+    earlier_requested = Signal()  # "Show earlier messages", or scrolled to the very top
 
     def __init__(self) -> None:
         super().__init__()
@@ -268,22 +270,64 @@ class Transcript(QScrollArea):
         self.empty_hint.setWordWrap(True)
         self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_hint.setStyleSheet("color: palette(placeholder-text); padding: 40px;")
+        # A long conversation opens with its last messages only (conversation_pager); the
+        # earlier ones come a page at a time from here, or by scrolling to the very top.
+        self.earlier_button = QPushButton("Show earlier messages")
+        self.earlier_button.setObjectName("show-earlier")
+        self.earlier_button.setFlat(True)
+        self.earlier_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.earlier_button.hide()
+        self.earlier_button.clicked.connect(self.earlier_requested)
+        # How many of the person's prompts are stored before the first one shown: edit and
+        # resend counts prompts from the start of the stored conversation.
+        self.hidden_prompts = 0
+        self.column.addWidget(self.earlier_button)
         self.column.addWidget(self.empty_hint)
         self.column.addStretch(1)
         self.setWidget(body)
         self._items: list[QWidget] = []
         self._stick_to_bottom = True
+        # (item, its distance from the top of the view): kept there while earlier items are
+        # inserted above it and laid out, until the person scrolls.
+        self._anchor: tuple[QWidget, int] | None = None
         bar = self.verticalScrollBar()
-        bar.valueChanged.connect(lambda v: setattr(self, "_stick_to_bottom",
-                                                   v >= bar.maximum() - 24))
+
+        def moved(value: int) -> None:
+            self._stick_to_bottom = value >= bar.maximum() - 24
+            if value == 0 and bar.maximum() > 0 and self.earlier_button.isVisible():
+                self.earlier_requested.emit()
+
+        bar.valueChanged.connect(moved)
+        bar.actionTriggered.connect(lambda _action: setattr(self, "_anchor", None))
 
         def follow_growth(_lo: int, hi: int) -> None:
-            if self._stick_to_bottom:
+            if self._anchor is not None and not self._stick_to_bottom:
+                widget, offset = self._anchor
+                if widget in self._items:
+                    bar.setValue(widget.y() - offset)
+            elif self._stick_to_bottom:
                 bar.setValue(hi)
 
         bar.rangeChanged.connect(follow_growth)
 
+    def show_earlier(self, messages: int) -> None:
+        """Offer the ``messages`` stored before the first one shown (none: no offer)."""
+        self.earlier_button.setText(f"↑ Show earlier messages ({messages} more)")
+        self.earlier_button.setVisible(messages > 0)
+
+    def hold_position(self) -> None:
+        """Items are about to be inserted at the top: unless following the end, keep what
+        is in view where it is."""
+        if self._stick_to_bottom or not self._items:
+            self._anchor = None
+            return
+        if self._anchor is not None and self._anchor[0] in self._items:
+            return  # still laying out what came before: that item is the one to keep
+        first = self._items[0]
+        self._anchor = (first, first.y() - self.verticalScrollBar().value())
+
     def add(self, widget: QWidget) -> QWidget:
+        self._anchor = None  # new content at the end: the view follows it, or stays
         self.empty_hint.hide()
         self.column.insertWidget(self.column.count() - 1, widget)
         self._items.append(widget)
@@ -316,6 +360,10 @@ class Transcript(QScrollArea):
         return list(self._items)
 
     def clear(self) -> None:
+        self.cleared.emit()
+        self.hidden_prompts = 0
+        self._anchor = None
+        self.earlier_button.hide()
         items, self._items = self._items, []
         for widget in items:
             widget.setParent(None)

@@ -144,6 +144,47 @@ async def test_a_call_that_reached_the_server_is_not_retried(http_demo, ctx):
         await provider.aclose()
 
 
+async def test_a_call_cancelled_before_it_went_out_by_a_dying_transport_reconnects_and_runs(
+        http_demo, ctx, monkeypatch):
+    """The interleaving behind a flaky "could not run echo: MCPError: Connection closed": a
+    POST that fails after reaching the server (the connection drops before the answer) ends
+    the SDK's whole streamable-HTTP transport, and the transport cancels every other POST in
+    flight — here one still waiting to go out (as while connecting). That call never reached
+    the server, so it reconnects and runs; the one that did reach it is not retried.
+
+    The order is forced with an event: the echo POST is held before a byte is sent until the
+    other call breaks the transport."""
+    import httpx2
+
+    original = httpx2.AsyncHTTPTransport.handle_async_request
+    held = asyncio.Event()
+
+    async def handle(self: object, request: httpx2.Request) -> httpx2.Response:
+        body = request.content if request.method == "POST" else b""
+        if b'"echo"' in body and not held.is_set():
+            held.set()
+            await asyncio.Event().wait()  # never sent: only the transport's end cancels it
+        response = await original(self, request)  # type: ignore[arg-type]
+        if b'"slow"' in body:  # the server has it and is working on it; then the line drops
+            await response.aclose()
+            raise httpx2.ReadError("the connection dropped before the answer")
+        return response
+
+    monkeypatch.setattr(httpx2.AsyncHTTPTransport, "handle_async_request", handle)
+    await http_demo.start()
+    provider = await _provider(http_demo, keepalive_s=3600)
+    try:
+        echo = asyncio.create_task(provider.call("web", "echo", {"text": "again"}, ctx))
+        await held.wait()
+        slow = await provider.call("web", "slow", {"seconds": 0.1}, ctx)
+        assert slow.is_error  # it reached the server: not sent again
+        back = await echo
+        assert not back.is_error and back.content.startswith("again"), back.content
+        assert provider._connections["web"].runs == 2  # one reconnect, for the echo only
+    finally:
+        await provider.aclose()
+
+
 async def test_a_401_at_start_says_the_server_needs_sign_in(ctx):
     server = HttpDemo("--require-token", "s3cret")
     await server.start()
@@ -170,6 +211,8 @@ def test_only_a_call_that_surely_never_reached_the_server_counts_as_unsent():
     assert CallOutcome(expired=1).never_reached
     assert not CallOutcome().never_reached
     assert not CallOutcome(refused=1, delivered=1).never_reached
+    assert CallOutcome(abandoned=1).never_reached  # given up before a byte was sent
+    assert not CallOutcome(abandoned=1, delivered=1).never_reached
     assert CallOutcome().nothing_sent
     assert not CallOutcome(refused=1).nothing_sent and not CallOutcome(delivered=1).nothing_sent
 

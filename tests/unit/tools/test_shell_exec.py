@@ -14,7 +14,8 @@ import pytest
 from app.core.sandbox import Sandbox
 from app.core.tools.base import SubjectError, ToolContext
 from app.core.tools.builtin import default_registry
-from app.core.tools.builtin.shell_exec import SESSION_CWD, ShellExecTool, ShellJobsTool
+from app.core.tools.builtin.shell_exec import SESSION_CWD, ShellExecTool
+from app.core.tools.shell_jobs import ShellJobsTool
 
 PY = Path(sys.executable).name  # e.g. "python3" or "python"
 

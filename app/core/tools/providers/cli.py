@@ -22,6 +22,9 @@ output format, so routing by priority swaps them transparently:
   answered by the built-in itself. fd older than 8.7 honours .gitignore only inside git
   repositories, so outside one the built-in walker serves the call. Known differences from the
   built-in walker: fd reads ``.fdignore`` and ``.git/info/exclude`` but not ``.rgignore``.
+
+Finding the programs and probing their versions (also the probes started early at start-up)
+is ``providers.cli_detect``; this module is the provider and the two tools it serves.
 """
 
 from __future__ import annotations
@@ -30,9 +33,7 @@ import asyncio
 import dataclasses
 import os
 import re
-import shutil
 import stat
-import subprocess
 import sys
 import tempfile
 import threading
@@ -53,6 +54,14 @@ from app.core.tools.builtin.glob_search import (
 from app.core.tools.builtin.grep_search import GrepSearchTool
 from app.core.tools.process_runner import OutputBuffer, minimal_env, run_steps
 from app.core.tools.providers.base import ProviderPriority
+from app.core.tools.providers.cli_detect import (
+    PROGRAM_INFO,
+    DetectedProgram,
+    detect_program,
+    end_early_probes,
+    install_hint,
+    normalise_aliases,
+)
 from app.core.tools.scoped_fs import (
     FsError,
     ScopedFs,
@@ -63,146 +72,13 @@ from app.core.tools.scoped_fs import (
 from app.core.tools.shell_syntax import ChainStep, Pipeline, SimpleCommand
 
 __all__ = [
-    "DEFAULT_ALIASES",
     "CliGlobSearchTool",
     "CliGrepSearchTool",
     "CliProvider",
-    "DetectedProgram",
 ]
 
-# Program → names (or absolute paths) tried in order. Debian/Ubuntu ship fd as `fdfind`.
-DEFAULT_ALIASES: Mapping[str, tuple[str, ...]] = {"rg": ("rg",), "fd": ("fd", "fdfind")}
-# Which program serves which tool; also accepted as alias keys.
-TOOL_PROGRAMS: Mapping[str, str] = {"grep_search": "rg", "glob_search": "fd"}
-# rg: the built-in argv uses --no-ignore-exclude (12.0). fd: --strip-cwd-prefix (8.3).
-MIN_VERSIONS: Mapping[str, tuple[int, ...]] = {"rg": (12, 0), "fd": (8, 3)}
 FD_NO_REQUIRE_GIT = (8, 7)
 MAX_FD_OUTPUT_BYTES = 64 * 1024 * 1024
-_VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
-_PROGRAM_INFO = {
-    "rg": ("ripgrep", "grep_search"),
-    "fd": ("fd", "glob_search"),
-}
-
-
-@dataclass(frozen=True)
-class DetectedProgram:
-    """What detection found for one program; ``path`` is None when it is unusable."""
-
-    program: str  # "rg" or "fd"
-    path: str | None
-    version: tuple[int, ...] | None = None
-    tried: tuple[str, ...] = ()
-    problem: str | None = None  # why a found binary is not used (too old, --version failed)
-
-
-def _install_hint(program: str, platform: str) -> str:
-    if platform.startswith("linux"):
-        return {"rg": "apt install ripgrep",
-                "fd": "apt install fd-find (installed as fdfind, which is found too)"}[program]
-    if platform == "darwin":
-        return {"rg": "brew install ripgrep", "fd": "brew install fd"}[program]
-    if platform.startswith("win"):
-        return {"rg": "winget install BurntSushi.ripgrep.MSVC",
-                "fd": "winget install sharkdp.fd"}[program]
-    return {"rg": "install ripgrep from your package manager",
-            "fd": "install fd from your package manager"}[program]
-
-
-def _normalise_aliases(aliases: Mapping[str, str | Sequence[str]] | None
-                       ) -> dict[str, tuple[str, ...]]:
-    merged = {k: tuple(v) for k, v in DEFAULT_ALIASES.items()}
-    for key, value in (aliases or {}).items():
-        program = TOOL_PROGRAMS.get(key, key)
-        if program not in merged:
-            raise ValueError(f"unknown CLI alias key {key!r}; use one of "
-                             f"{', '.join([*DEFAULT_ALIASES, *TOOL_PROGRAMS])}")
-        names = (value,) if isinstance(value, str) else tuple(value)
-        if not names or not all(isinstance(n, str) and n.strip() for n in names):
-            raise ValueError(f"CLI alias {key!r} needs one or more program names or paths")
-        merged[program] = names
-    return merged
-
-
-def _search_path(path_var: str) -> str:
-    # Only absolute PATH entries: a relative one would let the project plant a program.
-    return os.pathsep.join(e for e in path_var.split(os.pathsep) if os.path.isabs(e))
-
-
-def _locate(name: str, path_var: str) -> str | None:
-    """The program ``name`` (a name looked up in ``path_var``, or an absolute path)."""
-    if os.path.isabs(name):
-        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
-    if os.sep in name or "/" in name:
-        return None  # a relative path would depend on the working directory
-    return shutil.which(name, path=path_var)
-
-
-def _probe_version(path: str) -> tuple[tuple[int, ...] | None, str | None]:
-    try:
-        done = subprocess.run([path, "--version"], stdin=subprocess.DEVNULL,
-                              capture_output=True, timeout=5, env=minimal_env(), check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return None, f"{path} --version failed: {exc}"
-    m = _VERSION_RE.search(done.stdout.decode("utf-8", "replace"))
-    if done.returncode != 0 or m is None:
-        return None, f"{path} --version did not print a version"
-    return tuple(int(g) for g in m.groups() if g is not None), None
-
-
-# -- the first detection's probes, started early (app.main) ------------------------------------
-
-class _EarlyProbe:
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.result: tuple[tuple[int, ...] | None, str | None] | None = None  # None: failed
-
-
-_early_lock = threading.Lock()
-_early_probes: dict[str, _EarlyProbe] = {}  # program path → its --version probe
-_early_closed = False  # set by the first detection: later ones always probe afresh
-
-
-def probe_versions_early() -> None:
-    """Run the ``--version`` probes the first detection will need (the default names on the
-    default search path), now. app.main calls this in a thread of its own at start-up, so the
-    programs run (~10 ms of waiting) while the services are imported; the first
-    ``CliProvider.detect()`` takes these answers, waiting for one still running, instead of
-    running the programs again. Later detections (``reload()``) always probe afresh."""
-    path_var = _search_path(minimal_env()["PATH"])
-    for program, names in DEFAULT_ALIASES.items():
-        for name in names:
-            found = _locate(name, path_var)
-            if found is None:
-                continue
-            with _early_lock:
-                if _early_closed or found in _early_probes:
-                    return
-                probe = _early_probes[found] = _EarlyProbe()
-            try:
-                probe.result = _probe_version(found)
-            finally:
-                probe.done.set()  # on an error without a result: the detection probes itself
-            version = probe.result[0]
-            if version is not None and version >= MIN_VERSIONS[program]:
-                break  # detection stops at the first usable one too
-
-
-def _take_early_probe(path: str) -> tuple[tuple[int, ...] | None, str | None] | None:
-    with _early_lock:
-        probe = _early_probes.pop(path, None)
-    if probe is None or not probe.done.wait(timeout=10):
-        return None
-    return probe.result  # None when the early probe failed
-
-
-def end_early_probes() -> None:
-    """No more early probes: later detections run their own (the first detection calls this;
-    app.main's start-up does too, so answers it did not use are never taken later)."""
-    global _early_closed
-    with _early_lock:
-        _early_closed = True
-        _early_probes.clear()
 
 
 class CliProvider:
@@ -218,7 +94,7 @@ class CliProvider:
     def __init__(self, aliases: Mapping[str, str | Sequence[str]] | None = None, *,
                  search_path: str | None = None, suggest_enhanced_tools: bool = True,
                  platform: str | None = None) -> None:
-        self.aliases = _normalise_aliases(aliases)
+        self.aliases = normalise_aliases(aliases)
         self._search_path = search_path
         self.suggest_enhanced_tools = suggest_enhanced_tools
         self._platform = platform or sys.platform
@@ -232,7 +108,7 @@ class CliProvider:
         with self._lock:
             if self._detected is None:
                 try:
-                    self._detected = {p: self._find(p, names)
+                    self._detected = {p: detect_program(p, names, self._search_path)
                                       for p, names in self.aliases.items()}
                 finally:
                     end_early_probes()
@@ -244,25 +120,6 @@ class CliProvider:
         with self._lock:
             self._detected = None
         return self.detect()
-
-    def _find(self, program: str, names: tuple[str, ...]) -> DetectedProgram:
-        path_var = _search_path(self._search_path if self._search_path is not None
-                                else minimal_env()["PATH"])
-        problem = None
-        for name in names:
-            found = _locate(name, path_var)
-            if found is None:
-                continue
-            version, problem = _take_early_probe(found) or _probe_version(found)
-            minimum = MIN_VERSIONS[program]
-            if version is not None and version < minimum:
-                problem = (f"{found} is version {'.'.join(map(str, version))}; "
-                           f"{'.'.join(map(str, minimum))} or newer is needed")
-                continue
-            if version is None:
-                continue
-            return DetectedProgram(program, found, version, names)
-        return DetectedProgram(program, None, None, names, problem)
 
     @staticmethod
     def _build_tools(detected: Mapping[str, DetectedProgram]) -> list[Tool]:
@@ -278,7 +135,7 @@ class CliProvider:
 
     @property
     def display_name(self) -> str:
-        found = [_PROGRAM_INFO[p][0] for p, d in self.detect().items() if d.path is not None]
+        found = [PROGRAM_INFO[p][0] for p, d in self.detect().items() if d.path is not None]
         return f"CLI tools ({', '.join(found)})" if found else "CLI tools"
 
     def is_available(self) -> bool:
@@ -296,10 +153,10 @@ class CliProvider:
         for program, found in self.detect().items():
             if found.path is not None:
                 continue
-            label, tool = _PROGRAM_INFO[program]
+            label, tool = PROGRAM_INFO[program]
             why = found.problem or f"not found (looked for: {', '.join(found.tried)})"
             out.append(f"Install {label} for a faster {tool}: "
-                       f"{_install_hint(program, self._platform)}. {label}: {why}.")
+                       f"{install_hint(program, self._platform)}. {label}: {why}.")
         return out
 
 

@@ -41,7 +41,8 @@ prompts are also reachable directly (``list_resources`` … ``get_prompt``, see
 
 **Reconnecting.** An idle HTTP server is pinged, so one that died is marked failed ("lost").
 A call to a lost server, or one that fails without ever reaching the server (connection
-refused, 404 on an expired session, see ``mcp_http_watch``), restarts the connection once;
+refused, 404 on an expired session, a POST cancelled before it was sent because the transport
+died, see ``mcp_http_watch``), restarts the connection once;
 the call is retried only when it surely did not reach the server.
 
 **Sandbox.** A stdio server is a program Tebiki starts, so its tools say ``runs_programs``;

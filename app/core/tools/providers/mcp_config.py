@@ -32,8 +32,9 @@ placeholder and keeps the stored value while it is left untouched. A value that 
 settings and is expanded from Tebiki's own environment when the server starts (the way to go
 when no keyring is available).
 
-Modules: ``mcp_config_schema`` (the entries and their validation), ``mcp_config_env``
-(``${VAR}`` expansion), ``mcp_config_claude`` (import from Claude Desktop), ``mcp_config_store``
+Modules: ``mcp_config_model`` (the entries), ``mcp_config_schema`` (their validation),
+``mcp_config_env`` (the ``${VAR}`` syntax), ``mcp_config_expand`` (an entry's references
+expanded at start), ``mcp_config_claude`` (import from Claude Desktop), ``mcp_config_store``
 (settings and keyring). This module is the one to import from.
 """
 
@@ -46,9 +47,8 @@ from app.core.tools.providers.mcp_config_claude import (
     read_claude_desktop_config,
 )
 from app.core.tools.providers.mcp_config_env import env_reference
-from app.core.tools.providers.mcp_config_schema import (
-    MAX_SERVER_NAME_LENGTH,
-    RESERVED_SERVER_NAMES,
+from app.core.tools.providers.mcp_config_expand import expand_server_config, resolve_values
+from app.core.tools.providers.mcp_config_model import (
     SECRET_PLACEHOLDER,
     McpConfigError,
     McpSandbox,
@@ -57,9 +57,11 @@ from app.core.tools.providers.mcp_config_schema import (
     Transport,
     dump_mcp_config,
     dump_mcp_config_text,
-    expand_server_config,
+)
+from app.core.tools.providers.mcp_config_schema import (
+    MAX_SERVER_NAME_LENGTH,
+    RESERVED_SERVER_NAMES,
     parse_mcp_config,
-    resolve_values,
     server_name_problem,
     suggested_server_name,
 )

@@ -9,12 +9,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from app.core.tools.providers.mcp_config_schema import (
+from app.core.tools.providers.mcp_config_model import (
     McpConfigError,
     McpServerConfig,
     ParsedConfig,
-    parse_mcp_config,
 )
+from app.core.tools.providers.mcp_config_schema import parse_mcp_config
 
 
 def claude_desktop_config_paths(platform: str | None = None,

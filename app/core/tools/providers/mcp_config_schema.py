@@ -1,4 +1,9 @@
-"""MCP server configuration: the ``mcpServers`` entries, validated (see ``mcp_config``)."""
+"""MCP server configuration: the ``mcpServers`` entries, validated (see ``mcp_config``).
+
+This module checks the text of a configuration and builds the entries; what an entry is
+(``mcp_config_model``) and how its ``${VAR}`` references expand when a server starts
+(``mcp_config_expand``) are modules of their own.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +12,19 @@ import math
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
 from urllib.parse import urlsplit
 
-from app.core.tools.providers.mcp_config_env import expand_value
+from app.core.tools.providers.mcp_config_expand import reference_warnings
+from app.core.tools.providers.mcp_config_model import (
+    McpConfigError,
+    McpSandbox,
+    McpServerConfig,
+    ParsedConfig,
+)
 
-SECRET_PLACEHOLDER = "<stored in keyring>"
 MAX_SERVER_NAME_LENGTH = 64
 # Server ids that already mean something to the permission rules and the audit log: the
 # built-ins, the CLI and custom-tool providers ("project" is the project's tools.toml), the
@@ -28,106 +38,6 @@ _KNOWN_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "typ
                          "disabled", "sandbox"})
 _SANDBOX_KEYS = frozenset({"network", "write_folders"})
 _AUTO_APPROVE_KEYS = frozenset({"autoApprove", "alwaysAllow", "auto_approve"})
-
-Transport = Literal["stdio", "http"]
-
-
-class McpConfigError(ValueError):
-    """The configuration cannot be used; ``errors`` lists every problem, each with its place."""
-
-    def __init__(self, errors: Iterable[str]) -> None:
-        self.errors = list(errors)
-        super().__init__("\n".join(self.errors))
-
-
-@dataclass(frozen=True)
-class McpSandbox:
-    """A stdio server's opt-in to the OS sandbox (``"sandbox": true`` or an object).
-
-    Inside it the server can read the system (without the hidden sensitive paths), write only
-    in its ``cwd``, ``write_folders`` and a private ``/tmp``, and reach the network only when
-    ``network`` is on. ``write_folders`` are kept as written; ``~`` is expanded at start."""
-
-    network: bool = False
-    write_folders: tuple[str, ...] = ()
-
-    def to_json(self) -> bool | dict[str, Any]:
-        """``true`` for the defaults, else an object with the keys that differ."""
-        if self == McpSandbox():
-            return True
-        entry: dict[str, Any] = {}
-        if self.network:
-            entry["network"] = True
-        if self.write_folders:
-            entry["write_folders"] = list(self.write_folders)
-        return entry
-
-
-@dataclass(frozen=True)
-class McpServerConfig:
-    """One server entry. ``name`` is the server id that permission rules are scoped to."""
-
-    name: str
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    timeout_s: float | None = None
-    disabled: bool = False
-    # stdio only: run the server in the OS sandbox (None: run it as any other program).
-    sandbox: McpSandbox | None = None
-    # Why this stored entry cannot run (a name saved before rules-compatible names were
-    # required); the server is listed as failed with this message and never started.
-    problem: str | None = None
-
-    @property
-    def transport(self) -> Transport:
-        return "stdio" if self.command is not None else "http"
-
-    def summary(self) -> str:
-        """One line for lists: the command line or the URL."""
-        if self.command is not None:
-            return " ".join([self.command, *self.args])
-        return self.url or ""
-
-    def to_json(self) -> dict[str, Any]:
-        """The entry in Claude Desktop's shape (plus Tebiki's optional keys when set)."""
-        entry: dict[str, Any] = {}
-        if self.command is not None:
-            entry["command"] = self.command
-            entry["args"] = list(self.args)
-            if self.env:
-                entry["env"] = dict(self.env)
-            if self.cwd:
-                entry["cwd"] = self.cwd
-            if self.sandbox is not None:
-                entry["sandbox"] = self.sandbox.to_json()
-        else:
-            entry["type"] = "http"
-            entry["url"] = self.url
-            if self.headers:
-                entry["headers"] = dict(self.headers)
-        if self.timeout_s is not None:
-            entry["timeout"] = self.timeout_s
-        if self.disabled:
-            entry["disabled"] = True
-        return entry
-
-
-@dataclass(frozen=True)
-class ParsedConfig:
-    servers: dict[str, McpServerConfig]
-    warnings: list[str] = field(default_factory=list)
-
-
-def dump_mcp_config(servers: Mapping[str, McpServerConfig]) -> dict[str, Any]:
-    return {"mcpServers": {name: cfg.to_json() for name, cfg in servers.items()}}
-
-
-def dump_mcp_config_text(servers: Mapping[str, McpServerConfig]) -> str:
-    return json.dumps(dump_mcp_config(servers), indent=2, ensure_ascii=False)
 
 
 def parse_mcp_config(data: str | bytes | Mapping[str, Any], *,
@@ -394,81 +304,4 @@ def _string_map(value: Any, where: str, errors: list[str], key_pattern: re.Patte
             errors.append(f"{where}.{key}: must not contain NUL or line breaks")
         else:
             out[key] = item
-    return out
-
-
-# -- references (${VAR}) in a server's values, expanded when it starts ---------------------
-
-def expand_server_config(cfg: McpServerConfig,
-                         environ: Mapping[str, str] | None = None) -> McpServerConfig:
-    """``cfg`` with every reference in args, env, headers, url and cwd expanded.
-
-    Raises McpConfigError naming the server and every field that cannot be provided (an unset
-    variable, a malformed reference, a keyring value that could not be read), so a server
-    never starts with a silently unexpanded or empty value.
-    """
-    environ = os.environ if environ is None else environ
-    errors: list[str] = []
-    where = f"server {cfg.name!r}"
-
-    def expand(field: str, value: str) -> str:
-        try:
-            return expand_value(value, environ)
-        except ValueError as exc:
-            errors.append(f"{where}: {field} {exc}")
-            return value
-
-    def expand_map(kind: str, values: Mapping[str, str]) -> dict[str, str]:
-        try:
-            return resolve_values(values, f"{where}: {kind}", environ)
-        except McpConfigError as exc:
-            errors.extend(exc.errors)
-            return {}
-
-    args = tuple(expand(f"args[{i}]", arg) for i, arg in enumerate(cfg.args))
-    env = expand_map("env", cfg.env)
-    headers = expand_map("headers", cfg.headers)
-    url = expand("url", cfg.url) if cfg.url is not None else None
-    cwd = expand("cwd", cfg.cwd) if cfg.cwd is not None else None
-    if errors:
-        raise McpConfigError(errors)
-    return replace(cfg, args=args, env=env, headers=headers, url=url, cwd=cwd)
-
-
-def reference_warnings(cfg: McpServerConfig,
-                       environ: Mapping[str, str] | None = None) -> list[str]:
-    """What would stop ``cfg`` from starting in this environment (unset variables, malformed
-    references), for warnings when the configuration is saved; keyring values are skipped."""
-    public = replace(cfg, env={k: v for k, v in cfg.env.items() if v != SECRET_PLACEHOLDER},
-                     headers={k: v for k, v in cfg.headers.items() if v != SECRET_PLACEHOLDER})
-    try:
-        expand_server_config(public, environ)
-    except McpConfigError as exc:
-        return [f"{error} (the server will not start until this is fixed)"
-                for error in exc.errors]
-    return []
-
-
-def resolve_values(values: Mapping[str, str], what: str,
-                   environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Expand references in ``values``; refuse unreadable keyring values.
-
-    Raises McpConfigError naming every value that cannot be provided, so a server never starts
-    with a silently empty token.
-    """
-    environ = os.environ if environ is None else environ
-    out: dict[str, str] = {}
-    errors: list[str] = []
-    for key, value in values.items():
-        if value == SECRET_PLACEHOLDER:
-            errors.append(f"{what} {key} is stored in the OS keyring, but it could not be read "
-                          "(is the keyring unlocked?); enter the value again in Settings → MCP "
-                          "servers")
-            continue
-        try:
-            out[key] = expand_value(value, environ)
-        except ValueError as exc:
-            errors.append(f"{what} {key} {exc}")
-    if errors:
-        raise McpConfigError(errors)
     return out

@@ -16,14 +16,14 @@ from app.core.secrets import (
 )
 from app.core.store.settings import SettingsRepository
 from app.core.tools.providers.mcp_config_env import has_references
-from app.core.tools.providers.mcp_config_schema import (
+from app.core.tools.providers.mcp_config_model import (
     SECRET_PLACEHOLDER,
     McpConfigError,
     McpServerConfig,
     dump_mcp_config,
     dump_mcp_config_text,
-    parse_mcp_config,
 )
+from app.core.tools.providers.mcp_config_schema import parse_mcp_config
 
 SETTINGS_KEY = "mcp.servers"
 

@@ -9,6 +9,11 @@ retrying it after a reconnect is safe (a call that reached the server may have h
 How a call is tied to its requests: the SDK's streamable-HTTP client posts each request from a
 task started in the *sender's* context (``ContextSendStream``), so a context variable set around
 ``call_tool`` is visible to the transport handling that call's POST.
+
+Why "abandoned" is not "delivered": when one POST fails after reaching the server, the SDK's
+transport ends and cancels every other POST in flight, including ones still connecting. Those
+never sent a byte (httpcore's ``trace`` says when the request headers start going out), so
+their calls are safe to retry; a POST cancelled or failed after that point may have run.
 """
 
 from __future__ import annotations
@@ -27,22 +32,25 @@ UNAUTHORIZED = 401
 @dataclass
 class CallOutcome:
     """The POSTs made for one call: refused (never reached the server), expired (404: the
-    server no longer knows the session, so it ran nothing) or delivered (anything else)."""
+    server no longer knows the session, so it ran nothing), abandoned (failed or cancelled
+    before a byte of it was sent) or delivered (anything else)."""
 
     refused: int = 0
     expired: int = 0
     delivered: int = 0
+    abandoned: int = 0
 
     @property
     def never_reached(self) -> bool:
-        """Whether the call surely did not run: refused or expired, and nothing got through."""
-        return (self.refused or self.expired) > 0 and self.delivered == 0
+        """Whether the call surely did not run: refused, expired or abandoned, and nothing got
+        through."""
+        return (self.refused or self.expired or self.abandoned) > 0 and self.delivered == 0
 
     @property
     def nothing_sent(self) -> bool:
         """No POST at all: a call that failed this way on a running HTTP session found the
         transport already dead (it broke an instant earlier), so it did not run either."""
-        return self.refused == self.expired == self.delivered == 0
+        return self.refused == self.expired == self.delivered == self.abandoned == 0
 
 
 _CURRENT: ContextVar[CallOutcome | None] = ContextVar("tebiki_mcp_call_outcome", default=None)
@@ -68,6 +76,28 @@ def recording_transport(httpx: Any, on_status: Callable[[int], None]) -> Any:
 _CLASSES: dict[int, type] = {}
 
 
+class _Sending:
+    """Set once the request's headers start going out on a connection."""
+
+    started = False
+
+
+def _watch_sending(request: Any) -> _Sending:
+    """Hook httpcore's ``trace`` extension (keeping any trace already set) to learn whether
+    the request began to be sent; a new or reused connection reports it alike."""
+    sending = _Sending()
+    chained = request.extensions.get("trace")
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        if event.endswith("send_request_headers.started"):
+            sending.started = True
+        if chained is not None:
+            await chained(event, info)
+
+    request.extensions = {**request.extensions, "trace": trace}
+    return sending
+
+
 def _transport_class(httpx: Any) -> type:
     """Built on first use: httpx is imported lazily with the SDK (see ``mcp_transport``)."""
     found = _CLASSES.get(id(httpx))
@@ -82,6 +112,7 @@ def _transport_class(httpx: Any) -> type:
 
         async def handle_async_request(self, request: Any) -> Any:
             outcome = _CURRENT.get() if request.method == "POST" else None
+            sending = _watch_sending(request) if outcome is not None else None
             try:
                 response = await self._inner.handle_async_request(request)
             except connect_errors:
@@ -90,7 +121,10 @@ def _transport_class(httpx: Any) -> type:
                 raise
             except BaseException:
                 if outcome is not None:
-                    outcome.delivered += 1  # it may have been sent: never retried
+                    if sending is not None and not sending.started:
+                        outcome.abandoned += 1  # not a byte went out: it cannot have run
+                    else:
+                        outcome.delivered += 1  # it may have been sent: never retried
                 raise
             if outcome is not None:
                 if response.status_code == SESSION_EXPIRED:

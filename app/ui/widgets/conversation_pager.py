@@ -1,0 +1,202 @@
+"""Opening a stored conversation in the AI panel without building all of it: a long one shows
+its last ``WINDOW_MESSAGES`` messages (from the prompt that starts their run), and earlier
+ones come a page at a time, inserted above what is shown while it stays in view, when the
+person scrolls to the very top or clicks "Show earlier messages".
+
+Every message is its own rich-text widget and a tool card costs milliseconds to build, so
+widgets are built newest first, a run at a time, for about ``BATCH_MS`` per turn of the event
+loop: the end of the conversation is on screen after the first batch and the GUI never waits
+for the rest. A conversation of up to ``WINDOW_MESSAGES`` messages is built at once, as
+before.
+
+Everything that counts messages works on the part shown: the transcript's ``hidden_prompts``
+says how many prompts are stored before it (edit and resend cuts at the right stored prompt);
+"Restore to before this message" and Find see what is loaded, which is always the end of the
+conversation."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from app.core.agent.forking import prompt_rows
+from app.ui.controllers.checkpoints import loop_running
+from app.ui.widgets.conversation_replay import (
+    StoredConversation,
+    read_conversation,
+    replay_messages,
+)
+
+if TYPE_CHECKING:
+    from app.core.services import Services
+    from app.ui.widgets.ai_panel import AIPanel
+    from app.ui.widgets.tool_card import ToolCard
+    from app.ui.widgets.transcript_view import RunFooter, Transcript
+
+log = logging.getLogger(__name__)
+
+WINDOW_MESSAGES = 40  # shown on opening (the runs holding the last 40 stored messages)
+PAGE_MESSAGES = 40  # added above by each "Show earlier messages"
+BATCH_MS = 8.0  # building per turn of the event loop (an item costs 1-3 ms), at least a run
+
+Built = Callable[[dict[str, "ToolCard"], list["RunFooter"]], None]
+
+
+class ConversationPager(QObject):
+    """Builds ``stored`` into ``transcript`` run by run, from the end (see the module)."""
+
+    settled = Signal()  # the window or page asked for is built
+
+    def __init__(self, services: Services, stored: StoredConversation, transcript: Transcript,
+                 on_built: Built, *, window: int = WINDOW_MESSAGES, page: int = PAGE_MESSAGES,
+                 batch_ms: float = BATCH_MS) -> None:
+        super().__init__(transcript)
+        self.services = services
+        self.stored = stored
+        self.transcript = transcript
+        self._on_built = on_built
+        self._window, self._page, self._batch_ms = window, page, batch_ms
+        self._starts = stored.run_starts()
+        prompts = {id(m) for m in prompt_rows(stored.messages)}
+        self._prompt_positions = [i for i, m in enumerate(stored.messages) if id(m) in prompts]
+        self._next = len(self._starts)  # the first run built (none yet)
+        self._goal = self._next  # build runs down to this one
+        self._cancelled = False
+        self._scheduled = False
+        self.tasks: set[asyncio.Future[None]] = set()  # loading the shown cards' changes
+        transcript.cleared.connect(self.cancel)
+        transcript.earlier_requested.connect(self.load_earlier)
+
+    @property
+    def busy(self) -> bool:
+        return self._next > self._goal
+
+    @property
+    def first_shown(self) -> int:
+        """The index of the first stored message shown (``len(messages)``: none yet)."""
+        if self._next >= len(self._starts):
+            return len(self.stored.messages)
+        return self._starts[self._next]
+
+    def start(self) -> None:
+        """Show the conversation's end: at once when it is short, else its newest batch now
+        and the rest of the window in the next turns of the event loop."""
+        total = len(self.stored.messages)
+        self._goal = self._run_reaching(total - self._window)
+        self._step(unlimited=total <= self._window)
+
+    def load_earlier(self) -> None:
+        """A page more above what is shown (nothing while one is being built)."""
+        if self._cancelled or self.busy or self._next == 0:
+            return
+        self._goal = self._run_reaching(self.first_shown - self._page)
+        self.transcript.earlier_button.setEnabled(False)
+        self._schedule()
+
+    def cancel(self) -> None:
+        """The transcript was cleared: build nothing more into it."""
+        if self._cancelled:
+            return
+        self._cancelled = True
+        self._goal = self._next
+        for task in list(self.tasks):
+            task.cancel()
+        self.deleteLater()
+
+    def _prompts_before(self, message: int) -> int:
+        """How many prompts are stored before stored message ``message``."""
+        return sum(1 for i in self._prompt_positions if i < message)
+
+    def _run_reaching(self, message: int) -> int:
+        """The last run starting at or before stored message ``message``."""
+        found = 0
+        for i, start in enumerate(self._starts):
+            if start <= message:
+                found = i
+        return found
+
+    def _schedule(self) -> None:
+        if not self._scheduled:
+            self._scheduled = True
+            QTimer.singleShot(0, self._scheduled_step)
+
+    def _scheduled_step(self) -> None:
+        self._scheduled = False
+        self._step()
+
+    def _step(self, unlimited: bool = False) -> None:
+        """Build runs from the end down towards the goal, for about ``batch_ms``."""
+        if self._cancelled:
+            return
+        transcript = self.transcript
+        deadline = time.perf_counter() + self._batch_ms / 1000
+        cards: dict[str, ToolCard] = {}
+        footers: list[RunFooter] = []
+        first_run = True
+        while self.busy and (unlimited or first_run or time.perf_counter() < deadline):
+            first_run = False
+            run = self._next - 1
+            stop = self._starts[run + 1] if run + 1 < len(self._starts) \
+                else len(self.stored.messages)
+            items = transcript.items()
+            transcript.hold_position()
+            built_cards, built_footers = replay_messages(
+                self.services, self.stored, self._starts[run], stop, transcript,
+                above=items[0] if items else None)
+            cards.update(built_cards)
+            footers.extend(built_footers)
+            self._next = run
+        first = self.first_shown
+        transcript.hidden_prompts = self._prompts_before(first)
+        transcript.show_earlier(first)
+        transcript.earlier_button.setEnabled(True)
+        try:
+            self._on_built(cards, footers)
+        except Exception:  # the cards stay shown; only their actions may be missing
+            log.exception("connecting the replayed cards failed")
+        if self.busy:
+            self._schedule()
+        else:
+            self.settled.emit()
+
+
+def open_conversation(panel: AIPanel, conversation_id: int, *,
+                      window: int = WINDOW_MESSAGES, page: int = PAGE_MESSAGES,
+                      batch_ms: float = BATCH_MS) -> ConversationPager:
+    """What ``AIPanel.load_conversation`` does, windowed: clear the panel, start a session on
+    ``conversation_id`` and show the conversation's end (the pager brings the rest)."""
+    panel._clear()
+    stored = read_conversation(panel.services, conversation_id)
+    root = panel._project_root()
+    panel._discard_session()
+    if root is not None:
+        panel.session = panel._new_session(root, conversation_id)
+    def connect(cards: dict[str, ToolCard], footers: list[RunFooter]) -> None:
+        for card in cards.values():
+            panel._connect_card(card)
+        for footer in footers:
+            panel._connect_footer(footer)
+            for card in footer.cards:
+                panel._footers[card.tool_use_id] = footer
+        panel._refresh_restore_actions()
+        executions = {tool_use_id: stored.executions[tool_use_id] for tool_use_id in cards
+                      if tool_use_id in stored.executions}
+        session = panel.session
+        checkpointer = session.checkpointer if session is not None else None
+        if checkpointer is not None and loop_running() and \
+                any(e.changes for e in executions.values()):
+            task = asyncio.ensure_future(panel._load_changes(checkpointer, cards, executions))
+            pager.tasks.add(task)
+            task.add_done_callback(pager.tasks.discard)
+
+    pager = ConversationPager(panel.services, stored, panel.transcript, connect,
+                              window=window, page=page, batch_ms=batch_ms)
+    pager.start()
+    panel.refresh_conversations()
+    panel._show_flow()
+    return pager

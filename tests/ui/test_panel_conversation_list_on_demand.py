@@ -1,0 +1,62 @@
+"""The AI panel builds its conversation list when it is first shown (the panel is ready without
+it): then it lists the project's conversations, marks the open one and sits between the
+conversation row and the transcript."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.services import Services
+from app.ui.widgets.conversation_list import ConversationList
+from tests.ui.conftest import make_ai_panel, wait_for
+
+
+def _conversation(services: Services, title: str, root: Path) -> int:
+    conversation = services.conversations.create(title=title, project_root=str(root))
+    services.conversations.append(conversation.id, "user", [{"type": "text", "text": "hi"}])
+    services.conversations.append(conversation.id, "assistant", [{"type": "text", "text": "ok"}])
+    return conversation.id
+
+
+async def test_the_list_is_built_on_first_show_with_the_open_conversation_marked(
+        qtbot, services: Services, project: Path) -> None:
+    first = _conversation(services, "First", project)
+    second = _conversation(services, "Second", project)
+    panel = make_ai_panel(qtbot, services, project, size=(700, 600), show=True)
+    panel.load_conversation(second)
+    panel.new_conversation()
+    panel.load_conversation(first)
+    assert panel.findChildren(ConversationList) == []  # not built for the ready panel
+
+    panel.show_conversation_list(True)
+    [conversations] = panel.findChildren(ConversationList)
+    assert panel.conversation_list is conversations  # built once
+    assert conversations.isVisible()
+    assert conversations.project_root == str(project)
+    assert conversations.current_id == first
+    await wait_for(lambda: conversations._item(first) is not None
+                   and conversations._item(second) is not None)
+    # Placed where it always was: under the conversation row, above the transcript.
+    assert panel.conversations_button.geometry().bottom() <= conversations.geometry().top()
+    assert conversations.geometry().bottom() <= panel.transcript.geometry().top()
+
+    panel.show_conversation_list(False)
+    assert not conversations.isVisible()
+    await panel.shutdown()
+
+
+async def test_the_list_follows_the_project_and_the_open_conversation_once_built(
+        qtbot, services: Services, project: Path, tmp_path: Path) -> None:
+    other = (tmp_path / "other").resolve()
+    other.mkdir()
+    here = _conversation(services, "Here", project)
+    panel = make_ai_panel(qtbot, services, project, size=(700, 600), show=True)
+    conversations = panel.conversation_list  # asked for: built, hidden
+    assert not conversations.isVisible()
+    panel.load_conversation(here)
+    assert conversations.current_id == here
+    panel.new_conversation()
+    panel.project_opened(other)
+    assert conversations.project_root == str(other)
+    assert conversations.current_id is None
+    await panel.shutdown()
