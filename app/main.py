@@ -128,7 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         started: list[asyncio.Future[None]] = []
         # Once the tools are attached (built after ready, in a worker thread).
         window.tools_attached.connect(
-            lambda: started.append(asyncio.ensure_future(services.start_mcp())))
+            lambda: None if closed.done() else
+            started.append(asyncio.ensure_future(services.start_mcp())))
         finish_start(window, services, resolve_project_root(args.project))
         if args.smoke_test:
             await asyncio.sleep(0.2)

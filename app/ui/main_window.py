@@ -78,6 +78,7 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         self._needs_services: list[QAction | QWidget] = []
         self._mcp_unsubscribe: Callable[[], None] = lambda: None
         self.server_requests: ServerRequestQueue | None = None  # set by attach_tools
+        self._closed = False  # closeEvent accepted: nothing more is built into the window
         self._tools_attached = False
         self.tools_built.connect(self._on_tools_built)
 
@@ -219,7 +220,9 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         if problem:
             self.status_label.setText(f"The tools could not be loaded: {problem}")
             return
-        if self.services is not None and not self._closing:
+        # Not into a closed window: the tools may be built after the person quit, while the
+        # app is shutting its services down.
+        if self.services is not None and not self._closing and not self._closed:
             self.attach_tools()
 
     def attach_tools(self) -> None:
@@ -283,6 +286,7 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         # While a run winds down (recording the declines, closing the transcript) the window
         # stays; it closes itself once the run has ended.
         if self.services is None:  # closed while starting: nothing to save or stop yet
+            self._closed = True
             event.accept()
             return
         # An approval dialog open now is declined, and everything queued behind it.
@@ -306,4 +310,5 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
             "ui.geometry", base64.b64encode(self.saveGeometry().data()).decode())
         self.services.settings.set(
             "ui.state", base64.b64encode(self.saveState().data()).decode())
+        self._closed = True
         event.accept()

@@ -161,6 +161,27 @@ def test_ready_before_the_tools_then_the_tools_attach(qtbot, db, fresh_data_dir,
     assert services.permissions.working_dir == project
 
 
+def test_tools_built_after_the_window_closed_are_not_attached(qtbot, db, fresh_data_dir,
+                                                              project):
+    # Quitting early: the tools thread finishes while the app shuts its services down. Nothing
+    # may be built into the closed window, nor may it start the MCP servers (tools_attached).
+    from app.core.services import build_store_services
+
+    services = build_store_services(db, fresh_data_dir)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    window.attach_services(services, project)
+    assert window.close()
+    services.build_tools()
+    attached: list[bool] = []
+    window.tools_attached.connect(lambda: attached.append(True))
+    window.tools_built.emit("")
+    qtbot.wait(20)
+    assert attached == []
+    assert isinstance(window.tools_dock.widget(), QLabel)  # still the placeholder
+
+
 def test_tools_that_fail_to_build_are_reported(qtbot, db, fresh_data_dir):
     from app.core.services import build_store_services
 
