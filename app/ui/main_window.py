@@ -202,6 +202,7 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         root = project_root or self._last_project()
         self.project_root = root.resolve() if root is not None and root.is_dir() else None
         services.set_project_root(self.project_root)
+        self.show_project()
         self.status_label.setText("Loading tools…")
         self.ready.emit()
         if services.tools_built:

@@ -42,6 +42,13 @@ class ProjectFolders(_Window):
         if chosen:
             self.open_project(Path(chosen))
 
+    def show_project(self) -> None:
+        """The open folder in the title and the toolbar (known at ready, before the tools)."""
+        name = self.project_root.name if self.project_root else None
+        self.setWindowTitle(f"{name} — {APP_NAME}" if name else APP_NAME)
+        self.project_label.setText(f"Project: {self.project_root}  " if self.project_root
+                                   else "No project folder — File → Open Folder…  ")
+
     def open_project(self, root: Path | None) -> None:
         if root is not None and not root.is_dir():
             root = None
@@ -52,10 +59,7 @@ class ProjectFolders(_Window):
         if self.ai_panel.session is not None and not self.ai_panel.running:
             self.ai_panel.new_conversation()
         self.ai_panel.project_opened(self.project_root)  # prunes old checkpoints, hourly
-        name = self.project_root.name if self.project_root else None
-        self.setWindowTitle(f"{name} — {APP_NAME}" if name else APP_NAME)
-        self.project_label.setText(f"Project: {self.project_root}  " if self.project_root
-                                   else "No project folder — File → Open Folder…  ")
+        self.show_project()
         if self.project_root is not None:
             saved = self.live_services.settings.get("ui.recent_folders", [])
             recent = ([str(self.project_root)] +

@@ -149,6 +149,7 @@ def test_ready_before_the_tools_then_the_tools_attach(qtbot, db, fresh_data_dir,
     assert isinstance(window.tabs.widget(1), QLabel)
     assert not any(item.isEnabled() for item in window._needs_services)
     assert window.status_label.text() == "Loading tools…"
+    assert window.windowTitle() == f"{project.name} — Tebiki"  # the folder is known at ready
     assert services.tools_built is False
 
     services.build_tools()
