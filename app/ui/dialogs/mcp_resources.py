@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
@@ -38,6 +38,7 @@ from app.core.agent.mcp_context import (
     template_variables,
 )
 from app.core.tools.providers.mcp_resources import McpRequestError
+from app.ui.task_set import TaskSet
 
 if TYPE_CHECKING:
     from app.core.tools.providers.mcp import McpProvider
@@ -58,7 +59,8 @@ class McpResourceBrowser(QDialog):
         self.resize(720, 420)
         self.provider = provider
         self._attach = attach
-        self._tasks: set[asyncio.Future[Any]] = set()
+        self._tasks = TaskSet("MCP resource browser", lambda error: self.status.setText(
+            f"Something went wrong: {error}"))
         self.filter = QLineEdit()
         self.filter.setObjectName("resource-filter")
         self.filter.setPlaceholderText("Filter by name or URI")
@@ -92,7 +94,7 @@ class McpResourceBrowser(QDialog):
     # -- listing -------------------------------------------------------------------------------
 
     def load(self) -> asyncio.Future[None]:
-        return self._run(self._load())
+        return self._tasks.run(self._load())
 
     async def _load(self) -> None:
         self.loaded = False
@@ -199,11 +201,11 @@ class McpResourceBrowser(QDialog):
             return
         kind, server, entry = selected
         if kind == "resource":
-            self._run(self._read(server, entry["uri"], entry.get("size")))
+            self._tasks.run(self._read(server, entry["uri"], entry.get("size")))
             return
         variables = template_variables(entry["uriTemplate"])
         if not variables:
-            self._run(self._read(server, entry["uriTemplate"], None))
+            self._tasks.run(self._read(server, entry["uriTemplate"], None))
             return
         from app.ui.dialogs.mcp_prompt_form import McpPromptForm
 
@@ -214,7 +216,7 @@ class McpResourceBrowser(QDialog):
 
         def chosen() -> None:
             uri = expand_template(entry["uriTemplate"], form.values())
-            self._run(self._read(server, uri, None))
+            self._tasks.run(self._read(server, uri, None))
 
         form.accepted.connect(chosen)
         form.open()
@@ -243,25 +245,8 @@ class McpResourceBrowser(QDialog):
 
     # -- tasks ---------------------------------------------------------------------------------
 
-    def _run(self, coro: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
-
-    def _task_done(self, task: asyncio.Future[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("MCP resource browser failed", exc_info=task.exception())
-            try:
-                self.status.setText(f"Something went wrong: {task.exception()}")
-            except RuntimeError:  # the dialog is gone
-                pass
-
     def done(self, result: int) -> None:
-        for task in list(self._tasks):
-            if task is not asyncio.current_task():
-                task.cancel()
+        self._tasks.cancel_all()
         super().done(result)
 
 

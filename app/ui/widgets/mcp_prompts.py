@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QRect, Qt
 from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel
@@ -36,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui.controllers.checkpoints import loop_running
+from app.ui.task_set import TaskSet
 
 if TYPE_CHECKING:
     # Imported on first use: the panel is ready without the MCP client's modules.
@@ -70,7 +70,8 @@ class McpPrompts(QObject):
         self.choices: list[PromptChoice] = []
         self._loaded = False  # for this "/" being typed; cleared when the prompt leaves it
         self._loading: asyncio.Future[None] | None = None
-        self._tasks: set[asyncio.Future[Any]] = set()
+        self._tasks = TaskSet("MCP prompt handling", lambda error: self.panel.status_message.emit(
+            f"MCP prompt failed: {error}"))
         self.browser: McpResourceBrowser | None = None
         self.form: QWidget | None = None
         self.error_box: QMessageBox | None = None
@@ -129,7 +130,7 @@ class McpPrompts(QObject):
         if self._loaded:
             self._show_popup(token)
         elif self._loading is None and loop_running():
-            self._loading = self._run(self._load_for_completer())
+            self._loading = self._tasks.run(self._load_for_completer())
 
     async def _load_for_completer(self) -> None:
         try:
@@ -211,14 +212,14 @@ class McpPrompts(QObject):
     def choose(self, choice: PromptChoice) -> None:
         """Ask for ``choice``'s arguments if it has any, then fetch it into the prompt."""
         if not choice.arguments:
-            self._run(self.insert_prompt(choice, {}))
+            self._tasks.run(self.insert_prompt(choice, {}))
             return
         from app.ui.dialogs.mcp_prompt_form import McpPromptForm
 
         form = McpPromptForm(f"/{choice.label}", choice.description, choice.arguments,
                              self.panel)
         self.form = form
-        form.accepted.connect(lambda: self._run(self.insert_prompt(choice, form.values())))
+        form.accepted.connect(lambda: self._tasks.run(self.insert_prompt(choice, form.values())))
         form.open()
 
     async def insert_prompt(self, choice: PromptChoice, values: dict[str, str]) -> bool:
@@ -258,7 +259,7 @@ class McpPrompts(QObject):
         await self._fill_prompt_menu()
 
     def _on_menu_about_to_show(self) -> None:
-        self._run(self.refresh_prompt_menu())
+        self._tasks.run(self.refresh_prompt_menu())
 
     async def _fill_prompt_menu(self) -> None:
         choices = await self.load_choices()
@@ -275,7 +276,7 @@ class McpPrompts(QObject):
     # -- resources -----------------------------------------------------------------------------
 
     def open_resource_browser(self) -> None:
-        self._run(self._open_resource_browser())
+        self._tasks.run(self._open_resource_browser())
 
     async def _open_resource_browser(self) -> None:
         provider = await self.provider()
@@ -310,17 +311,6 @@ class McpPrompts(QObject):
         self.error_box = box
         box.open()
 
-    def _run(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
-
-    def _task_done(self, task: asyncio.Future[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("MCP prompt handling failed", exc_info=task.exception())
-            self.panel.status_message.emit(f"MCP prompt failed: {task.exception()}")
 
 
 def _layout_holding(layout: QLayout, widget: QWidget) -> QBoxLayout | None:
