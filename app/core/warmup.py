@@ -1,18 +1,18 @@
 """Import the heavy, lazily used libraries in a worker thread, once, before they are needed.
 
-Start-up imports only what the window needs. The model SDK (~2 s and ~75 MB to import here),
-the web tools' HTTP stack and the JSON-schema validator are loaded when a person starts writing
+Start-up imports only what the window needs. The model client and its HTTP stack, the web
+tools' libraries and the JSON-schema validator are loaded when a person starts writing
 a request (or, at the latest, by the first run), in a worker thread, so the GUI never waits on
 an import.
 
 Two details make that stall-free:
 
 - Python's cyclic collector must not run in the importing thread. A collection holds the GIL
-  for its whole duration (~90 ms over the SDK's objects), so the GUI thread would stop. The app
-  collects only on the GUI thread (``app.ui.gc_guard``); automatic collection is off.
+  for its whole duration (~90 ms over a large library's objects), so the GUI thread would
+  stop. The app collects only on the GUI thread (``app.ui.gc_guard``); automatic collection is off.
 - Everything an import creates (modules, classes, functions) lives as long as the process.
   ``gc.freeze()`` moves it out of the collector's generations, so later full collections walk
-  only the app's own objects: ~140 ms per full collection after the SDK import without it,
+  only the app's own objects: ~140 ms per full collection after a large import without it,
   a fraction of a millisecond with it. While an import is under way (``importing()``) the GUI
   thread's collector waits: collecting the half-imported objects cost 14-26 ms a time.
 """
@@ -32,7 +32,7 @@ from collections.abc import Iterator
 log = logging.getLogger(__name__)
 
 # What a run needs that start-up does not import, apart from the tool modules' own
-# ``WARMUP_IMPORTS`` (app.core.tools.builtin): the model SDK (with its client), tool-input
+# ``WARMUP_IMPORTS`` (app.core.tools.builtin): the model client (httpx), tool-input
 # validation for tools without typed params (MCP, custom), and the libraries of helpers several
 # tools share: the shell parser (app.core.tools.shell_syntax), .gitignore matching.
 BASE_RUN_MODULES: tuple[str, ...] = (

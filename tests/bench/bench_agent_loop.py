@@ -3,11 +3,14 @@
 1. Overhead per tool call, excluding tool time: the fake server scripts N turns that each call a
    no-op tool (allowed by a rule), then a final text. The same N+1 responses are also read with
    raw httpx (POST, read every line, ``json.loads`` every event): that is the server's and the
-   transport's share. (loop time − baseline time − tool time) / N is what our loop adds per call:
-   SDK request building, permission decision, ToolContext, events, audit row, two SQLite message
-   writes and the growing transcript. Goal: ≤ 5 ms.
-2. Streaming throughput: a 10,000-token text response (one text_delta per token), through
-   ``AgentSession.run`` (SDK + our SSE decoding + a TextDelta event per token) vs raw httpx.
+   transport's share, and with our client alone (``AnthropicProvider.stream``: request body,
+   headers, retry wrapper, SSE decoding, the turn's blocks). (loop time − baseline time − tool
+   time) / N is what our loop adds per call: request building, permission decision,
+   ToolContext, events, audit row, two SQLite message writes and the growing transcript.
+   Goal: ≤ 5 ms.
+2. Streaming throughput: a 10,000-token text response (one text_delta per token), read by raw
+   httpx, by our client alone and through ``AgentSession.run`` (our client + a TextDelta event
+   per token).
 3. Prompt caching: a 30-turn tool loop over a ~20k-token context (system prompt and tools)
    against a second fake server that applies the API's cache rules and reports usage. The same
    run is made with the cache breakpoints off (``ModelRequest.cache=False``) and on; billed
@@ -76,11 +79,13 @@ def _long_text() -> Response:
 def _script() -> list[Response]:
     """Everything the run will ask for, in order."""
     # A short warm-up first: lazy imports (h11, anyio backends) must not land in a measurement.
-    script: list[Response] = _tool_turns(WARMUP_CALLS) * 2 + [_long_text()] * 2
+    script: list[Response] = _tool_turns(WARMUP_CALLS) * 3 + [_long_text()] * 3
     for _ in range(REPEATS):
         script += _tool_turns()          # baseline
+        script += _tool_turns()          # client
         script += _tool_turns()          # loop
         script.append(_long_text())      # baseline
+        script.append(_long_text())      # client
         script.append(_long_text())      # loop
     return script
 
@@ -176,8 +181,8 @@ class Bench:
 
         profiles.update(replace(profile, max_iterations=N_CALLS + 5))
         profiles.set_tool(self.profile_id, ToolSetting("noop", True))
-        # One client for every session, built before any clock starts (importing the SDK takes
-        # seconds), kept open like the app's long-lived session keeps it.
+        # One client for every session, built before any clock starts, kept open like the
+        # app's long-lived session keeps it.
         shared = KeepOpen(client_factory(api_key="bench-key", base_url=url, max_retries=0)(
             profiles.get(self.profile_id)))
         self.factory = lambda profile: shared
@@ -235,6 +240,35 @@ class Bench:
         for _ in range(n + 1):
             await raw_read(client, self.url, body)
         return time.perf_counter() - started
+
+    async def client_tools(self, n: int = N_CALLS) -> float:
+        """The same N+1 turns read by our client alone (no loop): its share of a turn."""
+        from app.core.agent.providers import ModelRequest
+
+        request = ModelRequest(model=MODEL, max_tokens=8192, cache=False,
+                               messages=[{"role": "user",
+                                          "content": [{"type": "text", "text": "go"}]}],
+                               tools=self.registry.definitions_for(["noop"]))
+        started = time.perf_counter()
+        for _ in range(n + 1):
+            await self.shared.provider.stream(request, lambda _text: None)
+        return time.perf_counter() - started
+
+    async def client_stream(self) -> tuple[float, int]:
+        from app.core.agent.providers import ModelRequest
+
+        deltas = 0
+
+        def count(_text: str) -> None:
+            nonlocal deltas
+            deltas += 1
+
+        request = ModelRequest(model=MODEL, max_tokens=8192, cache=False,
+                               messages=[{"role": "user",
+                                          "content": [{"type": "text", "text": "go"}]}])
+        started = time.perf_counter()
+        await self.shared.provider.stream(request, count)
+        return time.perf_counter() - started, deltas
 
     async def loop_tools(self, n: int = N_CALLS) -> tuple[float, float]:
         from app.core.agent.events import RunFinished
@@ -320,22 +354,30 @@ async def main_async(url: str, cache_url: str) -> None:
         base_rates: list[float] = []
         loop_rates: list[float] = []
         base_times: list[float] = []
+        client_times: list[float] = []
         loop_times: list[float] = []
+        client_rates: list[float] = []
         async with httpx.AsyncClient(timeout=60) as client:
             await bench.baseline_tools(client, WARMUP_CALLS)
+            await bench.client_tools(WARMUP_CALLS)
             await bench.loop_tools(WARMUP_CALLS)
             await bench.baseline_stream(client)
+            await bench.client_stream()
             await bench.loop_stream()
             for _ in range(REPEATS):
                 t_base = await bench.baseline_tools(client)
+                t_client = await bench.client_tools()
                 t_loop, t_tools = await bench.loop_tools()
                 overheads.append((t_loop - t_base - t_tools) / N_CALLS * 1000)
                 base_times.append(t_base)
+                client_times.append(t_client)
                 loop_times.append(t_loop)
                 t_raw, n_raw = await bench.baseline_stream(client)
+                t_client, n_client = await bench.client_stream()
                 t_ours, n_ours = await bench.loop_stream()
-                assert n_raw == n_ours == STREAM_TOKENS, (n_raw, n_ours)
+                assert n_raw == n_client == n_ours == STREAM_TOKENS, (n_raw, n_client, n_ours)
                 base_rates.append(n_raw / t_raw)
+                client_rates.append(n_client / t_client)
                 loop_rates.append(n_ours / t_ours)
         await bench.shared.provider.aclose()
         bench.permissions.close()
@@ -344,6 +386,7 @@ async def main_async(url: str, cache_url: str) -> None:
     best = min(overheads)
     print(f"tool_calls_per_run: {N_CALLS}")
     print(f"baseline_raw_httpx_ms_per_turn: {min(base_times) / (N_CALLS + 1) * 1000:.3f}")
+    print(f"client_ms_per_turn: {min(client_times) / (N_CALLS + 1) * 1000:.3f}")
     print(f"loop_ms_per_turn: {min(loop_times) / (N_CALLS + 1) * 1000:.3f}")
     print(f"loop_overhead_ms_per_tool_call: {best:.3f}")
     print(f"loop_overhead_ms_per_tool_call_median: {statistics.median(overheads):.3f}")
@@ -351,6 +394,8 @@ async def main_async(url: str, cache_url: str) -> None:
     print(f"loop_overhead_within_goal: {best <= OVERHEAD_GOAL_MS}")
     print(f"stream_tokens: {STREAM_TOKENS}")
     print(f"stream_baseline_raw_httpx_tokens_per_s: {max(base_rates):.0f}")
+    print(f"stream_client_tokens_per_s: {max(client_rates):.0f}")
+    print(f"stream_client_vs_raw_ratio: {max(client_rates) / max(base_rates):.3f}")
     print(f"stream_loop_tokens_per_s: {max(loop_rates):.0f}")
     print(f"stream_loop_vs_raw_ratio: {max(loop_rates) / max(base_rates):.3f}")
     ratio = billed(cached) / billed(uncached)

@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -702,6 +702,11 @@ class FakeAnthropicServer:
         # lifecycle, retires_at), for tests that pick the newest model or warn about one.
         self.models: list[str | dict[str, Any]] = list(DEFAULT_MODELS)
         self.models_error: Response | None = None
+        # Paging of /v1/models: ``models_page_size`` entries a page (after ``after_id``);
+        # ``models_endless`` answers every page with a new model and ``has_more`` (a hostile
+        # server the client must stop asking).
+        self.models_page_size: int | None = None
+        self.models_endless = False
         # When set, a request must carry this key (x-api-key or a Bearer token), else 401 —
         # as the API answers a wrong key. The 401 does not use up a scripted response.
         self.api_key: str | None = None
@@ -827,6 +832,19 @@ class FakeAnthropicServer:
                     self._thinking_issued[b.id] = thinking
         return resp
 
+    def _models_page(self, query: str) -> tuple[list[dict[str, Any]], bool]:
+        if self.models_endless:
+            with self._lock:
+                n = sum(1 for r in self.requests if r.path == "/v1/models")
+            return [_model_entry(f"claude-endless-{n}")], True
+        data = [_model_entry(m) for m in self.models]
+        after = parse_qs(query).get("after_id", [None])[0]
+        ids = [m["id"] for m in data]
+        if after in ids:
+            data = data[ids.index(after) + 1:]
+        size = self.models_page_size or len(data)
+        return data[:size], len(data) > size
+
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -901,8 +919,8 @@ class FakeAnthropicServer:
                         err = server.models_error
                         self._json(err.status, err.error_body(), err.headers)
                         return
-                    data = [_model_entry(m) for m in server.models]
-                    self._json(200, {"data": data, "has_more": False, "object": "list",
+                    data, has_more = server._models_page(req.query)
+                    self._json(200, {"data": data, "has_more": has_more, "object": "list",
                                      "first_id": data[0]["id"] if data else None,
                                      "last_id": data[-1]["id"] if data else None})
                     return

@@ -1,10 +1,9 @@
 """A minimal Server-Sent Events decoder over an async iterator of lines.
 
-Both providers read their streams line by line and decode events here instead of letting the
-Anthropic SDK build a pydantic object per event: that roughly halves the client's CPU per token
-(tests/bench/bench_agent_loop.py compares the loop with a raw httpx read), and it lets us turn
-a malformed or truncated stream into a clear error instead of an exception from deep inside the
-SDK.
+Both providers read their streams line by line over httpx and decode events here: no object
+per event, so the client costs little more per token than a raw read
+(tests/bench/bench_agent_loop.py compares them), and a malformed or truncated stream becomes a
+clear error of ours.
 """
 
 from __future__ import annotations

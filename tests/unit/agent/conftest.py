@@ -48,3 +48,17 @@ async def harness(db, project: Path, fake_anthropic: FakeAnthropicServer  # noqa
     for session in h.sessions:  # release HTTP clients inside the test's event loop
         await session.aclose()
     permissions.close()
+
+
+@pytest.fixture
+def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The providers' retry waits asked for, in order; none is actually waited."""
+    from app.core.agent.providers import http_retry
+
+    asked: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        asked.append(seconds)
+
+    monkeypatch.setattr(http_retry, "sleep", sleep)
+    return asked

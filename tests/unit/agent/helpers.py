@@ -192,3 +192,22 @@ class Harness:
         return list(reversed(AuditRepository(self.db).list()))
 
 
+def sdk_modules_loaded_after(code: str) -> dict[str, bool]:
+    """Whether a fresh interpreter has the Anthropic SDK (and its HTTP stack, httpx2) loaded
+    after running ``code``: this test session has imported everything already."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(code) + textwrap.dedent("""
+        import json, sys
+        print(json.dumps({name: name in sys.modules for name in ("anthropic", "httpx2")}))
+    """)
+    env = {**os.environ, "ANTHROPIC_BASE_URL": "", "ANTHROPIC_API_KEY": "",
+           "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[3], env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])

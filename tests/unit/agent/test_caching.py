@@ -14,12 +14,8 @@ import pytest
 from app.core.agent import session as session_module
 from app.core.agent.events import RunFinished
 from app.core.agent.providers import ModelRequest
-from app.core.agent.providers.anthropic import (
-    MAX_BREAKPOINTS,
-    AnthropicProvider,
-    _TurnAccumulator,
-    request_body,
-)
+from app.core.agent.providers.anthropic import AnthropicProvider, _TurnAccumulator
+from app.core.agent.providers.anthropic_request import MAX_BREAKPOINTS, request_body
 from tests.fakes.anthropic_server import (
     CACHE_LOOKBACK,
     FakeAnthropicServer,

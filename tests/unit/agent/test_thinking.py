@@ -13,7 +13,8 @@ import pytest
 from app.core.agent import session as session_module
 from app.core.agent.events import RunFailed, RunFinished
 from app.core.agent.providers import MalformedStream, ModelRequest, ProviderBadRequest
-from app.core.agent.providers.anthropic import _TurnAccumulator, request_body
+from app.core.agent.providers.anthropic import _TurnAccumulator
+from app.core.agent.providers.anthropic_request import request_body
 from app.core.agent.providers.openai_compat import build_body, to_openai_messages
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,

@@ -6,13 +6,13 @@ format is always Anthropic's; the OpenAI-compatible provider translates on the w
 
 - ``base``: the ``ModelProvider`` protocol, request and turn types, and the ``ProviderError``
   hierarchy with ``map_exception``, the one mapping from library exceptions to it;
-- ``anthropic``: the Messages API through the official SDK;
-- ``openai_compat``: chat completions over httpx (Ollama, llama.cpp, LM Studio, vLLM); it
-  never loads the Anthropic SDK;
+- ``anthropic``: the Messages API over httpx (SSE decoded by ``app.core.agent.sse``);
+- ``openai_compat``: chat completions over httpx (Ollama, llama.cpp, LM Studio, vLLM);
+- ``http_retry``: what both retry (statuses, ``retry-after``, backoff) and never replay;
 - ``factory``: the provider for a profile, its base URL and key; model listing.
 
 This package imports only ``base`` and ``factory``; the two providers load when a profile asks
-for them (``create_provider``) or the start-up warm-up imports the SDK in a worker thread.
+for them (``create_provider``) or the run warm-up imports them in a worker thread.
 """
 
 from app.core.agent.providers.base import (

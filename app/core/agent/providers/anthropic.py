@@ -1,76 +1,73 @@
-"""The Anthropic Messages API through the official async SDK, streamed.
+"""The Anthropic Messages API over httpx, streamed, without the SDK.
 
-The SDK does what it is good at: authentication headers, the API version, retries with backoff
-for 408/409/429/5xx/529 and connection errors (honouring ``retry-after``), and status errors
-(``AuthenticationError``, ``RateLimitError``, ``OverloadedError``, ...). We hand it the request
-as JSON bytes through its raw-request method (``client.post(..., content=...)``) and read the
-SSE body ourselves instead of iterating SDK event objects:
+The SDK was used only for what a few lines do here: the auth and version headers, retries with
+backoff and status errors (now ``http_retry``, shared with the OpenAI-compatible provider) and
+the paging of ``/v1/models``. Importing it cost ~56 MB and ~2,900 modules; the app never loads
+it now (tests/unit/agent/test_anthropic_transport.py checks). The request goes out as JSON bytes
+and the SSE body is decoded here:
 
-- ``messages.create()`` deep-copies the whole transcript in Python before every request, which
-  grew to several ms per turn in a long tool loop; ``json.dumps`` of the same is C-fast;
-- decoding events ourselves costs about half the CPU per token of building a pydantic object per
-  event, and gives full control over what a broken stream means: an ``event: error``
-  mid-stream, a connection dropped before ``message_stop`` or tool input that is not valid JSON
-  each become a precise outcome instead of an exception from the SDK's accumulator.
+- ``json.dumps`` of the transcript is C-fast, where building typed request objects deep-copies
+  it in Python on every turn (several ms per turn in a long tool loop);
+- decoding events ourselves gives full control over what a broken stream means: an
+  ``event: error`` mid-stream, a connection dropped before ``message_stop`` or tool input that
+  is not valid JSON each become a precise outcome.
 
-tests/bench/bench_agent_loop.py measures both against raw httpx.
+tests/bench/bench_agent_loop.py measures the loop against raw httpx.
 
-Cost and reasoning: ``request_body`` marks prompt-cache breakpoints (the last tool, the system
-prompt, the transcript's end and the previous request's end: four, the API's limit) so a tool
-loop reads its prefix from the cache, and sends adaptive thinking and effort when the request
-asks; thinking blocks come back in the turn's content, unchanged, and are never shown as text.
+The request body (prompt-cache breakpoints, thinking, effort) is built by
+``anthropic_request``; thinking blocks come back in the turn's content, unchanged, and are
+never shown as text.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import os
 from typing import Any
 
-import anthropic
 import httpx
 
 from app.core.agent.models import ModelInfo
+from app.core.agent.providers.anthropic_request import request_body
 from app.core.agent.providers.base import (
-    EFFORTS,
-    THINKING_DISPLAYS,
     MalformedStream,
     ModelRequest,
     ModelTurn,
+    ProviderAuthError,
     TextCallback,
     ToolCall,
     connection_error,
     error_from_body,
-    map_exception,
 )
+from app.core.agent.providers.http_retry import keepalive_transport, open_response
 from app.core.agent.providers.tool_calls import parse_tool_call
 from app.core.agent.sse import iter_sse
 
 log = logging.getLogger(__name__)
 
 LABEL = "Anthropic API"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
 # Streams can think for a long time between events, but the API pings every few seconds, so a
 # long read timeout only bites on a dead connection.
 DEFAULT_TIMEOUT = 300.0
-DEFAULT_TEMPERATURE = 1.0
-
-try:  # the SDK's own HTTP stack (httpx2 in SDK 2.x); its transport errors are not wrapped
-    import httpx2
-
-    _RAW_RESPONSE: Any = httpx2.Response
-    _TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (httpx.TransportError,
-                                                          httpx2.TransportError)
-except ImportError:  # pragma: no cover - older SDKs use httpx
-    _RAW_RESPONSE = httpx.Response
-    _TRANSPORT_ERRORS = (httpx.TransportError,)
-# What can fail inside an SDK call: its status and connection errors and the transport errors
-# of either HTTP stack. base.map_exception says which ProviderError each one is.
-_API_ERRORS: tuple[type[BaseException], ...] = (anthropic.APIError, *_TRANSPORT_ERRORS)
+CONNECT_TIMEOUT = 10.0
+# /v1/models pages: the API's largest page, and a bound so a server that always answers
+# ``has_more`` cannot keep the client asking forever.
+MODELS_PAGE_LIMIT = 1000
+MAX_MODEL_PAGES = 20
 
 
-def _mapped(exc: BaseException, *, mid_stream: bool = False) -> BaseException:
-    """The ProviderError for ``exc``; ``exc`` itself if it is none of the SDK's errors."""
-    return map_exception(exc, LABEL, mid_stream=mid_stream) or exc
+@functools.cache
+def user_agent() -> str:
+    try:
+        from importlib.metadata import version
+
+        return f"tebiki/{version('tebiki')}"
+    except Exception:  # not installed as a distribution (a source checkout)
+        return "tebiki"
 
 
 class AnthropicProvider:
@@ -78,169 +75,80 @@ class AnthropicProvider:
 
     def __init__(self, *, api_key: str, base_url: str | None = None, max_retries: int = 2,
                  timeout: float | None = None) -> None:
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=max_retries,
-            timeout=anthropic.Timeout(timeout or DEFAULT_TIMEOUT, connect=10.0),
-            open_telemetry=False)  # no spans (and no trace headers) for a desktop app
+        # The base URL is the host root, as for the SDK: ``/v1/messages`` is appended to it
+        # (a path in it is kept: ``https://proxy.example/anthropic`` works).
+        root = (base_url or os.environ.get("ANTHROPIC_BASE_URL", "").strip()
+                or DEFAULT_BASE_URL)
+        api_key = api_key.strip()
+        if not (api_key.isascii() and api_key.isprintable()):
+            # An HTTP header cannot carry it; say so instead of failing inside httpx.
+            raise ProviderAuthError("The Anthropic API key contains characters an API key "
+                                    "cannot have (a line break or a non-ASCII character, "
+                                    "perhaps from pasting). " + ProviderAuthError.advice)
+        self.max_retries = max(0, int(max_retries))
+        self._http = httpx.AsyncClient(
+            base_url=root, transport=keepalive_transport(), follow_redirects=False,
+            timeout=httpx.Timeout(timeout or DEFAULT_TIMEOUT, connect=CONNECT_TIMEOUT),
+            headers={"x-api-key": api_key, "anthropic-version": API_VERSION,
+                     "user-agent": user_agent()})
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._http.aclose()
 
     async def list_models(self) -> list[str]:
-        try:
-            return [m.id async for m in self._client.models.list(limit=1000)]
-        except _API_ERRORS as exc:
-            raise _mapped(exc) from None
+        return [str(item["id"]) for item in await self._model_items()]
 
     async def list_model_infos(self) -> list[ModelInfo]:
         """The models with release date, line and lifecycle: the default model is the newest
         of its line, and a deprecated saved model is warned about (app.core.agent.models)."""
-        try:
-            found = [ModelInfo.from_api(m.model_dump(mode="json"))
-                     async for m in self._client.models.list(limit=1000)]
-        except _API_ERRORS as exc:
-            raise _mapped(exc) from None
+        found = [ModelInfo.from_api(item) for item in await self._model_items()]
         return [info for info in found if info is not None]
 
+    async def _model_items(self) -> list[dict[str, Any]]:
+        """Every ``/v1/models`` entry with a string id, following ``has_more`` / ``last_id``
+        for at most MAX_MODEL_PAGES pages."""
+        items: list[dict[str, Any]] = []
+        params: dict[str, Any] = {"limit": MODELS_PAGE_LIMIT}
+        for _ in range(MAX_MODEL_PAGES):
+            request = self._http.build_request("GET", "/v1/models", params=params)
+            response = await open_response(self._http, request, max_retries=self.max_retries,
+                                           label=LABEL, stream=False)
+            try:
+                page = response.json()
+            except ValueError:
+                page = None
+            data = page.get("data") if isinstance(page, dict) else None
+            if not isinstance(data, list):
+                raise MalformedStream(f"{LABEL} sent an unreadable model list. Retry.")
+            entries = [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+            items.extend(entries)
+            last_id = page.get("last_id")
+            if not isinstance(last_id, str) and entries:
+                last_id = entries[-1]["id"]
+            # No cursor, or one that does not move: there is no next page to ask for.
+            if page.get("has_more") is not True or not isinstance(last_id, str) \
+                    or last_id == params.get("after_id"):
+                return items
+            params = {"limit": MODELS_PAGE_LIMIT, "after_id": last_id}
+        log.warning("%s: the model list still had more after %d pages; using those",
+                    LABEL, MAX_MODEL_PAGES)
+        return items
+
     async def stream(self, request: ModelRequest, on_text: TextCallback) -> ModelTurn:
+        http_request = self._http.build_request(
+            "POST", "/v1/messages", content=request_body(request),
+            headers={"content-type": "application/json", "accept": "text/event-stream"})
+        response = await open_response(self._http, http_request,
+                                       max_retries=self.max_retries, label=LABEL)
         acc = _TurnAccumulator(on_text)
         try:
-            # The SDK's documented raw-request path: it still does auth, the API version,
-            # retries and status errors, but takes our JSON bytes as they are. Through
-            # messages.create() it deep-copies the whole transcript in Python on every turn,
-            # which made a long tool loop several ms per call slower (bench_agent_loop.py).
-            response = await self._client.post(
-                "/v1/messages", cast_to=_RAW_RESPONSE, content=request_body(request),
-                options={"headers": {"Content-Type": "application/json",
-                                     "Accept": "text/event-stream"}},
-                stream=True)
-            try:
-                async for sse in iter_sse(response.aiter_lines()):
-                    acc.feed(sse.event, sse.data)
-            finally:
-                await response.aclose()
-        except _API_ERRORS as exc:
-            raise _mapped(exc, mid_stream=acc.started) from None
+            async for sse in iter_sse(response.aiter_lines()):
+                acc.feed(sse.event, sse.data)
+        except httpx.RequestError as exc:  # mid-stream: never replayed, text was shown
+            raise connection_error(LABEL, exc, mid_stream=acc.started) from None
+        finally:
+            await response.aclose()
         return acc.finish()
-
-
-def request_body(request: ModelRequest) -> bytes:
-    """The Messages API request as JSON bytes (streaming on).
-
-    With ``request.cache`` the prompt-cache breakpoints are marked (see ``mark_transcript``);
-    the stored transcript is never modified, the marked blocks are copies. Everything before
-    the transcript's end serialises to the same bytes on every turn (tools in the order given,
-    dicts in their insertion order, the system prompt as one block), which is what lets the API
-    find it in the cache.
-    """
-    cc = cache_control(request.cache_ttl) if request.cache else None
-    messages = request.messages
-    if cc is not None:
-        messages = mark_transcript(messages, cc, MAX_BREAKPOINTS - bool(request.tools)
-                                   - bool(request.system))
-    body: dict[str, Any] = {
-        "model": request.model,
-        "max_tokens": request.max_tokens,
-        "messages": messages,
-        "stream": True,
-    }
-    if request.system:
-        # A breakpoint needs the block form; without caching the plain string, as before.
-        body["system"] = ([{"type": "text", "text": request.system, "cache_control": cc}]
-                          if cc is not None else request.system)
-    if request.tools:
-        tools = request.tools
-        if cc is not None:  # the last definition: the tools stay cached if the system changes
-            tools = [*tools[:-1], {**tools[-1], "cache_control": cc}]
-        body["tools"] = tools
-    thinking = thinking_config(request)
-    if thinking is not None:
-        body["thinking"] = thinking
-    if request.effort in EFFORTS:
-        body["output_config"] = {"effort": request.effort}
-    if (thinking is None and request.temperature is not None
-            and request.temperature != DEFAULT_TEMPERATURE):
-        # Only sent when the profile changed it (SDK 2.x no longer types it; the API takes it).
-        # With thinking on the API accepts no temperature but the default.
-        body["temperature"] = request.temperature
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-# -- prompt caching -----------------------------------------------------------------------------
-
-# The API accepts at most four blocks with cache_control in one request.
-MAX_BREAKPOINTS = 4
-# Blocks that cannot carry cache_control themselves (the API rejects it on them).
-_UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
-
-
-def cache_control(ttl: str) -> dict[str, str]:
-    """An ephemeral breakpoint: the default 5-minute cache, or the 1-hour one."""
-    return {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
-
-
-def mark_transcript(messages: list[dict[str, Any]], cc: dict[str, str],
-                    budget: int) -> list[dict[str, Any]]:
-    """``messages`` with breakpoints on the transcript's end (the last block of the last
-    message, which moves forward every turn) and, budget allowing, on the end of the
-    previous request (the last block of the user turn before the latest assistant turn).
-
-    The first makes this request's whole prefix cacheable for the next turn; the second reads
-    the previous turn's entry even when the turn added more blocks than the API looks back
-    over from one breakpoint (20). Only the marked messages are copied."""
-    if budget <= 0 or not messages:
-        return messages
-    out = list(messages)
-    end = None
-    for i in range(len(out) - 1, -1, -1):  # the last message with a block that can be marked
-        marked = _marked(out[i], cc)
-        if marked is not None:
-            out[i], end = marked, i
-            break
-    if end is None or budget < 2:
-        return out
-    seen_assistant = False
-    for i in range(end - 1, -1, -1):
-        role = out[i].get("role")
-        if role == "assistant":
-            seen_assistant = True
-        elif role == "user" and seen_assistant:
-            marked = _marked(out[i], cc)
-            if marked is not None:
-                out[i] = marked
-            break
-    return out
-
-
-def _marked(message: dict[str, Any], cc: dict[str, str]) -> dict[str, Any] | None:
-    content = message.get("content")
-    if isinstance(content, str):
-        if not content:
-            return None
-        return {**message, "content": [{"type": "text", "text": content, "cache_control": cc}]}
-    if not isinstance(content, list):
-        return None
-    for j in range(len(content) - 1, -1, -1):
-        block = content[j]
-        if isinstance(block, dict) and block.get("type") not in _UNMARKABLE:
-            blocks = list(content)
-            blocks[j] = {**block, "cache_control": cc}
-            return {**message, "content": blocks}
-    return None
-
-
-# -- thinking -----------------------------------------------------------------------------------
-
-
-def thinking_config(request: ModelRequest) -> dict[str, Any] | None:
-    """The ``thinking`` parameter, or None when thinking is off. Adaptive: the model decides
-    whether and how much to think (the installed SDK's ``ThinkingConfigAdaptiveParam``)."""
-    if request.thinking != "adaptive":
-        return None
-    config: dict[str, Any] = {"type": "adaptive"}
-    if request.thinking_display in THINKING_DISPLAYS:
-        config["display"] = request.thinking_display
-    return config
 
 
 _KEPT_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})

@@ -3,11 +3,10 @@ the errors a request can end with.
 
 Errors are a class hierarchy rather than a string kind: callers catch or test the class, and
 whether retrying can help is a property of the class (``retryable``), not of each raise site.
-``map_exception`` is the one place an SDK or HTTP-library exception becomes one of them, so
-both providers (and the settings dialog's connection test) report a failure the same way.
+``map_exception`` is the one place an HTTP-library exception becomes one of them, so both
+providers (and the settings dialog's connection test) report a failure the same way.
 
-Nothing here imports the Anthropic SDK or httpx: the OpenAI-compatible provider must work
-without loading the SDK, and the window imports the event types at start-up.
+Nothing here imports httpx: the window imports the event types at start-up.
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ class ProviderAuthError(ProviderError):
 
 
 class ProviderRateLimited(ProviderError):
-    """429: the SDK already retried with backoff before this reached the run."""
+    """429: the provider already retried with backoff before this reached the run."""
 
     advice = "The rate limit was hit even after retrying; wait a moment and retry."
 
@@ -163,26 +162,17 @@ def connection_error(provider_label: str, exc: BaseException | str, *,
 
 def map_exception(exc: BaseException, provider_label: str, *,
                   mid_stream: bool = False) -> ProviderError | None:
-    """The ProviderError for an exception from the Anthropic SDK, httpx or httpx2, or None
-    when ``exc`` is none of theirs (a bug, which must not pass for an API failure).
+    """The ProviderError for an exception from httpx (the providers' HTTP stack), or None
+    when ``exc`` is none of its (a bug, which must not pass for an API failure).
 
-    The libraries are looked up in ``sys.modules`` instead of imported: an exception can only
-    be an instance of a library's class if that library was loaded, and importing it here
-    would load the SDK on the OpenAI-compatible path."""
+    httpx is looked up in ``sys.modules`` instead of imported: an exception can only be an
+    instance of its classes if it was loaded, and the window imports this module at start-up,
+    when httpx is not loaded yet."""
     if isinstance(exc, ProviderError):
         return exc
-    anthropic = sys.modules.get("anthropic")
-    if anthropic is not None:
-        if isinstance(exc, anthropic.APIStatusError):
-            return error_from_body(exc.status_code, exc.body, provider_label)
-        if isinstance(exc, anthropic.APIConnectionError):  # timeouts are a subclass
-            return connection_error(provider_label, exc, mid_stream=mid_stream)
-    for name in ("httpx", "httpx2"):  # httpx2 is the SDK's own HTTP stack; errors pass through
-        http = sys.modules.get(name)
-        if http is None:
-            continue
-        if isinstance(exc, http.TransportError):
-            return connection_error(provider_label, exc, mid_stream=mid_stream)
+    http = sys.modules.get("httpx")
+    if http is not None and isinstance(exc, http.RequestError):  # transport, decoding, redirects
+        return connection_error(provider_label, exc, mid_stream=mid_stream)
     return None
 
 

@@ -44,7 +44,7 @@ def create_provider(profile: AgentProfile, *, api_key: str | None = None,
     url = base_url or resolve_base_url(profile)
     if profile.provider == "openai_compatible":
         # Imported here, as the Anthropic provider below: each loads its own HTTP stack only
-        # when a profile asks for it (the SDK alone takes seconds to import).
+        # when a profile asks for it.
         from app.core.agent.providers.openai_compat import OpenAICompatibleProvider
 
         return OpenAICompatibleProvider(
@@ -86,7 +86,7 @@ async def list_model_infos(profile: AgentProfile | None = None, *, api_key: str 
     if profile is None:
         profile = AgentProfile(name="(models)")
     # Both off the event loop: keyring backends may block, and the first import of the
-    # Anthropic SDK takes seconds.
+    # provider's HTTP stack takes tens of ms.
     if profile.provider == "anthropic" and not (
             api_key or await asyncio.to_thread(get_api_key, "anthropic")):
         return []

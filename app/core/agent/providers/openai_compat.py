@@ -4,14 +4,13 @@ Speaks ``POST {base}/chat/completions`` with ``stream: true`` and function tools
 maps it onto the loop's Anthropic-format transcript: assistant tool calls become ``tool_use``
 blocks, ``tool_result`` blocks go back as ``role: tool`` messages, and finish reasons map to
 stop reasons (tool_calls → tool_use, stop → end_turn, length → max_tokens). Retries 408, 409,
-429, 5xx and connection failures before the first byte, like the Anthropic SDK does.
+429, 5xx and connection failures before the first byte by the rules both providers share
+(``http_retry``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
 import re
 from typing import Any
 
@@ -21,13 +20,12 @@ from app.core.agent.providers.base import (
     MalformedStream,
     ModelRequest,
     ModelTurn,
-    ProviderServerError,
     TextCallback,
     ToolCall,
     connection_error,
     error_from_body,
-    map_exception,
 )
+from app.core.agent.providers.http_retry import json_or_text, open_response
 from app.core.agent.providers.tool_calls import parse_tool_call
 from app.core.agent.sse import iter_sse
 
@@ -35,7 +33,6 @@ LABEL = "OpenAI-compatible API"
 DEFAULT_TIMEOUT = 300.0
 _FINISH_TO_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use",
                    "length": "max_tokens", "content_filter": "refusal"}
-_RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -67,63 +64,24 @@ class OpenAICompatibleProvider:
         await self._http.aclose()
 
     async def list_models(self) -> list[str]:
-        try:
-            resp = await self._http.get("models")
-        except httpx.TransportError as exc:
-            raise _mapped(exc) from None
-        if resp.status_code >= 400:
-            raise error_from_body(resp.status_code, _json_or_text(resp), LABEL)
-        data = _json_or_text(resp)
+        resp = await open_response(self._http, self._http.build_request("GET", "models"),
+                                   max_retries=self.max_retries, label=LABEL, stream=False)
+        data = json_or_text(resp)
         items = data.get("data") if isinstance(data, dict) else None
         return [m["id"] for m in items or [] if isinstance(m, dict) and isinstance(m.get("id"),
                                                                                    str)]
 
     async def stream(self, request: ModelRequest, on_text: TextCallback) -> ModelTurn:
-        body = build_body(request)
-        for attempt in range(self.max_retries + 1):
-            retry_in = None
-            try:
-                async with self._http.stream("POST", "chat/completions", json=body) as resp:
-                    if resp.status_code >= 400:
-                        await resp.aread()
-                        if attempt < self.max_retries and resp.status_code in _RETRY_STATUSES:
-                            retry_in = _retry_delay(resp, attempt)
-                        else:
-                            raise error_from_body(resp.status_code, _json_or_text(resp), LABEL)
-                    else:
-                        return await _read_stream(resp, on_text)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                if attempt >= self.max_retries:
-                    raise _mapped(exc) from None
-                retry_in = _retry_delay(None, attempt)
-            except httpx.TransportError as exc:  # mid-stream: never replayed, text was shown
-                raise _mapped(exc, mid_stream=True) from None
-            await asyncio.sleep(retry_in or 0)
-        raise ProviderServerError(f"{LABEL}: retries exhausted")  # pragma: no cover
-
-
-def _mapped(exc: httpx.TransportError, *, mid_stream: bool = False) -> BaseException:
-    """The ProviderError for a transport failure (base.map_exception knows them all)."""
-    return map_exception(exc, LABEL, mid_stream=mid_stream) or exc
-
-
-def _retry_delay(resp: httpx.Response | None, attempt: int) -> float:
-    if resp is not None:
-        for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-            try:
-                value = float(resp.headers.get(header, "")) * scale
-            except ValueError:
-                continue
-            if 0 < value <= 60:
-                return value
-    return min(0.5 * 2 ** attempt, 8.0) * (1 - 0.25 * random.random())
-
-
-def _json_or_text(resp: httpx.Response) -> Any:
-    try:
-        return resp.json()
-    except ValueError:
-        return resp.text
+        http_request = self._http.build_request("POST", "chat/completions",
+                                                json=build_body(request))
+        resp = await open_response(self._http, http_request, max_retries=self.max_retries,
+                                   label=LABEL)
+        try:
+            return await _read_stream(resp, on_text)
+        except httpx.RequestError as exc:  # mid-stream: never replayed, text was shown
+            raise connection_error(LABEL, exc, mid_stream=True) from None
+        finally:
+            await resp.aclose()
 
 
 async def _read_stream(resp: httpx.Response, on_text: TextCallback) -> ModelTurn:
