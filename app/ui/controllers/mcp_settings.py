@@ -31,8 +31,8 @@ from app.core.tools.providers.mcp_config import (
     parse_mcp_config,
     read_claude_desktop_config,
 )
-from app.core.tools.providers.mcp_connection import ServerStatus
 from app.core.tools.providers.mcp_oauth_errors import SignInError, uses_oauth
+from app.core.tools.providers.mcp_server_status import ServerStatus
 from app.ui.models.mcp_servers_model import McpServersModel
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
 from app.core.tools.providers.mcp_config import McpServerConfig
-from app.core.tools.providers.mcp_connection import ServerStatus
+from app.core.tools.providers.mcp_server_status import ServerStatus
 from app.ui.models.base import Index, RowsTableModel
 
 

@@ -16,8 +16,9 @@ from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import ToolPermissionService
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext
 from app.core.tools.builtin import default_registry
-from app.core.tools.providers.mcp import VALID_TOOL_NAME, McpProvider
+from app.core.tools.providers.mcp import McpProvider
 from app.core.tools.providers.mcp_config import McpServerConfig, parse_mcp_config
+from app.core.tools.providers.mcp_tool_specs import VALID_TOOL_NAME
 from tests.mcp_servers import DEMO_SERVER, demo_server_entry
 
 DEMO_TOOLS = {"echo", "add", "fail", "crash", "slow", "media", "pid", "grow"}

@@ -10,12 +10,6 @@ import pytest
 from app.core.secrets import SecretStoreError
 from app.core.store.settings import SettingsRepository
 from app.core.tools.base import RiskLevel, ToolCategory
-from app.core.tools.providers.mcp import (
-    VALID_TOOL_NAME,
-    assign_tool_names,
-    qualified_tool_name,
-    spec_for_tool,
-)
 from app.core.tools.providers.mcp_config import (
     SECRET_PLACEHOLDER,
     SETTINGS_KEY,
@@ -28,6 +22,12 @@ from app.core.tools.providers.mcp_config import (
     parse_mcp_config,
     read_claude_desktop_config,
     resolve_values,
+)
+from app.core.tools.providers.mcp_tool_specs import (
+    VALID_TOOL_NAME,
+    assign_tool_names,
+    qualified_tool_name,
+    spec_for_tool,
 )
 
 # -- parsing -----------------------------------------------------------------------------------

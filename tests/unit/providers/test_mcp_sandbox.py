@@ -23,7 +23,7 @@ import pytest
 from app.core.sandbox import Sandbox, SandboxStatus, probe_sandbox
 from app.core.sensitive_paths import sensitive_paths
 from app.core.tools.base import ToolContext
-from app.core.tools.providers.mcp import McpProvider, spec_for_tool
+from app.core.tools.providers.mcp import McpProvider
 from app.core.tools.providers.mcp_config import (
     McpConfigError,
     McpConfigStore,
@@ -32,6 +32,7 @@ from app.core.tools.providers.mcp_config import (
     dump_mcp_config,
     parse_mcp_config,
 )
+from app.core.tools.providers.mcp_tool_specs import spec_for_tool
 from app.core.tools.providers.mcp_transport import resolve_command, stdio_launch
 from tests.mcp_servers import DEMO_SERVER, demo_server_entry
 

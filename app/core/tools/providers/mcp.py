@@ -1,7 +1,7 @@
 """MCP provider (priority 100): tools of Model Context Protocol servers as Tebiki tools.
 
 Servers are configured in Claude Desktop's ``mcpServers`` shape (see ``mcp_config``); each runs
-in an ``McpConnection`` (see ``mcp_connection`` for why every server has a task of its own).
+in an ``McpConnection`` (see ``mcp_server_task`` for why every server has a task of its own).
 
 **Tool names.** A server's tool ``create_issue`` on server ``github`` is offered as
 ``github__create_issue`` (Claude Code's convention without its ``mcp__`` head). Why a prefix and
@@ -40,14 +40,12 @@ prompts are also reachable directly (``list_resources`` … ``get_prompt``, see
 ``mcp_resource_queries``).
 
 **Reconnecting.** An idle HTTP server is pinged, so one that died is marked failed ("lost").
-A call to a lost server, or one that fails without ever reaching the server (connection
-refused, 404 on an expired session, a POST cancelled before it was sent because the transport
-died, see ``mcp_http_watch``), restarts the connection once;
-the call is retried only when it surely did not reach the server.
+A call to a lost server, or one that surely did not reach it, restarts the connection once
+(see ``mcp_reconnecting_call``).
 
 **Sandbox.** A stdio server is a program Tebiki starts, so its tools say ``runs_programs``;
 they are ``sandboxed`` only when the server opted in (``"sandbox"`` in its config) and runs in
-the app's OS sandbox (``McpProvider(sandbox=...)``, see ``mcp_connection``). HTTP servers start
+the app's OS sandbox (``McpProvider(sandbox=...)``, see ``mcp_server_task``). HTTP servers start
 no program here.
 """
 
@@ -60,38 +58,21 @@ from pathlib import Path
 from typing import Any
 
 from app.core.sandbox import Sandbox, machine_sandbox
-from app.core.tools.base import ToolContext, ToolResult
 from app.core.tools.providers.base import ProviderPriority
 from app.core.tools.providers.mcp_config import McpServerConfig
-from app.core.tools.providers.mcp_connection import McpConnection, ServerState, ServerStatus
-from app.core.tools.providers.mcp_http_watch import watch_call
+from app.core.tools.providers.mcp_connection import McpConnection
 from app.core.tools.providers.mcp_oauth import McpOAuth
 from app.core.tools.providers.mcp_oauth_errors import SignInError
+from app.core.tools.providers.mcp_reconnecting_call import McpReconnectingCalls
 from app.core.tools.providers.mcp_resource_queries import McpResourceQueries
-from app.core.tools.providers.mcp_resources import (
-    READ_RESOURCE,
-    McpResourceTool,
-    read_resource_spec,
-)
+from app.core.tools.providers.mcp_resources import McpResourceTool
 from app.core.tools.providers.mcp_roots import McpRoots
 from app.core.tools.providers.mcp_server_requests import ServerRequestHandler
-from app.core.tools.providers.mcp_tool_specs import (
-    MAX_DESCRIPTION,
-    MAX_TOOL_NAME,
-    NAME_SEPARATOR,
-    VALID_TOOL_NAME,
-    McpTool,
-    assign_tool_names,
-    qualified_tool_name,
-    spec_for_tool,
-)
+from app.core.tools.providers.mcp_server_status import ServerState, ServerStatus
+from app.core.tools.providers.mcp_tool_list import build_tool_list, tool_list_signature
+from app.core.tools.providers.mcp_tool_specs import McpTool
 
 log = logging.getLogger(__name__)
-
-# Naming and specs live in mcp_tool_specs; importable from here as before.
-__all__ = ["MAX_DESCRIPTION", "MAX_TOOL_NAME", "NAME_SEPARATOR", "VALID_TOOL_NAME", "McpProvider",
-           "McpTool", "assign_tool_names", "qualified_tool_name", "server_instructions",
-           "spec_for_tool"]
 
 StatusListener = Callable[[str], None]
 
@@ -108,13 +89,14 @@ def server_instructions(providers: Iterable[object],
     return found
 
 
-class McpProvider(McpResourceQueries):
+class McpProvider(McpResourceQueries, McpReconnectingCalls):
     """Manages N servers and offers their tools. Use it from the event loop's thread only.
 
     ``on_tools_changed()`` runs whenever the offered tools change (a server started, died and
     was restarted, was removed, or announced ``tools/list_changed``): wire it to
     ``ToolRegistry.refresh``. ``subscribe(listener)`` reports every status change by server
-    name (for the Settings tab). Resources and prompts: ``McpResourceQueries``.
+    name (for the Settings tab). Resources and prompts: ``McpResourceQueries``; calls:
+    ``McpReconnectingCalls``.
     """
 
     id = "mcp"
@@ -324,58 +306,6 @@ class McpProvider(McpResourceQueries):
         await asyncio.gather(*(conn.stop() for conn in list(self._connections.values())),
                              return_exceptions=True)
 
-    # -- calls ------------------------------------------------------------------------------
-
-    async def call(self, server: str, remote_name: str, tool_input: Mapping[str, Any],
-                   ctx: ToolContext, *, label: str | None = None) -> ToolResult:
-        """Call ``remote_name`` on ``server``. Timeout: the server's ``"timeout"`` when set,
-        else the tool's configured ``shell_timeout_s`` (default 30 s).
-
-        A lost HTTP server is reconnected first; a call that fails without reaching the server
-        reconnects and is sent once more (never a call that may have run)."""
-        conn = self._connections.get(server)
-        if conn is None:
-            return ToolResult.error(f"MCP server {server!r} is no longer configured, so "
-                                    f"{label or remote_name} cannot run. Use another tool.")
-        timeout = conn.config.timeout_s or ctx.shell_timeout_s
-        if conn.lost:
-            conn = await self._reconnect(conn, conn.runs)
-        runs, was_running = conn.runs, conn.running
-        with watch_call() as outcome:
-            result = await conn.call_tool(remote_name, tool_input, timeout_s=timeout,
-                                          max_output_chars=ctx.max_output_bytes, label=label,
-                                          progress=ctx.progress)
-        unsent = outcome.never_reached or (
-            was_running and outcome.nothing_sent and conn.config.transport != "stdio")
-        if not (result.is_error and unsent):
-            return result
-        conn = await self._reconnect(conn, runs)
-        if not conn.running:
-            return ToolResult.error(
-                f"MCP server {server!r} could not be reached, so {label or remote_name} did "
-                f"not run; reconnecting failed: {conn.message or conn.state}. Ask the user "
-                "to check the server in Settings → MCP servers.")
-        return await conn.call_tool(remote_name, tool_input, timeout_s=timeout,
-                                    max_output_chars=ctx.max_output_bytes, label=label,
-                                    progress=ctx.progress)
-
-    async def _reconnect(self, conn: McpConnection, runs: int) -> McpConnection:
-        """Restart ``conn`` unless it was restarted since ``runs`` (concurrent callers share
-        one reconnect); returns the server's current connection."""
-        pending = self._reconnecting.get(conn.name)
-        if pending is None and conn.runs == runs and self._connections.get(conn.name) is conn:
-            pending = asyncio.ensure_future(conn.reconnect())
-            self._reconnecting[conn.name] = pending
-            name = conn.name
-
-            def done(_f: asyncio.Future[None]) -> None:
-                self._reconnecting.pop(name, None)
-
-            pending.add_done_callback(done)
-        if pending is not None:
-            await asyncio.shield(pending)
-        return self._connections.get(conn.name, conn)
-
     # -- internals --------------------------------------------------------------------------
 
     def _connect(self, config: McpServerConfig) -> McpConnection:
@@ -393,25 +323,6 @@ class McpProvider(McpResourceQueries):
         self._rebuild_tools()
         self._emit(conn.name)
 
-    def _resource_tools(self, taken: set[str]) -> list[McpResourceTool]:
-        """``<server>__read_resource`` for each server offering resources whose tools are
-        listed; after the servers' own tools, so a server tool of that name keeps it."""
-        found: list[McpResourceTool] = []
-        for conn in self._connections.values():
-            if not (conn.tools and conn.has_resources):
-                continue
-            base = name = qualified_tool_name(conn.name, READ_RESOURCE)
-            n = 1
-            while name.lower() in taken:
-                n += 1
-                name = base[:MAX_TOOL_NAME - len(f"_{n}")] + f"_{n}"
-            taken.add(name.lower())
-            spec = read_resource_spec(conn.name, name,
-                                      runs_programs=conn.config.transport == "stdio",
-                                      sandboxed=conn.sandboxed)
-            found.append(McpResourceTool(self, conn.name, spec))
-        return found
-
     def _emit(self, server: str) -> None:
         for listener in list(self._listeners):
             try:
@@ -420,24 +331,8 @@ class McpProvider(McpResourceQueries):
                 log.exception("MCP status listener failed")
 
     def _rebuild_tools(self, notify: bool = True) -> None:
-        pairs = [(conn, tool) for conn in self._connections.values() for tool in conn.tools]
-        names = assign_tool_names((conn.name, str(tool["name"])) for conn, tool in pairs)
-        tools: list[McpTool | McpResourceTool] = []
-        for conn, tool in pairs:
-            server, remote = conn.name, str(tool["name"])
-            name = names[(server, remote)]
-            if any(t.spec.name == name for t in tools):
-                continue  # a server listing one name twice
-            sandbox = conn.config.sandbox
-            spec = spec_for_tool(server, name, tool,
-                                 runs_programs=conn.config.transport == "stdio",
-                                 sandboxed=conn.sandboxed,
-                                 network=sandbox is not None and sandbox.network)
-            tools.append(McpTool(self, server, remote, spec))
-        tools += self._resource_tools({t.spec.name.lower() for t in tools})
-        # The flags are compare=False on ToolSpec, so they join the signature on their own.
-        signature = tuple((t.spec, tuple(sorted(t.spec.annotations.items(), key=str)),
-                           t.spec.runs_programs, t.spec.sandboxed) for t in tools)
+        tools = build_tool_list(self, self._connections.values())
+        signature = tool_list_signature(tools)
         self._tools = tools
         if signature != self._signature:
             self._signature = signature

@@ -1,48 +1,30 @@
-"""One MCP server: its process (or HTTP endpoint) and client session, kept alive in one task.
+"""One MCP server as the rest of the app sees it: its configuration, state and tools, and
+starting, stopping, reconnecting and calling it.
 
-Why one long-lived task per server: the SDK's transports (``stdio_client``,
-``streamable_http_client``) and ``ClientSession`` are anyio context managers holding task groups
-and cancel scopes, which must be entered and exited by the *same* task. ``_serve`` enters them,
-initializes, lists tools, then parks until it is asked to stop or the transport ends; leaving
-the ``async with`` block is what closes the session and stops the process (stdin closed, then
-SIGTERM/SIGKILL to the server's process group, inside the SDK's shielded shutdown), so nothing
-is left behind whatever way the task ends.
+Each run of the server lives in a task of its own, whose body is ``McpServerTask._serve`` (see
+``mcp_server_task`` for why one task must own the transport and session). ``begin`` creates that
+task and ``stop`` ends it; the state they and the task report is what the provider and the
+Settings tab read (``status()``, see ``mcp_server_status``).
 
 Calls (``call_tool``, see ``mcp_tool_call``) come from other tasks (the agent loop). That is
 safe: a request only puts a message on the session's memory stream and waits for its answer on
 another one; the caller's cancellation (Stop) abandons the wait at once and the SDK sends
 ``notifications/cancelled``.
-
-Death is noticed without polling: the session reads through ``WatchedReadStream``, which
-reports the end of the server's output (process exit, closed pipe, dropped HTTP session).
-The server's stderr goes to a pipe drained by a small thread into a bounded buffer, so a
-chatty server can never block on a full pipe, and the last lines explain a failure.
-
-A stdio server whose config has ``"sandbox"`` starts inside the OS sandbox (see
-``mcp_transport.stdio_launch``); its status says whether it runs there. When the sandbox cannot
-run here it does not start if the sandbox is required, and starts unsandboxed (status
-"not sandboxed: …") otherwise. Servers without ``"sandbox"`` run as any other program.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from types import SimpleNamespace
-from typing import Any, Literal
-
-import anyio
+from typing import Any
 
 from app.core.sandbox import Sandbox, machine_sandbox
 from app.core.tools.base import ProgressFn, ToolResult
 from app.core.tools.providers import mcp_connection_texts as texts
 from app.core.tools.providers import mcp_tool_call
-from app.core.tools.providers.mcp_config import McpServerConfig, expand_server_config
-from app.core.tools.providers.mcp_http_watch import recording_transport
+from app.core.tools.providers.mcp_config import McpServerConfig
 from app.core.tools.providers.mcp_oauth import McpOAuth
 from app.core.tools.providers.mcp_oauth_errors import (
     CredentialsRejected,
@@ -50,58 +32,17 @@ from app.core.tools.providers.mcp_oauth_errors import (
     auth_failure_status,
     find_auth_failure,
 )
-from app.core.tools.providers.mcp_results import (
-    describe_exception,
-    leaf_exception,
-)
 from app.core.tools.providers.mcp_roots import McpRoots
-from app.core.tools.providers.mcp_server_requests import (
-    HandlerSource,
-    server_request_callbacks,
-)
-from app.core.tools.providers.mcp_session_info import (
-    http_status_text,
-    list_all_tools,
-    offered_tools,
-    offers_resources,
-    server_capabilities,
-)
-from app.core.tools.providers.mcp_stdout_noise import UnreadableLines, is_unreadable_line
-from app.core.tools.providers.mcp_transport import (
-    StderrTail,
-    StdioLaunch,
-    WatchedReadStream,
-    client_version,
-    load_sdk,
-    stdio_launch,
-)
+from app.core.tools.providers.mcp_server_requests import HandlerSource
+from app.core.tools.providers.mcp_server_status import ServerState, ServerStatus
+from app.core.tools.providers.mcp_server_task import McpServerTask, settle
+from app.core.tools.providers.mcp_stdout_noise import UnreadableLines
+from app.core.tools.providers.mcp_transport import StderrTail, StdioLaunch
 
 log = logging.getLogger(__name__)
 
-ServerState = Literal["stopped", "starting", "running", "failed", "disabled"]
 
-CLIENT_NAME = "tebiki"
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """What the Settings tab shows for one server."""
-
-    name: str
-    state: ServerState
-    message: str = ""
-    stderr_tail: str = ""
-    tool_count: int = 0
-    # Tools not offered to the model (they require MCP tasks); the message says so.
-    hidden_tools: int = 0
-    # The server answered 401 at start: it needs sign-in (OAuth) or a token in its headers.
-    needs_auth: bool = False
-
-
-# -- the connection ----------------------------------------------------------------------------
-
-
-class McpConnection:
+class McpConnection(McpServerTask):
     """One configured server. ``start``/``stop``/``call_tool`` are called from the event loop."""
 
     # Sign-in for HTTP servers (OAuth); the provider sets it. None: no auth on requests.
@@ -155,10 +96,6 @@ class McpConnection:
         self._unreadable = UnreadableLines(config.name, self._events)
 
     @property
-    def name(self) -> str:
-        return self.config.name
-
-    @property
     def running(self) -> bool:
         return self.state == "running" and self._session is not None
 
@@ -181,11 +118,6 @@ class McpConnection:
     def sandboxed(self) -> bool:
         """Whether the server's process runs in the OS sandbox (its current or last run)."""
         return self.launch is not None and self.launch.sandboxed
-
-    def stderr_tail(self) -> str:
-        if self._stderr is not None:
-            return self._stderr.text()
-        return "\n".join(self._events)
 
     def status(self) -> ServerStatus:
         return ServerStatus(self.name, self.state, self.message, self.stderr_tail(),
@@ -280,200 +212,11 @@ class McpConnection:
 
     def _served(self, task: asyncio.Task[None], started: asyncio.Future[None]) -> None:
         """Runs however the task ended, even when it was cancelled before its first step."""
-        _settle(started)
+        settle(started)
         if not task.cancelled() and task.exception() is not None:
             log.error("MCP server %s task failed", self.name, exc_info=task.exception())
         if self._task is task and self.state == "starting":
             self._set("stopped", "")
-
-    def _transport_ended(self) -> None:
-        self._ended = True
-        self._wake.set()
-        if not self._stopping and self.state == "running":
-            self.lost = self.config.transport != "stdio"
-            what = "exited" if self.config.transport == "stdio" else "closed the connection"
-            self._set("failed", f"the server {what} unexpectedly")
-
-    async def _on_message(self, message: Any) -> None:
-        item = getattr(message, "root", message)  # mcp 1.x wraps notifications in a RootModel
-        if isinstance(item, Exception):
-            if is_unreadable_line(item):
-                self._unreadable.note(item)
-            else:
-                log.debug("MCP server %s: transport error: %s", self.name,
-                          describe_exception(item))
-                self._events.append(f"transport error: {describe_exception(item)}")
-            return
-        if getattr(item, "method", None) == "notifications/tools/list_changed":
-            self._relist = True
-            self._wake.set()
-
-    def _on_roots_changed(self) -> None:
-        """From ``McpRoots.set``, always on this session's loop (see ``McpRoots``)."""
-        self._roots_changed = True
-        self._wake.set()
-
-    def _client_callbacks(self, sdk: SimpleNamespace) -> dict[str, Any]:
-        """Keyword arguments for ``ClientSession``: the server-initiated requests Tebiki
-        answers (each one the SDK also advertises as a client capability). Roots here;
-        sampling and elicitation are added alongside."""
-        return {"list_roots_callback": self.roots.list_roots_callback(sdk.types),
-                **server_request_callbacks(self.name, self.server_requests)}
-
-    async def _serve(self, started: asyncio.Future[None]) -> None:
-        reached_running = False
-        try:
-            sdk = await load_sdk()
-            async with contextlib.AsyncExitStack() as stack:
-                read, write = await self._open_transport(sdk, stack)
-                watched = WatchedReadStream(read, self._transport_ended)
-                session = await stack.enter_async_context(sdk.ClientSession(
-                    watched, write, message_handler=self._on_message,
-                    client_info=sdk.types.Implementation(name=CLIENT_NAME,
-                                                         version=client_version()),
-                    **self._client_callbacks(sdk)))
-                stack.callback(self.roots.subscribe(self._on_roots_changed))
-                with anyio.fail_after(self._startup_timeout_s):
-                    init = await session.initialize()
-                    self.instructions = (getattr(init, "instructions", None) or "").strip()
-                    self.capabilities = server_capabilities(init)
-                    tools = await self._list_tools(session, sdk)
-                    self.has_resources = await offers_resources(session, self.capabilities)
-                if self._ended:
-                    raise ConnectionError("the server closed the connection during startup")
-                self.tools = tools
-                self._session = session
-                reached_running = True
-                self._set("running", self._running_message(len(tools)))
-                _settle(started)
-                await self._idle(session, sdk)
-        except asyncio.CancelledError:
-            pass  # stop() cancelled a startup, or the loop is shutting down: end quietly
-        except Exception as exc:
-            if not self._stopping and not reached_running:
-                await self.collect_stderr()
-                self._set("failed", self._startup_failure(exc))
-            elif not self._stopping:
-                log.warning("MCP server %s ended: %s", self.name, describe_exception(exc))
-                # An HTTP server may come back: the next call reconnects.
-                self.lost = self.config.transport != "stdio"
-                if self.state != "failed":
-                    self._set("failed", f"the connection failed: {describe_exception(exc)}"
-                              + ("; Tebiki reconnects at the next call" if self.lost else ""))
-        finally:
-            self._session = None
-            self._unreadable.summarise()
-            if self._stderr is not None:
-                self._stderr.close_write_end()
-            if self._ended and not self._stopping and self.state == "running":
-                self._set("failed", "the connection ended")
-            _settle(started)
-
-    async def _open_transport(self, sdk: SimpleNamespace,
-                              stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
-        # ${VAR} references anywhere in args, env, headers, url and cwd; an unset variable or a
-        # malformed reference fails the start with the server and field named.
-        cfg = expand_server_config(self.config)
-        if cfg.transport == "stdio":
-            env = dict(cfg.env)
-            launch = self.launch = stdio_launch(cfg, self.sandbox, env,
-                                                sdk.default_environment(), self.roots.first)
-            stderr = self._stderr = StderrTail(cfg.name)
-            params = sdk.StdioServerParameters(
-                command=launch.command, args=launch.args, env=env or None, cwd=launch.cwd)
-            try:
-                return await stack.enter_async_context(
-                    sdk.stdio_client(params, errlog=stderr.write_file))
-            finally:
-                stderr.close_write_end()
-        client = await stack.enter_async_context(sdk.httpx.AsyncClient(
-            headers=dict(cfg.headers), timeout=sdk.httpx.Timeout(30.0, read=300.0),
-            auth=self.oauth.auth_for(cfg) if self.oauth is not None else None,
-            transport=recording_transport(sdk.httpx, self._note_http_status)))
-        return await stack.enter_async_context(
-            sdk.streamable_http_client(cfg.url, http_client=client))
-
-    def _note_http_status(self, status: int) -> None:
-        if status >= 400:
-            self._http_status = status
-
-    async def _idle(self, session: Any, sdk: SimpleNamespace) -> None:
-        """Park until stopped or the transport ends; re-list tools when the server says so,
-        tell it when the roots changed, and ping an idle HTTP server (nothing else notices
-        that one died: there is no process to watch)."""
-        http = self.config.transport != "stdio"
-        while not (self._stopping or self._ended):
-            try:
-                await asyncio.wait_for(self._wake.wait(),
-                                       self._keepalive_s if http else None)
-            except TimeoutError:
-                if not await self._still_answering(session):
-                    return
-                continue
-            self._wake.clear()
-            if self._roots_changed and not (self._stopping or self._ended):
-                self._roots_changed = False
-                try:
-                    await session.send_notification(sdk.types.RootsListChangedNotification())
-                except Exception as exc:
-                    log.warning("MCP server %s: telling it the roots changed failed: %s",
-                                self.name, describe_exception(exc))
-            if self._relist and not (self._stopping or self._ended):
-                self._relist = False
-                try:
-                    with anyio.fail_after(self._startup_timeout_s):
-                        tools = await self._list_tools(session, sdk)
-                except Exception as exc:
-                    log.warning("MCP server %s: re-listing tools failed: %s", self.name,
-                                describe_exception(exc))
-                    continue
-                self.tools = tools
-                self._set("running", self._running_message(len(tools)))
-
-    async def _still_answering(self, session: Any) -> bool:
-        """Ping; when it fails (refused, session unknown, connection closed) mark the server
-        lost (the next call reconnects) and say why. A slow answer is not a failure: a server
-        busy with a long call may answer late, and tearing the session down would kill it."""
-        try:
-            with anyio.fail_after(min(self._keepalive_s, 10.0) + 5.0):
-                await session.send_ping()
-            return True
-        except TimeoutError:
-            log.debug("MCP server %s: no answer to a ping yet", self.name)
-            return True
-        except Exception as exc:
-            if self._stopping or self._ended:
-                return False
-            self.lost = True
-            why = http_status_text(self._http_status) or describe_exception(exc)
-            self._set("failed", f"the server stopped answering ({why}); Tebiki reconnects "
-                                "at the next call")
-            return False
-
-    async def _list_tools(self, session: Any, sdk: SimpleNamespace) -> list[dict[str, Any]]:
-        tools = await list_all_tools(session, sdk)
-        offered = offered_tools(tools)
-        self.hidden_tools = len(tools) - len(offered)
-        return offered
-
-    async def collect_stderr(self) -> None:
-        """Wait (briefly) for the rest of a stdio server's stderr, for a failure's text."""
-        if self._stderr is not None:
-            self._stderr.close_write_end()
-            await self._stderr.wait_eof(1.0)
-
-    def _running_message(self, tool_count: int) -> str:
-        return texts.running_message(tool_count, self.hidden_tools, self.launch)
-
-    def _startup_failure(self, exc: BaseException) -> str:
-        exc = leaf_exception(exc)
-        text, needs_auth = texts.startup_failure_text(
-            exc, sandbox_reason=self.sandbox.status.reason, launch=self.launch,
-            refused=self.refusal(exc), http_status=self._http_status,
-            startup_timeout_s=self._startup_timeout_s, ended=self._ended,
-            has_stderr=bool(self.stderr_tail()))
-        self.needs_auth = self.needs_auth or needs_auth
-        return text
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -508,8 +251,3 @@ class McpConnection:
     def unavailable_message(self, tool_name: str) -> str:
         return texts.unavailable_text(tool_name, self.name, self.state, self.message,
                                       self.stderr_tail())
-
-
-def _settle(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)

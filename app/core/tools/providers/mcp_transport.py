@@ -2,7 +2,7 @@
 stdio server's command line (in the OS sandbox when the server opts in), its stderr pipe, and
 the session's read stream watched for its end.
 
-See ``mcp_connection`` for how one server's task uses them.
+See ``mcp_server_task`` for how one server's task uses them.
 """
 
 from __future__ import annotations
