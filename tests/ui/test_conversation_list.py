@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QLineEdit, QMessageBox
 
 from app.core.services import Services
 from app.ui.widgets.ai_panel import AIPanel
-from app.ui.widgets.conversation_list import ConversationList, relative_date
+from app.ui.widgets.conversation_list import ConversationList
+from app.ui.widgets.conversation_rows import relative_date
 from tests.ui.conftest import make_ai_panel, wait_for
 
 

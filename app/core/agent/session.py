@@ -25,9 +25,11 @@ decline, answers every open ``tool_use`` and emits ``RunCancelled``.
 Messages are persisted as they complete, so a conversation reloads after a restart and
 continues; a reload also repairs a turn whose tools were cut off by a crash.
 
-Where the code lives: this module drives the run (the model turns); call_runner.ToolCallRunner
-handles each turn's tool calls, call_audit.CallAudit their audit rows and tool results, and
-session_history.ConversationHistory the transcript and its persistence.
+Where the code lives: this module starts, guards and stops the run; model_turns.ModelTurns
+drives its model turns, call_runner.ToolCallRunner each turn's tool calls, call_audit.CallAudit
+their audit rows and tool results, session_history.ConversationHistory the transcript and its
+persistence, model_client.ModelClient the model client, usage_tracking.UsageTracking the
+tokens used, and request_options the profile's request options.
 """
 
 from __future__ import annotations
@@ -35,90 +37,48 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.attachments import Attachment, content_blocks, default_prompt
-from app.core.agent.call_runner import ToolCallRunner, _Run
+from app.core.agent.call_runner import ToolCallRunner
 from app.core.agent.checkpointing import CallChanges, Checkpointer
 from app.core.agent.compaction import ConversationCompaction
-from app.core.agent.events import (
-    AgentEvent,
-    Approver,
-    EventSink,
-    RunCancelled,
-    RunFailed,
-    RunFinished,
-    TextDelta,
-    ThinkingBlock,
-    UsageUpdated,
-)
+from app.core.agent.events import AgentEvent, Approver, EventSink, RunCancelled, RunFailed
 from app.core.agent.forking import ConversationForking, Prepare
+from app.core.agent.model_client import ClientFactory, ModelClient
+from app.core.agent.model_turns import ModelTurns
 from app.core.agent.providers import (
-    CACHE_TTLS,
-    EFFORTS,
-    THINKING_DISPLAYS,
-    THINKING_MODES,
     InternalError,
     ModelProvider,
-    ModelRequest,
-    ModelTurn,
-    ProviderAuthError,
-    ProviderBadRequest,
     ProviderError,
     default_client_factory,
 )
-from app.core.agent.review_step import ReviewState, load_reviewers
+from app.core.agent.request_options import request_options
 from app.core.agent.session_history import ConversationHistory
-from app.core.agent.system_prompt import build_system_prompt
 from app.core.agent.transcript import Message
+from app.core.agent.usage_tracking import UsageTracking
 from app.core.permissions.service import ToolPermissionService
 from app.core.pricing import Usage
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
-from app.core.store.profiles import AgentProfile, ProfileRepository
-from app.core.store.settings import SettingsRepository
+from app.core.store.profiles import ProfileRepository
 from app.core.store.usage import UsageRepository
 from app.core.store.writer import BackgroundWriter
-from app.core.tools.providers.mcp import server_instructions
 from app.core.tools.registry import ToolRegistry
-from app.core.warmup import warm_up
 
 if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
     import sqlite_utils
 
+# ClientFactory and request_options lived here: their callers still import them from here.
+__all__ = ["AgentSession", "ClientFactory", "request_options"]
+
 log = logging.getLogger(__name__)
-
-ClientFactory = Callable[[AgentProfile], ModelProvider]
-
-ITERATION_CAP = ("Not run: the agent reached its limit of {n} model turns for one request. "
-                 "Summarise what is done and what is left; the user can ask you to continue.")
-
-
-def request_options(profile: AgentProfile) -> dict[str, Any]:
-    """The model-request options a profile sets beyond model, tokens and temperature:
-    ``thinking`` ("off" | "adaptive"), ``thinking_display``, ``effort`` (None or "low" …
-    "max"), ``cache`` and ``cache_ttl`` ("5m" | "1h"), as ``ModelRequest`` keyword arguments.
-
-    Read with ``getattr``: a profile (or a store version) without the attribute gets the
-    request's default, and a value the API would not take is replaced by the default, so a
-    bad setting never fails a run."""
-    thinking = getattr(profile, "thinking", "off")
-    display = getattr(profile, "thinking_display", None)
-    effort = getattr(profile, "effort", None)
-    ttl = getattr(profile, "cache_ttl", "5m")
-    return {
-        "thinking": thinking if thinking in THINKING_MODES else "off",
-        "thinking_display": display if display in THINKING_DISPLAYS else None,
-        "effort": effort if effort in EFFORTS else None,
-        "cache": bool(getattr(profile, "prompt_cache", True)),
-        "cache_ttl": ttl if ttl in CACHE_TTLS else "5m",
-    }
 
 
 class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
-                   ConversationCompaction):
+                   ConversationCompaction, ModelTurns, ModelClient, UsageTracking):
     """One conversation with one agent profile. Not thread-safe: use it from one event loop.
 
     ``client_factory(profile) -> ModelProvider`` builds the model client (default:
@@ -209,10 +169,6 @@ class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
         self._stop_requested = True
         task.cancel()
 
-    def invalidate_client(self) -> None:
-        """Build a new model client on the next run (call after the API key changed)."""
-        self._provider_key = None
-
     async def aclose(self) -> None:
         """Stop a running run and release the HTTP client."""
         task = self._task
@@ -260,140 +216,7 @@ class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
             log.exception("agent run failed")
             self._fail(InternalError(f"Internal error: {type(exc).__name__}: {exc}"))
 
-    async def _run_loop(self, user_text: str | None,
-                        attachments: list[dict[str, Any]]) -> None:
-        try:
-            profile = self._profiles.get(self.profile_id)
-        except KeyError:
-            self._emit(RunFailed("This agent profile no longer exists; choose another one.",
-                                 ProviderBadRequest))
-            return
-        settings = self._profiles.tool_settings(self.profile_id)
-        try:
-            history = self._load_history(user_text)
-        except KeyError:
-            self._emit(RunFailed("This conversation no longer exists; start a new one.",
-                                 ProviderBadRequest))
-            return
-        if user_text is not None:
-            self._append("user", [*attachments, {"type": "text", "text": user_text}])
-        elif not history or history[-1]["role"] != "user":
-            self._emit(RunFailed("There is nothing to retry: the last answer is complete. "
-                                 "Send a new message instead.", ProviderBadRequest))
-            return
-        try:
-            provider = await self._provider_for(profile)
-        except ProviderError as exc:
-            self._fail(exc)
-            return
-        # The machine's and the project's secret files, so a call carrying one out is refused
-        # (once per folder and process; off the loop, it reads files).
-        await asyncio.to_thread(self.permissions.learn_secrets, self.project_root)
-        tools = self.registry.definitions_for(sorted(n for n, s in settings.items() if s.enabled))
-        reviewers = await asyncio.to_thread(load_reviewers, SettingsRepository(self.db))
-        run = _Run(settings, frozenset(t["name"] for t in tools), profile.permission_mode,
-                   profile.review_before_asking,
-                   ReviewState(reviewers, review_plan=profile.review_plan,
-                               history_start=len(history)))
-        # Built once per run: the same bytes every turn, so the prompt cache holds.
-        names = [t["name"] for t in tools]
-        instructions = server_instructions(self.registry.providers(), names)
-        self._track_server_instructions(instructions)
-        system = build_system_prompt(
-            profile.system_prompt, self.project_root, profile.permission_mode, names,
-            server_instructions=instructions)
-        iterations = 0
-        options = request_options(profile)
-        cache_writes = cache_reads = 0
-        while True:
-            iterations += 1
-            request = ModelRequest(model=profile.model, messages=list(self._history or []),
-                                   max_tokens=profile.max_tokens, system=system,
-                                   tools=tools, temperature=profile.temperature, **options)
-            partial: list[str] = []
-
-            def on_text(text: str, partial: list[str] = partial) -> None:
-                partial.append(text)
-                self._emit(TextDelta(text))
-
-            try:
-                turn = await provider.stream(request, on_text)
-            except ProviderError as exc:
-                if isinstance(exc, ProviderAuthError):  # a new key needs a new client
-                    self.invalidate_client()
-                self._fail(exc)
-                return
-            except asyncio.CancelledError:
-                text = "".join(partial)
-                if text.strip():  # what the person saw stays in the transcript
-                    self._append("assistant", [{"type": "text", "text": text}])
-                raise
-            run.input_tokens += turn.input_tokens
-            run.output_tokens += turn.output_tokens
-            cache_writes += turn.cache_creation_input_tokens
-            cache_reads += turn.cache_read_input_tokens
-            self._record_usage(profile.model, turn, options["cache_ttl"])
-            for block in turn.content:
-                if block.get("type") == "thinking":
-                    self._emit(ThinkingBlock(str(block.get("thinking", ""))))
-                elif block.get("type") == "redacted_thinking":
-                    self._emit(ThinkingBlock("", redacted=True))
-            if turn.content:
-                self._append("assistant", turn.content)
-            if not turn.tool_calls:
-                self._emit(RunFinished(turn.stop_reason, iterations, run.input_tokens,
-                                       run.output_tokens, cache_writes, cache_reads))
-                return
-            if iterations >= profile.max_iterations:
-                message = ITERATION_CAP.format(n=profile.max_iterations)
-                answers: list[dict[str, Any]] = []
-                try:
-                    await self._answer_not_run(turn.tool_calls, run, message, answers)
-                finally:
-                    self._append("user", answers)
-                self._emit(RunFinished("max_iterations", iterations, run.input_tokens,
-                                       run.output_tokens, cache_writes, cache_reads))
-                return
-            await self._run_tools(turn.tool_calls, run)
-
-    # -- helpers -----------------------------------------------------------------------------
-
-    def conversation_usage(self) -> dict[str, Usage]:
-        """This conversation's tokens per model so far (from the store on first use)."""
-        if self._usage is None:
-            self._usage = (self._usage_repo.for_conversation(self._conversation_id)
-                           if self._conversation_id is not None else {})
-        return dict(self._usage)
-
-    def _record_usage(self, model: str, turn: ModelTurn, cache_ttl: str) -> None:
-        usage = Usage(turn.input_tokens, turn.output_tokens, turn.cache_creation_input_tokens,
-                      turn.cache_read_input_tokens)
-        totals = self.conversation_usage()
-        totals[model] = totals.get(model, Usage()) + usage
-        self._usage = totals
-        self._writer.submit(self._usage_repo.record, self._conversation_id, model, usage,
-                            cache_ttl)
-        self._emit(UsageUpdated(model, usage, dict(totals), cache_ttl))
-
-    async def _provider_for(self, profile: AgentProfile) -> ModelProvider:
-        key = (profile.provider, profile.base_url)
-        if self._provider is not None and self._provider_key == key:
-            return self._provider
-        await self._close_provider()
-        # The SDK and the tools' libraries are imported off the GUI thread (usually already
-        # done when the person started typing; app.core.warmup).
-        await warm_up()
-        self._provider = await asyncio.to_thread(self._client_factory, profile)
-        self._provider_key = key
-        return self._provider
-
-    async def _close_provider(self) -> None:
-        provider, self._provider, self._provider_key = self._provider, None, None
-        if provider is not None:
-            try:
-                await provider.aclose()
-            except Exception:
-                log.exception("closing the model client failed")
+    # -- events ------------------------------------------------------------------------------
 
     def _fail(self, exc: ProviderError) -> None:
         self.last_failure = RunFailed(exc.message, type(exc))

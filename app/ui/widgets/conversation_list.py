@@ -9,13 +9,15 @@ must never wait on them. A list answer older than the latest request is dropped.
 for a pause in typing (``SEARCH_DELAY_MS``). The query is taken literally
 (``ConversationRepository.search``), so FTS syntax such as ``"``, ``NEAR(`` or ``*`` is
 searched for, never an error.
+
+Rename, delete and export live in app.ui.widgets.conversation_list_edits (a mixin), how a
+conversation shows as a row in app.ui.widgets.conversation_rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
-from pathlib import Path
+from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -25,7 +27,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QMenu,
@@ -38,36 +39,22 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.store.conversations import Conversation, ConversationRepository
+from app.ui.widgets.conversation_list_edits import ConversationEdits
+from app.ui.widgets.conversation_rows import (
+    ID_ROLE,
+    PROJECT,
+    TITLE,
+    conversation_row,
+    set_up_columns,
+)
 from app.ui.widgets.db_worker import DatabaseWorker
 
 SEARCH_DELAY_MS = 250
 LIST_LIMIT = 200
 MAX_VISIBLE_ROWS = 8  # the list grows with its rows up to this, then scrolls
-_ID_ROLE = Qt.ItemDataRole.UserRole
-_TITLE, _DATE, _PROJECT = range(3)
-
-def relative_date(stamp: str, now: datetime | None = None) -> str:
-    """"today 14:02", "yesterday", "3 Nov" (this year) or "3 Nov 2025", in local time."""
-    try:
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone()
-    except ValueError:
-        return stamp
-    today = (now or datetime.now().astimezone()).astimezone().date()
-    day = moment.date()
-    if day == today:
-        return f"today {moment:%H:%M}"
-    if day == today - timedelta(days=1):
-        return "yesterday"
-    if day.year == today.year:
-        return f"{day.day} {moment:%b}"
-    return f"{day.day} {moment:%b %Y}"
 
 
-def conversation_title(conversation: Conversation) -> str:
-    return conversation.title.strip() or f"Conversation {conversation.id}"
-
-
-class ConversationList(QWidget):
+class ConversationList(ConversationEdits, QWidget):
     """Lists, searches, renames, deletes and exports conversations; ``opened`` asks the panel
     to show one, ``deleted`` tells it one is gone."""
 
@@ -102,19 +89,12 @@ class ConversationList(QWidget):
         self.all_projects.setEnabled(False)  # until a project folder is open
         self.tree = QTreeWidget()
         self.tree.setObjectName("conversation-list")
-        self.tree.setColumnCount(3)
-        self.tree.setHeaderLabels(["Title", "Updated", "Project"])
+        set_up_columns(self.tree)
         self.tree.setRootIsDecorated(False)
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        header = self.tree.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(_TITLE, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(_DATE, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(_PROJECT, QHeaderView.ResizeMode.ResizeToContents)
-        self.tree.setColumnHidden(_PROJECT, True)
         self._fit_to_rows()
         self.empty_label = QLabel("")
         self.empty_label.setStyleSheet("color: palette(placeholder-text);")
@@ -191,7 +171,7 @@ class ConversationList(QWidget):
 
     def selected_id(self) -> int | None:
         item = self.tree.currentItem()
-        return None if item is None else item.data(_TITLE, _ID_ROLE)
+        return None if item is None else item.data(TITLE, ID_ROLE)
 
     def select(self, conversation_id: int) -> bool:
         item = self._item(conversation_id)
@@ -204,21 +184,12 @@ class ConversationList(QWidget):
             return  # a newer request is on its way
         self.conversations = rows
         every_project = self.project_root is None or self.all_projects.isChecked()
-        self.tree.setColumnHidden(_PROJECT, not every_project)
+        self.tree.setColumnHidden(PROJECT, not every_project)
         self.tree.blockSignals(True)
         self.tree.clear()
         now = datetime.now().astimezone()
         for conversation in rows:
-            item = QTreeWidgetItem([conversation_title(conversation),
-                                    relative_date(conversation.updated_at, now),
-                                    Path(conversation.project_root).name
-                                    if conversation.project_root else ""])
-            item.setData(_TITLE, _ID_ROLE, conversation.id)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
-            item.setToolTip(_TITLE, f"{conversation_title(conversation)}\nStarted "
-                            f"{relative_date(conversation.created_at, now)}")
-            item.setToolTip(_PROJECT, conversation.project_root or "")
-            self.tree.addTopLevelItem(item)
+            self.tree.addTopLevelItem(conversation_row(conversation, now))
         self.tree.blockSignals(False)
         self._fit_to_rows()
         self._mark_current()
@@ -250,9 +221,9 @@ class ConversationList(QWidget):
     def _mark_current(self) -> None:
         self.tree.blockSignals(True)
         for item in self._items():
-            font = QFont(item.font(_TITLE))
-            font.setBold(item.data(_TITLE, _ID_ROLE) == self.current_id)
-            item.setFont(_TITLE, font)
+            font = QFont(item.font(TITLE))
+            font.setBold(item.data(TITLE, ID_ROLE) == self.current_id)
+            item.setFont(TITLE, font)
         self.tree.blockSignals(False)
         if self.current_id is not None:
             self.select(self.current_id)
@@ -265,14 +236,14 @@ class ConversationList(QWidget):
 
     def _item(self, conversation_id: int) -> QTreeWidgetItem | None:
         return next((item for item in self._items()
-                     if item.data(_TITLE, _ID_ROLE) == conversation_id), None)
+                     if item.data(TITLE, ID_ROLE) == conversation_id), None)
 
     def _items(self) -> list[QTreeWidgetItem]:
         items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
         return [item for item in items if item is not None]
 
     def _on_clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
-        conversation_id = item.data(_TITLE, _ID_ROLE)
+        conversation_id = item.data(TITLE, ID_ROLE)
         if conversation_id is not None and conversation_id != self.current_id:
             self.opened.emit(conversation_id)
 
@@ -289,123 +260,7 @@ class ConversationList(QWidget):
         menu.addAction("Delete…", self.request_delete)
         menu.popup(self.tree.viewport().mapToGlobal(position))
 
-    # -- rename -----------------------------------------------------------------------------
-
-    def start_rename(self) -> None:
-        """Edit the selected title in place (Enter saves, Escape keeps the old one)."""
-        item = self.tree.currentItem()
-        if item is not None:
-            self.tree.editItem(item, _TITLE)
-
-    def _on_item_changed(self, item: QTreeWidgetItem, column: int) -> None:
-        if column != _TITLE:
-            return
-        conversation_id = item.data(_TITLE, _ID_ROLE)
-        old = next((c for c in self.conversations if c.id == conversation_id), None)
-        title = " ".join(item.text(_TITLE).split())
-        if old is None or not title or title == conversation_title(old):
-            self.tree.blockSignals(True)
-            item.setText(_TITLE, conversation_title(old) if old is not None else "")
-            self.tree.blockSignals(False)
-            return
-        self.rename(conversation_id, title)
-
-    def rename(self, conversation_id: int, title: str) -> None:
-        repository = self.repository
-
-        def done(_result: object) -> None:
-            self.renamed.emit(conversation_id, title)
-            self.refresh()
-
-        self._submit(lambda: repository.rename(conversation_id, title), done,
-                     lambda exc: self._failed("Renaming failed", exc))
-
-    # -- delete -----------------------------------------------------------------------------
-
-    def request_delete(self) -> None:
-        """Ask first (a window-modal box, answered without blocking), then delete."""
-        conversation_id = self.selected_id()
-        if conversation_id is None:
-            return
-        if not self.can_delete(conversation_id):
-            self.status_message.emit("Stop the run before deleting its conversation.")
-            return
-        item = self._item(conversation_id)
-        title = item.text(_TITLE) if item is not None else f"Conversation {conversation_id}"
-        box = QMessageBox(QMessageBox.Icon.Question, "Delete conversation",
-                          f"Delete “{title}” and all its messages? This cannot be undone.",
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-                          self)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.button(QMessageBox.StandardButton.Yes).setText("Delete")
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.confirm_box = box
-
-        def answered(result: int) -> None:
-            self.confirm_box = None
-            if result == QMessageBox.StandardButton.Yes:
-                self.delete(conversation_id)
-
-        box.finished.connect(answered)
-        box.open()
-
-    def delete(self, conversation_id: int) -> None:
-        repository = self.repository
-
-        def done(_result: object) -> None:
-            self.deleted.emit(conversation_id)
-            self.refresh()
-
-        self._submit(lambda: repository.delete(conversation_id), done,
-                     lambda exc: self._failed("Deleting failed", exc))
-
-    # -- export -----------------------------------------------------------------------------
-
-    def request_export(self) -> None:
-        """Choose a file (a dialog opened without blocking), then write the Markdown there."""
-        conversation_id = self.selected_id()
-        if conversation_id is None:
-            return
-        from app.core.conversation_export import suggested_filename
-
-        conversation = next((c for c in self.conversations if c.id == conversation_id), None)
-        if conversation is None:
-            return
-        folder = Path(self.project_root) if self.project_root else Path.home()
-        dialog = QFileDialog(self, "Export conversation as Markdown",
-                             str(folder / suggested_filename(conversation)),
-                             "Markdown (*.md);;All files (*)")
-        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dialog.setDefaultSuffix("md")
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.export_dialog = dialog
-        dialog.fileSelected.connect(lambda path: self.export(conversation_id, Path(path)))
-        dialog.finished.connect(lambda _result: setattr(self, "export_dialog", None))
-        dialog.open()
-
-    def export(self, conversation_id: int, path: Path) -> None:
-        repository = self.repository
-
-        def write() -> str:
-            from app.core.conversation_export import conversation_markdown
-
-            text = conversation_markdown(repository.get(conversation_id),
-                                         repository.messages(conversation_id))
-            path.write_text(text, encoding="utf-8")
-            return str(path)
-
-        def done(written: str) -> None:
-            self.status_message.emit(f"Exported to {written}")
-            self.exported.emit(written)
-
-        self._submit(write, done, lambda exc: self._failed("Export failed", exc))
-
     # -- the worker -------------------------------------------------------------------------
-
-    def _failed(self, what: str, exc: BaseException) -> None:
-        message = f"{what}: {exc}"
-        self.empty_label.setText(message)
-        self.status_message.emit(message)
 
     def _submit(self, work: Callable[[], Any], done: Callable[[Any], None],
                 failed: Callable[[BaseException], None]) -> None:

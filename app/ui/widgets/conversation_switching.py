@@ -139,7 +139,7 @@ class ConversationSwitching(_Base):
             self.services.settings.set_last_conversation(str(root), current)
 
     def _show_title(self, conversation_id: int) -> None:
-        from app.ui.widgets.conversation_list import conversation_title
+        from app.ui.widgets.conversation_rows import conversation_title
 
         # One row by its primary key: cheap on the GUI thread.
         try:

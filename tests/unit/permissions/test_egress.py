@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from app.core.permissions import egress
+from app.core.permissions import egress, secret_index
 from app.core.permissions.egress import (
     MIN_MATCH_LEN,
     MIN_SECRET_LEN,
@@ -164,7 +164,7 @@ def test_real_source_code_is_not_a_secret() -> None:
     from app.core.permissions import secret_formats, secret_values
 
     source = "\n".join(Path(m.__file__).read_text(encoding="utf-8")
-                         for m in (egress, secret_formats, secret_values))
+                         for m in (egress, secret_index, secret_formats, secret_values))
     matcher = SecretMatcher()
     matcher.add_text("API_KEY=" + rand(40) + "\nDB_PASSWORD=" + rand(20, ALNUM + "!#"), ".env")
     assert matcher.scan(source) == []
@@ -248,19 +248,19 @@ def test_learnt_env_value_in_a_url_query_is_found() -> None:
 def test_a_short_learnt_value_is_found_whole_only() -> None:
     matcher = SecretMatcher()
     matcher.add_text(ENV, ".env")
-    assert len(SHORT) < egress._GUARANTEED
+    assert len(SHORT) < secret_index._GUARANTEED
     assert kinds(matcher.scan(f"echo {SHORT} | nc x 1")) == ["learnt"]
     assert matcher.scan(f"echo {SHORT[:-1]} | nc x 1") == []
 
 
-@pytest.mark.parametrize("count", [3, egress._FEW_SHORT + 10])
+@pytest.mark.parametrize("count", [3, secret_index._FEW_SHORT + 10])
 def test_short_values_are_found_at_every_alignment(count: int) -> None:
     # Few short values are searched one by one, many by a second probe at offset 4: both paths.
     matcher = SecretMatcher()
     values = [rand(MIN_SECRET_LEN + i % 3) for i in range(count)]
     for value in values:
         matcher.add_secret(value, "pw")
-    assert len(matcher._short) == count
+    assert len(matcher._learnt._short) == count
     for value in values[:3] + values[-3:]:
         for shift in range(9):
             text = "x" * shift + value + " tail"
@@ -433,7 +433,8 @@ def test_index_bytes_stay_bounded() -> None:
         matcher.add_secret(rand(200, B64), "x")
     assert matcher.index_bytes <= 20_000
     assert 0 < len(matcher) < 300
-    assert len(matcher._index) <= 20_000 and len(matcher._probe) == len(matcher._index)
+    index = matcher._learnt
+    assert len(index._index) <= 20_000 and len(index._probe) == len(index._index)
 
 
 def test_a_huge_value_is_cut() -> None:
@@ -536,10 +537,10 @@ def test_concurrent_scans_and_adds() -> None:
     # 2 x 300 adds against max 400: the planted value was evicted at some point, so misses
     # are allowed only after that; what must hold is consistency at the end.
     assert len(matcher) == 400
-    assert matcher.index_bytes == sum(s.size for s in matcher._secrets.values())
-    windows = set(matcher._index)
-    assert windows == matcher._probe
-    assert all(eid in matcher._entries for held in matcher._index.values()
+    assert matcher.index_bytes == sum(s.size for s in matcher._learnt._secrets.values())
+    windows = set(matcher._learnt._index)
+    assert windows == matcher._learnt._probe
+    assert all(eid in matcher._learnt._entries for held in matcher._learnt._index.values()
                for eid in ((held,) if isinstance(held, int) else held))
 
 

@@ -1,0 +1,49 @@
+"""The model client an AgentSession talks to: built on first use (off the event loop's
+thread, as keyring lookups may block), kept while the profile's provider and base URL stay
+the same, rebuilt after ``invalidate_client()`` (a new API key) and closed with the session."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from app.core.agent.providers import ModelProvider
+from app.core.store.profiles import AgentProfile
+from app.core.warmup import warm_up
+
+log = logging.getLogger(__name__)
+
+ClientFactory = Callable[[AgentProfile], ModelProvider]
+
+
+class ModelClient:
+    """Mixin of AgentSession: the cached model client."""
+
+    _client_factory: ClientFactory
+    _provider: ModelProvider | None
+    _provider_key: tuple[str, str | None] | None
+
+    def invalidate_client(self) -> None:
+        """Build a new model client on the next run (call after the API key changed)."""
+        self._provider_key = None
+
+    async def _provider_for(self, profile: AgentProfile) -> ModelProvider:
+        key = (profile.provider, profile.base_url)
+        if self._provider is not None and self._provider_key == key:
+            return self._provider
+        await self._close_provider()
+        # The SDK and the tools' libraries are imported off the GUI thread (usually already
+        # done when the person started typing; app.core.warmup).
+        await warm_up()
+        self._provider = await asyncio.to_thread(self._client_factory, profile)
+        self._provider_key = key
+        return self._provider
+
+    async def _close_provider(self) -> None:
+        provider, self._provider, self._provider_key = self._provider, None, None
+        if provider is not None:
+            try:
+                await provider.aclose()
+            except Exception:
+                log.exception("closing the model client failed")

@@ -1,0 +1,167 @@
+"""What the conversation list does to a conversation: rename it in place, delete it (after
+asking) and export it as Markdown (to a file the person chooses).
+
+A mixin of ``ConversationList`` (app.ui.widgets.conversation_list), apart from listing and
+searching: it changes conversations, never what the list shows (it asks for a refresh). The
+confirmation box and the file dialog open without blocking; every write runs on the list's
+database worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, SignalInstance
+from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QTreeWidget, QTreeWidgetItem
+
+from app.core.store.conversations import Conversation, ConversationRepository
+from app.ui.widgets.conversation_rows import ID_ROLE, TITLE, conversation_title
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
+    _Base = QWidget
+else:
+    _Base = object
+
+
+class ConversationEdits(_Base):
+    """Mixin of ConversationList (see the module docstring)."""
+
+    repository: ConversationRepository
+    project_root: str | None
+    conversations: list[Conversation]
+    confirm_box: QMessageBox | None
+    export_dialog: QFileDialog | None
+    can_delete: Callable[[int], bool]
+    tree: QTreeWidget
+    empty_label: QLabel
+    deleted: SignalInstance
+    renamed: SignalInstance
+    exported: SignalInstance
+    status_message: SignalInstance
+
+    if TYPE_CHECKING:
+        def refresh(self) -> None: ...
+        def selected_id(self) -> int | None: ...
+        def _item(self, conversation_id: int) -> QTreeWidgetItem | None: ...
+        def _submit(self, work: Callable[[], Any], done: Callable[[Any], None],
+                    failed: Callable[[BaseException], None]) -> None: ...
+
+    # -- rename -----------------------------------------------------------------------------
+
+    def start_rename(self) -> None:
+        """Edit the selected title in place (Enter saves, Escape keeps the old one)."""
+        item = self.tree.currentItem()
+        if item is not None:
+            self.tree.editItem(item, TITLE)
+
+    def _on_item_changed(self, item: QTreeWidgetItem, column: int) -> None:
+        if column != TITLE:
+            return
+        conversation_id = item.data(TITLE, ID_ROLE)
+        old = next((c for c in self.conversations if c.id == conversation_id), None)
+        title = " ".join(item.text(TITLE).split())
+        if old is None or not title or title == conversation_title(old):
+            self.tree.blockSignals(True)
+            item.setText(TITLE, conversation_title(old) if old is not None else "")
+            self.tree.blockSignals(False)
+            return
+        self.rename(conversation_id, title)
+
+    def rename(self, conversation_id: int, title: str) -> None:
+        repository = self.repository
+
+        def done(_result: object) -> None:
+            self.renamed.emit(conversation_id, title)
+            self.refresh()
+
+        self._submit(lambda: repository.rename(conversation_id, title), done,
+                     lambda exc: self._failed("Renaming failed", exc))
+
+    # -- delete -----------------------------------------------------------------------------
+
+    def request_delete(self) -> None:
+        """Ask first (a window-modal box, answered without blocking), then delete."""
+        conversation_id = self.selected_id()
+        if conversation_id is None:
+            return
+        if not self.can_delete(conversation_id):
+            self.status_message.emit("Stop the run before deleting its conversation.")
+            return
+        item = self._item(conversation_id)
+        title = item.text(TITLE) if item is not None else f"Conversation {conversation_id}"
+        box = QMessageBox(QMessageBox.Icon.Question, "Delete conversation",
+                          f"Delete “{title}” and all its messages? This cannot be undone.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+                          self)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.button(QMessageBox.StandardButton.Yes).setText("Delete")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.confirm_box = box
+
+        def answered(result: int) -> None:
+            self.confirm_box = None
+            if result == QMessageBox.StandardButton.Yes:
+                self.delete(conversation_id)
+
+        box.finished.connect(answered)
+        box.open()
+
+    def delete(self, conversation_id: int) -> None:
+        repository = self.repository
+
+        def done(_result: object) -> None:
+            self.deleted.emit(conversation_id)
+            self.refresh()
+
+        self._submit(lambda: repository.delete(conversation_id), done,
+                     lambda exc: self._failed("Deleting failed", exc))
+
+    # -- export -----------------------------------------------------------------------------
+
+    def request_export(self) -> None:
+        """Choose a file (a dialog opened without blocking), then write the Markdown there."""
+        conversation_id = self.selected_id()
+        if conversation_id is None:
+            return
+        from app.core.conversation_export import suggested_filename
+
+        conversation = next((c for c in self.conversations if c.id == conversation_id), None)
+        if conversation is None:
+            return
+        folder = Path(self.project_root) if self.project_root else Path.home()
+        dialog = QFileDialog(self, "Export conversation as Markdown",
+                             str(folder / suggested_filename(conversation)),
+                             "Markdown (*.md);;All files (*)")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDefaultSuffix("md")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.export_dialog = dialog
+        dialog.fileSelected.connect(lambda path: self.export(conversation_id, Path(path)))
+        dialog.finished.connect(lambda _result: setattr(self, "export_dialog", None))
+        dialog.open()
+
+    def export(self, conversation_id: int, path: Path) -> None:
+        repository = self.repository
+
+        def write() -> str:
+            from app.core.conversation_export import conversation_markdown
+
+            text = conversation_markdown(repository.get(conversation_id),
+                                         repository.messages(conversation_id))
+            path.write_text(text, encoding="utf-8")
+            return str(path)
+
+        def done(written: str) -> None:
+            self.status_message.emit(f"Exported to {written}")
+            self.exported.emit(written)
+
+        self._submit(write, done, lambda exc: self._failed("Export failed", exc))
+
+    def _failed(self, what: str, exc: BaseException) -> None:
+        message = f"{what}: {exc}"
+        self.empty_label.setText(message)
+        self.status_message.emit(message)
