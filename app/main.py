@@ -17,9 +17,10 @@ from app.core.config import APP_ID, APP_NAME, AppPaths, resolve_paths, resolve_p
 from app.core.store.errors import DatabaseError
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
     from pathlib import Path
 
-    from PySide6.QtWidgets import QWidget
+    from PySide6.QtWidgets import QApplication, QWidget
 
     from app.core.services import Services
     from app.core.store.db import Database
@@ -90,8 +91,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     app.setWindowIcon(app_icon())
     window = show_window(paths)
-    app.processEvents()  # paint it before anything else is imported
-    # The event loop's modules come after the first paint: they are not needed to draw it.
+    # The store, the panel's modules and the event loop's load in a worker thread while Qt
+    # paints the window; this thread only paints and handles events until they are in (one
+    # thread importing at a time: two would hand the GIL to and fro on every file read).
+    loading = start_loading_services(paths, first_import=EVENT_LOOP_MODULES)
+    app.processEvents()
+    wait_painting(app, loading)
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
@@ -112,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not window.isVisible():  # closed before the loop ran (a signal we did not hear)
             on_closed()
         try:
-            services = await asyncio.to_thread(load_services, paths)
+            services = loading.result()
         except DatabaseError as exc:  # say why instead of dying silently (after the loop)
             log.exception("cannot open the database")
             failures.append(f"Tebiki cannot open its database at {paths.database}:\n{exc}")
@@ -208,7 +213,8 @@ DEFERRED_UI_MODULES = ("app.ui.dialogs.approval", "app.ui.dialogs.tool_config",
                        "app.ui.dialogs.restore_preview", "app.ui.widgets.tool_card",
                        "app.ui.widgets.conversation_replay", "app.ui.widgets.find_bar",
                        "app.ui.dialogs.remember_choice", "app.ui.dialogs.sampling",
-                       "app.ui.dialogs.elicitation", "app.ui.widgets.conversation_list")
+                       "app.ui.dialogs.elicitation", "app.ui.widgets.conversation_list",
+                       "app.ui.widgets.markdown_stream", "app.ui.widgets.message_actions")
 # What Send needs that the panel imports on first use: the agent's session (and its tool loop).
 # Today app.core.services loads it before ready (app/core/agent/__init__.py imports the whole
 # package); once that package loads its parts lazily, this warm-up keeps the first Send from
@@ -284,6 +290,48 @@ def _probe_sandbox() -> None:
         probe_versions_early()
     except Exception:  # the detection probes again and reports it
         log.exception("CLI version probe failed")
+
+
+# Imported by the start-up worker before the store: main() runs the event loop once the
+# services are in, so this thread never imports them beside the worker.
+EVENT_LOOP_MODULES = ("asyncio", "concurrent.futures", "qasync")
+# How often the GUI thread looks at the start-up worker while it handles events.
+_START_POLL_S = 0.005
+
+
+def start_loading_services(paths: AppPaths,
+                           first_import: Sequence[str] = ()) -> Future[Services]:
+    """``load_services`` in a thread of its own, started before the window's first paint
+    (after importing ``first_import``).
+
+    The paint is Qt's own work with the GIL released (tens of ms: fonts, style, layout), so the
+    imports of the store and the panel run beside it on another core instead of after it. The
+    future holds the services or the exception that stopped them (a DatabaseError says why)."""
+    from concurrent.futures import Future
+
+    future: Future[Services] = Future()
+
+    def load() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            for name in first_import:
+                importlib.import_module(name)
+            future.set_result(load_services(paths))
+        except BaseException as exc:  # the event loop raises it where start-up awaits
+            future.set_exception(exc)
+
+    _start_thread(load, name="tebiki-services")
+    return future
+
+
+def wait_painting(app: QApplication, loading: Future[Services]) -> None:
+    """Handle the window's events (paints, resizes, a close) until ``loading`` is done."""
+    from concurrent.futures import wait
+
+    while not loading.done():
+        app.processEvents()
+        wait([loading], timeout=_START_POLL_S)
 
 
 def _open_store(paths: AppPaths, opened: list[Database | BaseException]) -> None:

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from app.core.config import APP_NAME
 from app.ui.profile_controls import ProfileControls
 from app.ui.project_folders import ProjectFolders
+from app.ui.tab_focus import tab_moves_focus
 from app.ui.window_menus import WindowMenus
 
 if TYPE_CHECKING:
@@ -247,6 +248,8 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
 
         # Filled in by open_project below, once the project's own tools are known: built once.
         self.tools_panel = ToolsPanel(services, self.profile_id, populate=False)
+        for panel in (self.history, self.tools_panel):  # Tab leaves their fields and tables
+            tab_moves_focus(panel)
         dock_placeholder = self.tools_dock.widget()
         self.tools_dock.setWidget(self.tools_panel)
         if dock_placeholder is not None:

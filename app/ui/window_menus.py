@@ -99,8 +99,9 @@ class WindowMenus(_Window):
         self._needs_services += [open_action, new_action, settings_action, stop_action,
                                  history_action, self.find_action]
         ready = getattr(self, "ready", None)
-        if ready is not None:  # the panels exist from then on: Tab leaves their fields
-            ready.connect(lambda: tab_moves_focus(self))
+        if ready is not None:  # the AI panel exists from then on: Tab leaves its fields
+            # (the panels attached later, tools and history, set their own)
+            ready.connect(lambda: tab_moves_focus(self.ai_panel))
 
     _find_bar: FindBar | None = None
 

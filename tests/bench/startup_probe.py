@@ -1,8 +1,8 @@
 """Child process for bench_ui_responsiveness: start, show a window, report, exit.
 
 `bare`: a plain PySide6 QMainWindow. `tebiki`: the app's start-up path (app.main's
-``show_window`` and ``load_services``, then ``attach_services``). Prints `shown <seconds since
-process start>`, for Tebiki also `ready <seconds>` (panels live, Send works), and
+``show_window`` and ``start_loading_services``, then ``finish_start``). Prints `shown <seconds
+since process start>`, for Tebiki also `ready <seconds>` (panels live, Send works), and
 `rss_kb <idle RSS>`.
 """
 
@@ -16,7 +16,12 @@ import time
 
 
 def _process_age() -> float:
-    # Seconds since this process was created, from /proc (Linux), else since import.
+    # Seconds since the parent started this process: it passes its CLOCK_MONOTONIC reading
+    # taken just before the spawn (microsecond resolution, the same for both kinds of probe).
+    # Run by hand, from /proc (Linux; clock ticks, 10 ms), else since import.
+    spawned = os.environ.get("TEBIKI_PROBE_SPAWNED_AT")
+    if spawned:
+        return time.monotonic() - float(spawned)
     try:
         with open("/proc/self/stat") as f:
             start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
@@ -52,12 +57,16 @@ def main() -> None:
         app.processEvents()
         print(f"shown {_process_age():.4f}", flush=True)
     else:
-        # The app's own start-up path (app.main): the window shell first, then the store and
-        # the tools in a worker thread, then the panels.
-        import threading
-
+        # The app's own start-up path (app.main): the window shell first, the store and the
+        # panel's modules loading in a worker thread while Qt paints it, then the panels.
         from app.core.config import resolve_paths
-        from app.main import finish_start, load_services, show_window
+        from app.main import (
+            EVENT_LOOP_MODULES,
+            finish_start,
+            show_window,
+            start_loading_services,
+            wait_painting,
+        )
         from app.ui.gc_guard import MainThreadGarbageCollector
 
         collector = MainThreadGarbageCollector(app)
@@ -65,15 +74,11 @@ def main() -> None:
         paths = resolve_paths(sys.argv[2] if len(sys.argv) > 2 else
                               tempfile.mkdtemp(prefix="tebiki-bench-"))
         window = show_window(paths)
+        loading = start_loading_services(paths, first_import=EVENT_LOOP_MODULES)
         app.processEvents()
         print(f"shown {_process_age():.4f}", flush=True)
-        loaded: list = []
-        worker = threading.Thread(target=lambda: loaded.append(load_services(paths)))
-        worker.start()
-        while worker.is_alive():  # the GUI keeps painting meanwhile, as in the app
-            app.processEvents()
-            worker.join(0.005)
-        finish_start(window, loaded[0], None)
+        wait_painting(app, loading)  # the GUI keeps painting meanwhile, as in the app
+        finish_start(window, loading.result(), None)
         app.processEvents()
         print(f"ready {_process_age():.4f}", flush=True)
     deadline = time.monotonic() + 1.0

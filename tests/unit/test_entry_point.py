@@ -140,3 +140,42 @@ def test_quitting_waits_for_the_start_up_threads_including_ones_they_started():
     assert entry.join_startup_threads(5.0) is True
     assert sorted(finished) == ["child", "parent"]
     entry._startup_threads.clear()
+
+
+def test_the_services_load_in_a_worker_after_the_event_loop_modules(monkeypatch, tmp_path):
+    # The window paints while a worker imports what the event loop needs and then loads the
+    # services; the GUI thread imports neither (app.main.main, tests/bench/startup_probe.py).
+    import threading
+
+    import app.main as entry
+
+    seen: list[tuple[str, bool]] = []
+
+    def load(paths):
+        seen.append((threading.current_thread().name, "json.tool" in sys.modules))
+        return "services"
+
+    monkeypatch.setattr(entry, "load_services", load)
+    monkeypatch.delitem(sys.modules, "json.tool", raising=False)
+    future = entry.start_loading_services(resolve_paths(tmp_path), first_import=("json.tool",))
+    assert future.result(timeout=30) == "services"
+    assert seen == [("tebiki-services", True)]
+    entry.join_startup_threads(5.0)
+    entry._startup_threads.clear()
+
+
+def test_a_failure_while_loading_the_services_reaches_the_waiting_thread(monkeypatch, tmp_path):
+    import pytest
+
+    import app.main as entry
+    from app.core.store.errors import DatabaseError
+
+    def broken(paths):
+        raise DatabaseError("the disk is full")
+
+    monkeypatch.setattr(entry, "load_services", broken)
+    future = entry.start_loading_services(resolve_paths(tmp_path))
+    with pytest.raises(DatabaseError, match="disk is full"):
+        future.result(timeout=30)
+    entry.join_startup_threads(5.0)
+    entry._startup_threads.clear()

@@ -28,7 +28,6 @@ from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QPushButt
 
 from app.ui.controllers.checkpoints import loop_running
 from app.ui.widgets.context_bar import ContextBar
-from app.ui.widgets.message_actions import EDIT, REGENERATE, copy_message
 from app.ui.widgets.transcript_view import ErrorCard, MessageView
 
 if TYPE_CHECKING:
@@ -118,6 +117,9 @@ class ConversationActions(QObject):
     def _on_message_action(self, kind: str, view: object) -> None:
         if not isinstance(view, MessageView):
             return
+        # Loaded with the first message (transcript_view.MessageView), not with the panel.
+        from app.ui.widgets.message_actions import EDIT, REGENERATE
+
         if kind == EDIT:
             self.start_edit(view)
         elif kind == REGENERATE:
@@ -211,6 +213,8 @@ class ConversationActions(QObject):
         answers = self._messages("assistant")
         if not answers:
             return False
+        from app.ui.widgets.message_actions import copy_message
+
         copy_message(answers[-1])
         self.panel.status_message.emit("Copied the last answer.")
         return True
