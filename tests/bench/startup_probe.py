@@ -8,6 +8,7 @@ since process start>`, for Tebiki also `ready <seconds>` (panels live, Send work
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -47,6 +48,7 @@ def main() -> None:
         # PySide6 (modules loaded after PySide6 and before app.ui pass through its import hook,
         # app.ui.pyside_imports).
         importlib.import_module("app.main")
+        gc.disable()  # as app.main.main does first
     from PySide6.QtWidgets import QApplication, QMainWindow
 
     app = QApplication([sys.argv[0]])
