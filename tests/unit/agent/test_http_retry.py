@@ -57,11 +57,6 @@ def test_without_a_usable_wait_it_backs_off_exponentially_with_jitter(
     assert http_retry.retry_delay(10_000) <= http_retry.BACKOFF_MAX_S
 
 
-def test_a_non_json_error_body_becomes_its_text() -> None:
-    resp = httpx.Response(502, text="<html>Bad gateway</html>")
-    assert http_retry.json_or_text(resp) == "<html>Bad gateway</html>"
-
-
 # -- the OpenAI-compatible provider uses the same rules -----------------------------------
 
 

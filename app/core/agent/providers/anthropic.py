@@ -41,9 +41,9 @@ from app.core.agent.providers.base import (
     connection_error,
     error_from_body,
 )
-from app.core.agent.providers.http_retry import keepalive_transport, open_response
+from app.core.agent.providers.http_retry import get_json, keepalive_transport, open_response
 from app.core.agent.providers.tool_calls import parse_tool_call
-from app.core.agent.sse import iter_sse
+from app.core.agent.sse import bounded_lines, iter_sse
 
 log = logging.getLogger(__name__)
 
@@ -111,12 +111,8 @@ class AnthropicProvider:
         params: dict[str, Any] = {"limit": MODELS_PAGE_LIMIT}
         for _ in range(MAX_MODEL_PAGES):
             request = self._http.build_request("GET", "/v1/models", params=params)
-            response = await open_response(self._http, request, max_retries=self.max_retries,
-                                           label=LABEL, stream=False)
-            try:
-                page = response.json()
-            except ValueError:
-                page = None
+            page = await get_json(self._http, request, max_retries=self.max_retries,
+                                  label=LABEL)
             data = page.get("data") if isinstance(page, dict) else None
             if not isinstance(data, list):
                 raise MalformedStream(f"{LABEL} sent an unreadable model list. Retry.")
@@ -142,7 +138,7 @@ class AnthropicProvider:
                                        max_retries=self.max_retries, label=LABEL)
         acc = _TurnAccumulator(on_text)
         try:
-            async for sse in iter_sse(response.aiter_lines()):
+            async for sse in iter_sse(bounded_lines(response.aiter_text(), LABEL)):
                 acc.feed(sse.event, sse.data)
         except httpx.RequestError as exc:  # mid-stream: never replayed, text was shown
             raise connection_error(LABEL, exc, mid_stream=acc.started) from None

@@ -33,7 +33,12 @@ from typing import Any
 
 import httpx
 
-from app.core.agent.providers.base import ProviderBadRequest, connection_error, error_from_body
+from app.core.agent.providers.base import (
+    MalformedStream,
+    ProviderBadRequest,
+    connection_error,
+    error_from_body,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +50,8 @@ BACKOFF_MAX_S = 8.0
 MAX_RETRY_AFTER_S = 60.0
 _RETRY_STATUSES = frozenset({408, 409, 429})
 MAX_ERROR_BODY = 64 * 1024
+# A model list is tens of KB; a body far larger is not one (a wrong base URL, say).
+MAX_JSON_BODY = 16 * 1024 * 1024
 
 Sleep = Callable[[float], Awaitable[Any]]
 sleep: Sleep = asyncio.sleep
@@ -115,14 +122,6 @@ async def _error_body(response: httpx.Response) -> Any:
         return raw.decode("utf-8", errors="replace")
 
 
-def json_or_text(response: httpx.Response) -> Any:
-    """An (already read) error body as JSON, or as text when it is not JSON."""
-    try:
-        return response.json()
-    except ValueError:
-        return response.text
-
-
 def _redirect_refused(response: httpx.Response, label: str) -> ProviderBadRequest:
     # Redirects are not followed: the API never sends one, and a client following it would
     # carry the key (in a header no HTTP client strips) to whatever address the server names.
@@ -135,9 +134,9 @@ def _redirect_refused(response: httpx.Response, label: str) -> ProviderBadReques
 
 
 async def open_response(client: httpx.AsyncClient, request: httpx.Request, *,
-                        max_retries: int, label: str, stream: bool = True) -> httpx.Response:
+                        max_retries: int, label: str) -> httpx.Response:
     """Send ``request`` (retrying per the module's rules); the response when its status is
-    below 300, its body unread when ``stream`` (the caller must close it).
+    below 300, its body unread (the caller must close it).
 
     Raises the ProviderError for the last error status (from its body) or, for a transport
     failure before any response, a ProviderConnectionError. ``request`` must have a replayable
@@ -159,13 +158,6 @@ async def open_response(client: httpx.AsyncClient, request: httpx.Request, *,
                 await response.aclose()
                 raise _redirect_refused(response, label)
             if response.status_code < 400:
-                if not stream:
-                    try:
-                        await response.aread()
-                    except httpx.RequestError as exc:
-                        raise connection_error(label, exc) from None
-                    finally:
-                        await response.aclose()
                 return response
             body: Any = ""
             try:
@@ -180,3 +172,29 @@ async def open_response(client: httpx.AsyncClient, request: httpx.Request, *,
             log.info("%s: status %d, retrying in %.2f s", label, response.status_code, delay)
         attempt += 1
         await sleep(delay)
+
+
+async def get_json(client: httpx.AsyncClient, request: httpx.Request, *, max_retries: int,
+                   label: str, max_bytes: int | None = None) -> Any:
+    """``request``'s answer as JSON (None when it is not JSON), sent as ``open_response``
+    does, its body read up to ``max_bytes`` (``MAX_JSON_BODY``): a longer one is refused
+    (MalformedStream), never read whole into memory."""
+    limit = MAX_JSON_BODY if max_bytes is None else max_bytes
+    response = await open_response(client, request, max_retries=max_retries, label=label)
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise MalformedStream(f"{label} sent an answer over {limit:,} bytes, far "
+                                      "more than the request asks for; check the base URL.")
+            parts.append(chunk)
+    except httpx.RequestError as exc:
+        raise connection_error(label, exc) from None
+    finally:
+        await response.aclose()
+    try:
+        return json.loads(b"".join(parts))
+    except ValueError:
+        return None

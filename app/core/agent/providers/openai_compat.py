@@ -25,9 +25,9 @@ from app.core.agent.providers.base import (
     connection_error,
     error_from_body,
 )
-from app.core.agent.providers.http_retry import json_or_text, open_response
+from app.core.agent.providers.http_retry import get_json, open_response
 from app.core.agent.providers.tool_calls import parse_tool_call
-from app.core.agent.sse import iter_sse
+from app.core.agent.sse import bounded_lines, iter_sse
 
 LABEL = "OpenAI-compatible API"
 DEFAULT_TIMEOUT = 300.0
@@ -64,9 +64,8 @@ class OpenAICompatibleProvider:
         await self._http.aclose()
 
     async def list_models(self) -> list[str]:
-        resp = await open_response(self._http, self._http.build_request("GET", "models"),
-                                   max_retries=self.max_retries, label=LABEL, stream=False)
-        data = json_or_text(resp)
+        data = await get_json(self._http, self._http.build_request("GET", "models"),
+                              max_retries=self.max_retries, label=LABEL)
         items = data.get("data") if isinstance(data, dict) else None
         return [m["id"] for m in items or [] if isinstance(m, dict) and isinstance(m.get("id"),
                                                                                    str)]
@@ -90,7 +89,7 @@ async def _read_stream(resp: httpx.Response, on_text: TextCallback) -> ModelTurn
     finish: str | None = None
     done = False
     input_tokens = output_tokens = 0
-    async for sse in iter_sse(resp.aiter_lines()):
+    async for sse in iter_sse(bounded_lines(resp.aiter_text(), LABEL)):
         if sse.data.strip() == "[DONE]":
             done = True
             break
