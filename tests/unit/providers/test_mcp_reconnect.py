@@ -7,9 +7,6 @@ that did reach it is not; after the server comes back calls work without a manua
 from __future__ import annotations
 
 import asyncio
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,7 +17,7 @@ from app.core.tools.base import ToolContext
 from app.core.tools.providers.mcp import McpProvider
 from app.core.tools.providers.mcp_config import McpServerConfig, parse_mcp_config
 from app.core.tools.providers.mcp_http_watch import CallOutcome
-from tests.mcp_servers import DEMO_SERVER
+from tests.mcp_servers.http_demo import HttpDemo
 
 WAIT_S = 30.0
 
@@ -29,47 +26,12 @@ def _configs(**entries: dict) -> dict[str, McpServerConfig]:
     return parse_mcp_config({"mcpServers": entries}).servers
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 async def _until(condition: Callable[[], bool], what: str) -> None:
     """Poll a condition the code under test changes on its own schedule (pings)."""
     deadline = time.monotonic() + WAIT_S
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         await asyncio.sleep(0.02)
-
-
-class HttpDemo:
-    """The demo server over streamable HTTP on a fixed port, restartable on that port."""
-
-    def __init__(self, *extra: str) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self._extra = extra
-        self.process: subprocess.Popen[bytes] | None = None
-
-    async def start(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(DEMO_SERVER), "--http", str(self.port), *self._extra],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + WAIT_S
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                assert self.process.poll() is None, "the HTTP demo server exited"
-                assert time.monotonic() < deadline, "the HTTP demo server did not start"
-                await asyncio.sleep(0.05)
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=10)
 
 
 @pytest.fixture

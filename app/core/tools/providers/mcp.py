@@ -33,11 +33,12 @@ The app never sees an exception from a server.
 
 **Roots, instructions, resources.** Every session answers ``roots/list`` with the open project
 folder (``set_roots``; servers are told when it changes) and stdio servers start there unless
-their config sets ``cwd``. A server's ``instructions`` are kept while it runs
-(``instructions()``, for the system prompt). Servers offering resources get a
-``<server>__read_resource`` tool so resource links in results can be followed; resources and
-prompts are also reachable directly (``list_resources`` … ``get_prompt``, see
-``mcp_resource_queries``).
+their config sets ``cwd``; when the project changes, those servers are restarted in the new
+folder once their calls in flight have finished (``mcp_project_follow``). A server's
+``instructions`` are kept while it runs (``instructions()``, for the system prompt). Servers
+offering resources get a ``<server>__read_resource`` tool so resource links in results can be
+followed; resources and prompts are also reachable directly (``list_resources`` …
+``get_prompt``, see ``mcp_resource_queries``).
 
 **Reconnecting.** An idle HTTP server is pinged, so one that died is marked failed ("lost").
 A call to a lost server, or one that surely did not reach it, restarts the connection once
@@ -184,7 +185,8 @@ class McpProvider(McpResourceQueries, McpReconnectingCalls):
 
     def set_roots(self, folders: Iterable[Path]) -> None:
         """The open project folder(s): answered to ``roots/list`` from now on; running servers
-        are told the list changed; stdio servers started later start in the first one."""
+        are told the list changed; stdio servers without a configured ``cwd`` start in the
+        first one, and running ones are restarted there (after their calls in flight)."""
         self._roots.set(folders)
 
     def roots(self) -> list[Path]:

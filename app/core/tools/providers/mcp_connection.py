@@ -32,6 +32,7 @@ from app.core.tools.providers.mcp_oauth_errors import (
     auth_failure_status,
     find_auth_failure,
 )
+from app.core.tools.providers.mcp_project_follow import ProjectFollower
 from app.core.tools.providers.mcp_roots import McpRoots
 from app.core.tools.providers.mcp_server_requests import HandlerSource
 from app.core.tools.providers.mcp_server_status import ServerState, ServerStatus
@@ -94,6 +95,8 @@ class McpConnection(McpServerTask):
         self._events: deque[str] = deque(maxlen=20)  # the "tail" of HTTP servers
         # Stdout lines of this run that were not JSON-RPC (see mcp_stdout_noise).
         self._unreadable = UnreadableLines(config.name, self._events)
+        # Restarts a stdio server in the new project folder once its calls are done.
+        self._follower = ProjectFollower(self)
 
     @property
     def running(self) -> bool:
@@ -202,6 +205,13 @@ class McpConnection(McpServerTask):
             self.lost = True
             self._set("failed", texts.unreachable_text(self.message))
 
+    def show_message(self, message: str) -> None:
+        """A new status message, same state (e.g. a restart that is due)."""
+        self._set(self.state, message)
+
+    def _project_changed(self) -> None:
+        self._follower.check()
+
     def _set(self, state: ServerState, message: str) -> None:
         self.state, self.message = state, message
         if self._on_change is not None:
@@ -230,10 +240,16 @@ class McpConnection(McpServerTask):
         ``label`` is the name the model knows the tool by, used in messages. With
         ``progress`` the request carries a progress token and the server's progress
         notifications are passed to it (``ToolContext.progress``).
+
+        A call made while the server is due to restart in a new project folder waits for that
+        restart and runs on the restarted server (see ``mcp_project_follow``).
         """
-        return await mcp_tool_call.call_tool(self, remote_name, arguments, timeout_s=timeout_s,
-                                             max_output_chars=max_output_chars, label=label,
-                                             progress=progress)
+        await self._follower.settled()
+        with self._follower.counted_call():
+            return await mcp_tool_call.call_tool(self, remote_name, arguments,
+                                                 timeout_s=timeout_s,
+                                                 max_output_chars=max_output_chars, label=label,
+                                                 progress=progress)
 
     def mark_needs_auth(self, refused: SignInRequired | CredentialsRejected) -> None:
         """A call met a 401 (the auth raised it, or marked the server): the server is in

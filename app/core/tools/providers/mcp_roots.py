@@ -3,7 +3,9 @@
 Tebiki's root is the open project folder. One ``McpRoots`` is shared by every connection of a
 provider: each session answers ``roots/list`` from it (so a server always sees the current
 folder), and when the project changes each running session sends
-``notifications/roots/list_changed`` so servers that cache roots (server-filesystem) ask again.
+``notifications/roots/list_changed`` so servers that cache roots (server-filesystem) ask again,
+and stdio servers that started in the old project folder restart in the new one
+(``mcp_project_follow``).
 Advertising the capability is the SDK's doing: it adds ``roots`` to the client capabilities
 when a ``list_roots_callback`` is given.
 """

@@ -112,6 +112,11 @@ class McpServerTask:
         """The 401 behind a failure, if any (McpConnection)."""
         raise NotImplementedError
 
+    def _project_changed(self) -> None:
+        """The open project may no longer be the folder this run started in: a stdio server
+        that follows the project restarts there (McpConnection, see mcp_project_follow)."""
+        raise NotImplementedError
+
     def stderr_tail(self) -> str:
         if self._stderr is not None:
             return self._stderr.text()
@@ -143,6 +148,7 @@ class McpServerTask:
         """From ``McpRoots.set``, always on this session's loop (see ``McpRoots``)."""
         self._roots_changed = True
         self._wake.set()
+        self._project_changed()
 
     def _client_callbacks(self, sdk: SimpleNamespace) -> dict[str, Any]:
         """Keyword arguments for ``ClientSession``: the server-initiated requests Tebiki
@@ -177,6 +183,9 @@ class McpServerTask:
                 reached_running = True
                 self._set("running", self._running_message(len(tools)))
                 settle(started)
+                # The project may have changed after this run's folder was chosen: a change
+                # while starting is acted on only once the server runs.
+                self._project_changed()
                 await self._idle(session, sdk)
         except asyncio.CancelledError:
             pass  # stop() cancelled a startup, or the loop is shutting down: end quietly
