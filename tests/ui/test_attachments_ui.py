@@ -12,7 +12,8 @@ from PySide6.QtGui import QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, Q
 from PySide6.QtWidgets import QApplication
 
 from app.core.agent.attachments import MAX_TEXT_BYTES
-from app.ui.widgets.attachments import AttachmentNote, AttachmentTray
+from app.ui.widgets.attachment_note import AttachmentNote
+from app.ui.widgets.attachments import AttachmentTray
 from tests.fakes.anthropic_server import (  # noqa: F401  (fixtures)
     Response,
     fake_anthropic,
@@ -193,6 +194,8 @@ async def test_editing_a_message_takes_its_attachment_note_with_it(
     assert panel.send()
     await wait_for(lambda: not panel.running, timeout=20)
     assert panel.conversation_actions.edit_last()
+    await settled(panel.attachment_tray)  # the edit puts the attachment back on the tray
+    panel.attachment_tray.chips[0].remove_button.click()  # and the person removes it
     panel.prompt.setPlainText("Never mind")
     assert panel.send()
     await wait_for(lambda: not panel.running, timeout=20)

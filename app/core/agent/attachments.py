@@ -13,11 +13,15 @@ are stored with the message, base64 included, so a conversation reloads and can 
 - at most 10 attachments and 10 MB in all per message.
 
 Reading is blocking (``read_attachment``): callers on the GUI thread run it in a worker.
+
+``restore_attachments`` turns a stored prompt's blocks back into attachments (editing a sent
+message puts them back on the tray); each one's ``block()`` is exactly the stored block.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,6 +215,55 @@ def attachments_in(content: object) -> list[AttachmentInfo]:
     return [info for info in found if info is not None]
 
 
+def attachment_from_block(block: Mapping[str, Any]) -> Attachment:
+    """The attachment a stored ``image`` or ``document`` block was made from: its ``block()``
+    is that block again. Raises ``AttachmentError`` for any other block, or one this app
+    would not have made (another source, extra fields)."""
+    kind = block.get("type")
+    source = block.get("source")
+    title = block.get("title")
+    name = str(title) if title else ("image" if kind == "image" else "document")
+    if kind not in ("image", "document") or not isinstance(source, Mapping):
+        raise AttachmentError(f"a stored block of an unknown kind ({kind!r})")
+    media_type, data = source.get("media_type"), source.get("data")
+    base64_source = source.get("type") == "base64"
+    attachment: Attachment | None = None
+    if isinstance(data, str) and isinstance(media_type, str):
+        if kind == "image" and base64_source and media_type in IMAGE_MEDIA_TYPES:
+            attachment = Attachment(name, "image", media_type, _decoded(data, name))
+        elif kind == "document" and base64_source and media_type == "application/pdf":
+            attachment = Attachment(name, "pdf", media_type, _decoded(data, name))
+        elif kind == "document" and source.get("type") == "text" and media_type == "text/plain":
+            attachment = Attachment(name, "text", media_type, data.encode("utf-8"))
+    # Anything but the block this app makes would be changed by sending it again: refused.
+    if attachment is None or attachment.block() != dict(block):
+        raise AttachmentError(f"{name}: a stored {kind} of a form that cannot be attached again")
+    return attachment
+
+
+def restore_attachments(content: object) -> tuple[list[Attachment | None], list[str]]:
+    """A stored prompt's attachments, one per block ``attachments_in`` shows (None where it
+    cannot be restored), and what could not be restored, for the person."""
+    if not isinstance(content, list):
+        return [], []
+    restored: list[Attachment | None] = []
+    problems: list[str] = []
+    for block in content:
+        if not isinstance(block, Mapping):
+            problems.append("a damaged stored block")
+            continue
+        if block.get("type") == "text":
+            continue
+        try:
+            attachment = attachment_from_block(block)
+        except AttachmentError as exc:
+            problems.append(str(exc))
+            attachment = None
+        if attachment_info(block) is not None:  # one slot per attachment the note shows
+            restored.append(attachment)
+    return restored, problems
+
+
 def describe(media_type: str, size: int) -> str:
     return f"{_SHORT_TYPES.get(media_type, media_type or 'file')}, {format_size(size)}"
 
@@ -225,6 +278,13 @@ def format_size(size: int) -> str:
 
 def _decoded_size(data: str) -> int:
     return max(0, len(data) * 3 // 4 - data[-2:].count("="))
+
+
+def _decoded(data: str, name: str) -> bytes:
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise AttachmentError(f"{name}: its stored data is damaged (not base64)") from None
 
 
 def _kind_of(head: bytes) -> str | None:

@@ -2,8 +2,9 @@
 
 Both cut the stored conversation and the session's in-memory history at a prompt, then run:
 
-- ``resend_from(i, text)``: the i-th prompt and everything after it are deleted; ``text`` is
-  sent as a new prompt in its place;
+- ``resend_from(i, text, attachments)``: the i-th prompt and everything after it are
+  deleted; ``text`` (with ``attachments``) is sent as a new prompt in its place
+  (``prompt_content(i)`` is what the prompt had, to put its attachments back on the tray);
 - ``regenerate()``: everything after the last prompt (the answer, its tool calls and their
   results) is deleted and the prompt is sent again.
 
@@ -25,8 +26,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from app.core.agent.attachments import Attachment, content_blocks, default_prompt
 from app.core.agent.compaction import marker_of
 from app.core.agent.providers import ProviderBadRequest
 from app.core.store.conversations import StoredMessage
@@ -60,22 +62,43 @@ class ConversationForking:
     _history: list[Message] | None
 
     if TYPE_CHECKING:
-        async def _drive(self, user_text: str | None, prepare: Prepare | None = None
-                         ) -> None: ...
+        async def _drive(self, user_text: str | None, prepare: Prepare | None = None,
+                         attachments: list[dict[str, Any]] | None = None) -> None: ...
 
         def _history_from(self, rows: list[StoredMessage]) -> list[Message]: ...
 
-    async def resend_from(self, prompt_index: int, text: str) -> None:
+    async def resend_from(self, prompt_index: int, text: str,
+                          attachments: Sequence[Attachment] = ()) -> None:
         """Replace the ``prompt_index``-th prompt (negative: from the end) and everything after
-        it with ``text``, and run. Emits events like ``run``; a prompt that is gone ends as
-        ``RunFailed``."""
+        it with ``text`` and ``attachments``, and run. Emits events like ``run``; a prompt
+        that is gone ends as ``RunFailed``."""
         if not text.strip():
-            raise ValueError("the message is empty")
+            if not attachments:
+                raise ValueError("the message is empty")
+            text = default_prompt(attachments)
 
         async def cut() -> None:
             await self._cut_at_prompt(prompt_index, keep_prompt=False)
 
-        await self._drive(text, cut)
+        blocks = await asyncio.to_thread(content_blocks, attachments) if attachments else []
+        await self._drive(text, cut, attachments=blocks)
+
+    async def prompt_content(self, prompt_index: int) -> object:
+        """The stored content of the ``prompt_index``-th prompt (its attachment blocks and its
+        text), None when there is no such prompt."""
+        if self._conversation_id is None:
+            return None
+        await self._writer.flush()  # the last run's prompt is on disk
+        return await asyncio.to_thread(self.stored_prompt_content, prompt_index)
+
+    def stored_prompt_content(self, prompt_index: int) -> object:
+        """``prompt_content`` without flushing the writer first (blocking: a worker's)."""
+        if self._conversation_id is None:
+            return None
+        prompts = prompt_rows(self._conversations.messages(self._conversation_id))
+        if not -len(prompts) <= prompt_index < len(prompts):
+            return None
+        return prompts[prompt_index].content
 
     async def regenerate(self) -> None:
         """Delete the last answer (with its tool calls and results) and ask again."""

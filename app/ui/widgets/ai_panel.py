@@ -24,7 +24,8 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from app.ui.approval_queue import ApprovalQueue, remember_in_conversation
 from app.ui.controllers.checkpoints import CheckpointController, loop_running
-from app.ui.widgets.attachments import AttachmentTray, PromptEdit, add_attachment_note
+from app.ui.widgets.attachment_note import add_attachment_note
+from app.ui.widgets.attachments import AttachmentTray, PromptEdit
 from app.ui.widgets.conversation_actions import install_conversation_actions
 from app.ui.widgets.conversation_switching import ConversationSwitching
 from app.ui.widgets.mcp_prompts import install_mcp_prompts
@@ -145,7 +146,8 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
 
     def send(self, text: str | None = None) -> bool:
         # The tray's attachments go with what the person typed, not with a Continue.
-        attachments = self.attachment_tray.attachments() if text is None else []
+        typed = text is None
+        attachments = self.attachment_tray.attachments() if typed else []
         text = (text if text is not None else self.prompt.toPlainText()).strip()
         if not (text or attachments) or self.running:
             return False
@@ -159,7 +161,7 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
             return False
         self._drop_project_hint()
         if self.conversation_actions.editing is not None:  # an edited message: fork there
-            return bool(text) and self.conversation_actions.send_edit(text)
+            return bool(text or attachments) and self.conversation_actions.send_edit(text)
         if self.attachment_tray.busy:
             self.status_message.emit("Still reading the attachments; send again in a moment.")
             return False
@@ -168,7 +170,8 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
 
             text = default_prompt(attachments)
         self.prompt.clear()
-        self.attachment_tray.clear()
+        if typed:  # a Continue leaves the tray as it is
+            self.attachment_tray.clear()
         self._end_run()  # a retried run's leftovers close before the new prompt
         view = self.transcript.add(MessageView(text, "user"))
         add_attachment_note(self.transcript, view, [a.info for a in attachments])

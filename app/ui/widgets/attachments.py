@@ -11,6 +11,10 @@ any pasted image, is scaled to at most ``MAX_EDGE`` pixels on its long side firs
 scales larger images down to about that anyway, so the copy loses nothing the model would
 see and keeps the stored conversation small.
 
+Editing a sent message sets the tray's chips aside (``set_aside``) and puts the message's
+attachments on it (``add_pending``, then ``settle``); cancelling the edit puts the chips that
+were set aside back (``put_back``).
+
 ``add_attachment_note`` shows a sent message's attachments in the transcript, above the
 message (names and sizes, never the content).
 """
@@ -39,7 +43,6 @@ from app.core.agent.attachments import (
     MAX_IMAGE_BYTES,
     Attachment,
     AttachmentError,
-    AttachmentInfo,
     AttachmentTooLarge,
     attachment_from_bytes,
     describe,
@@ -47,7 +50,6 @@ from app.core.agent.attachments import (
     read_attachment,
 )
 from app.ui.controllers.checkpoints import loop_running
-from app.ui.widgets.transcript_view import Transcript
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +169,9 @@ class AttachmentTray(QScrollArea):
         self.setWidget(inner)
         self.setMaximumHeight(40)
         self.chips: list[AttachmentChip] = []
+        # The chips of a new message, off the tray while a sent one is edited; those still
+        # being read go on being read.
+        self._aside: list[AttachmentChip] = []
         self._pasted = 0
         self.hide()
         if prompt is not None:
@@ -223,6 +228,26 @@ class AttachmentTray(QScrollArea):
         self.setVisible(bool(self.chips))
         self.changed.emit()
 
+    def set_aside(self) -> None:
+        """Take the chips off the tray as they are, until ``put_back``."""
+        for chip in self.chips:
+            self._row.removeWidget(chip)
+            chip.hide()
+        self._aside.extend(self.chips)
+        self.chips = []
+        self.hide()
+        self.changed.emit()
+
+    def put_back(self) -> None:
+        """The chips set aside replace those on the tray."""
+        self.clear()
+        self.chips, self._aside = self._aside, []
+        for chip in self.chips:
+            self._row.insertWidget(self._row.count() - 1, chip)
+            chip.show()
+        self.setVisible(bool(self.chips))
+        self.changed.emit()
+
     # -- adding -------------------------------------------------------------------------------
 
     def add_paths(self, paths: Sequence[str | Path]) -> None:
@@ -242,6 +267,21 @@ class AttachmentTray(QScrollArea):
         self._finish(self._add_chip(attachment.name), attachment, None)
         self.changed.emit()
 
+    def add_pending(self, name: str) -> AttachmentChip:
+        """A chip "reading…" for an attachment that comes later (``settle``)."""
+        chip = self._add_chip(name)
+        self.changed.emit()
+        return chip
+
+    def settle(self, chip: AttachmentChip, attachment: Attachment | None,
+               error: str | None = None) -> bool:
+        """A pending chip's attachment (checked against the message's limits) or error;
+        False when the chip is no longer on the tray."""
+        if chip not in self.chips:
+            return False
+        self._finish(chip, attachment, error)
+        return True
+
     def _add_chip(self, name: str) -> AttachmentChip:
         chip = AttachmentChip(name)
         chip.remove_requested.connect(self.remove)
@@ -260,14 +300,16 @@ class AttachmentTray(QScrollArea):
 
     async def _read(self, chip: AttachmentChip, read: Callable[[], Attachment]) -> None:
         outcome = await asyncio.to_thread(_attempt, read)
-        if chip in self.chips:
+        if chip in self.chips or chip in self._aside:
             self._finish(chip, *outcome)
 
     def _finish(self, chip: AttachmentChip, attachment: Attachment | None,
                 error: str | None) -> None:
         chip.task = None
         if attachment is not None:
-            error = limit_error(self.attachments(), attachment)
+            group = self._aside if chip in self._aside else self.chips
+            error = limit_error([c.attachment for c in group if c.attachment is not None],
+                                attachment)
             if error is None:
                 chip.set_ready(attachment)
         if error is not None:
@@ -323,38 +365,3 @@ def _encoded(image: QImage, fmt: str, quality: int = -1) -> bytes:
 
 def _shortened(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-# -- the transcript ------------------------------------------------------------------------------
-
-
-class AttachmentNote(QLabel):
-    """A sent message's attachments, above it in the transcript."""
-
-    def __init__(self, infos: Sequence[AttachmentInfo]) -> None:
-        super().__init__("Attached: " + ", ".join(info.label for info in infos))
-        self.setObjectName("attachment-note")
-        self.infos = list(infos)
-        self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setWordWrap(True)
-        self.setAlignment(Qt.AlignmentFlag.AlignRight)
-        self.setStyleSheet("QLabel { color: palette(placeholder-text); }")
-
-
-def add_attachment_note(transcript: Transcript, view: QWidget,
-                        infos: Sequence[AttachmentInfo]) -> AttachmentNote | None:
-    """Show ``infos`` above the message ``view``; the note goes when the message does (an
-    edit removes the message from the transcript)."""
-    if not infos:
-        return None
-    note = AttachmentNote(infos)
-    transcript.insert_before(note, view)
-
-    def drop(*_args: object) -> None:
-        try:
-            transcript.remove(note)
-        except RuntimeError:  # the transcript itself is gone (the window closed)
-            pass
-
-    view.destroyed.connect(drop)
-    return note

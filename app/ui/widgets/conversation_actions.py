@@ -1,10 +1,12 @@
 """The AI panel's conversation actions: edit and resend, regenerate, the context bar and
 compaction (the agent's side is app.core.agent.forking and app.core.agent.compaction).
 
-- **Edit** (a person's message): its text goes back into the prompt with a banner saying so;
-  Send then removes that message and everything after it from the transcript, the store and
-  the session's history, and sends the new text. Cancel (or Escape) leaves everything as it
-  was. Tool calls that ran after it stay in the tool history (the audit trail is history) and
+- **Edit** (a person's message): its text goes back into the prompt with a banner saying so,
+  and its attachments back on the tray (``edit_attachments``); Send then removes that message
+  and everything after it from the transcript, the store and the session's history, and sends
+  the new text with what is on the tray. Cancel (or Escape) leaves everything as it was;
+  after either, what the person had typed and attached for a new message is back.
+  Tool calls that ran after it stay in the tool history (the audit trail is history) and
   their file changes stay ("Restore to before this message" undoes them).
 - **Regenerate** (the last answer): removes everything after the last message of the person
   and asks again.
@@ -27,7 +29,9 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from app.ui.controllers.checkpoints import loop_running
+from app.ui.widgets.attachment_note import add_attachment_note
 from app.ui.widgets.context_bar import ContextBar
+from app.ui.widgets.edit_attachments import EditAttachments
 from app.ui.widgets.transcript_view import ErrorCard, MessageView
 
 if TYPE_CHECKING:
@@ -66,6 +70,7 @@ class ConversationActions(QObject):
         self.panel = panel
         self.editing: MessageView | None = None
         self._draft = ""  # the prompt's text before Edit, put back by Cancel
+        self.edit_attachments = EditAttachments(panel)
         self._model = ""  # of the last request (its context window)
         self._context_tasks: set[asyncio.Future[None]] = set()
         self.context_bar = ContextBar()
@@ -138,10 +143,15 @@ class ConversationActions(QObject):
     # -- edit and resend -----------------------------------------------------------------------
 
     def start_edit(self, view: MessageView) -> bool:
-        if self._blocked() is None or view not in self.panel.transcript.items():
+        users = self._messages("user")
+        if self._blocked() is None or view not in users:
             return False
-        if self.editing is None:
+        first = self.editing is None
+        if first:
             self._draft = self.panel.prompt.toPlainText()
+        # Counted from the start of the stored conversation: a long one shows only its end.
+        index = self.panel.transcript.hidden_prompts + users.index(view)
+        self.edit_attachments.start(view, index, first=first)
         self.editing = view
         self.panel.prompt.setPlainText(view.markdown)
         self.panel.prompt.setFocus()
@@ -159,6 +169,7 @@ class ConversationActions(QObject):
         self.edit_banner.hide()
         self.panel.prompt.setPlainText(self._draft)
         self._draft = ""
+        self.edit_attachments.end()
 
     def send_edit(self, text: str) -> bool:
         """Send (while editing): fork the conversation at the edited message."""
@@ -180,15 +191,29 @@ class ConversationActions(QObject):
         if view not in users:  # the transcript changed meanwhile
             self.cancel_edit()
             return False
-        # Counted from the start of the stored conversation: a long one shows only its end.
+        tray = self.panel.attachment_tray
+        if tray.busy:
+            self.panel.status_message.emit(
+                "Still reading the attachments; send again in a moment.")
+            return False
+        attachments = tray.attachments()
+        if not (text or attachments):
+            return False
+        if not text:
+            from app.core.agent.attachments import default_prompt
+
+            text = default_prompt(attachments)
         index = self.panel.transcript.hidden_prompts + users.index(view)
-        self.editing, self._draft = None, ""
+        # What the person had typed and attached for a new message comes back.
+        draft, self.editing, self._draft = self._draft, None, ""
         self.edit_banner.hide()
-        self.panel.prompt.clear()
+        self.panel.prompt.setPlainText(draft)
+        self.edit_attachments.end()
         self._remove_from(view)
         self.panel._run_cards.clear()
-        self.panel.transcript.add(MessageView(text, "user"))
-        self.panel._start(session.resend_from(index, text))
+        sent = self.panel.transcript.add(MessageView(text, "user"))
+        add_attachment_note(self.panel.transcript, sent, [a.info for a in attachments])
+        self.panel._start(session.resend_from(index, text, attachments))
         return True
 
     # -- regenerate ------------------------------------------------------------------------

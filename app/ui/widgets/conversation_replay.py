@@ -27,7 +27,7 @@ from app.core.store.audit import ToolExecution, decided_by_text
 from app.core.store.conversations import StoredMessage
 from app.core.tools.images import ImagePart, images_in
 from app.core.visible_text import make_visible
-from app.ui.widgets.attachments import add_attachment_note
+from app.ui.widgets.attachment_note import add_attachment_note
 from app.ui.widgets.tool_card import ToolCard
 from app.ui.widgets.transcript_view import MessageView, RunFooter, Transcript
 
