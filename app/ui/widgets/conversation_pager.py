@@ -11,8 +11,9 @@ before.
 
 Everything that counts messages works on the part shown: the transcript's ``hidden_prompts``
 says how many prompts are stored before it (edit and resend cuts at the right stored prompt);
-"Restore to before this message" and Find see what is loaded, which is always the end of the
-conversation."""
+"Restore to before this message" sees what is loaded, which is always the end of the
+conversation. Find searches the part not shown in ``stored`` (find_in_store) and, stepping to a
+match there, has the pager ``reveal`` down to its message."""
 
 from __future__ import annotations
 
@@ -90,6 +91,19 @@ class ConversationPager(QObject):
         self._goal = self._run_reaching(total - self._window)
         self._step(unlimited=total <= self._window)
 
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def reveal(self, message: int) -> None:
+        """Build down to the run holding stored message ``message`` (Find stepping to a match
+        not shown yet), page by page as ``load_earlier`` does; ``settled`` when it is shown."""
+        if self._cancelled or message >= self.first_shown:
+            return
+        self._goal = min(self._goal, self._run_reaching(message))
+        self.transcript.earlier_button.setEnabled(False)
+        self._schedule()
+
     def load_earlier(self) -> None:
         """A page more above what is shown (nothing while one is being built)."""
         if self._cancelled or self.busy or self._next == 0:
@@ -163,6 +177,15 @@ class ConversationPager(QObject):
             self._schedule()
         else:
             self.settled.emit()
+
+
+def live_pager(transcript: Transcript) -> ConversationPager | None:
+    """The pager building into ``transcript`` (None: nothing opened from the store since it
+    was last cleared)."""
+    for pager in transcript.findChildren(ConversationPager):
+        if not pager.cancelled:
+            return pager
+    return None
 
 
 def open_conversation(panel: AIPanel, conversation_id: int, *,
