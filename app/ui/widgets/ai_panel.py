@@ -13,7 +13,9 @@ The agent session runs as a task on the qasync loop; its events arrive in ``hand
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,11 +41,15 @@ if TYPE_CHECKING:
     # by their first use (Send, the first event, opening a conversation), or before it, off the
     # GUI thread, by app.main's warm-up after ready (DEFERRED_UI_MODULES,
     # DEFERRED_AGENT_MODULES): the panel is ready without them.
+    from app.core.agent.attachments import Attachment
     from app.core.agent.session import AgentSession
     from app.core.services import Services
     from app.ui.widgets.tool_card import ToolCard
 
 log = logging.getLogger(__name__)
+# The agent's session and its tool loop: imported by the warm-up once the person types, or by
+# the first run off the GUI thread (AIPanel._first_run).
+SESSION_MODULE = "app.core.agent.session"
 
 
 class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidget):
@@ -81,6 +87,7 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
         self._changes_task: asyncio.Future[None] | None = None
         # Shown by Send without a project; removed as soon as one is open.
         self._project_hint: ErrorCard | None = None
+        self._stop_before_start = False
         self._build_rendering()
 
         top = self._build_conversation_row()
@@ -175,9 +182,28 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
         self._end_run()  # a retried run's leftovers close before the new prompt
         view = self.transcript.add(MessageView(text, "user"))
         add_attachment_note(self.transcript, view, [a.info for a in attachments])
+        if self.session is None and SESSION_MODULE not in sys.modules:
+            self._start(self._first_run(root, view, text, attachments))
+            return True
         session = self._ensure_session(root)
         self._start(session.run(text, attachments))
         return True
+
+    async def _first_run(self, root: Path, view: QWidget, text: str,
+                         attachments: list[Attachment]) -> None:
+        """A Send before the warm-up (started by typing) loaded the agent's session and tool
+        loop: they are imported off the GUI thread (tens of ms), then the run starts. A Stop
+        meanwhile gives the prompt and its attachments back; nothing was sent or stored."""
+        self._stop_before_start = False
+        await asyncio.to_thread(importlib.import_module, SESSION_MODULE)
+        if self._stop_before_start:
+            self.transcript.remove(view)
+            self.prompt.setPlainText(text)
+            for attachment in attachments:
+                self.attachment_tray.add_attachment(attachment)
+            self.status_message.emit("Stopped before the request was sent.")
+            return
+        await self._ensure_session(root).run(text, attachments)
 
     def _drop_project_hint(self) -> None:
         if self._project_hint is not None:
@@ -193,6 +219,8 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
         self.approvals.abort("The person stopped the run.")
         if self.session is not None:
             self.session.cancel()
+        elif self.running:  # the first run is still loading its modules (_first_run)
+            self._stop_before_start = True
 
     async def shutdown(self) -> None:
         """Quit: nothing pending may run. Waits for the run to wind down, closes the client."""
