@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import gc
 import importlib
 import logging
@@ -13,6 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, cast
 
+from app.command_line import parse_args, qt_argv
 from app.core.config import APP_ID, APP_NAME, AppPaths, resolve_paths, resolve_project_root
 from app.core.store.errors import DatabaseError
 
@@ -27,33 +27,6 @@ if TYPE_CHECKING:
     from app.ui.main_window import MainWindow
 
 log = logging.getLogger("tebiki")
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=APP_ID, description="Tebiki, a desktop AI agent "
-                                     "workbench")
-    parser.add_argument("--data-dir", help="where the database and logs live "
-                        "(default: $TEBIKI_DATA_DIR or the platform's user data dir)")
-    parser.add_argument("--project", help="project folder to open (default: "
-                        "$TEBIKI_PROJECT_ROOT)")
-    parser.add_argument("--smoke-test", action="store_true",
-                        help="start offscreen, build the main window, exit 0 (packaging check)")
-    return parser
-
-
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = _parser()
-    # Qt's own options (-style, -platform, -reverse…) are not ours: qt_argv passes them on.
-    args, _unknown = parser.parse_known_args(argv)
-    return args
-
-
-def qt_argv(program: str, argv: Sequence[str]) -> list[str]:
-    """The command line QApplication sees: the program and every argument that is not one of
-    ours (``parse_args``), so Qt's own options (``-style fusion``, ``-platform xcb``,
-    ``-reverse``) take effect."""
-    _args, unknown = _parser().parse_known_args(argv)
-    return [program, *unknown]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

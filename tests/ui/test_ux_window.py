@@ -13,7 +13,7 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QLabel, QPushButton
 
-import app.main as app_main
+from app import command_line
 from app.core.agent.events import ApprovalRequest, ApprovalResponse, RunFinished
 from app.core.services import Services
 from app.ui.main_window import MainWindow
@@ -153,11 +153,11 @@ def test_saved_geometry_that_fits_is_kept(qtbot):
 
 def test_qt_options_are_passed_to_qapplication():
     argv = ["-style", "fusion", "--project", "/tmp/p", "-reverse", "-platform", "offscreen"]
-    args = app_main.parse_args(argv)
+    args = command_line.parse_args(argv)
     assert args.project == "/tmp/p"
-    assert app_main.qt_argv("tebiki", argv) == ["tebiki", "-style", "fusion", "-reverse",
+    assert command_line.qt_argv("tebiki", argv) == ["tebiki", "-style", "fusion", "-reverse",
                                        "-platform", "offscreen"]
-    assert app_main.qt_argv("tebiki", ["--data-dir", "/tmp/d"]) == ["tebiki"]
+    assert command_line.qt_argv("tebiki", ["--data-dir", "/tmp/d"]) == ["tebiki"]
 
 
 # -- bug 12: the round cap offers Continue -----------------------------------------------

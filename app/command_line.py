@@ -1,0 +1,36 @@
+"""Tebiki's command line: its own options (``--data-dir``, ``--project``, ``--smoke-test``)
+and, passed on to QApplication untouched, Qt's (``-style``, ``-platform``, ``-reverse``…)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from app.core.config import APP_ID
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=APP_ID, description="Tebiki, a desktop AI agent "
+                                     "workbench")
+    parser.add_argument("--data-dir", help="where the database and logs live "
+                        "(default: $TEBIKI_DATA_DIR or the platform's user data dir)")
+    parser.add_argument("--project", help="project folder to open (default: "
+                        "$TEBIKI_PROJECT_ROOT)")
+    parser.add_argument("--smoke-test", action="store_true",
+                        help="start offscreen, build the main window, exit 0 (packaging check)")
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = _parser()
+    # Qt's own options (-style, -platform, -reverse…) are not ours: qt_argv passes them on.
+    args, _unknown = parser.parse_known_args(argv)
+    return args
+
+
+def qt_argv(program: str, argv: Sequence[str]) -> list[str]:
+    """The command line QApplication sees: the program and every argument that is not one of
+    ours (``parse_args``), so Qt's own options (``-style fusion``, ``-platform xcb``,
+    ``-reverse``) take effect."""
+    _args, unknown = _parser().parse_known_args(argv)
+    return [program, *unknown]
