@@ -2,7 +2,7 @@
 
 Tools: ``where`` (this process's working folder and pid) and ``hold`` (writes the ``started``
 file, then answers only once the ``release`` file exists — a long call the test controls
-without timing). Run: ``python cwd_server.py``.
+without timing); the prompt ``here`` says the same as ``where``. Run: ``python cwd_server.py``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,11 @@ async def hold(started: str, release: str) -> str:
     Path(started).write_text("started")
     while not Path(release).exists():
         await asyncio.sleep(0.01)  # the test creates the file; this only polls for it
+    return _here()
+
+
+@server.prompt(description="This server's working folder and process id, as a prompt.")
+def here() -> str:
     return _here()
 
 

@@ -170,3 +170,30 @@ async def test_going_back_before_the_restart_keeps_the_server(project, second, t
         assert provider.server_status("files").message == message
     finally:
         await provider.aclose()
+
+
+async def test_a_prompt_asked_for_while_the_restart_is_due_waits_for_it(
+        project, second, tmp_path, ctx):
+    # Resources and prompts are requests to the server like a tool call: none may reach the
+    # old folder's process once the project moved.
+    started, release = tmp_path / "started", tmp_path / "release"
+    provider = McpProvider(_configs(files=_stdio()), roots=[project])
+    try:
+        await provider.start()
+        before = await _where(provider, ctx)
+        held = asyncio.create_task(provider.call(
+            "files", "hold", {"started": str(started), "release": str(release)}, ctx))
+        await _until(started.exists, "the long call to start")
+
+        provider.set_roots([second])
+        asked = asyncio.create_task(provider.get_prompt("files", "here"))
+        await asyncio.sleep(0)  # one loop turn: it runs up to its wait (no I/O before it)
+        assert not asked.done()
+        release.write_text("go")
+        assert not (await held).is_error
+        prompt = await asked
+        text = str(prompt["messages"][0]["content"])
+        assert f"cwd={second} " in text  # answered by the restarted server
+        assert before.split("pid=")[1] not in text
+    finally:
+        await provider.aclose()

@@ -15,9 +15,10 @@ another one; the caller's cancellation (Stop) abandons the wait at once and the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from app.core.sandbox import Sandbox, machine_sandbox
@@ -244,12 +245,20 @@ class McpConnection(McpServerTask):
         A call made while the server is due to restart in a new project folder waits for that
         restart and runs on the restarted server (see ``mcp_project_follow``).
         """
-        await self._follower.settled()
-        with self._follower.counted_call():
+        async with self.request_slot():
             return await mcp_tool_call.call_tool(self, remote_name, arguments,
                                                  timeout_s=timeout_s,
                                                  max_output_chars=max_output_chars, label=label,
                                                  progress=progress)
+
+    @contextlib.asynccontextmanager
+    async def request_slot(self) -> AsyncIterator[None]:
+        """Around one request to the server (a tool call, a resource read, a prompt): it waits
+        for a restart into a new project folder that is due, and holds the next one off until
+        it ends (see ``mcp_project_follow``)."""
+        await self._follower.settled()
+        with self._follower.counted_call():
+            yield
 
     def mark_needs_auth(self, refused: SignInRequired | CredentialsRejected) -> None:
         """A call met a 401 (the auth raised it, or marked the server): the server is in

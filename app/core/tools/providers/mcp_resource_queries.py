@@ -4,6 +4,8 @@ the prompt picker, ``<server>__read_resource``).
 Separate from ``mcp`` (which turns servers' tools into Tebiki tools and runs the servers)
 because these are plain requests to one running server, with no part in the tool list or the
 lifecycle. ``McpProvider`` inherits them; the requests themselves are in ``mcp_resources``.
+Each waits, as a tool call does, for a restart into a new project folder that is due
+(``McpConnection.request_slot``).
 """
 
 from __future__ import annotations
@@ -34,26 +36,33 @@ class McpResourceQueries:
     async def list_resources(self, server: str) -> list[dict[str, Any]]:
         """The server's resources (wire dicts: ``uri``, ``name``, ``mimeType``…); [] when it
         offers none."""
-        return await mcp_resources.list_resources(self._configured(server),
-                                                  self._request_timeout_s)
+        conn = self._configured(server)
+        async with conn.request_slot():
+            return await mcp_resources.list_resources(conn, self._request_timeout_s)
 
     async def list_resource_templates(self, server: str) -> list[dict[str, Any]]:
-        return await mcp_resources.list_resource_templates(self._configured(server),
-                                                           self._request_timeout_s)
+        conn = self._configured(server)
+        async with conn.request_slot():
+            return await mcp_resources.list_resource_templates(conn, self._request_timeout_s)
 
     async def read_resource(self, server: str, uri: str, *,
                             timeout_s: float | None = None) -> list[dict[str, Any]]:
         """The resource's ``contents`` (wire dicts with ``text`` or ``blob``)."""
-        return await mcp_resources.read_resource(self._configured(server), uri,
-                                                 timeout_s or self._request_timeout_s)
+        conn = self._configured(server)
+        async with conn.request_slot():
+            return await mcp_resources.read_resource(conn, uri,
+                                                     timeout_s or self._request_timeout_s)
 
     async def list_prompts(self, server: str) -> list[dict[str, Any]]:
         """The server's prompts (``name``, ``description``, ``arguments``); [] if none."""
-        return await mcp_resources.list_prompts(self._configured(server),
-                                                self._request_timeout_s)
+        conn = self._configured(server)
+        async with conn.request_slot():
+            return await mcp_resources.list_prompts(conn, self._request_timeout_s)
 
     async def get_prompt(self, server: str, name: str,
                          arguments: Mapping[str, str] | None = None) -> dict[str, Any]:
         """prompts/get: ``{"description"?, "messages": [{"role", "content"}…]}``."""
-        return await mcp_resources.get_prompt(self._configured(server), name, arguments or {},
-                                              self._request_timeout_s)
+        conn = self._configured(server)
+        async with conn.request_slot():
+            return await mcp_resources.get_prompt(conn, name, arguments or {},
+                                                  self._request_timeout_s)
