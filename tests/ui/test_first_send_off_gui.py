@@ -48,18 +48,22 @@ async def test_the_first_send_imports_the_session_off_the_gui_thread(
     held_session_import.set()
     await wait_for(lambda: not panel.running, timeout=20)
     assert panel.session is not None
-    sent = fake_anthropic_env.message_requests[-1].body["messages"][-1]["content"]
-    assert "hi" in str(sent)
+    sent = fake_anthropic_env.message_requests[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["user"]
+    assert [b["text"] for b in sent[0]["content"] if b["type"] == "text"] == ["hi"]
     await panel.shutdown()
 
 
+@pytest.mark.parametrize("stop_at", ["during the import", "before the run's task started"])
 async def test_stop_while_the_session_loads_gives_the_prompt_back(
-        qtbot, services, project, fake_anthropic_env, held_session_import):  # noqa: F811
+        qtbot, services, project, fake_anthropic_env, held_session_import,  # noqa: F811
+        stop_at):
     panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
     panel.attachment_tray.add_attachment(attachment_from_bytes("notes.md", b"# notes\n"))
     panel.prompt.setPlainText("do the thing")
     assert panel.send()
-    await wait_for(slow_imports.ENTERED.is_set)
+    if stop_at == "during the import":
+        await wait_for(slow_imports.ENTERED.is_set)
     assert panel.prompt.toPlainText() == ""
     panel.stop()
     held_session_import.set()

@@ -183,6 +183,7 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
         view = self.transcript.add(MessageView(text, "user"))
         add_attachment_note(self.transcript, view, [a.info for a in attachments])
         if self.session is None and SESSION_MODULE not in sys.modules:
+            self._stop_before_start = False  # set by a Stop before the run can start
             self._start(self._first_run(root, view, text, attachments))
             return True
         session = self._ensure_session(root)
@@ -194,7 +195,6 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
         """A Send before the warm-up (started by typing) loaded the agent's session and tool
         loop: they are imported off the GUI thread (tens of ms), then the run starts. A Stop
         meanwhile gives the prompt and its attachments back; nothing was sent or stored."""
-        self._stop_before_start = False
         await asyncio.to_thread(importlib.import_module, SESSION_MODULE)
         if self._stop_before_start:
             self.transcript.remove(view)
