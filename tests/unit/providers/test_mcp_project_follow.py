@@ -67,6 +67,20 @@ async def _where(provider: McpProvider, ctx: ToolContext, server: str = "files")
     return result.content.split("\n\n")[0]
 
 
+async def _hold_then_move(provider: McpProvider, ctx: ToolContext, tmp_path: Path,
+                          second: Path) -> tuple[str, asyncio.Task]:
+    """Start ``provider``, note where its server runs, start a long ``hold`` call (ended by
+    writing ``tmp_path / "release"``), then open ``second``: the restart is due, not done."""
+    started = tmp_path / "started"
+    await provider.start()
+    before = await _where(provider, ctx)
+    held = asyncio.create_task(provider.call(
+        "files", "hold", {"started": str(started), "release": str(tmp_path / "release")}, ctx))
+    await _until(started.exists, "the long call to start")
+    provider.set_roots([second])
+    return before, held
+
+
 async def test_a_server_moves_to_the_new_project_and_shows_the_restart(project, second, ctx):
     provider = McpProvider(_configs(files=_stdio()), roots=[project])
     seen: list[str] = []
@@ -119,16 +133,10 @@ async def test_a_configured_cwd_and_http_servers_stay_as_they_are(
 
 async def test_a_call_in_flight_finishes_then_the_server_restarts_in_the_new_project(
         project, second, tmp_path, ctx):
-    started, release = tmp_path / "started", tmp_path / "release"
+    release = tmp_path / "release"
     provider = McpProvider(_configs(files=_stdio()), roots=[project])
     try:
-        await provider.start()
-        before = await _where(provider, ctx)
-        held = asyncio.create_task(provider.call(
-            "files", "hold", {"started": str(started), "release": str(release)}, ctx))
-        await _until(started.exists, "the long call to start")
-
-        provider.set_roots([second])
+        before, held = await _hold_then_move(provider, ctx, tmp_path, second)
         status = provider.server_status("files")
         assert status.state == "running" and status.message.endswith(WAITING_NOTE)
         waiting = asyncio.create_task(_where(provider, ctx))  # waits for the restart
@@ -176,16 +184,10 @@ async def test_a_prompt_asked_for_while_the_restart_is_due_waits_for_it(
         project, second, tmp_path, ctx):
     # Resources and prompts are requests to the server like a tool call: none may reach the
     # old folder's process once the project moved.
-    started, release = tmp_path / "started", tmp_path / "release"
+    release = tmp_path / "release"
     provider = McpProvider(_configs(files=_stdio()), roots=[project])
     try:
-        await provider.start()
-        before = await _where(provider, ctx)
-        held = asyncio.create_task(provider.call(
-            "files", "hold", {"started": str(started), "release": str(release)}, ctx))
-        await _until(started.exists, "the long call to start")
-
-        provider.set_roots([second])
+        before, held = await _hold_then_move(provider, ctx, tmp_path, second)
         asked = asyncio.create_task(provider.get_prompt("files", "here"))
         await asyncio.sleep(0)  # one loop turn: it runs up to its wait (no I/O before it)
         assert not asked.done()
