@@ -18,8 +18,8 @@ from app.core.store.migrations import DEFAULTS_CHANGED_NOTICE, PENDING_NOTICES_K
 from app.core.store.profiles import AgentProfile, ToolSetting
 from app.ui.main_window import MainWindow
 from app.ui.widgets.ai_panel import AIPanel
-from app.ui.widgets.mode_intro import MODE_CHOSEN_KEY
 from app.ui.widgets.notice_bar import NoticeBar
+from app.ui.widgets.panel_header import MODE_CHOSEN_KEY
 from tests.fakes.anthropic_server import (  # noqa: F401
     Response,
     fake_anthropic,
@@ -40,11 +40,21 @@ def window(qtbot, services: Services, project: Path) -> MainWindow:
     win.show()
     with qtbot.waitSignal(win.ready, timeout=5000):
         win.attach_services(services, project)
+    _wait_for_first_run_panel(qtbot, win.ai_panel)
     return win
 
 
+def _wait_for_first_run_panel(qtbot, panel: AIPanel) -> None:
+    # Built after the panel's first paint; a widget added to a shown layout shows one event
+    # later.
+    qtbot.waitUntil(lambda: panel.mode_intro_checked and (
+        panel.mode_intro is None or panel.mode_intro.isVisible()), timeout=5000)
+
+
 def _panel(qtbot, services: Services, project: Path | None) -> AIPanel:
-    return make_ai_panel(qtbot, services, project, size=(800, 600), show=True)
+    panel = make_ai_panel(qtbot, services, project, size=(800, 600), show=True)
+    _wait_for_first_run_panel(qtbot, panel)
+    return panel
 
 
 def _pick_mode(window: MainWindow, mode: PermissionMode) -> None:
@@ -99,6 +109,24 @@ def test_mode_picker_follows_profile_switches(window: MainWindow, services: Serv
 
 
 # -- the first-run panel ---------------------------------------------------------------------
+
+
+def test_first_run_panel_comes_after_the_panel_is_ready(qtbot, services: Services,
+                                                       project: Path):
+    # Not built with the panel: typing and Send do not need it (start-up time).
+    panel = make_ai_panel(qtbot, services, project, size=(800, 600), show=True)
+    assert panel.mode_intro is None and not panel.mode_intro_checked
+    assert panel.prompt.isEnabled()
+    _wait_for_first_run_panel(qtbot, panel)
+    assert panel.mode_intro is not None and panel.mode_intro.isVisible()
+
+
+def test_first_run_panel_is_not_built_when_a_mode_is_chosen_first(
+        qtbot, services: Services, project: Path):
+    panel = make_ai_panel(qtbot, services, project, size=(800, 600), show=True)
+    panel.choose_permission_mode(PermissionMode.AUTO.value)  # before the panel came
+    _wait_for_first_run_panel(qtbot, panel)
+    assert panel.mode_intro is None
 
 
 def test_first_run_panel_is_shown_and_not_modal(window: MainWindow):

@@ -135,7 +135,6 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
             shortcut.activated.connect(lambda: self.send())
         self.prompt.textChanged.connect(self._on_prompt_changed)
         self.refresh_conversations()
-        self._show_mode_intro_if_needed()
         self._show_flow()
 
     def _on_prompt_changed(self) -> None:

@@ -1,8 +1,8 @@
 """The first-run panel at the top of the AI panel: choose a permission mode.
 
 Shown (never modal: the window stays usable behind it) until the person has chosen a mode once,
-here or in the toolbar's Mode picker; the choice is remembered in the settings
-(``MODE_CHOSEN_KEY``) and saved to the current agent profile by the AI panel.
+here or in the toolbar's Mode picker; the AI panel's header (app.ui.widgets.panel_header)
+remembers that choice in the settings and saves the mode to the current agent profile.
 """
 
 from __future__ import annotations
@@ -20,9 +20,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.permission_mode import PermissionMode
-
-# Settings key: True once the person chose a permission mode (here or in the toolbar).
-MODE_CHOSEN_KEY = "ui.permission_mode_chosen"
 
 _STYLE = ("QFrame#mode-intro { background: #ddf4ff; border: 1px solid #54aeff; "
           "border-radius: 6px; } QFrame#mode-intro QLabel { color: #0a3069; "

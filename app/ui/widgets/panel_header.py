@@ -14,12 +14,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, SignalInstance
+from PySide6.QtCore import Qt, QTimer, SignalInstance
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout
 
 from app.core.permission_mode import PermissionMode
 from app.ui.widgets.flow_chip import FlowChip
+
+# The first-run mode panel comes this long after the panel is first shown, so after its first
+# paint: typing and Send do not need it, and building it (word-wrapped labels, a bold face, a
+# style sheet) was ~8 ms of the window's start to ready (tests/bench/bench_ui_responsiveness.py).
+MODE_INTRO_DELAY_MS = 30
+# Settings key: True once the person chose a permission mode (the first-run panel or the
+# toolbar's Mode picker); until then the first-run panel is shown.
+MODE_CHOSEN_KEY = "ui.permission_mode_chosen"
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -68,12 +76,16 @@ class PanelHeader(_Base):
         self.banners.setSpacing(6)
         self.notices: Notices | None = None
         self.mode_intro: ModeIntro | None = None
+        # True once the panel has looked whether the first-run mode panel is wanted.
+        self.mode_intro_checked = False
+        self._mode_chosen = False  # here, since the panel was built
         self._notices_taken = False
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if not self._notices_taken:
             self.show_notices()
+            self._show_mode_intro_soon()
 
     # -- notices and the permission mode ------------------------------------------------------
 
@@ -91,14 +103,22 @@ class PanelHeader(_Base):
         for text in notices:
             self.notices.add(text)
 
-    def _show_mode_intro_if_needed(self) -> None:
-        from app.ui.widgets.mode_intro import MODE_CHOSEN_KEY
+    def _show_mode_intro_soon(self) -> None:
+        # Decided now, built after the first paint: the timer reads nothing from the store,
+        # which may be closed by then (a quit right after the start).
+        if self.services.settings.get(MODE_CHOSEN_KEY, False):
+            self.mode_intro_checked = True
+            return
+        mode = self._profile_mode()
+        QTimer.singleShot(MODE_INTRO_DELAY_MS, self, lambda: self._show_mode_intro(mode))
 
-        if self.mode_intro is not None or self.services.settings.get(MODE_CHOSEN_KEY, False):
+    def _show_mode_intro(self, mode: PermissionMode) -> None:
+        self.mode_intro_checked = True
+        if self.mode_intro is not None or self._mode_chosen:  # chosen in the toolbar meanwhile
             return
         from app.ui.widgets.mode_intro import ModeIntro
 
-        self.mode_intro = ModeIntro(self._profile_mode())
+        self.mode_intro = ModeIntro(mode)
         self.mode_intro.chosen.connect(self.choose_permission_mode)
         self.banners.addWidget(self.mode_intro)
 
@@ -120,8 +140,7 @@ class PanelHeader(_Base):
 
     def permission_mode_chosen(self) -> None:
         """The person chose a mode (here or in the toolbar): no first-run panel any more."""
-        from app.ui.widgets.mode_intro import MODE_CHOSEN_KEY
-
+        self._mode_chosen = True
         self.services.settings.set(MODE_CHOSEN_KEY, True)
         if self.mode_intro is not None:
             self.mode_intro.hide()
