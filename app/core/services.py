@@ -1,11 +1,12 @@
 """The long-lived objects of one app instance, built once and handed to the UI.
 
 Two parts, so the window is ready before the tools are loaded: the store (settings, profiles,
-conversations, audit) is built on the start path (``build_store_services``); the tools part
-(the registry with the built-in, CLI, custom and MCP tools, the permission service and the
-sandbox, ``ToolServices``) is built right after, in a worker thread (``Services.build_tools``).
-Whatever needs the tools part before then builds it on first use, so nothing ever sees it
-missing; ``build_services`` builds both at once (tests, benchmarks).
+conversations; the tool-call history on its first use) is built on the start path
+(``build_store_services``); the tools part (the registry with the built-in, CLI, custom and MCP
+tools, the permission service and the sandbox, ``ToolServices``) is built right after, in a
+worker thread (``Services.build_tools``). Whatever needs the tools part before then builds it on
+first use, so nothing ever sees it missing; ``build_services`` builds both at once (tests,
+benchmarks).
 
 New services that only a run or a tool call needs belong in the tools part: a field of
 ``ToolServices``, built in ``Services._build_tools``, with a property on ``Services``.
@@ -17,10 +18,10 @@ import asyncio
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
 from app.core.store.migrations import PENDING_NOTICES_KEY
 from app.core.store.profiles import ProfileRepository, ToolSetting
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Dat
     from app.core.permissions.service import ToolPermissionService
     from app.core.sandbox import Sandbox
     from app.core.sensitive_paths import SensitivePaths
+    from app.core.store.audit import AuditRepository
     from app.core.tools.base import ToolSpec
     from app.core.tools.providers.custom import CustomToolsProvider
     from app.core.tools.providers.mcp import McpProvider
@@ -59,7 +61,6 @@ class Services:
     data_dir: Path
     profiles: ProfileRepository
     conversations: ConversationRepository
-    audit: AuditRepository
     settings: SettingsRepository
     # The project folder the tools work in (set_project_root); read when the tools are built.
     project_root: Path | None = None
@@ -74,6 +75,14 @@ class Services:
     _root_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     # One checkpointer per project folder (see checkpointer_for).
     _checkpointers: dict[Path, Checkpointer] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def audit(self) -> AuditRepository:
+        """The tool-call history; built by its first use (the tool history, a run's first
+        call): the ready window does not read it, and its module is ~2 ms of start-up."""
+        from app.core.store.audit import AuditRepository
+
+        return AuditRepository(self.db)
 
     # -- the tools part ------------------------------------------------------------------------
 
@@ -371,7 +380,6 @@ def build_store_services(db: sqlite_utils.Database, data_dir: Path,
         data_dir=data_dir,
         profiles=profiles,
         conversations=ConversationRepository(db),
-        audit=AuditRepository(db),
         settings=SettingsRepository(db),
         project_root=project_root,
         _given_registry=registry,
