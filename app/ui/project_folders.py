@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QFileDialog, QLabel, QMenu
+from PySide6.QtWidgets import QLabel, QMenu
 
 from app.core.config import APP_NAME
 
@@ -37,6 +37,8 @@ class ProjectFolders(_Window):
         def live_services(self) -> Services: ...
 
     def choose_project(self) -> None:
+        from PySide6.QtWidgets import QFileDialog  # here: the ready window shows none
+
         start = str(self.project_root or Path.home())
         chosen = QFileDialog.getExistingDirectory(self, "Open project folder", start)
         if chosen:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMessageBox, QTabWidget, QWidget
+from PySide6.QtWidgets import QDockWidget, QTabWidget, QWidget
 
 from app.core.config import APP_NAME
 from app.ui.edit_actions import EditActions
@@ -91,9 +91,7 @@ class WindowMenus(_Window):
         help_menu = self.menuBar().addMenu("&Help")
         about = QAction(f"&About {APP_NAME}", self)
         about.setMenuRole(QAction.MenuRole.AboutRole)
-        about.triggered.connect(lambda: QMessageBox.about(
-            self, APP_NAME, f"<b>{APP_NAME}</b><br>A desktop AI agent workbench.<br>"
-            f"Data: {self.services.data_dir if self.services else '…'}"))
+        about.triggered.connect(self._show_about)
         help_menu.addAction(about)
         self.recent_menu.setEnabled(False)
         self._needs_services += [open_action, new_action, settings_action, stop_action,
@@ -102,6 +100,16 @@ class WindowMenus(_Window):
         if ready is not None:  # the AI panel exists from then on: Tab leaves its fields
             # (the panels attached later, tools and history, set their own)
             ready.connect(lambda: tab_moves_focus(self.ai_panel))
+
+    def _show_about(self) -> None:
+        # Qt's message boxes are imported where they are used: creating a PySide6 type costs
+        # ~1 ms, and the ready window shows none (tests/bench/bench_ui_responsiveness.py).
+        from PySide6.QtWidgets import QMessageBox
+
+        services = getattr(self, "services", None)
+        QMessageBox.about(
+            self, APP_NAME, f"<b>{APP_NAME}</b><br>A desktop AI agent workbench.<br>"
+            f"Data: {services.data_dir if services else '…'}")
 
     _find_bar: FindBar | None = None
 

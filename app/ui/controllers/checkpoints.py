@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QDialog, QWidget
 
 if TYPE_CHECKING:
     # The checkpoint engine (~20 ms of imports) loads with the first checkpointer
@@ -222,6 +222,8 @@ class CheckpointController(QObject):
         self.message.emit(text.splitlines()[0])
         if not shiboken6.isValid(self._window):
             return
+        from PySide6.QtWidgets import QMessageBox  # here: the ready window shows none
+
         box = QMessageBox(QMessageBox.Icon.Warning, "Checkpoints", text,
                           QMessageBox.StandardButton.Ok, self._window)
         box.setObjectName("checkpoint-error")

@@ -26,9 +26,10 @@ import logging
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, QObject, Qt, Signal
-from PySide6.QtGui import QDragMoveEvent, QDropEvent, QImage, QPixmap
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -50,6 +51,9 @@ from app.core.agent.attachments import (
     read_attachment,
 )
 from app.ui.controllers.checkpoints import loop_running
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QMimeData
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +97,8 @@ def local_files(source: QMimeData) -> list[str]:
 def image_of(source: QMimeData) -> QImage | None:
     if not source.hasImage():
         return None
+    from PySide6.QtGui import QPixmap
+
     data = source.imageData()
     if isinstance(data, QPixmap):
         data = data.toImage()
@@ -150,6 +156,10 @@ class AttachmentChip(QFrame):
                            (f" QLabel {{ color: {color}; }}" if error else ""))
 
 
+# The events a drop on the panel arrives in: its filter looks no further into any other.
+_DROP_EVENTS = (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop)
+
+
 class AttachmentTray(QScrollArea):
     """The chips under the prompt; hidden while there are none."""
 
@@ -183,6 +193,11 @@ class AttachmentTray(QScrollArea):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
+        if kind not in _DROP_EVENTS:
+            return super().eventFilter(watched, event)
+        # Imported here, as the drop's other Qt types: the ready window needs none of them.
+        from PySide6.QtGui import QDragMoveEvent, QDropEvent
+
         if kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove) and \
                 isinstance(event, QDragMoveEvent):  # QDragEnterEvent is a QDragMoveEvent
             mime = event.mimeData()
@@ -353,6 +368,8 @@ def encode_image(image: QImage) -> bytes:
 
 
 def _encoded(image: QImage, fmt: str, quality: int = -1) -> bytes:
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
     array = QByteArray()
     buffer = QBuffer(array)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)

@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QLayout,
     QListView,
     QMenu,
-    QMessageBox,
     QToolButton,
     QWidget,
 )
@@ -38,6 +37,8 @@ from app.ui.controllers.checkpoints import loop_running
 from app.ui.task_set import TaskSet
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QMessageBox
+
     # Imported on first use: the panel is ready without the MCP client's modules.
     from app.core.agent.attachments import Attachment
     from app.core.agent.mcp_context import PromptChoice
@@ -304,6 +305,8 @@ class McpPrompts(QObject):
     def show_error(self, message: str) -> None:
         """A message box the person closes (not modal to the app: nothing waits on it)."""
         self.panel.status_message.emit(message)
+        from PySide6.QtWidgets import QMessageBox  # here: the ready window shows none
+
         box = QMessageBox(QMessageBox.Icon.Warning, "MCP", message,
                           QMessageBox.StandardButton.Ok, self.panel)
         box.setObjectName("mcp-error")
