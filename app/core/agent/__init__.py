@@ -2,8 +2,8 @@
 
 Start with ``AgentSession`` (session.py) and the events in events.py; ``build_tool_context``
 (context.py) maps a profile's per-tool configuration onto a ``ToolContext``; the providers
-package holds the model clients (Anthropic through the official SDK, OpenAI-compatible over
-httpx) and the ``ProviderError`` hierarchy a failed run reports.
+package holds the model clients (the Anthropic Messages API and OpenAI-compatible servers, both
+over httpx) and the ``ProviderError`` hierarchy a failed run reports.
 
 The names below load on first use: importing one submodule (``app.core.agent.checkpointing``
 at start-up, say) must not load the whole loop.

@@ -7,12 +7,13 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from app.core.pricing import Usage
 from app.core.store.db import fts_match, store_of, utc_now
 from app.core.store.search_text import searchable_text
 
 if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
     import sqlite_utils
+
+    from app.core.pricing import Usage
 
 Role = Literal["user", "assistant"]
 
@@ -135,7 +136,11 @@ class ConversationRepository:
                 "SELECT model, input_tokens, output_tokens, cache_write_tokens,"
                 " cache_read_tokens FROM turn_usage WHERE conversation_id = ?"
                 " ORDER BY id DESC LIMIT 1", (conversation_id,)).fetchone()
-        return None if row is None else (row[0], Usage(*row[1:]))
+        if row is None:
+            return None
+        from app.core.pricing import Usage  # here: the ready window reads no usage
+
+        return row[0], Usage(*row[1:])
 
     def messages(self, conversation_id: int) -> builtins.list[StoredMessage]:
         with self.store.lock:
