@@ -4,6 +4,7 @@ shows an error chip and is not sent; a reopened conversation shows what was atta
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from pathlib import Path
 
@@ -215,3 +216,38 @@ async def test_files_dropped_on_the_conversation_are_attached_too(
     await settled(panel.attachment_tray)
     assert [a.name for a in panel.attachment_tray.attachments()] == ["notes.md"]
     await panel.shutdown()
+
+
+async def test_shutting_the_panel_down_cancels_attachment_reads_still_running(
+        qtbot, services, project, tmp_path, monkeypatch):
+    # A file still being read when the window closes: its chip is not filled in afterwards
+    # (the panel is going away), and quitting does not wait for the read.
+    import threading
+
+    import app.ui.widgets.attachments as attachments
+
+    release = threading.Event()
+    started = threading.Event()
+    real_read = attachments._read_file
+
+    def slow_read(path):
+        started.set()
+        release.wait(10)
+        return real_read(path)
+
+    monkeypatch.setattr(attachments, "_read_file", slow_read)
+    note = tmp_path / "notes.md"
+    note.write_text("# notes\n")
+    panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
+    tray = panel.attachment_tray
+    drop_files(panel.prompt, [note])
+    await wait_for(started.is_set, timeout=5)
+    chip = tray.chips[0]
+    assert chip.task is not None and not chip.task.done()
+
+    await panel.shutdown()
+    assert chip.task is None or chip.task.cancelled()
+    release.set()
+    for _ in range(20):  # the read's thread ends; nothing fills the chip in
+        await asyncio.sleep(0.01)
+    assert chip.attachment is None and chip.pending

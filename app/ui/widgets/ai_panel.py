@@ -224,6 +224,10 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
     async def shutdown(self) -> None:
         """Quit: nothing pending may run. Waits for the run to wind down, closes the client."""
         self.stop()
+        # Attachments still being read are not waited for: their chips would be filled in
+        # on a panel that is going away.
+        self.attachment_tray.cancel_loads()
+        self.conversation_actions.edit_attachments.stop_loading()
         task = self._task
         if task is not None and not task.done():
             try:

@@ -231,6 +231,14 @@ class AttachmentTray(QScrollArea):
         for chip in list(self.chips):
             self.remove(chip)
 
+    def cancel_loads(self) -> None:
+        """Stop waiting for the files still being read (the panel is going away): their chips
+        stay pending. A read already in its worker thread finishes there, unseen."""
+        for chip in (*self.chips, *self._aside):
+            if chip.task is not None:
+                chip.task.cancel()
+                chip.task = None
+
     def remove(self, chip: AttachmentChip) -> None:
         if chip not in self.chips:
             return

@@ -54,7 +54,7 @@ class EditAttachments:
         """``view`` (the ``prompt_index``-th prompt) is being edited; ``first``: no other
         edit was open (the tray holds a new message's chips, set aside until ``end``)."""
         tray = self.panel.attachment_tray
-        self._stop_loading()
+        self.stop_loading()
         if first:
             tray.set_aside()
         else:  # another message's edit was open: its attachments go
@@ -75,10 +75,12 @@ class EditAttachments:
 
     def end(self) -> None:
         """The edit was cancelled or sent: the chips set aside are back on the tray."""
-        self._stop_loading()
+        self.stop_loading()
         self.panel.attachment_tray.put_back()
 
-    def _stop_loading(self) -> None:
+    def stop_loading(self) -> None:
+        """Stop restoring the edited message's attachments (the edit ended, or the panel is
+        going away)."""
         if self._task is not None:
             self._task.cancel()
             self._task = None
