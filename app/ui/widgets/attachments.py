@@ -195,7 +195,7 @@ class AttachmentTray(QScrollArea):
         kind = event.type()
         if kind not in _DROP_EVENTS:
             return super().eventFilter(watched, event)
-        # Imported here, as the drop's other Qt types: the ready window needs none of them.
+        # The drag and drop event types load with the first drag: the ready window needs none.
         from PySide6.QtGui import QDragMoveEvent, QDropEvent
 
         if kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove) and \

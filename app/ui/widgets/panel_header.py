@@ -79,12 +79,15 @@ class PanelHeader(_Base):
         # True once the panel has looked whether the first-run mode panel is wanted.
         self.mode_intro_checked = False
         self._mode_chosen = False  # here, since the panel was built
+        self._mode_intro_planned = False  # on the first show
         self._notices_taken = False
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if not self._notices_taken:
             self.show_notices()
+        if not self._mode_intro_planned:
+            self._mode_intro_planned = True
             self._show_mode_intro_soon()
 
     # -- notices and the permission mode ------------------------------------------------------
