@@ -195,9 +195,8 @@ DEFERRED_UI_MODULES = ("app.ui.dialogs.approval", "app.ui.dialogs.tool_config",
                        "app.ui.dialogs.elicitation", "app.ui.widgets.conversation_list",
                        "app.ui.widgets.markdown_stream", "app.ui.widgets.message_actions")
 # What Send needs that the panel imports on first use: the agent's session (and its tool loop).
-# Today app.core.services loads it before ready (app/core/agent/__init__.py imports the whole
-# package); once that package loads its parts lazily, this warm-up keeps the first Send from
-# importing it on the GUI thread.
+# The ready window has not loaded it (app.core.agent loads its parts lazily); this warm-up, like
+# the one the first keystroke starts, keeps a Send from waiting for it (AIPanel._first_run).
 DEFERRED_AGENT_MODULES = ("app.core.agent.session",)
 # After the panel's first paint, so the imports do not hold the GIL while it is drawn.
 _AFTER_READY_DELAY_MS = 30
