@@ -31,6 +31,17 @@ async def settled(tray: AttachmentTray, count: int) -> None:
     await wait_for(lambda: len(tray.chips) == count and not tray.busy)
 
 
+def new_panel(qtbot, services, project):
+    return make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
+
+
+async def edited_last(panel, count: int) -> AttachmentTray:
+    """Edit the last prompt; the tray once the ``count`` chips put back on it are read."""
+    assert panel.conversation_actions.edit_last()
+    await settled(panel.attachment_tray, count)
+    return panel.attachment_tray
+
+
 def labels(tray: AttachmentTray) -> list[str]:
     return [chip.label.text() for chip in tray.chips]
 
@@ -58,13 +69,11 @@ async def test_edit_puts_the_attachments_back_and_resend_carries_them(
         qtbot, services, project, tmp_path, fake_anthropic_env):  # noqa: F811
     shot, notes = files(tmp_path)
     fake_anthropic_env.script(Response.text("A teal box and a note."), Response.text("Again."))
-    panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
+    panel = new_panel(qtbot, services, project)
     original = await sent_first(panel, fake_anthropic_env, shot, notes)
-    tray = panel.attachment_tray
 
-    assert panel.conversation_actions.edit_last()
+    tray = await edited_last(panel, 2)
     assert panel.prompt.toPlainText() == "What are these?"
-    await settled(tray, 2)
     assert tray.isVisible()
     assert labels(tray) == [f"shot.png · PNG, {shot.stat().st_size} B",
                             "notes.md · text, 18 B"]
@@ -87,12 +96,9 @@ async def test_a_chip_removed_before_resending_is_not_sent(
         qtbot, services, project, tmp_path, fake_anthropic_env):  # noqa: F811
     shot, notes = files(tmp_path)
     fake_anthropic_env.script(Response.text("Both."), Response.text("Just the note."))
-    panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
+    panel = new_panel(qtbot, services, project)
     original = await sent_first(panel, fake_anthropic_env, shot, notes)
-    tray = panel.attachment_tray
-
-    assert panel.conversation_actions.edit_last()
-    await settled(tray, 2)
+    tray = await edited_last(panel, 2)
     tray.chips[0].remove_button.click()  # the image goes
     assert labels(tray) == ["notes.md · text, 18 B"]
     assert panel.send()  # the text as it was
@@ -107,16 +113,14 @@ async def test_edit_in_a_reopened_conversation_puts_the_attachments_back(
         qtbot, services, project, tmp_path, fake_anthropic_env):  # noqa: F811
     shot, notes = files(tmp_path)
     fake_anthropic_env.script(Response.text("Both."), Response.text("Again, after restart."))
-    panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
+    panel = new_panel(qtbot, services, project)
     original = await sent_first(panel, fake_anthropic_env, shot, notes)
     conversation = panel.session.conversation_id
     await panel.shutdown()
 
-    again = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
+    again = new_panel(qtbot, services, project)
     again.load_conversation(conversation)
-    tray = again.attachment_tray
-    assert again.conversation_actions.edit_last()
-    await settled(tray, 2)
+    tray = await edited_last(again, 2)
     # A stored image block keeps no file name (the note after reload says "image" too).
     assert labels(tray) == [f"image · PNG, {shot.stat().st_size} B", "notes.md · text, 18 B"]
     again.prompt.setPlainText("Once more")
@@ -136,7 +140,7 @@ async def attached_for_later(qtbot, services, project, tmp_path, fake, second_re
     later = tmp_path / "later.txt"
     later.write_text("for the next message", encoding="utf-8")
     fake.script(Response.text("Both."), Response.text(second_reply))
-    panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
+    panel = new_panel(qtbot, services, project)
     await sent_first(panel, fake, shot, notes)
     panel.attachment_tray.add_paths([later])
     await settled(panel.attachment_tray, 1)
@@ -150,8 +154,7 @@ async def test_cancel_gives_the_tray_back_what_it_held_before_the_edit(
     tray = panel.attachment_tray
     panel.prompt.setPlainText("a draft")
 
-    assert panel.conversation_actions.edit_last()
-    await settled(tray, 2)
+    await edited_last(panel, 2)
     assert [c.name for c in tray.chips] == ["shot.png", "notes.md"]
     panel.conversation_actions.cancel_edit()
     assert labels(tray) == ["later.txt · text, 20 B"] and tray.isVisible()
@@ -168,10 +171,7 @@ async def test_sending_the_edit_gives_back_what_was_set_aside(
         qtbot, services, project, tmp_path, fake_anthropic_env):  # noqa: F811
     panel = await attached_for_later(qtbot, services, project, tmp_path, fake_anthropic_env,
                                      "Edited.")
-    tray = panel.attachment_tray
-
-    assert panel.conversation_actions.edit_last()
-    await settled(tray, 2)
+    tray = await edited_last(panel, 2)
     assert panel.send()
     await wait_for(lambda: not panel.running, timeout=20)
     resent = fake_anthropic_env.message_requests[-1].body["messages"][0]["content"]
@@ -195,14 +195,11 @@ async def test_what_cannot_be_restored_is_left_out_and_said(
         {"type": "text", "text": "Look"}])
     repo.append(conv.id, "assistant", [{"type": "text", "text": "Looked."}])
     fake_anthropic_env.script(Response.text("Only the note."))
-    panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
+    panel = new_panel(qtbot, services, project)
     statuses: list[str] = []
     panel.status_message.connect(statuses.append)
     panel.load_conversation(conv.id)
-    tray = panel.attachment_tray
-
-    assert panel.conversation_actions.edit_last()
-    await settled(tray, 1)
+    tray = await edited_last(panel, 1)
     assert labels(tray) == ["notes.md · text, 4 B"]
     said = [s for s in statuses if s.startswith("Not put back on the tray")]
     assert len(said) == 1
@@ -219,11 +216,9 @@ async def test_a_continue_while_editing_leaves_the_restored_chips_on_the_tray(
         qtbot, services, project, tmp_path, fake_anthropic_env):  # noqa: F811
     shot, notes = files(tmp_path)
     fake_anthropic_env.script(Response.text("Both."), Response.text("Continued."))
-    panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
+    panel = new_panel(qtbot, services, project)
     await sent_first(panel, fake_anthropic_env, shot, notes)
-    tray = panel.attachment_tray
-    assert panel.conversation_actions.edit_last()
-    await settled(tray, 2)
+    tray = await edited_last(panel, 2)
 
     assert panel.send("Continue where you stopped.")  # e.g. the round cap's Continue
     await wait_for(lambda: not panel.running, timeout=20)
