@@ -70,19 +70,43 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     app.setWindowIcon(app_icon())
     window = show_window(paths)
-    # The store, the panel's modules and the event loop's load in a worker thread while Qt
-    # paints the window; this thread only paints and handles events until they are in (one
-    # thread importing at a time: two would hand the GIL to and fro on every file read).
-    loading = start_loading_services(paths, first_import=EVENT_LOOP_MODULES)
+    # The store and the panel's modules load in a worker thread while Qt paints the window;
+    # this thread only paints and handles events until they are in.
+    loading = start_loading_services(paths)
     app.processEvents()
     wait_painting(app, loading)
+    try:
+        services = loading.result()
+    except Exception as exc:  # say why instead of dying silently
+        garbage_collector.stop()
+        _fatal(_start_failure(exc, paths), args.smoke_test, window)
+        return 1
+    try:
+        if window.isVisible():  # not closed while it was starting
+            show_ready(window, services, resolve_project_root(args.project))
+        code = run_event_loop(app, window, services, args.smoke_test)
+    finally:
+        garbage_collector.stop()
+        services.db.close()
+    if args.smoke_test and code == 0:
+        print(f"smoke test ok: window {window.windowTitle()!r}, data dir {paths.data_dir}")
+    return code
+
+
+def run_event_loop(app: QApplication, window: MainWindow, services: Services,
+                   smoke_test: bool = False) -> int:
+    """Run the asyncio event loop (qasync's, on Qt's) until the window closes, then shut down.
+
+    It starts after ready: nothing on screen needs it before, and asyncio (with ssl) and qasync
+    are ~20 ms of imports. Input meanwhile waits in Qt's queue; the loop handles it first."""
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
     import qasync
 
-    loaded: list[Services] = []
-    failures: list[str] = []
+    from app.ui import crash
+
+    gc.freeze()  # what the event loop imported lives as long as the app, as in finish_start
 
     async def run_until_closed() -> int:
         closed = asyncio.get_running_loop().create_future()
@@ -95,32 +119,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         app.aboutToQuit.connect(on_closed)
         if not window.isVisible():  # closed before the loop ran (a signal we did not hear)
             on_closed()
-        try:
-            services = loading.result()
-        except DatabaseError as exc:  # say why instead of dying silently (after the loop)
-            log.exception("cannot open the database")
-            failures.append(f"Tebiki cannot open its database at {paths.database}:\n{exc}")
-            return 1
-        except Exception as exc:
-            log.exception("start-up failed")
-            failures.append(f"Tebiki could not start: {exc}\nDetails are in {paths.log_file}.")
-            return 1
-        loaded.append(services)
-        if closed.done():  # the window was closed while it was starting
-            await services.aclose()
-            return 0
         started: list[asyncio.Future[None]] = []
+
+        def start_mcp() -> None:
+            if not closed.done():
+                started.append(asyncio.ensure_future(services.start_mcp()))
+
         # Once the tools are attached (built after ready, in a worker thread).
-        window.tools_attached.connect(
-            lambda: None if closed.done() else
-            started.append(asyncio.ensure_future(services.start_mcp())))
-        finish_start(window, services, resolve_project_root(args.project))
-        if args.smoke_test:
+        window.tools_attached.connect(start_mcp)
+        if window.tools_are_attached:  # already (the loop started late)
+            start_mcp()
+        if smoke_test:
             await asyncio.sleep(0.2)
             window.close()
-        await closed
+        await closed  # at once if the window was closed while it was starting
         # Nothing pending may run after the window is gone; then release network clients.
-        await window.ai_panel.shutdown()
+        if window.services is not None:  # the panel was built
+            await window.ai_panel.shutdown()
         for mcp_start in started:
             mcp_start.cancel()
         if not await asyncio.to_thread(join_startup_threads, _STARTUP_JOIN_TIMEOUT_S):
@@ -128,25 +143,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         await services.aclose()
         return 0
 
-    from app.ui import crash
-
-    try:
-        with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
-            loop = runner.get_loop()
-            # Plain worker threads for asyncio.to_thread (database, imports), not QThreads.
-            loop.set_default_executor(ThreadPoolExecutor(max_workers=4,
-                                                         thread_name_prefix="tebiki-worker"))
-            crash.install(loop)
-            code = runner.run(run_until_closed())
-    finally:
-        garbage_collector.stop()
-        for services in loaded:
-            services.db.close()
-    for message in failures:
-        _fatal(message, args.smoke_test, window)
-    if args.smoke_test and code == 0:
-        print(f"smoke test ok: window {window.windowTitle()!r}, data dir {paths.data_dir}")
-    return code
+    with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
+        loop = runner.get_loop()
+        # Plain worker threads for asyncio.to_thread (database, imports), not QThreads.
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=4,
+                                                     thread_name_prefix="tebiki-worker"))
+        crash.install(loop)
+        return runner.run(run_until_closed())
 
 
 def show_window(paths: AppPaths) -> MainWindow:
@@ -172,6 +175,16 @@ def finish_start(window: MainWindow, services: Services, project_root: Path | No
     window.attach_services(services, project_root)
     gc.freeze()
     QTimer.singleShot(_AFTER_READY_DELAY_MS, window, lambda: _after_ready(window, services))
+
+
+def show_ready(window: MainWindow, services: Services, project_root: Path | None) -> None:
+    """``finish_start``, then the panel's first paint: the window is ready. Only the paint: the
+    event loop does not run yet (``run_event_loop``), so a Send clicked or a key typed meanwhile
+    waits in Qt's queue for it instead of running without it."""
+    from PySide6.QtCore import QCoreApplication, QEventLoop
+
+    finish_start(window, services, project_root)
+    QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
 
 
 # Modules the ready window needs, imported in the worker too, so the GUI thread only builds
@@ -270,17 +283,12 @@ def _probe_sandbox() -> None:
         log.exception("CLI version probe failed")
 
 
-# Imported by the start-up worker before the store: main() runs the event loop once the
-# services are in, so this thread never imports them beside the worker.
-EVENT_LOOP_MODULES = ("asyncio", "concurrent.futures", "qasync")
 # How often the GUI thread looks at the start-up worker while it handles events.
 _START_POLL_S = 0.005
 
 
-def start_loading_services(paths: AppPaths,
-                           first_import: Sequence[str] = ()) -> Future[Services]:
-    """``load_services`` in a thread of its own, started before the window's first paint
-    (after importing ``first_import``).
+def start_loading_services(paths: AppPaths) -> Future[Services]:
+    """``load_services`` in a thread of its own, started before the window's first paint.
 
     The paint is Qt's own work with the GIL released (tens of ms: fonts, style, layout), so the
     imports of the store and the panel run beside it on another core instead of after it. The
@@ -293,10 +301,8 @@ def start_loading_services(paths: AppPaths,
         if not future.set_running_or_notify_cancel():
             return
         try:
-            for name in first_import:
-                importlib.import_module(name)
             future.set_result(load_services(paths))
-        except BaseException as exc:  # the event loop raises it where start-up awaits
+        except BaseException as exc:  # main() raises it where it takes the result
             future.set_exception(exc)
 
     _start_thread(load, name="tebiki-services")
@@ -362,6 +368,14 @@ def _end_early_probes() -> None:
     except Exception:  # nothing was probed: the import failed there too
         return
     end_early_probes()
+
+
+def _start_failure(exc: Exception, paths: AppPaths) -> str:
+    if isinstance(exc, DatabaseError):
+        log.error("cannot open the database", exc_info=exc)
+        return f"Tebiki cannot open its database at {paths.database}:\n{exc}"
+    log.error("start-up failed", exc_info=exc)
+    return f"Tebiki could not start: {exc}\nDetails are in {paths.log_file}."
 
 
 def _fatal(message: str, headless: bool, window: QWidget | None = None) -> None:

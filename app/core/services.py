@@ -14,7 +14,6 @@ New services that only a run or a tool call needs belong in the tools part: a fi
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -172,6 +171,8 @@ class Services:
 
     async def start_mcp(self) -> None:
         """Start the configured MCP servers (their tools appear as each one comes up)."""
+        import asyncio
+
         tools = await asyncio.to_thread(self.build_tools)  # imports: off the GUI thread
         if tools.mcp is None or tools.mcp_config is None:
             return

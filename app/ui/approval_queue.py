@@ -18,7 +18,6 @@ closing, finds nothing left to decline and no next dialog to show.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable
@@ -30,6 +29,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
 if TYPE_CHECKING:
+    import asyncio  # imported where used: the ready window loads before the event loop
+
     from app.core.agent.events import ApprovalRequest, ApprovalResponse
     from app.core.permissions.rules import PermissionRule
     from app.core.permissions.service import ToolPermissionService
@@ -109,6 +110,8 @@ class ApprovalQueue(QObject):
 
     async def request(self, request: ApprovalRequest) -> ApprovalResponse:
         """The ``Approver`` for an agent session."""
+        import asyncio
+
         future: asyncio.Future[ApprovalResponse] = asyncio.get_running_loop().create_future()
         self._waiting.append(_Pending(request, future))
         self.pending_changed.emit(self.pending_count())

@@ -227,6 +227,10 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         if self.services is not None and not self._closing and not self._closed:
             self.attach_tools()
 
+    @property
+    def tools_are_attached(self) -> bool:
+        return self._tools_attached
+
     def attach_tools(self) -> None:
         """The second step of attach_services, once the tools part is built: the tools list,
         the tool history, the menus that need them, and the project opened."""

@@ -4,10 +4,12 @@ widget goes away."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio  # imported where used: the ready window loads before the event loop
 
 log = logging.getLogger(__name__)
 
@@ -19,6 +21,8 @@ class TaskSet:
         self._tasks: set[asyncio.Future[Any]] = set()
 
     def run(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
+        import asyncio
+
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._done)
@@ -26,6 +30,8 @@ class TaskSet:
 
     def cancel_all(self) -> None:
         """Cancel every task but the one calling this (a task may close its own widget)."""
+        import asyncio
+
         for task in list(self._tasks):
             if task is not asyncio.current_task():
                 task.cancel()

@@ -1,8 +1,9 @@
 """Child process for bench_ui_responsiveness: start, show a window, report, exit.
 
 `bare`: a plain PySide6 QMainWindow. `tebiki`: the app's start-up path (app.main's
-``show_window`` and ``start_loading_services``, then ``finish_start``). Prints `shown <seconds
-since process start>`, for Tebiki also `ready <seconds>` (panels live, Send works), and
+``show_window`` and ``start_loading_services``, then ``show_ready``). Prints `shown <seconds
+since process start>`, for Tebiki also `ready <seconds>` (the panels painted: input from then on
+is kept) and `loop <seconds>` (the event loop runs: that input is handled, a Send starts), and
 `rss_kb <idle RSS>`.
 """
 
@@ -62,13 +63,7 @@ def main() -> None:
         # The app's own start-up path (app.main): the window shell first, the store and the
         # panel's modules loading in a worker thread while Qt paints it, then the panels.
         from app.core.config import resolve_paths
-        from app.main import (
-            EVENT_LOOP_MODULES,
-            finish_start,
-            show_window,
-            start_loading_services,
-            wait_painting,
-        )
+        from app.main import show_ready, show_window, start_loading_services, wait_painting
         from app.ui.gc_guard import MainThreadGarbageCollector
 
         collector = MainThreadGarbageCollector(app)
@@ -76,13 +71,22 @@ def main() -> None:
         paths = resolve_paths(sys.argv[2] if len(sys.argv) > 2 else
                               tempfile.mkdtemp(prefix="tebiki-bench-"))
         window = show_window(paths)
-        loading = start_loading_services(paths, first_import=EVENT_LOOP_MODULES)
+        loading = start_loading_services(paths)
         app.processEvents()
         print(f"shown {_process_age():.4f}", flush=True)
         wait_painting(app, loading)  # the GUI keeps painting meanwhile, as in the app
-        finish_start(window, loading.result(), None)
-        app.processEvents()
+        show_ready(window, loading.result(), None)
         print(f"ready {_process_age():.4f}", flush=True)
+        # Then the event loop (app.main.run_event_loop), which handles what was typed meanwhile:
+        # its modules imported, its first callback run.
+        import asyncio
+
+        import qasync
+
+        loop = qasync.QEventLoop(app)
+        asyncio.set_event_loop(loop)
+        loop.call_soon(lambda: (print(f"loop {_process_age():.4f}", flush=True), loop.stop()))
+        loop.run_forever()
     deadline = time.monotonic() + 1.0
     while time.monotonic() < deadline:  # settle into idle before reading RSS
         app.processEvents()

@@ -220,3 +220,23 @@ def test_finish_start_builds_the_tools_in_a_worker_thread(qtbot, db, fresh_data_
         assert services.tools_built is False  # ready first
     assert threads == ["tebiki-tools"]
     assert isinstance(window.tools_dock.widget(), ToolsPanel)
+
+
+def test_the_ready_paint_leaves_the_persons_input_for_the_event_loop(qtbot, db, fresh_data_dir,
+                                                                   project, monkeypatch):
+    # show_ready paints before the event loop runs (app.main.run_event_loop): a Send clicked or
+    # a key typed then must wait in Qt's queue, not reach a panel that has no loop to run it on.
+    from PySide6.QtCore import QCoreApplication, QEventLoop
+
+    import app.main as app_main
+    from app.core.services import build_store_services
+
+    monkeypatch.setattr(app_main, "_AFTER_READY_DELAY_MS", 600_000)  # no tools build here
+    passes: list[tuple[object, ...]] = []
+    monkeypatch.setattr(QCoreApplication, "processEvents",
+                        staticmethod(lambda *flags: passes.append(flags)))
+    window = MainWindow()
+    qtbot.addWidget(window)
+    app_main.show_ready(window, build_store_services(db, fresh_data_dir), project)
+    assert isinstance(window.ai_panel, AIPanel)
+    assert passes == [(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents,)]

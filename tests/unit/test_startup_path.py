@@ -106,12 +106,18 @@ PANEL_LATER = ("app.core.agent.session", "app.core.agent.events", "app.ui.widget
 # ``__getattr__`` in that package would keep them out (~15-20 ms).
 AGENT_RUN_MODULES = ("app.core.agent.session", "app.core.agent.call_runner",
                      "app.core.agent.context")
-# The shell's own modules: asyncio (~25 ms) comes with the event loop after the first paint, so
-# none of them may import it when it loads.
+# asyncio (~20 ms with ssl) and qasync come with the event loop, after ready (app.main.
+# run_event_loop): none of the modules the window loads before it may import asyncio when it loads.
+EVENT_LOOP_MODULES = ("asyncio", "ssl", "qasync")
 SHELL_SOURCES = ("app/main.py", "app/core/warmup.py", "app/ui/gc_guard.py",
                  "app/ui/main_window.py", "app/ui/window_menus.py", "app/ui/project_folders.py",
                  "app/ui/profile_controls.py")
 ASYNCIO_AT_TOP = [path for path in _top_level_imports_of("asyncio") if path in SHELL_SOURCES]
+
+
+def _source_of(module: str) -> Path:
+    path = ROOT.joinpath(*module.split("."))
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
 def _loaded(names: list[str], prefixes: tuple[str, ...]) -> list[str]:
@@ -235,20 +241,29 @@ def _modules_at_ready(tmp_path) -> list[str]:
         from PySide6.QtWidgets import QApplication
         app = QApplication([])
         from app.core.config import resolve_paths
-        from app.main import finish_start, load_services, show_window
+        from app.main import load_services, show_ready, show_window
         paths = resolve_paths()
         window = show_window(paths)
         app.processEvents()
         import app.main as app_main
         app_main._AFTER_READY_DELAY_MS = 600_000  # the tools part comes after ready
-        finish_start(window, load_services(paths), None)
-        app.processEvents()
+        show_ready(window, load_services(paths), None)
         print(json.dumps({"ready": sorted(sys.modules)}))
     """, tmp_path)["ready"]
 
 
 def test_ready_window_does_not_load_the_agents_run_modules(tmp_path):
     assert _loaded(_modules_at_ready(tmp_path), AGENT_RUN_MODULES) == []
+
+
+def test_ready_window_does_not_load_the_event_loop(tmp_path):
+    ready = _modules_at_ready(tmp_path)
+    importing = [name for name in ready if name.split(".")[0] == "app"
+                 and _imports_any(_source_of(name), ("asyncio",))]
+    assert importing == [], (f"{importing} import asyncio when they load: import it inside the "
+                             "functions that use it (and under `if TYPE_CHECKING:` for "
+                             "annotations); the event loop comes after ready")
+    assert _loaded(ready, EVENT_LOOP_MODULES) == []
 
 
 def test_cli_version_probes_started_early_serve_the_first_detection_only(monkeypatch):

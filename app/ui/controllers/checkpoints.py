@@ -11,7 +11,6 @@ raised into Qt.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -27,6 +26,8 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDialog, QWidget
 
 if TYPE_CHECKING:
+    import asyncio  # imported where used: the ready window loads before the event loop
+
     # The checkpoint engine (~20 ms of imports) loads with the first checkpointer
     # (Services.checkpointer_for), after ready: the panel is ready without it.
     from app.core.agent.checkpointing import CallChanges, Checkpointer, UndoRecord
@@ -81,6 +82,8 @@ class CheckpointController(QObject):
 
     def start(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
         """Run ``coro`` on the loop, keeping a reference; errors are logged, never lost."""
+        import asyncio
+
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
 
@@ -135,6 +138,8 @@ class CheckpointController(QObject):
     async def _restore(self, checkpointer: Checkpointer, calls: Sequence[CallChanges],
                        title: str, commit: bool, make_plan: Callable[[], Awaitable[Any]]
                        ) -> UndoRecord | None:
+        import asyncio
+
         if self._busy:
             self.message.emit("Another restore is in progress; try again when it is done.")
             return None
@@ -172,6 +177,8 @@ class CheckpointController(QObject):
         return record
 
     async def _ask(self, dialog: RestorePreviewDialog) -> bool:
+        import asyncio
+
         self.current_dialog = dialog
         try:
             if self.answer_preview is not None:
@@ -199,6 +206,8 @@ class CheckpointController(QObject):
     async def _merge(self, checkpointer: Checkpointer, action: PlannedAction) -> MergeResult:
         """Three-way merge of a conflict (base: what the agent left; ours: the person's file;
         theirs: the checkpoint's), in a worker thread."""
+        import asyncio
+
         from app.core.checkpoints import CheckpointError, merge_text
 
         def work() -> MergeResult:
@@ -248,6 +257,8 @@ class CheckpointController(QObject):
 
     async def _prune(self, checkpointer: Checkpointer, days: float | None,
                      max_bytes: int | None) -> int:
+        import asyncio
+
         if days is None and max_bytes is None:
             return 0
         # No shadow repository yet: nothing to prune, and none is created for it. Not counted
@@ -267,12 +278,16 @@ class CheckpointController(QObject):
 
     async def wait_idle(self) -> None:
         """Wait for background work (tests, shutdown)."""
+        import asyncio
+
         while self._tasks:
             with contextlib.suppress(Exception):
                 await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
 
 def loop_running() -> bool:
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -12,7 +12,6 @@ The agent session runs as a task on the qasync loop; its events arrive in ``hand
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import logging
 import sys
@@ -37,6 +36,8 @@ from app.ui.widgets.transcript_view import ErrorCard, MessageView, RunFooter, Tr
 from app.ui.widgets.undo_actions import UndoActions
 
 if TYPE_CHECKING:
+    import asyncio  # imported where used: the ready window loads before the event loop
+
     # The agent's session and events, the tool cards and the conversation replay are imported
     # by their first use (Send, the first event, opening a conversation), or before it, off the
     # GUI thread, by app.main's warm-up after ready (DEFERRED_UI_MODULES,
@@ -194,6 +195,8 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
         """A Send before the warm-up (started by typing) loaded the agent's session and tool
         loop: they are imported off the GUI thread (tens of ms), then the run starts. A Stop
         meanwhile gives the prompt and its attachments back; nothing was sent or stored."""
+        import asyncio
+
         await asyncio.to_thread(importlib.import_module, SESSION_MODULE)
         if self._stop_before_start:
             self.transcript.remove(view)
@@ -223,6 +226,8 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
 
     async def shutdown(self) -> None:
         """Quit: nothing pending may run. Waits for the run to wind down, closes the client."""
+        import asyncio
+
         self.stop()
         # Attachments still being read are not waited for: their chips would be filled in
         # on a panel that is going away.
@@ -239,6 +244,8 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
 
     def _discard_session(self) -> None:
         """Forget the current session; its HTTP client is closed in the background."""
+        import asyncio
+
         old, self.session = self.session, None
         # Without a running loop (a script, a synchronous test) nothing could run the close;
         # the session's client goes with the session.
@@ -247,6 +254,8 @@ class AIPanel(RunEvents, ConversationSwitching, PanelHeader, UndoActions, QWidge
             self._closing = {t for t in self._closing if not t.done()}
 
     def _start(self, coro) -> None:
+        import asyncio
+
         self._current_text = None
         self._retire_error_cards()  # a new run supersedes every earlier failure
         self._task = asyncio.ensure_future(coro)

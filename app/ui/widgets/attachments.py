@@ -21,7 +21,6 @@ message (names and sizes, never the content).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -53,6 +52,8 @@ from app.core.agent.attachments import (
 from app.ui.controllers.checkpoints import loop_running
 
 if TYPE_CHECKING:
+    import asyncio  # imported where used: the ready window loads before the event loop
+
     from PySide6.QtCore import QMimeData
 
 log = logging.getLogger(__name__)
@@ -314,6 +315,8 @@ class AttachmentTray(QScrollArea):
         return chip
 
     def _load(self, name: str, read: Callable[[], Attachment]) -> None:
+        import asyncio
+
         chip = self._add_chip(name)
         if loop_running():  # reading and encoding are off the GUI thread
             chip.task = asyncio.ensure_future(self._read(chip, read))
@@ -322,6 +325,8 @@ class AttachmentTray(QScrollArea):
         self.changed.emit()
 
     async def _read(self, chip: AttachmentChip, read: Callable[[], Attachment]) -> None:
+        import asyncio
+
         outcome = await asyncio.to_thread(_attempt, read)
         if chip in self.chips or chip in self._aside:
             self._finish(chip, *outcome)

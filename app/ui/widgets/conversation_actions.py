@@ -20,7 +20,6 @@ regenerates, Ctrl+Shift+C copies the last answer; Escape in the prompt cancels a
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -35,6 +34,8 @@ from app.ui.widgets.edit_attachments import EditAttachments
 from app.ui.widgets.transcript_view import ErrorCard, MessageView
 
 if TYPE_CHECKING:
+    import asyncio  # imported where used: the ready window loads before the event loop
+
     from app.core.agent.session import AgentSession
     from app.core.pricing import Usage
     from app.ui.widgets.ai_panel import AIPanel
@@ -291,6 +292,8 @@ class ConversationActions(QObject):
         return self.panel._task
 
     async def _compact(self, session: AgentSession, retry_after: bool) -> None:
+        import asyncio
+
         from app.core.agent.compaction import CompactionError, context_window
 
         self.panel.status_message.emit("Compacting the conversation…")
@@ -329,6 +332,8 @@ class ConversationActions(QObject):
             QTimer.singleShot(0, self._show_stored_context)
 
     def _show_stored_context(self) -> None:
+        import asyncio
+
         session = self.panel.session
         if session is None or session.conversation_id is None:
             return
@@ -337,6 +342,8 @@ class ConversationActions(QObject):
         task.add_done_callback(self._context_tasks.discard)
 
     async def _load_context(self, session: AgentSession, conversation_id: int) -> None:
+        import asyncio
+
         from app.core.agent.compaction import context_window, stored_context
 
         try:

@@ -11,7 +11,6 @@ ready without them.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +20,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout
 
 if TYPE_CHECKING:
+    import asyncio  # imported where used: the ready window loads before the event loop
+
     from app.core.agent.checkpointing import Checkpointer
     from app.core.agent.session import AgentSession
     from app.ui.widgets.conversation_actions import ConversationActions

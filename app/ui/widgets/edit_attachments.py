@@ -12,7 +12,6 @@ puts the chips that were set aside back.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -23,6 +22,8 @@ from app.ui.widgets.attachment_note import AttachmentNote
 from app.ui.widgets.attachments import AttachmentChip
 
 if TYPE_CHECKING:
+    import asyncio  # imported where used: the ready window loads before the event loop
+
     from PySide6.QtWidgets import QWidget
 
     from app.core.agent.session import AgentSession
@@ -53,6 +54,8 @@ class EditAttachments:
     def start(self, view: QWidget, prompt_index: int, *, first: bool) -> None:
         """``view`` (the ``prompt_index``-th prompt) is being edited; ``first``: no other
         edit was open (the tray holds a new message's chips, set aside until ``end``)."""
+        import asyncio
+
         tray = self.panel.attachment_tray
         self.stop_loading()
         if first:
@@ -96,6 +99,8 @@ class EditAttachments:
 
     async def _load(self, session: AgentSession, prompt_index: int,
                     chips: list[AttachmentChip]) -> None:
+        import asyncio
+
         try:
             content = await session.prompt_content(prompt_index)
             restored, problems = await asyncio.to_thread(restore_attachments, content)

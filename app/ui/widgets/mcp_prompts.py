@@ -17,7 +17,6 @@ message, or a message box for an action the person chose — never raised.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -37,6 +36,8 @@ from app.ui.controllers.checkpoints import loop_running
 from app.ui.task_set import TaskSet
 
 if TYPE_CHECKING:
+    import asyncio  # imported where used: the ready window loads before the event loop
+
     from PySide6.QtWidgets import QMessageBox
 
     # Imported on first use: the panel is ready without the MCP client's modules.
@@ -115,6 +116,8 @@ class McpPrompts(QObject):
     async def provider(self) -> McpProvider | None:
         """The MCP client; the tools part is built off the GUI thread if it is not yet (the
         first "/" may come before the start-up built it)."""
+        import asyncio
+
         services = self.panel.services
         if not services.tools_built:
             await asyncio.to_thread(services.build_tools)

@@ -4,7 +4,6 @@ controller, which plans, previews and applies off the GUI thread."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +14,8 @@ from app.ui.controllers.checkpoints import CheckpointController, made_a_commit
 from app.ui.widgets.transcript_view import MessageView, RunFooter, Transcript
 
 if TYPE_CHECKING:
+    import asyncio  # imported where used: the ready window loads before the event loop
+
     from PySide6.QtWidgets import QWidget
 
     from app.core.agent.checkpointing import Checkpointer, UndoRecord
