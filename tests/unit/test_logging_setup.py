@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from app.core.logging_setup import CollapsingHandler, configure_logging
+from app.core.logging_setup import CollapsingHandler, RotatingLogFile, configure_logging
 
 
 class Clock:
@@ -155,3 +158,32 @@ def test_configuring_twice_replaces_the_handler(tmp_path):
         root.removeHandler(second)
         second.close()
         root.setLevel(level)
+
+
+def test_rotation_keeps_the_newest_lines_and_drops_the_oldest_file(tmp_path):
+    log_file = tmp_path / "tebiki.log"
+    handler = RotatingLogFile(log_file, max_bytes=100, backup_count=2)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    try:
+        for i in range(4):
+            handler.handle(logging.makeLogRecord({"msg": f"line {i} " + "y" * 60}))
+    finally:
+        handler.close()
+    files = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()}
+    assert sorted(files) == ["tebiki.log", "tebiki.log.1", "tebiki.log.2"]
+    assert files["tebiki.log"].startswith("line 3 ")
+    assert files["tebiki.log.1"].startswith("line 2 ")
+    assert files["tebiki.log.2"].startswith("line 1 ")  # line 0's file was dropped
+
+
+def test_configuring_the_log_does_not_import_logging_handlers(tmp_path):
+    # logging.handlers brings socket, pickle and queue: start-up time before the window shows.
+    code = ("import json, sys, pathlib\n"
+            "from app.core.logging_setup import configure_logging\n"
+            f"configure_logging(pathlib.Path({str(tmp_path / 't.log')!r}), stream=False)\n"
+            "print(json.dumps('logging.handlers' in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2], env=dict(os.environ),
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "false"
