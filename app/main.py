@@ -17,6 +17,7 @@ from app.core.config import APP_ID, APP_NAME, AppPaths, resolve_paths, resolve_p
 from app.core.store.errors import DatabaseError
 
 if TYPE_CHECKING:
+    import argparse
     from concurrent.futures import Future
     from pathlib import Path
 
@@ -37,38 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # back on.
     gc.disable()
     argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
-    if args.smoke_test:
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
-        if not args.data_dir and not os.environ.get("TEBIKI_DATA_DIR"):
-            import tempfile
-
-            args.data_dir = tempfile.mkdtemp(prefix="tebiki-smoke-")
-    paths = resolve_paths(args.data_dir)
-    paths.data_dir.mkdir(parents=True, exist_ok=True)
-    from app.core.warmup import keep_httpx_cli_out
-
-    keep_httpx_cli_out()  # whichever part of the app imports httpx first
-    from app.core.logging_setup import configure_logging
-
-    configure_logging(paths.log_file)  # rotating, floods collapsed: the log cannot fill the disk
-
-    from PySide6.QtWidgets import QApplication
-
+    args, paths = prepare_start(argv)
+    app = create_application(argv)
     from app.ui.gc_guard import MainThreadGarbageCollector
 
-    # instance() is typed as QCoreApplication; ours is always a QApplication.
-    app = cast(QApplication, QApplication.instance()) or QApplication(qt_argv(sys.argv[0], argv))
     garbage_collector = MainThreadGarbageCollector(app)
-    app.setApplicationName(APP_NAME)
-    app.setOrganizationName(APP_NAME)
-    app.setDesktopFileName(APP_ID)
-    # We end the loop ourselves after cleaning up, not Qt when the last window closes: set
-    # before the window shows, as it may be closed before the event loop runs.
-    app.setQuitOnLastWindowClosed(False)
-    from app.resources import app_icon
-
-    app.setWindowIcon(app_icon())
     window = show_window(paths)
     # The store and the panel's modules load in a worker thread while Qt paints the window;
     # this thread only paints and handles events until they are in.
@@ -91,6 +65,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.smoke_test and code == 0:
         print(f"smoke test ok: window {window.windowTitle()!r}, data dir {paths.data_dir}")
     return code
+
+
+def prepare_start(argv: Sequence[str]) -> tuple[argparse.Namespace, AppPaths]:
+    """What comes before Qt: the command line, the data folder and the log."""
+    args = parse_args(argv)
+    if args.smoke_test:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        if not args.data_dir and not os.environ.get("TEBIKI_DATA_DIR"):
+            import tempfile
+
+            args.data_dir = tempfile.mkdtemp(prefix="tebiki-smoke-")
+    paths = resolve_paths(args.data_dir)
+    paths.data_dir.mkdir(parents=True, exist_ok=True)
+    from app.core.warmup import keep_httpx_cli_out
+
+    keep_httpx_cli_out()  # whichever part of the app imports httpx first
+    from app.core.logging_setup import configure_logging
+
+    configure_logging(paths.log_file)  # rotating, floods collapsed: the log cannot fill the disk
+    return args, paths
+
+
+def create_application(argv: Sequence[str]) -> QApplication:
+    """The QApplication (Qt's own options in ``argv`` are passed on), named, with its icon."""
+    from PySide6.QtWidgets import QApplication
+
+    importlib.import_module("app.ui")  # PySide6's import hook off first (app.ui.pyside_imports)
+    from app.resources import app_icon
+
+    # instance() is typed as QCoreApplication; ours is always a QApplication.
+    app = cast(QApplication, QApplication.instance()) or QApplication(qt_argv(sys.argv[0], argv))
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName(APP_NAME)
+    app.setDesktopFileName(APP_ID)
+    # We end the loop ourselves after cleaning up, not Qt when the last window closes: set
+    # before the window shows, as it may be closed before the event loop runs.
+    app.setQuitOnLastWindowClosed(False)
+    app.setWindowIcon(app_icon())
+    return app
 
 
 def run_event_loop(app: QApplication, window: MainWindow, services: Services,

@@ -7,12 +7,12 @@
    that is inside the scenario.
 2. Process start → window shown, Tebiki vs a bare PySide6 window (goal ≤ 2.5×), for a start
    with the database of an earlier one (every start but the first; the very first start, which
-   creates and migrates the database, is printed as well). Tebiki shows
-   its window shell first; "ready" (the AI panel painted: what the person types or clicks from
-   then on is kept; the tools list follows in a worker thread) is printed as well (goal ≤ 2×),
-   and the event loop's start right after it (~20 ms of imports: from then on that input is
-   handled and a Send starts). Both start
-   from compiled bytecode, as an installed app does (``_probe_env``).
+   creates and migrates the database, is printed as well). Tebiki's probe runs app.main's own
+   start-up (command line, log, QApplication, then the window), which shows its window shell
+   first; "ready" (the AI panel painted: what the person types or clicks from then on is kept;
+   the tools list follows in a worker thread) is printed as well (goal ≤ 2×), and the event
+   loop's start right after it (~20 ms of imports: from then on that input is handled and a
+   Send starts). Both start from compiled bytecode, as an installed app does (``_probe_env``).
 3. Idle RSS once started and settled, Tebiki vs bare (goal ≤ 2×).
 4. A stored 300-message conversation (Markdown answers with code blocks and tables, tool cards)
    reopened in the panel, in a fresh process (tests/bench/long_conversation.py): RSS growth
@@ -43,7 +43,7 @@ LONG_CONVERSATION = Path(__file__).with_name("long_conversation.py")
 # Rounds of (bare, Tebiki, Tebiki's first start), interleaved: start times on a 2-core VM drift by
 # 30 % and more between minutes, and a slow spell then weighs on both alike. The ratios compare the
 # medians; the median of each round's own ratio is printed beside them.
-RUNS = 11
+RUNS = 15
 HEARTBEAT_MS = 16
 
 

@@ -44,32 +44,30 @@ def _rss_kb() -> int:
 
 def main() -> None:
     kind = sys.argv[1]
-    if kind != "bare":
-        # In this order, as `python -m app` does: app.main and its configuration load before
-        # PySide6 (modules loaded after PySide6 and before app.ui pass through its import hook,
-        # app.ui.pyside_imports).
-        importlib.import_module("app.main")
-        gc.disable()  # as app.main.main does first
-    from PySide6.QtWidgets import QApplication, QMainWindow
-
-    app = QApplication([sys.argv[0]])
     if kind == "bare":
+        from PySide6.QtWidgets import QApplication, QMainWindow
+
+        app = QApplication([sys.argv[0]])
         window = QMainWindow()
         window.resize(1200, 780)
         window.show()
         app.processEvents()
         print(f"shown {_process_age():.4f}", flush=True)
     else:
-        # The app's own start-up path (app.main): the window shell first, the store and the
-        # panel's modules loading in a worker thread while Qt paints it, then the panels.
-        from app.core.config import resolve_paths
+        # The app's own start-up path (app.main.main), in its order: the command line, the data
+        # folder and the log, then Qt; the window shell, the store and the panel's modules
+        # loading in a worker thread while Qt paints it, then the panels; then the event loop.
+        entry = importlib.import_module("app.main")
+        gc.disable()  # as app.main.main does first
+        # A data folder from an earlier start (argv[2]), or a new one: the first start.
+        data_dir = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(prefix="tebiki-bench-")
+        argv = ["--data-dir", data_dir]
+        _args, paths = entry.prepare_start(argv)
+        app = entry.create_application(argv)
         from app.main import show_ready, show_window, start_loading_services, wait_painting
         from app.ui.gc_guard import MainThreadGarbageCollector
 
         collector = MainThreadGarbageCollector(app)
-        # A data folder from an earlier start (argv[2]), or a new one: the first start.
-        paths = resolve_paths(sys.argv[2] if len(sys.argv) > 2 else
-                              tempfile.mkdtemp(prefix="tebiki-bench-"))
         window = show_window(paths)
         loading = start_loading_services(paths)
         app.processEvents()
