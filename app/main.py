@@ -7,14 +7,13 @@ import importlib
 import logging
 import os
 import sys
-import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from app.command_line import parse_args, qt_argv
 from app.core.config import APP_ID, APP_NAME, AppPaths, resolve_paths, resolve_project_root
 from app.core.store.errors import DatabaseError
+from app.startup_threads import join_startup_threads, start_loading_services, start_tools_build
 
 if TYPE_CHECKING:
     import argparse
@@ -24,10 +23,17 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication, QWidget
 
     from app.core.services import Services
-    from app.core.store.db import Database
     from app.ui.main_window import MainWindow
 
 log = logging.getLogger("tebiki")
+
+# How often the GUI thread looks at the start-up worker while it handles events.
+_START_POLL_S = 0.005
+# The tools build starts after the panel's first paint, so its imports do not hold the GIL
+# while it is drawn.
+_AFTER_READY_DELAY_MS = 30
+# How long quitting waits for the start-up threads (normally well under a second).
+_STARTUP_JOIN_TIMEOUT_S = 30.0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -167,7 +173,7 @@ def run_event_loop(app: QApplication, window: MainWindow, services: Services,
 
 def show_window(paths: AppPaths) -> MainWindow:
     """The main window's shell, at its saved size and place, on screen now; the store and the
-    tools load behind it (``load_services``, then ``MainWindow.attach_services``)."""
+    tools load behind it (``app.startup_threads``, then ``MainWindow.attach_services``)."""
     from app.core.store.early import read_settings_early
     from app.ui.main_window import LAYOUT_KEYS, MainWindow
 
@@ -182,12 +188,12 @@ def finish_start(window: MainWindow, services: Services, project_root: Path | No
     garbage collector's generations: it lives as long as the app (see app.core.warmup). Once
     the panel is on screen, a worker thread builds the tools part of the services (the window
     attaches it when done: ``MainWindow.tools_built``), then imports what the panels open later
-    (``DEFERRED_UI_MODULES``)."""
+    (``app.startup_threads.DEFERRED_UI_MODULES``)."""
     from PySide6.QtCore import QTimer
 
     window.attach_services(services, project_root)
     gc.freeze()
-    QTimer.singleShot(_AFTER_READY_DELAY_MS, window, lambda: _after_ready(window, services))
+    QTimer.singleShot(_AFTER_READY_DELAY_MS, window, lambda: start_tools_build(window, services))
 
 
 def show_ready(window: MainWindow, services: Services, project_root: Path | None) -> None:
@@ -200,128 +206,6 @@ def show_ready(window: MainWindow, services: Services, project_root: Path | None
     QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
 
 
-# Modules the ready window needs, imported in the worker too, so the GUI thread only builds
-# widgets. The tools list and the tool history come after ready (MainWindow.attach_tools).
-_PANEL_MODULES = ("app.ui.widgets.ai_panel", "app.ui.approval_queue")
-# What MainWindow.attach_tools imports (MCP's server requests and sign-in; the project's
-# checkpoint engine, which opening the project loads): imported with the tools, so attaching
-# them on the GUI thread imports nothing.
-_TOOLS_UI_MODULES = ("app.ui.server_requests", "app.ui.controllers.mcp_settings",
-                     "app.ui.widgets.history_view", "app.ui.widgets.tools_panel",
-                     "app.core.agent.checkpointing")
-# What the panels open or show on demand: the dialogs (an approval, a tool's Configure…, the
-# undo preview and the diff), a run's tool cards, the conversation list and a reopened
-# conversation's replay. The window is ready without them (tens of ms of imports), so they are
-# imported after it, off the GUI thread, before a person can ask for one. Should one be asked
-# for sooner, its first use imports it.
-DEFERRED_UI_MODULES = ("app.ui.dialogs.approval", "app.ui.dialogs.tool_config",
-                       "app.ui.dialogs.restore_preview", "app.ui.widgets.tool_card",
-                       "app.ui.widgets.conversation_replay", "app.ui.widgets.find_bar",
-                       "app.ui.dialogs.remember_choice", "app.ui.dialogs.sampling",
-                       "app.ui.dialogs.elicitation", "app.ui.widgets.conversation_list",
-                       "app.ui.widgets.markdown_stream", "app.ui.widgets.message_actions")
-# What Send needs that the panel imports on first use: the agent's session (and its tool loop).
-# The ready window has not loaded it (app.core.agent loads its parts lazily); this warm-up, like
-# the one the first keystroke starts, keeps a Send from waiting for it (AIPanel._first_run).
-DEFERRED_AGENT_MODULES = ("app.core.agent.session",)
-# After the panel's first paint, so the imports do not hold the GIL while it is drawn.
-_AFTER_READY_DELAY_MS = 30
-# How long quitting waits for the tools build (normally well under a second).
-_STARTUP_JOIN_TIMEOUT_S = 30.0
-
-
-# The start-up threads (the tools build and its probes): quitting waits for them, so the
-# database is never closed, nor the interpreter finalised, under a thread still using them.
-_startup_threads: list[threading.Thread] = []
-
-
-def _start_thread(target: Callable[..., None], *args: object, name: str) -> None:
-    thread = threading.Thread(target=target, args=args, daemon=True, name=name)
-    _startup_threads.append(thread)
-    thread.start()
-
-
-def join_startup_threads(timeout_s: float) -> bool:
-    """Wait for the start-up threads; False if one is still running after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    index = 0
-    while index < len(_startup_threads):  # a joined thread may have started another
-        _startup_threads[index].join(max(0.0, deadline - time.monotonic()))
-        index += 1
-    return not any(t.is_alive() for t in _startup_threads)
-
-
-def _after_ready(window: MainWindow, services: Services) -> None:
-    _start_thread(_build_tools_then_warm_up, window, services, name="tebiki-tools")
-
-
-def _build_tools_then_warm_up(window: MainWindow, services: Services) -> None:
-    from app.core.warmup import holding_imports, import_all
-
-    # The probes wait for programs (bubblewrap, rg, fd) while this thread imports the tools.
-    _start_thread(_probe_sandbox, name="tebiki-sandbox-probe")
-    problem = ""
-    try:
-        with holding_imports():  # the GUI thread's collector waits for the imports
-            services.build_tools()
-    except Exception as exc:  # the window says so; a Send tries again (Services.build_tools)
-        log.exception("building the tools failed")
-        problem = str(exc) or type(exc).__name__
-    finally:
-        _end_early_probes()
-    import_all(_TOOLS_UI_MODULES)  # MainWindow.attach_tools imports these
-    try:
-        window.tools_built.emit(problem)  # queued: attach_tools runs on the GUI thread
-    except RuntimeError:  # the window is gone (quit while starting)
-        return
-    import_all(DEFERRED_UI_MODULES + DEFERRED_AGENT_MODULES)
-
-
-def _probe_sandbox() -> None:
-    # The sandbox probe runs a program (bubblewrap, ~10 ms of waiting); building the tools
-    # waits for this result (app.core.sandbox.status caches it) instead of probing itself.
-    try:
-        from app.core.sandbox.status import sandbox_status
-
-        sandbox_status()
-    except Exception:  # build_services probes again and reports it
-        log.exception("sandbox probe failed")
-    # Then the CLI tools' `--version` probes (rg, fd): the first detection, in build_services,
-    # takes their answers.
-    try:
-        from app.core.tools.providers.cli_detect import probe_versions_early
-
-        probe_versions_early()
-    except Exception:  # the detection probes again and reports it
-        log.exception("CLI version probe failed")
-
-
-# How often the GUI thread looks at the start-up worker while it handles events.
-_START_POLL_S = 0.005
-
-
-def start_loading_services(paths: AppPaths) -> Future[Services]:
-    """``load_services`` in a thread of its own, started before the window's first paint.
-
-    The paint is Qt's own work with the GIL released (tens of ms: fonts, style, layout), so the
-    imports of the store and the panel run beside it on another core instead of after it. The
-    future holds the services or the exception that stopped them (a DatabaseError says why)."""
-    from concurrent.futures import Future
-
-    future: Future[Services] = Future()
-
-    def load() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            future.set_result(load_services(paths))
-        except BaseException as exc:  # main() raises it where it takes the result
-            future.set_exception(exc)
-
-    _start_thread(load, name="tebiki-services")
-    return future
-
-
 def wait_painting(app: QApplication, loading: Future[Services]) -> None:
     """Handle the window's events (paints, resizes, a close) until ``loading`` is done."""
     from concurrent.futures import wait
@@ -329,58 +213,6 @@ def wait_painting(app: QApplication, loading: Future[Services]) -> None:
     while not loading.done():
         app.processEvents()
         wait([loading], timeout=_START_POLL_S)
-
-
-def _open_store(paths: AppPaths, opened: list[Database | BaseException]) -> None:
-    try:
-        from app.core.store.db import open_database
-
-        opened.append(open_database(paths.database))
-    except BaseException as exc:  # load_services raises it
-        opened.append(exc)
-
-
-def load_services(paths: AppPaths) -> Services:
-    """Open (create, migrate) the database and build the store's part of the services (the
-    tools part follows after ready: ``finish_start``). Runs in a worker thread: it is mostly
-    imports, and the window is already up. Beside it, in a thread of its own, the database
-    opens (its writes wait for the disk) while this thread imports the panel's modules."""
-    opened: list[Database | BaseException] = []
-    opener = threading.Thread(target=_open_store, args=(paths, opened), daemon=True,
-                              name="tebiki-store-open")
-    opener.start()
-    try:
-        from app.core.services import build_store_services
-
-        for name in _PANEL_MODULES:  # while the database opens
-            importlib.import_module(name)
-    except BaseException:
-        opener.join()
-        if not isinstance(opened[0], BaseException):
-            opened[0].close()  # nothing will use it
-        _end_early_probes()
-        raise
-    opener.join()
-    db = opened[0]
-    if isinstance(db, BaseException):
-        _end_early_probes()
-        raise db
-    try:
-        return build_store_services(db, paths.data_dir)
-    except BaseException:
-        db.close()
-        _end_early_probes()
-        raise
-
-
-def _end_early_probes() -> None:
-    # The CLI tools' detection took the early answers, or start-up failed before it: none may
-    # be taken by a later detection (they would be stale by then).
-    try:
-        from app.core.tools.providers.cli_detect import end_early_probes
-    except Exception:  # nothing was probed: the import failed there too
-        return
-    end_early_probes()
 
 
 def _start_failure(exc: Exception, paths: AppPaths) -> str:
@@ -402,6 +234,3 @@ def _fatal(message: str, headless: bool, window: QWidget | None = None) -> None:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
-
-

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from app.core.permissions.service import ToolPermissionService
 
     # Imported by the first request, not at start-up: the window is ready without it (the app
-    # loads it in a worker thread once the window is ready; see app.main.DEFERRED_UI_MODULES).
+    # loads it in a worker thread once the window is ready; see
+    # app.startup_threads.DEFERRED_UI_MODULES).
     from app.ui.dialogs.approval import ApprovalDialog
 
 DEFAULT_ABORT_REASON = "The run was stopped."

@@ -58,10 +58,10 @@ def _placeholder(text: str) -> QLabel:
 
 
 class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
-    ready = Signal()  # the AI panel is live: the person can type, Send works
+    ready = Signal()  # the AI panel is built: typing and Send work (once the event loop runs)
     tools_attached = Signal()  # the tools list, the tool history and every menu are live
-    # From the worker thread that built the tools part (app.main.finish_start): queued to the
-    # GUI thread. The argument is empty on success, else what went wrong.
+    # From the worker thread that built the tools part (app.startup_threads.start_tools_build):
+    # queued to the GUI thread. The argument is empty on success, else what went wrong.
     tools_built = Signal(str)
 
     def __init__(self, *, services: Services | None = None,
@@ -175,7 +175,7 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         services is built (``attach_tools``; at once when it already is)."""
         # Imported here, not at the top: the shell must not wait for them (see module doc).
         # The approval and tool-config dialogs are not needed to be ready: they are imported by
-        # their first use, or before it by app.main's warm-up of DEFERRED_UI_MODULES.
+        # their first use, or before it by app.startup_threads' warm-up of DEFERRED_UI_MODULES.
         from app.ui.approval_queue import ApprovalQueue
         from app.ui.widgets.ai_panel import AIPanel
 

@@ -1,10 +1,10 @@
 """Child process for bench_ui_responsiveness: start, show a window, report, exit.
 
-`bare`: a plain PySide6 QMainWindow. `tebiki`: the app's start-up path (app.main's
-``show_window`` and ``start_loading_services``, then ``show_ready``). Prints `shown <seconds
-since process start>`, for Tebiki also `ready <seconds>` (the panels painted: input from then on
-is kept) and `loop <seconds>` (the event loop runs: that input is handled, a Send starts), and
-`rss_kb <idle RSS>`.
+`bare`: a plain PySide6 QMainWindow. `tebiki`: the app's start-up path (app.main's ``show_window``,
+app.startup_threads' ``start_loading_services``, then ``show_ready``). Prints `shown <seconds since
+process start>`, for Tebiki also `ready <seconds>` (the panels painted: input from then on is kept)
+and `loop <seconds>` (the event loop runs: that input is handled, a Send starts), and `rss_kb <idle
+RSS>`.
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ def main() -> None:
         argv = ["--data-dir", data_dir]
         _args, paths = entry.prepare_start(argv)
         app = entry.create_application(argv)
-        from app.main import show_ready, show_window, start_loading_services, wait_painting
+        from app.main import show_ready, show_window, wait_painting
+        from app.startup_threads import start_loading_services
         from app.ui.gc_guard import MainThreadGarbageCollector
 
         collector = MainThreadGarbageCollector(app)

@@ -7,7 +7,8 @@ import asyncio
 from PySide6.QtWidgets import QApplication, QLabel
 
 from app.core.config import resolve_paths
-from app.main import load_services, show_window
+from app.main import show_window
+from app.startup_threads import load_services
 from app.ui.main_window import MainWindow
 from app.ui.widgets.ai_panel import AIPanel
 from app.ui.widgets.tools_panel import ToolsPanel
@@ -200,6 +201,7 @@ def test_finish_start_builds_the_tools_in_a_worker_thread(qtbot, db, fresh_data_
     import threading
 
     import app.main as app_main
+    import app.startup_threads as startup_threads
     from app.core.services import build_store_services
 
     services = build_store_services(db, fresh_data_dir)
@@ -211,8 +213,8 @@ def test_finish_start_builds_the_tools_in_a_worker_thread(qtbot, db, fresh_data_
         return original()
 
     monkeypatch.setattr(services, "_build_tools", recording_build)
-    monkeypatch.setattr(app_main, "DEFERRED_UI_MODULES", ())
-    monkeypatch.setattr(app_main, "DEFERRED_AGENT_MODULES", ())
+    monkeypatch.setattr(startup_threads, "DEFERRED_UI_MODULES", ())
+    monkeypatch.setattr(startup_threads, "DEFERRED_AGENT_MODULES", ())
     window = MainWindow()
     qtbot.addWidget(window)
     with qtbot.waitSignal(window.tools_attached, timeout=20000):

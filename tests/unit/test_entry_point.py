@@ -60,7 +60,7 @@ def test_start_up_failure_after_the_window_is_shown_is_reported(tmp_path):
     data = tmp_path / "data"
     code = ("import sys, app.main\n"
             "def broken(paths): raise RuntimeError('tools could not load')\n"
-            "app.main.load_services = broken\n"
+            "app.startup_threads.load_services = broken\n"
             f"sys.exit(app.main.main(['--smoke-test', '--data-dir', {str(data)!r}]))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=120)
@@ -74,7 +74,7 @@ def test_closing_the_window_while_it_starts_exits_cleanly(tmp_path):
     data = tmp_path / "data"
     code = ("import sys, time, app.main\n"
             "from PySide6.QtCore import QTimer\n"
-            "real_load, real_show = app.main.load_services, app.main.show_window\n"
+            "real_load, real_show = app.startup_threads.load_services, app.main.show_window\n"
             "def slow_load(paths):\n"
             "    time.sleep(0.5)\n"
             "    return real_load(paths)\n"
@@ -84,7 +84,8 @@ def test_closing_the_window_while_it_starts_exits_cleanly(tmp_path):
             "    shown.append(window)\n"
             "    QTimer.singleShot(50, window.close)\n"
             "    return window\n"
-            "app.main.load_services, app.main.show_window = slow_load, show_then_close\n"
+            "app.startup_threads.load_services = slow_load\n"
+            "app.main.show_window = show_then_close\n"
             f"code = app.main.main(['--data-dir', {str(data)!r}])\n"
             "print('exit', code, 'attached', shown[0].services is not None)\n"
             "sys.exit(code)\n")
@@ -120,7 +121,7 @@ def test_a_window_closed_before_the_event_loop_runs_still_exits_cleanly(tmp_path
 def test_quitting_waits_for_the_start_up_threads_including_ones_they_started():
     import threading
 
-    from app import main as entry
+    from app import startup_threads as entry
 
     release = threading.Event()
     finished: list[str] = []
@@ -147,7 +148,7 @@ def test_the_services_load_in_a_worker_thread(monkeypatch, tmp_path):
     # tests/bench/startup_probe.py).
     import threading
 
-    import app.main as entry
+    import app.startup_threads as entry
 
     seen: list[str] = []
 
@@ -166,7 +167,7 @@ def test_the_services_load_in_a_worker_thread(monkeypatch, tmp_path):
 def test_a_failure_while_loading_the_services_reaches_the_waiting_thread(monkeypatch, tmp_path):
     import pytest
 
-    import app.main as entry
+    import app.startup_threads as entry
     from app.core.store.errors import DatabaseError
 
     def broken(paths):

@@ -17,7 +17,7 @@ import pytest
 
 from app.core.store.early import read_settings_early
 from app.core.warmup import RUN_MODULES
-from app.main import DEFERRED_UI_MODULES
+from app.startup_threads import DEFERRED_UI_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 # Large libraries a run needs but an idle window does not (each costs 5-75 MB and 50 ms-2 s).
@@ -73,12 +73,12 @@ TOOLS_PART = ("app.core.tools", "app.core.permissions.service", "app.core.permis
               "app.core.sandbox", "app.ui.widgets.tools_panel", "app.ui.widgets.history_view")
 # Not needed to be ready (panels live, Send works): what the panels open or show on demand (the
 # dialogs, a run's tool cards, a reopened conversation) is imported after it, off the GUI thread
-# (app.main.DEFERRED_UI_MODULES), and so is what only they use; shell_exec's policy tables load
-# with the run warm-up (app.core.warmup), the custom tools' TOML loader, template parser and tool
-# only when a tools.toml exists. The checkpoint engine loads with the tools (opening the project
-# needs it: app.main._TOOLS_UI_MODULES), the flow labels (and their secret matchers) with the
-# permission service, the usage line's price formatting with the first usage to show (~40 ms
-# together while the panel imported them).
+# (app.startup_threads.DEFERRED_UI_MODULES), and so is what only they use; shell_exec's policy
+# tables load with the run warm-up (app.core.warmup), the custom tools' TOML loader, template parser
+# and tool only when a tools.toml exists. The checkpoint engine loads with the tools (opening the
+# project needs it: app.startup_threads.TOOLS_UI_MODULES), the flow labels (and their secret
+# matchers) with the permission service, the usage line's price formatting with the first usage to
+# show (~40 ms together while the panel imported them).
 PANEL_LOADS_LATER = ("app.core.checkpoints", "app.core.agent.checkpointing",
                      "app.core.permissions.flow", "app.core.permissions.egress",
                      "app.ui.dialogs.usage_settings")
@@ -138,7 +138,8 @@ def test_window_shell_and_ready_window_load_no_heavy_library(tmp_path):
         from PySide6.QtWidgets import QApplication
         app = QApplication([])
         from app.core.config import resolve_paths
-        from app.main import load_services, show_window
+        from app.main import show_window
+        from app.startup_threads import load_services
         paths = resolve_paths()
         window = show_window(paths)
         app.processEvents()
@@ -168,8 +169,8 @@ def test_start_path_loads_only_what_the_shell_and_the_ready_window_need(tmp_path
         from PySide6.QtWidgets import QApplication
         app = QApplication([])
         from app.core.config import resolve_paths
-        from app.main import finish_start, load_services, show_window
-        from app.main import DEFERRED_UI_MODULES
+        from app.main import finish_start, show_window
+        from app.startup_threads import DEFERRED_UI_MODULES, load_services, start_tools_build
         paths = resolve_paths()
         window = show_window(paths)
         app.processEvents()
@@ -188,7 +189,7 @@ def test_start_path_loads_only_what_the_shell_and_the_ready_window_need(tmp_path
         builds = []
         rebuild = ToolsPanel.rebuild
         ToolsPanel.rebuild = lambda self: (builds.append(1), rebuild(self))[1]
-        app_main._after_ready(window, services)
+        start_tools_build(window, services)
         ready_state = {"placeholder": type(window.tools_dock.widget()).__name__,
                        "typing": window.ai_panel.prompt.isEnabled(),
                        "send": window.ai_panel.send_button.isEnabled()}
@@ -220,7 +221,7 @@ def test_the_panels_import_the_agent_and_the_cards_where_they_are_used():
     found = {source: _imports_any(ROOT / source, PANEL_LATER) for source in PANEL_SOURCES}
     assert found == {source: [] for source in PANEL_SOURCES}, (
         "import these inside the functions that use them (and under `if TYPE_CHECKING:` for "
-        "annotations); app.main.DEFERRED_UI_MODULES warms them up after ready")
+        "annotations); app.startup_threads.DEFERRED_UI_MODULES warms them up after ready")
 
 
 def test_the_panel_imports_are_pinned_by_a_check_that_can_fail(tmp_path):
@@ -241,7 +242,8 @@ def _modules_at_ready(tmp_path) -> list[str]:
         from PySide6.QtWidgets import QApplication
         app = QApplication([])
         from app.core.config import resolve_paths
-        from app.main import load_services, show_ready, show_window
+        from app.main import show_ready, show_window
+        from app.startup_threads import load_services
         paths = resolve_paths()
         window = show_window(paths)
         app.processEvents()
@@ -296,7 +298,7 @@ def test_cli_version_probes_started_early_serve_the_first_detection_only(monkeyp
 def test_load_services_reports_a_database_it_cannot_open(tmp_path):
     from app.core.config import resolve_paths
     from app.core.store.errors import DatabaseError
-    from app.main import load_services
+    from app.startup_threads import load_services
 
     paths = resolve_paths(str(tmp_path))
     paths.database.parent.mkdir(parents=True, exist_ok=True)

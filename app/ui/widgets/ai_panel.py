@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     # The agent's session and events, the tool cards and the conversation replay are imported
     # by their first use (Send, the first event, opening a conversation), or before it, off the
-    # GUI thread, by app.main's warm-up after ready (DEFERRED_UI_MODULES,
+    # GUI thread, by app.startup_threads' warm-up after ready (DEFERRED_UI_MODULES,
     # DEFERRED_AGENT_MODULES): the panel is ready without them.
     from app.core.agent.attachments import Attachment
     from app.core.agent.session import AgentSession

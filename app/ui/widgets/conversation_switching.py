@@ -5,8 +5,8 @@ stored conversation, starting a new one, and following the project the window op
 A mixin of ``AIPanel`` (app.ui.widgets.ai_panel), apart from the run and its rendering: it
 decides which conversation the panel shows, never what a run does. The conversation list is
 built when first shown (or asked for), and the conversation replay imported when the first
-conversation is opened (or before, off the GUI thread, by app.main's warm-up): the panel is
-ready without them.
+conversation is opened (or before, off the GUI thread, by app.startup_threads' warm-up): the
+panel is ready without them.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ cards and their progress, thinking blocks, the round-cap card, error cards with 
 A mixin of ``AIPanel`` (app.ui.widgets.ai_panel), apart from starting and stopping runs and from
 switching conversations: this is the one place that knows what each ``AgentEvent`` looks like
 on screen. The events module, the tool cards and the thinking view are imported by the first
-event (or before it, off the GUI thread, by app.main's warm-up): the panel is ready without them.
+event (or before it, off the GUI thread, by app.startup_threads' warm-up): the panel is ready
+without them.
 """
 
 from __future__ import annotations

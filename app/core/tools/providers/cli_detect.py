@@ -1,7 +1,7 @@
 """Finding rg and fd for the CLI provider: where they are, which version, what to install.
 
-Separate from the provider (``providers.cli``) because detection runs programs on its own
-schedule: the first detection's ``--version`` probes start at start-up (``app.main`` calls
+Separate from the provider (``providers.cli``) because detection runs programs on its own schedule:
+the first detection's ``--version`` probes start at start-up (``app.startup_threads`` calls
 ``probe_versions_early`` in a thread of its own), long before the provider or its tools are
 imported, so this module imports nothing of the tools.
 
@@ -141,7 +141,7 @@ def detect_program(program: str, names: tuple[str, ...],
     return DetectedProgram(program, None, None, names, problem)
 
 
-# -- the first detection's probes, started early (app.main) ------------------------------------
+# -- the first detection's probes, started early (app.startup_threads) ---------------------------
 
 class _EarlyProbe:
     def __init__(self) -> None:
@@ -156,8 +156,8 @@ _early_closed = False  # set by the first detection: later ones always probe afr
 
 def probe_versions_early() -> None:
     """Run the ``--version`` probes the first detection will need (the default names on the
-    default search path), now. app.main calls this in a thread of its own at start-up, so the
-    programs run (~10 ms of waiting) while the services are imported; the first
+    default search path), now. app.startup_threads calls this in a thread of its own at
+    start-up, so the programs run (~10 ms of waiting) while the services are imported; the first
     ``CliProvider.detect()`` takes these answers, waiting for one still running, instead of
     running the programs again. Later detections (``reload()``) always probe afresh."""
     path_var = _search_path(minimal_env()["PATH"])
@@ -189,7 +189,7 @@ def _take_early_probe(path: str) -> tuple[tuple[int, ...] | None, str | None] | 
 
 def end_early_probes() -> None:
     """No more early probes: later detections run their own (the first detection calls this;
-    app.main's start-up does too, so answers it did not use are never taken later)."""
+    app.startup_threads does too, so answers it did not use are never taken later)."""
     global _early_closed
     with _early_lock:
         _early_closed = True
