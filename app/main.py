@@ -51,14 +51,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     garbage_collector = MainThreadGarbageCollector(app)
     window = show_window(paths)
     # The store and the panel's modules load in a worker thread while Qt paints the window;
-    # this thread only paints and handles events until they are in.
+    # this thread only paints and handles events (not the person's input) until they are in.
     loading = start_loading_services(paths)
-    app.processEvents()
-    wait_painting(app, loading)
+    handle_events_but_input()
+    wait_painting(loading)
     try:
         services = loading.result()
     except Exception as exc:  # say why instead of dying silently
         garbage_collector.stop()
+        app.processEvents()  # what was typed meanwhile goes to the shell, not to the message box
         _fatal(_start_failure(exc, paths), args.smoke_test, window)
         return 1
     try:
@@ -197,21 +198,28 @@ def finish_start(window: MainWindow, services: Services, project_root: Path | No
 
 
 def show_ready(window: MainWindow, services: Services, project_root: Path | None) -> None:
-    """``finish_start``, then the panel's first paint: the window is ready. Only the paint: the
-    event loop does not run yet (``run_event_loop``), so a Send clicked or a key typed meanwhile
-    waits in Qt's queue for it instead of running without it."""
+    """``finish_start``, then the panel's first paint: the window is ready."""
+    finish_start(window, services, project_root)
+    handle_events_but_input()
+
+
+def handle_events_but_input() -> None:
+    """Handle Qt's pending events (paints, resizes, timers, a close) but not the person's input
+    (keys, clicks): until the event loop runs (``run_event_loop``, after ready) that waits in
+    Qt's queue. So what is typed while the window starts reaches the prompt, which has the
+    keyboard from ready on, and a Send clicked meanwhile runs once its loop is there."""
     from PySide6.QtCore import QCoreApplication, QEventLoop
 
-    finish_start(window, services, project_root)
     QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
 
 
-def wait_painting(app: QApplication, loading: Future[Services]) -> None:
-    """Handle the window's events (paints, resizes, a close) until ``loading`` is done."""
+def wait_painting(loading: Future[Services]) -> None:
+    """Handle the window's events but the person's input (``handle_events_but_input``) until
+    ``loading`` is done."""
     from concurrent.futures import wait
 
     while not loading.done():
-        app.processEvents()
+        handle_events_but_input()
         wait([loading], timeout=_START_POLL_S)
 
 

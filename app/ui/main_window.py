@@ -193,6 +193,9 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         self.ai_panel = AIPanel(services, self.profile_id, self.approvals,
                                 lambda: self.project_root)
         self._replace_tab(0, self.ai_panel, "Assistant")
+        # The keyboard goes to the prompt: the shell had nothing to type into, and what the person
+        # types from ready on is for the AI (it waits in Qt's queue until the event loop runs).
+        self.ai_panel.prompt.setFocus(Qt.FocusReason.OtherFocusReason)
         self.ai_panel.status_message.connect(self.status_label.setText)
         self.ai_panel.writing_started.connect(self._prepare_for_runs)
         self.approvals.pending_changed.connect(

@@ -64,16 +64,16 @@ def main() -> None:
         argv = ["--data-dir", data_dir]
         _args, paths = entry.prepare_start(argv)
         app = entry.create_application(argv)
-        from app.main import show_ready, show_window, wait_painting
+        from app.main import handle_events_but_input, show_ready, show_window, wait_painting
         from app.startup_threads import start_loading_services
         from app.ui.gc_guard import MainThreadGarbageCollector
 
         collector = MainThreadGarbageCollector(app)
         window = show_window(paths)
         loading = start_loading_services(paths)
-        app.processEvents()
+        handle_events_but_input()
         print(f"shown {_process_age():.4f}", flush=True)
-        wait_painting(app, loading)  # the GUI keeps painting meanwhile, as in the app
+        wait_painting(loading)  # the GUI keeps painting meanwhile, as in the app
         show_ready(window, loading.result(), None)
         print(f"ready {_process_age():.4f}", flush=True)
         # Then the event loop (app.main.run_event_loop), which handles what was typed meanwhile:

@@ -242,3 +242,47 @@ def test_the_ready_paint_leaves_the_persons_input_for_the_event_loop(qtbot, db, 
     app_main.show_ready(window, build_store_services(db, fresh_data_dir), project)
     assert isinstance(window.ai_panel, AIPanel)
     assert passes == [(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents,)]
+
+
+async def test_the_prompt_has_the_keyboard_once_ready(qtbot, services, project, monkeypatch):
+    # Before, nothing had the focus at start: what a person typed went nowhere until they clicked
+    # into the prompt.
+    import app.core.warmup as warmup
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+
+    monkeypatch.setattr(warmup, "warm_up", lambda *names: _nothing())  # the first keystroke's
+    monkeypatch.setattr(window, "refresh_models", _nothing)  # preparations: not tested here
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    window.attach_services(services, project)
+    await wait_for(lambda: QApplication.focusWidget() is window.ai_panel.prompt)
+    qtbot.keyClicks(QApplication.focusWidget(), "hello")
+    assert window.ai_panel.prompt.toPlainText() == "hello"
+
+
+async def _nothing() -> None:
+    return None
+
+
+def test_waiting_for_the_services_leaves_the_persons_input_for_the_event_loop(monkeypatch):
+    # Keys typed while the shell waits reach the prompt once it exists, not the shell.
+    from concurrent.futures import Future
+
+    from PySide6.QtCore import QCoreApplication, QEventLoop
+
+    import app.main as app_main
+
+    loading: Future[object] = Future()
+    passes: list[tuple[object, ...]] = []
+
+    def process_events(*flags: object) -> None:
+        passes.append(flags)
+        if len(passes) == 3:
+            loading.set_result("services")
+
+    monkeypatch.setattr(QCoreApplication, "processEvents", staticmethod(process_events))
+    app_main.wait_painting(loading)  # type: ignore[arg-type]
+    assert passes == [(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents,)] * 3
