@@ -17,6 +17,7 @@ from app.startup_threads import join_startup_threads, start_loading_services, st
 
 if TYPE_CHECKING:
     import argparse
+    import asyncio
     from concurrent.futures import Future
     from pathlib import Path
 
@@ -49,11 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from app.ui.gc_guard import MainThreadGarbageCollector
 
     garbage_collector = MainThreadGarbageCollector(app)
-    window = show_window(paths)
-    # The store and the panel's modules load in a worker thread while Qt paints the window;
-    # this thread only paints and handles events (not the person's input) until they are in.
-    loading = start_loading_services(paths)
-    handle_events_but_input()
+    window, loading = open_window(paths)
     wait_painting(loading)
     try:
         services = loading.result()
@@ -117,16 +114,9 @@ def run_event_loop(app: QApplication, window: MainWindow, services: Services,
                    smoke_test: bool = False) -> int:
     """Run the asyncio event loop (qasync's, on Qt's) until the window closes, then shut down.
 
-    It starts after ready: nothing on screen needs it before, and asyncio (with ssl) and qasync
-    are ~20 ms of imports. Input meanwhile waits in Qt's queue; the loop handles it first."""
+    It starts after ready (``new_event_loop_runner``); input meanwhile waits in Qt's queue, and
+    the loop handles it first."""
     import asyncio
-    from concurrent.futures import ThreadPoolExecutor
-
-    import qasync
-
-    from app.ui import crash
-
-    gc.freeze()  # what the event loop imported lives as long as the app, as in finish_start
 
     async def run_until_closed() -> int:
         closed = asyncio.get_running_loop().create_future()
@@ -147,7 +137,7 @@ def run_event_loop(app: QApplication, window: MainWindow, services: Services,
 
         # Once the tools are attached (built after ready, in a worker thread).
         window.tools_attached.connect(start_mcp)
-        if window.tools_are_attached:  # already (the loop started late)
+        if window.tools_are_attached:  # already: the loop may run their queued signal first
             start_mcp()
         if smoke_test:
             await asyncio.sleep(0.2)
@@ -163,13 +153,29 @@ def run_event_loop(app: QApplication, window: MainWindow, services: Services,
         await services.aclose()
         return 0
 
-    with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
-        loop = runner.get_loop()
-        # Plain worker threads for asyncio.to_thread (database, imports), not QThreads.
-        loop.set_default_executor(ThreadPoolExecutor(max_workers=4,
-                                                     thread_name_prefix="tebiki-worker"))
-        crash.install(loop)
+    with new_event_loop_runner() as runner:
         return runner.run(run_until_closed())
+
+
+def new_event_loop_runner() -> asyncio.Runner:
+    """asyncio's runner on qasync's loop (Qt's own, driven from Python), set up for the app.
+
+    Imported only now, after ready: nothing on screen needs it before, and asyncio (with ssl)
+    and qasync are ~20 ms of imports."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    import qasync
+
+    from app.ui import crash
+
+    gc.freeze()  # what the event loop imported lives as long as the app, as in finish_start
+    runner = asyncio.Runner(loop_factory=qasync.QEventLoop)
+    loop = runner.get_loop()
+    # Plain worker threads for asyncio.to_thread (database, imports), not QThreads.
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=4, thread_name_prefix="tebiki-worker"))
+    crash.install(loop)
+    return runner
 
 
 def show_window(paths: AppPaths) -> MainWindow:
@@ -182,6 +188,17 @@ def show_window(paths: AppPaths) -> MainWindow:
     window.restore_layout(read_settings_early(paths.database, LAYOUT_KEYS))
     window.show()
     return window
+
+
+def open_window(paths: AppPaths) -> tuple[MainWindow, Future[Services]]:
+    """The window shell on screen and painted (``show_window``), the store and the panel's
+    modules loading behind it in a worker thread (``start_loading_services``). Until they are
+    in (``wait_painting``), this thread only paints and handles events, not the person's input.
+    """
+    window = show_window(paths)
+    loading = start_loading_services(paths)
+    handle_events_but_input()
+    return window, loading
 
 
 def finish_start(window: MainWindow, services: Services, project_root: Path | None) -> None:

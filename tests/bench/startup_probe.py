@@ -1,10 +1,10 @@
 """Child process for bench_ui_responsiveness: start, show a window, report, exit.
 
-`bare`: a plain PySide6 QMainWindow. `tebiki`: the app's start-up path (app.main's ``show_window``,
-app.startup_threads' ``start_loading_services``, then ``show_ready``). Prints `shown <seconds since
-process start>`, for Tebiki also `ready <seconds>` (the panels painted: input from then on is kept)
-and `loop <seconds>` (the event loop runs: that input is handled, a Send starts), and `rss_kb <idle
-RSS>`.
+`bare`: a plain PySide6 QMainWindow. `tebiki`: the app's start-up path, app.main's own steps in
+its order (``prepare_start``, ``create_application``, ``open_window``, ``wait_painting``,
+``show_ready``, ``new_event_loop_runner``). Prints `shown <seconds since process start>`, for Tebiki
+also `ready <seconds>` (the panels painted: input from then on is kept) and `loop <seconds>` (the
+event loop runs: that input is handled, a Send starts), and `rss_kb <idle RSS>`.
 """
 
 from __future__ import annotations
@@ -64,28 +64,22 @@ def main() -> None:
         argv = ["--data-dir", data_dir]
         _args, paths = entry.prepare_start(argv)
         app = entry.create_application(argv)
-        from app.main import handle_events_but_input, show_ready, show_window, wait_painting
-        from app.startup_threads import start_loading_services
         from app.ui.gc_guard import MainThreadGarbageCollector
 
         collector = MainThreadGarbageCollector(app)
-        window = show_window(paths)
-        loading = start_loading_services(paths)
-        handle_events_but_input()
+        window, loading = entry.open_window(paths)
         print(f"shown {_process_age():.4f}", flush=True)
-        wait_painting(loading)  # the GUI keeps painting meanwhile, as in the app
-        show_ready(window, loading.result(), None)
+        entry.wait_painting(loading)  # the GUI keeps painting meanwhile, as in the app
+        entry.show_ready(window, loading.result(), None)
         print(f"ready {_process_age():.4f}", flush=True)
+
         # Then the event loop (app.main.run_event_loop), which handles what was typed meanwhile:
         # its modules imported, its first callback run.
-        import asyncio
+        async def first_turn() -> None:
+            print(f"loop {_process_age():.4f}", flush=True)
 
-        import qasync
-
-        loop = qasync.QEventLoop(app)
-        asyncio.set_event_loop(loop)
-        loop.call_soon(lambda: (print(f"loop {_process_age():.4f}", flush=True), loop.stop()))
-        loop.run_forever()
+        with entry.new_event_loop_runner() as runner:
+            runner.run(first_turn())
     deadline = time.monotonic() + 1.0
     while time.monotonic() < deadline:  # settle into idle before reading RSS
         app.processEvents()
