@@ -109,10 +109,6 @@ AGENT_RUN_MODULES = ("app.core.agent.session", "app.core.agent.call_runner",
 # asyncio (~20 ms with ssl) and qasync come with the event loop, after ready (app.main.
 # run_event_loop): none of the modules the window loads before it may import asyncio when it loads.
 EVENT_LOOP_MODULES = ("asyncio", "ssl", "qasync")
-SHELL_SOURCES = ("app/main.py", "app/core/warmup.py", "app/ui/gc_guard.py",
-                 "app/ui/main_window.py", "app/ui/window_menus.py", "app/ui/project_folders.py",
-                 "app/ui/profile_controls.py")
-ASYNCIO_AT_TOP = [path for path in _top_level_imports_of("asyncio") if path in SHELL_SOURCES]
 
 
 def _source_of(module: str) -> Path:
@@ -242,14 +238,13 @@ def _modules_at_ready(tmp_path) -> list[str]:
         from PySide6.QtWidgets import QApplication
         app = QApplication([])
         from app.core.config import resolve_paths
-        from app.main import show_ready, show_window
-        from app.startup_threads import load_services
-        paths = resolve_paths()
-        window = show_window(paths)
-        app.processEvents()
         import app.main as app_main
+        from app.ui.gc_guard import MainThreadGarbageCollector
+        collector = MainThreadGarbageCollector(app)
         app_main._AFTER_READY_DELAY_MS = 600_000  # the tools part comes after ready
-        show_ready(window, load_services(paths), None)
+        window, loading = app_main.open_window(resolve_paths())  # app.main.main's steps
+        app_main.wait_painting(loading)
+        app_main.show_ready(window, loading.result(), None)
         print(json.dumps({"ready": sorted(sys.modules)}))
     """, tmp_path)["ready"]
 
@@ -309,25 +304,6 @@ def test_load_services_reports_a_database_it_cannot_open(tmp_path):
 
     # The CLI probes it started early are not left for a later detection to take.
     assert cli_detect._early_closed is True and cli_detect._early_probes == {}
-
-
-def test_window_shell_does_not_load_asyncio(tmp_path):
-    assert ASYNCIO_AT_TOP == [], (f"imported at module level by {ASYNCIO_AT_TOP}: import it "
-                                  "inside the functions that use it (and under "
-                                  "`if TYPE_CHECKING:` for annotations)")
-    result = _run("""
-        import json, sys
-        from PySide6.QtWidgets import QApplication
-        app = QApplication([])
-        from app.core.config import resolve_paths
-        from app.main import show_window
-        from app.ui.gc_guard import MainThreadGarbageCollector
-        collector = MainThreadGarbageCollector(app)
-        window = show_window(resolve_paths())
-        app.processEvents()
-        print(json.dumps({"asyncio": "asyncio" in sys.modules}))
-    """, tmp_path)
-    assert result["asyncio"] is False
 
 
 def test_the_store_opens_migrates_and_works_without_sqlite_utils(tmp_path):
