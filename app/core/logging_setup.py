@@ -161,9 +161,9 @@ class CollapsingHandler(logging.Handler):
 
 class RotatingLogFile(logging.FileHandler):
     """The log file up to ``max_bytes``; then it becomes ``<name>.1``, the older ones move up to
-    ``<name>.<backup_count>`` and the oldest is dropped (the rule of the standard library's
-    ``RotatingFileHandler``, whose module imports socket, pickle and queue: ~8 ms of start-up
-    before the window shows)."""
+    ``<name>.<backup_count>`` (at least one is kept) and the oldest is dropped: the rule of the
+    standard library's ``RotatingFileHandler``, whose module imports socket, pickle and queue
+    (~8 ms of start-up before the window shows)."""
 
     def __init__(self, path: Path, *, max_bytes: int, backup_count: int) -> None:
         super().__init__(path, mode="a", encoding="utf-8")
