@@ -274,6 +274,13 @@ class ToolContext:
     # Where a long call reports how far it got (the call runner sets it per call and turns it
     # into throttled ToolProgress events); None: nobody listens. Safe from any thread.
     progress: ProgressFn | None = field(default=None, compare=False, repr=False)
+    # Paths this call's programs may read but never write, whatever the write folders say:
+    # for a call that runs unasked, everything its checkpoint does not record (so "reversible"
+    # holds for every path it can touch). Set per call by the call runner.
+    protected: tuple[Path, ...] = field(default=(), compare=False)
+    # Sensitive paths the person approved this very call to see (the sandbox hides every other
+    # one). Set per call by the call runner, only after an approval that showed them.
+    revealed: tuple[Path, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -294,7 +301,7 @@ class ToolContext:
         (protected inside them), network on or off; the project folder is always visible.
         None when the sandbox is off and not required; raises ``SandboxRequired`` when it is
         required and unavailable (the message tells the person what to do)."""
-        visible = list(read_only)
+        visible = [*read_only, *self.protected]
         if not any(self.working_dir.is_relative_to(w) for w in writable):
             visible.insert(0, self.working_dir)
         # The enclosing repository too: programs read its root's .gitignore and config even
