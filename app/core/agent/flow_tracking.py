@@ -5,7 +5,7 @@ conversation and announced with ``FlowChanged``."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ class FlowTracking:
     _conversations: ConversationRepository
     _writer: BackgroundWriter
     _flow: FlowState | None
+    _vouched_messages: int
     permissions: ToolPermissionService
 
     if TYPE_CHECKING:
@@ -79,18 +80,41 @@ class FlowTracking:
                 flow.secrets.add_text(content[:MAX_LEARNT_CHARS], _shown(path))
             for path in facts.outside:
                 changed |= flow.add(FlowLabel.READ_OUTSIDE, _shown(path), spec.name)
+        untrusted = ""
         if spec.needs_network and spec.server_id == "builtin":
-            where = _web_source(tool_input) or spec.name
-            changed |= flow.add(FlowLabel.UNTRUSTED, where, spec.name)
+            untrusted = _web_source(tool_input) or spec.name
         elif spec.server_id != "builtin":
-            changed |= flow.add(FlowLabel.UNTRUSTED, f"{spec.server_id} tool results",
-                                spec.name)
+            untrusted = f"{spec.server_id} tool results"
         elif not self.project_trusted and (spec.is_read_only(tool_input) or spec.runs_programs):
-            changed |= flow.add(FlowLabel.UNTRUSTED,
-                                f"files of {self.project_root.name or self.project_root} "
-                                "(the project is not marked trusted)", spec.name)
+            untrusted = (f"files of {self.project_root.name or self.project_root} "
+                         "(the project is not marked trusted)")
+        if untrusted:
+            changed |= flow.add(FlowLabel.UNTRUSTED, untrusted, spec.name)
+            # Which values a later call could have taken from it (provenance guard).
+            flow.provenance.learn_untrusted(content, f"the result of {spec.name}"
+                                                     f" ({untrusted})")
+        elif spec.is_read_only(tool_input) and not facts.outside:
+            flow.provenance.learn_vouched(content)  # a trusted project's own files
         if changed:
             self._flow_changed()
+
+    def _vouch_person_text(self, history: Sequence[Mapping[str, Any]],
+                           user_text: str | None) -> None:
+        """What the person wrote (this prompt, and earlier ones of a reopened conversation):
+        the values in it are theirs, whatever a page said too."""
+        provenance = self.flow.provenance
+        start = self._vouched_messages
+        for message in history[start:]:
+            content = message.get("content")
+            if message.get("role") != "user" or not isinstance(content, list):
+                continue
+            for block in content:
+                if isinstance(block, Mapping) and block.get("type") == "text" and \
+                        isinstance(block.get("text"), str):
+                    provenance.learn_vouched(block["text"])
+        self._vouched_messages = len(history)
+        if user_text:
+            provenance.learn_vouched(user_text)
 
     def _track_server_instructions(self, instructions: Mapping[str, str]) -> None:
         """MCP servers' instructions go into the system prompt: text a third party wrote,

@@ -105,6 +105,7 @@ class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
         # Files of a project the person has not marked trusted are untrusted content.
         self.project_trusted = project_trusted
         self._flow = None
+        self._vouched_messages = 0  # user messages of the history already vouched for
         # Records the project around each call that can change files (None: no checkpoints).
         self.checkpointer = checkpointer
         self._pending_checkpoints: set[asyncio.Future[CallChanges | None]] = set()

@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import Any
 
 from app.core.permissions.egress import SecretMatcher
+from app.core.permissions.provenance import ValueProvenance
 
 __all__ = ["FlowLabel", "FlowSource", "FlowState"]
 
@@ -82,6 +83,10 @@ class FlowState:
         self._lock = threading.Lock()
         # Values of the sensitive files this conversation read (memory only).
         self.secrets = secrets if secrets is not None else SecretMatcher()
+        # Which argument values came from untrusted content (memory only): stored labels
+        # that say untrusted content was read leave it incomplete, so it fails closed.
+        self.provenance = ValueProvenance(
+            complete=not any(s.label is FlowLabel.UNTRUSTED for s in self._sources))
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -134,6 +139,7 @@ class FlowState:
         with self._lock:
             self._sources = ()
             self.secrets = SecretMatcher()
+            self.provenance.clear()
 
     # -- persistence -----------------------------------------------------------------------
 

@@ -9,12 +9,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.decision import PLAN_MODE_REFUSAL, Decision, DecisionContext
 from app.core.permissions.egress import SecretMatcher, egress_refusal
 from app.core.permissions.facts import CallFacts, call_facts
-from app.core.permissions.flow import FlowLabel
+from app.core.permissions.flow import FlowLabel, FlowState
+from app.core.permissions.provenance import ChosenValue
 from app.core.permissions.rules import DecisionKind
 from app.core.sandbox import Sandbox
 from app.core.sensitive_paths import SensitivePaths
@@ -58,6 +60,8 @@ def apply_mode_and_guards(decision: Decision, spec: ToolSpec, tool_input: Mappin
             "flow guard: the conversation read a secret and this call sends data out",
             flow_reason=f"This conversation read {flow.sensitive_reads()}; this call "
                         f"sends data to {facts.destination}.")
+    if flow is not None and flow.has(FlowLabel.UNTRUSTED):
+        decision = _provenance_guard(decision, spec, tool_input, facts, flow)
     if facts.egress:
         text = canonical_json(tool_input)
         hits = known_secrets.scan(text)
@@ -68,6 +72,61 @@ def apply_mode_and_guards(decision: Decision, spec: ToolSpec, tool_input: Mappin
             return decision.with_kind("deny", "secret egress check: the input carries a "
                                               "secret", note=message, flow_reason=message)
     return decision
+
+
+def acts_for_content(spec: ToolSpec, facts: CallFacts) -> bool:
+    """Could an injected value in this call's input do harm: does it send data out, or act
+    through a tool whose effects Tebiki cannot see? Web searches go to the search provider
+    the person configured; a third-party tool whose server says it only reads is left to
+    the flow guard (the data it reads can leave only through another call, checked here)."""
+    if spec.server_id == "builtin":
+        return facts.egress and spec.name != "web_search"
+    annotations = spec.annotations
+    return not (annotations.get("readOnlyHint") is True
+                and annotations.get("destructiveHint") is not True)
+
+
+def _provenance_guard(decision: Decision, spec: ToolSpec, tool_input: Mapping[str, Any],
+                      facts: CallFacts, flow: FlowState) -> Decision:
+    """Raise to ask a call whose arguments untrusted content may have chosen (module
+    ``app.core.permissions.provenance``): a rule that allows the tool means "for what the
+    person asks", never "for whatever a page asks"."""
+    if decision.kind == "deny" or not acts_for_content(spec, facts):
+        return decision
+    chosen = flow.provenance.chosen_values(tool_input, verbatim_urls_ok=spec.needs_network)
+    if not chosen and spec.needs_network:
+        chosen = _unvouched_destination(tool_input, flow)
+    if not chosen:
+        return decision
+    first = chosen[0]
+    more = f" (and {len(chosen) - 1} more)" if len(chosen) > 1 else ""
+    why = f"provenance guard: {first.describe()}{more}"
+    reason = (f"This call's arguments may have been chosen by untrusted content, not by you: "
+              f"{'; '.join(c.describe() for c in chosen)}. Approve only if this is what you "
+              "asked for.")
+    if decision.flow_reason:  # another guard spoke first: the person reads both
+        why, reason = f"{decision.decided_by}; {why}", f"{decision.flow_reason} {reason}"
+    return decision.with_kind("ask", why, flow_reason=reason)
+
+
+def _unvouched_destination(tool_input: Mapping[str, Any], flow: FlowState) -> list[ChosenValue]:
+    """A URL the conversation never saw, carrying data (a query, or after reading the
+    person's files outside the project or a secret), to a host the person never named: the
+    host may have been spelt out by untrusted content in a way no literal match finds."""
+    url = tool_input.get("url")
+    if not isinstance(url, str) or flow.provenance.seen_url(url):
+        return []
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return []
+    carries = bool(parts.query) or flow.has(FlowLabel.READ_OUTSIDE) or \
+        flow.has(FlowLabel.READ_SENSITIVE)
+    if not host or not carries or flow.provenance.vouched(host):
+        return []
+    return [ChosenValue("url", host, "no message of yours (a host untrusted content may "
+                                     "have spelt out)")]
 
 
 def _raised(kind: DecisionKind) -> DecisionKind:
