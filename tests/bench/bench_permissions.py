@@ -195,12 +195,28 @@ def modes_and_flow() -> None:
                                 calls)
         plain = _median_us(service.decide, calls)
         with_flow = _median_us(lambda s, t, i: service.decide(s, t, i, context), calls)
+        # The same conversation after untrusted content: 200 KB of pages learnt, so the
+        # provenance guard looks at every web_fetch's values (issue: decide ≤ 1.2× without).
+        untrusted = FlowState()
+        untrusted.add(FlowLabel.READ_SENSITIVE, "~/.aws/credentials", "read_file")
+        untrusted.secrets = flow.secrets
+        untrusted.add(FlowLabel.UNTRUSTED, "https://docs.example.org/", "web_fetch")
+        words = [f"word{n} host{n}.example.net id{n:06d}" for n in range(20_000)]
+        untrusted.provenance.learn_untrusted(" ".join(words)[:200_000], "web_fetch")
+        untrusted.provenance.learn_vouched("Read https://docs.example.org/page/1?q=python")
+        with_provenance_ctx = DecisionContext(mode=PermissionMode.AUTO, flow=untrusted,
+                                              checkpoints=True,
+                                              tool_context=ToolContext(working_dir=project))
+        with_provenance = _median_us(
+            lambda s, t, i: service.decide(s, t, i, with_provenance_ctx), calls)
         db.close()
     print(f"permissions_builtin_calls_rules_only_median_us: {rules_only:.1f}")
     print(f"permissions_builtin_calls_decide_median_us: {plain:.1f}")
     print(f"permissions_builtin_calls_decide_auto_flow_1000_secrets_median_us: {with_flow:.1f}")
     print(f"permissions_mode_and_flow_vs_without: {with_flow / plain:.2f}x")
     print(f"permissions_mode_and_flow_vs_rules_only: {with_flow / rules_only:.2f}x")
+    print(f"permissions_builtin_calls_decide_auto_provenance_median_us: {with_provenance:.1f}")
+    print(f"permissions_provenance_vs_flow_only: {with_provenance / with_flow:.2f}x")
 
 
 if __name__ == "__main__":
