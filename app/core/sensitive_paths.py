@@ -18,6 +18,7 @@ __all__ = [
     "SECRET_FILE_NAMES",
     "SYSTEM_SECRET_PATHS",
     "SensitivePaths",
+    "is_secret_name",
     "sensitive_paths",
 ]
 
@@ -88,6 +89,19 @@ NOT_SECRET_NAMES: tuple[str, ...] = (
 def _names_regex(globs: Iterable[str]) -> re.Pattern[str] | None:
     parts = [fnmatch.translate(g.lower()) for g in globs if g]
     return re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
+
+
+_SECRET_NAMES = _names_regex(SECRET_FILE_NAMES)
+_NOT_SECRET_NAMES = _names_regex(NOT_SECRET_NAMES)
+
+
+def is_secret_name(name: str) -> bool:
+    """Is ``name`` (a file name, no folder) the name of a file that holds secrets wherever it
+    is (``SECRET_FILE_NAMES``, case-insensitively, templates excepted)? For tools that must
+    not take a secret's content into a result unless the call names that file itself."""
+    lowered = name.lower()
+    return bool(_SECRET_NAMES is not None and _SECRET_NAMES.fullmatch(lowered)
+                and not (_NOT_SECRET_NAMES is not None and _NOT_SECRET_NAMES.fullmatch(lowered)))
 
 
 class SensitivePaths:

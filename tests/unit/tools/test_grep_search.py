@@ -430,3 +430,40 @@ def test_spec() -> None:
     assert spec.input_schema["additionalProperties"] is False
     assert spec.subjects({"pattern": "x"}, Path("/p")) == ["/p"]
     assert spec.subjects({"pattern": "x", "path": "/etc/../etc"}, Path("/p")) == ["/etc"]
+
+
+# -- what a search reads: never a secret's content unless the call names the file ----------
+
+SECRET_LINE = "DB_PASSWORD=hunter2-s3cr3t-value"
+
+
+@pytest.mark.parametrize("mode", ["content", "count", "files_with_matches"])
+async def test_files_with_secret_names_are_never_searched(project: Path, ctx: ToolContext,
+                                                          mode: str) -> None:
+    put(project, ".env", SECRET_LINE + "\n")
+    put(project, "infra/terraform.tfstate", '{"password": "hunter2-s3cr3t-value"}\n')
+    put(project, "deploy/.env.production", SECRET_LINE + "\n")
+    put(project, "src/app.py", "password = os.environ['DB_PASSWORD']\n")
+    for file_pattern in (None, ".env", "*.tfstate", ".env*"):
+        args: dict[str, object] = {"pattern": "hunter2|DB_PASSWORD", "output_mode": mode}
+        if file_pattern:
+            args["file_pattern"] = file_pattern
+        out = await grep(ctx, **args)
+        # Not the value, and not even whether a secret file matched (count mode as an oracle).
+        assert "s3cr3t-value" not in out
+        assert "tfstate" not in out.split("[Files that hold")[0]
+        assert "tfstate:" not in out and ".env:" not in out and ".env.production:" not in out
+        assert "never searched" in out or file_pattern in (None, ".env*")
+
+
+async def test_a_template_is_not_a_secret(project: Path, ctx: ToolContext, backend: str) -> None:
+    put(project, ".env.example", "DB_PASSWORD=changeme\n")
+    out = await grep(ctx, pattern="DB_PASSWORD", path=".env.example")
+    assert "changeme" in out
+
+
+async def test_a_secret_named_as_the_path_is_searched(project: Path, ctx: ToolContext) -> None:
+    # The call names the file: the sensitive-path guard shows it to the person first.
+    put(project, ".env", SECRET_LINE + "\n")
+    out = await grep(ctx, pattern="DB_PASSWORD", path=".env")
+    assert "s3cr3t-value" in out

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from app.core.sensitive_paths import is_secret_name
 from app.core.tools.fs.paths import visible_name
 from app.core.tools.grep.results import FileHits, Outcome, Request, compile_pattern
 from app.core.tools.scoped_fs import (
@@ -187,9 +188,17 @@ def run_python(req: Request, cancel: threading.Event | None = None,
 
     stats = WalkStats()
     walk = walk_tree(str(req.root), override=override, stats=stats, cancel=cancel)
+    secrets = outcome.secrets_not_searched
+
+    def searchable(name: str, rel: str) -> bool:
+        if is_secret_name(name):  # its content is read only by a call that names it
+            secrets.append(prefix + rel)
+            return False
+        return True
+
     paths = ((item.path, item.rel) for item in walk
              if not item.is_dir and not item.is_symlink and item.entry.is_file(
-                 follow_symlinks=False))
+                 follow_symlinks=False) and searchable(item.entry.name, item.rel))
     collected = 0
     workers = threads if threads is not None else min(4, (os.cpu_count() or 1) + 1)
 

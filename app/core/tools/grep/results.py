@@ -37,6 +37,9 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     incomplete: str | None = None
     skipped: list[str] = field(default_factory=list)
+    # Files with a secret's name under the searched folder, left out (python backend lists
+    # them; ripgrep excludes them by glob without saying which).
+    secrets_not_searched: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

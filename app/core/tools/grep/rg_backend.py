@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from app.core.sandbox import Confinement
+from app.core.sensitive_paths import SECRET_FILE_NAMES
 from app.core.tools.fs.paths import visible_name
 from app.core.tools.grep.results import FileHits, GrepError, Outcome, Request, compile_pattern
 
@@ -37,6 +38,9 @@ def find_rg(cfg: Mapping[str, Any]) -> str | None:
     return shutil.which("rg")
 
 
+SECRET_NAME_EXCLUDES = tuple(f"--iglob=!{name}" for name in SECRET_FILE_NAMES)
+
+
 def rg_argv(rg: str, req: Request) -> list[str]:
     heading = "--heading" if req.mode == "content" else "--no-heading"
     argv = [rg, "--no-config", "--color=never", heading, "--with-filename",
@@ -51,7 +55,10 @@ def rg_argv(rg: str, req: Request) -> list[str]:
         argv.append(f"--context={req.context}")
     if req.file_pattern:
         argv.append(f"--glob={req.file_pattern}")
-    argv += ["--glob=!.git", "--regexp", req.pattern, "--", req.root_arg]
+    # Last, so they win over file_pattern: a secret's content enters a result only through a
+    # call that names the file itself (which the sensitive-path guard puts before the person).
+    argv += ["--glob=!.git", *SECRET_NAME_EXCLUDES, "--regexp", req.pattern, "--",
+             req.root_arg]
     return argv
 
 
