@@ -74,10 +74,12 @@ class FlowTracking:
         for hit in self.permissions.known_secrets.scan(content[:MAX_SCANNED_CHARS]):
             changed |= flow.add(FlowLabel.READ_SENSITIVE, f"{hit.source} (in the result)",
                                 spec.name)
+        # A call that read or named a secret (an approved ``cat .env`` too, whatever the
+        # tool calls itself) carries it in its result: the conversation has read it.
+        for path, _entry in facts.sensitive:
+            changed |= flow.add(FlowLabel.READ_SENSITIVE, _shown(path), spec.name)
+            flow.secrets.add_text(content[:MAX_LEARNT_CHARS], _shown(path))
         if spec.is_read_only(tool_input):
-            for path, _entry in facts.sensitive:
-                changed |= flow.add(FlowLabel.READ_SENSITIVE, _shown(path), spec.name)
-                flow.secrets.add_text(content[:MAX_LEARNT_CHARS], _shown(path))
             for path in facts.outside:
                 changed |= flow.add(FlowLabel.READ_OUTSIDE, _shown(path), spec.name)
         untrusted = ""

@@ -88,7 +88,10 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
         except Exception:  # unreadable: the subjects check already marks such a call
             named = []
     outside = tuple(p for p in (*path_subjects, *named) if not _inside(p, project))
-    found = ((p, sensitive.match(p)) for p in path_subjects) if sensitive is not None else ()
+    # What the call reads or writes by its paths and by the paths it names in free text (a
+    # command's ``cat .env``): one answer for the guard, the flow labels and the audit.
+    found = ((p, sensitive.match(p)) for p in dict.fromkeys((*path_subjects, *named))) \
+        if sensitive is not None else ()
     secrets = tuple((p, entry) for p, entry in found if entry is not None)
     builtin = spec.server_id in BUILTIN_SERVERS
     config = ctx.config_for(spec.name) if ctx is not None else {}

@@ -201,7 +201,9 @@ def test_auto_asks_for_a_command_that_names_paths_outside_the_project(service, p
                                                                      command):
     decision = decide(service, project, "shell_exec", {"command": command}, mode=AUTO)
     assert decision.kind == "ask"
-    assert "outside the project" in decision.decided_by
+    # A named secret (.env) is said first by the sensitive-path guard; the fact is the same.
+    assert decision.facts is not None
+    assert "outside the project" in decision.facts.not_contained_because
 
 
 @pytest.mark.skipif(not STATUS.available, reason=f"no sandbox here: {STATUS.summary}")
@@ -343,3 +345,15 @@ def test_decisions_without_context_keep_the_sensitive_guard(service, project):
     (project / ".env").write_text("A=1")
     assert service.decide("builtin", "read_file",
                           {"path": str(project / ".env")}).kind == "ask"
+
+
+@pytest.mark.parametrize("command", [
+    "cat .env", "python3 -c \"print(open('.env').read().encode().hex())\"",
+    "base64 config/prod.pem", "cat infra/terraform.tfstate"])
+def test_a_command_naming_a_project_secret_is_shown_to_the_person(service, project, command):
+    # Even in auto mode and inside the project: the sandbox hides the file from a call the
+    # person did not approve with it visible, and one they approved labels the conversation.
+    decision = decide(service, project, "shell_exec", {"command": command}, mode=AUTO)
+    assert decision.kind == "ask"
+    assert "sensitive path" in decision.decided_by
+    assert decision.facts is not None and decision.facts.sensitive

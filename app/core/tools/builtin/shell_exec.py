@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.sandbox import SandboxRequired
+from app.core.sensitive_paths import is_secret_name
 from app.core.tools.base import (
     DEFAULT_ALLOWED_COMMANDS,
     GitPermission,
@@ -113,8 +114,9 @@ _SYSTEM_PREFIXES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc",
 
 def named_paths(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
     """The absolute and ``~`` paths a command names (in any argument, also inside code such as
-    ``python -c "open('/home/me/x')"``), resolved, except system folders every program reads.
-    Relative paths stay in the project: ``cd`` cannot leave it and the tool runs there."""
+    ``python -c "open('/home/me/x')"``), resolved, except system folders every program reads;
+    relative ones that climb out (``../x``) or name a secret by its file name (``.env``).
+    Other relative paths stay in the project: ``cd`` cannot leave it and the tool runs there."""
     command = tool_input.get("command")
     if not isinstance(command, str):
         return []
@@ -133,6 +135,11 @@ def named_paths(tool_input: Mapping[str, Any], working_dir: Path | None = None) 
     base = working_dir if working_dir is not None else Path.cwd()
     for word in _WORDS.split(command):
         if word == ".." or word.startswith("../") or "/../" in word or word.endswith("/.."):
+            out.append(os.path.realpath(base / word))
+        elif word and not word.startswith(("/", "~")) and \
+                is_secret_name(word.rstrip("/").rsplit("/", 1)[-1]):
+            # A secret the command names (``cat .env``, ``open('.env')`` in code): the
+            # sensitive-path guard shows the call, and its approval lets the sandbox show it.
             out.append(os.path.realpath(base / word))
     return list(dict.fromkeys(out))
 
