@@ -83,8 +83,9 @@ def _persistence_guard(decision: Decision, facts: CallFacts) -> Decision:
     if decision.kind not in ("ask", "deny"):
         return decision.with_kind("ask", f"persistence path: {path} ({reason})",
                                   flow_reason=explained)
-    if decision.kind == "ask" and not decision.flow_reason:
-        return replace(decision, flow_reason=explained)
+    if decision.kind == "ask":  # asks anyway: the person should still know why it matters
+        joined = f"{decision.flow_reason} {explained}" if decision.flow_reason else explained
+        return replace(decision, flow_reason=joined)
     return decision
 
 
