@@ -23,8 +23,8 @@ The result is cached and reused while the folders walked (``project_tree``) and 
 folder read have the same stamps.
 
 Residual: a path that does not exist cannot be mounted read-only, so at the read-write level a
-program can create a missing ``commondir``, ``hooks/`` or hooksPath folder; ``persistence``
-names such new paths for the check after the call.
+program can create a missing ``commondir``, ``hooks/`` or hooksPath folder; ``GitMetadata.missing``
+lists them and ``persistence`` names such new paths, for the check after the call.
 """
 
 from __future__ import annotations
@@ -67,6 +67,11 @@ class GitMetadata:
         whole = self.own if git_permission is not GitPermission.READ_WRITE else ()
         return tuple(dict.fromkeys((*whole, *self.code, *self.nested, *self.pointers,
                                     *self.targets)))
+
+    def missing(self) -> tuple[Path, ...]:
+        """The code paths and targets that do not exist: a mount cannot keep a program from
+        creating one, so a check after the call looks whether one appeared."""
+        return tuple(p for p in (*self.code, *self.targets) if not os.path.lexists(p))
 
     def protecting(self, path: Path) -> Path | None:
         """The protected path that is or contains ``path`` (resolved), or None."""
