@@ -9,7 +9,13 @@
   command's ``.git`` kept read-only);
 - ``egress``: it can send data out of the machine (web tools, a command with network, any
   tool of an MCP server or custom tool whose programs are not sandboxed without network);
-- ``outside`` / ``sensitive``: its paths outside the project, and the ones that are secrets.
+- ``outside`` / ``sensitive``: its paths outside the project, and the ones that are secrets;
+- ``persistence``: the paths it writes that the person's tools run without being asked
+  (``app.core.tools.persistence``), for the guard that never lets such a write run unasked.
+
+A write into anything git will execute (``app.core.tools.git_metadata``: any git dir, a
+``.git`` file, the ``core.hooksPath`` folder, an included config) is not contained: the
+person's own git runs it later, outside the sandbox, and checkpoints do not record git dirs.
 
 Facts a call cannot prove are false (not contained, not reversible) or true (egress): the
 permission modes build on them, and an unknown must ask.
@@ -29,6 +35,8 @@ from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.base import GitPermission, ToolContext, ToolSpec
 from app.core.tools.command_sandbox import NETWORK_FIELD, WRITE_FOLDERS_FIELD, write_folders
 from app.core.tools.containment import program_containment
+from app.core.tools.git_metadata import git_metadata
+from app.core.tools.persistence import persistence_reason
 
 __all__ = ["CallFacts", "call_facts"]
 
@@ -47,6 +55,7 @@ class CallFacts:
     sensitive: tuple[tuple[str, str], ...] = ()  # (path, the entry that makes it sensitive)
     not_contained_because: str = ""
     not_reversible_because: str = ""
+    persistence: tuple[tuple[str, str], ...] = ()  # (path written, why it runs unasked)
 
     def describe(self) -> str:
         """"contained, reversible, sends nothing out": what auto mode looked at."""
@@ -102,6 +111,9 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
     egress = network or (not builtin and not (spec.sandboxed and not spec.needs_network))
 
     in_git = [] if read_only else [p for p in path_subjects if _GIT_DIR in p.split(os.sep)]
+    persistence = () if read_only or project is None else _persistence(path_subjects, project)
+    git_code = None if read_only or project is None or in_git or outside else \
+        _git_protected(path_subjects, project)
     why_not = ""
     if project is None:
         why_not = "no project folder is open"
@@ -111,6 +123,10 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
         # Hooks and config there run later, outside the sandbox, when the person uses git;
         # and checkpoints do not record .git.
         why_not = f"{in_git[0]} is inside a git repository's .git folder"
+    elif git_code is not None:
+        path, protected = git_code
+        why_not = (f"{path} is part of what git runs ({protected}): the person's git would "
+                   "run it later, outside the sandbox")
     elif spec.runs_programs:
         containment = program_containment(spec, sandbox)
         if not containment.contained:
@@ -124,6 +140,13 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
                                if not _inside(str(f), project)]
             if outside_folders:
                 why_not = f"it may write to {outside_folders[0]}, outside the project"
+        if not why_not and ctx is not None:
+            # what the sandbox must keep read-only could not all be found
+            folders = write_folders(ctx, config) if WRITE_FOLDERS_FIELD in spec.config_fields \
+                else (project,)
+            unchecked = git_metadata([project, *folders]).incomplete
+            if unchecked:
+                why_not = unchecked
     elif not builtin:
         why_not = f"a tool of {spec.server_id}, which Tebiki cannot see into"
     contained = not why_not
@@ -144,7 +167,29 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
     return CallFacts(read_only=read_only, contained=contained, reversible=reversible,
                      egress=egress, destination=_destination(spec, tool_input) if egress else "",
                      outside=outside, sensitive=secrets, not_contained_because=why_not,
-                     not_reversible_because=why_not_undo)
+                     not_reversible_because=why_not_undo, persistence=persistence)
+
+
+def _persistence(paths: Sequence[str], project: Path) -> tuple[tuple[str, str], ...]:
+    out: list[tuple[str, str]] = []
+    for path in paths:
+        if _inside(path, project):
+            reason = persistence_reason(os.path.relpath(path, project))
+            if reason is not None:
+                out.append((path, reason))
+    return tuple(out)
+
+
+def _git_protected(paths: Sequence[str], project: Path) -> tuple[str, Path] | None:
+    """The first path that lies in what git executes, with the protected path holding it."""
+    if not paths:
+        return None
+    metadata = git_metadata([project])
+    for path in paths:
+        protected = metadata.protecting(Path(path))
+        if protected is not None:
+            return path, protected
+    return None
 
 
 def _destination(spec: ToolSpec, tool_input: Mapping[str, Any]) -> str:

@@ -1,6 +1,7 @@
 """Steps 2 and 3 of ``ToolPermissionService.decide``: the profile's mode answers where no rule
-did, then the guards make the answer stricter (a sensitive path asks, the flow guard asks for
-egress after a secret was read, the egress check refuses an input carrying a secret).
+did, then the guards make the answer stricter (a sensitive path asks, a write to a persistence
+path asks, the flow guard asks for egress after a secret was read, the egress check refuses an
+input carrying a secret).
 Data in, data out: the service passes the project, the sandbox and what is secret."""
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def apply_mode_and_guards(decision: Decision, spec: ToolSpec, tool_input: Mappin
             _raised(decision.kind), f"sensitive path: {path} (listed as {entry})",
             flow_reason=f"This call reads or writes {path}, which holds secrets "
                         f"(sensitive paths: {entry}).")
+    if facts.persistence:
+        decision = _persistence_guard(decision, facts)
     if facts.egress and not opted_out and flow is not None \
             and flow.has(FlowLabel.READ_SENSITIVE):
         decision = decision.with_kind(
@@ -127,6 +130,22 @@ def _unvouched_destination(tool_input: Mapping[str, Any], flow: FlowState) -> li
         return []
     return [ChosenValue("url", host, "no message of yours (a host untrusted content may "
                                      "have spelt out)")]
+
+
+def _persistence_guard(decision: Decision, facts: CallFacts) -> Decision:
+    """A write to a path the person's tools run without being asked (folder-open tasks, git
+    hooks, shell-entry and interpreter start-up hooks) is never run unasked: not by an allow
+    rule, not by a rule that opts out of the flow guard, not in auto mode. A deny stays."""
+    path, reason = facts.persistence[0]
+    explained = (f"This call writes {path}: {reason}. The checkpoint could undo the change, "
+                 "but not what runs before anyone looks at it.")
+    if decision.kind not in ("ask", "deny"):
+        return decision.with_kind("ask", f"persistence path: {path} ({reason})",
+                                  flow_reason=explained)
+    if decision.kind == "ask":  # asks anyway: the person should still know why it matters
+        joined = f"{decision.flow_reason} {explained}" if decision.flow_reason else explained
+        return replace(decision, flow_reason=joined)
+    return decision
 
 
 def _raised(kind: DecisionKind) -> DecisionKind:

@@ -4,10 +4,12 @@ Shared by shell_exec, self_eval and custom tools, so "where may a command write"
 reach the network" are one pair of settings with one meaning:
 
 - writable: the tool's write folders (the project folder by default), plus a private /tmp;
-- the project's ``.git`` stays read-only, unless the tool has the read-write git level — and
-  even then its ``config``, ``hooks`` and a worktree's ``.git`` file stay read-only, because a
-  command that can write them can make the person's own git run code later, outside the
-  sandbox;
+- read-only inside them, whatever the write folders say: everything git will execute later,
+  outside the sandbox, when the person uses it (``git_metadata``) — the project's ``.git``
+  whole at the read-only git level; at the read-write level its objects, refs and index stay
+  writable (``git commit`` works) but its config, hooks, info, commondir, modules and
+  worktrees do not, nor a nested repository's git dir, a ``.git`` file, the
+  ``core.hooksPath`` folder or an included config file;
 - git_safety's private folder (the controlled global git config) is visible read-only;
 - network only when the tool's Configure… enables it.
 """
@@ -21,6 +23,7 @@ from typing import Any
 from app.core.sandbox import Confinement
 from app.core.tools.base import GitPermission, ToolContext
 from app.core.tools.config_fields import ConfigField, FieldKind
+from app.core.tools.git_metadata import git_metadata
 from app.core.tools.git_safety import private_state_dir
 
 __all__ = [
@@ -63,18 +66,23 @@ def write_folders(ctx: ToolContext, config: Mapping[str, Any]) -> tuple[Path, ..
     return tuple(out)
 
 
-def protected_git_paths(folders: Iterable[Path], git_permission: GitPermission) -> list[Path]:
-    """What stays read-only of each folder's git repository."""
-    out: list[Path] = []
-    for folder in folders:
-        git = folder / ".git"
-        if not git.exists():
-            continue
-        if git_permission is not GitPermission.READ_WRITE or not git.is_dir():
-            out.append(git)
-            continue
-        out += [p for p in (git / "config", git / "hooks") if p.exists()]
-    return out
+def protected_git_paths(folders: Iterable[Path], git_permission: GitPermission,
+                        ) -> tuple[list[Path], list[Path]]:
+    """(paths that stay read-only, git dirs a program may write) for programs that may write
+    to ``folders``: only what lies inside them needs a mount (everything else is read-only
+    already, and a mount outside could uncover a hidden path).
+
+    The writable git dirs are mounted on themselves so they are mount points: a program can
+    then neither rename the project's ``.git`` away nor put a planted one in its place."""
+    folders = [f.resolve() for f in folders]
+
+    def inside(path: Path) -> bool:
+        return any(path == f or path.is_relative_to(f) for f in folders)
+    metadata = git_metadata(folders)
+    read_only = [p for p in metadata.read_only(git_permission) if inside(p)]
+    writable = [] if git_permission is not GitPermission.READ_WRITE else \
+        [g for g in metadata.own if inside(g)]
+    return read_only, writable
 
 
 def command_confinement(ctx: ToolContext, tool_name: str, *,
@@ -86,10 +94,10 @@ def command_confinement(ctx: ToolContext, tool_name: str, *,
     passes ``writable=()``). Raises ``SandboxRequired`` like ``ToolContext.confine``."""
     config = ctx.config_for(tool_name)
     folders = tuple(writable) if writable is not None else write_folders(ctx, config)
-    read_only = protected_git_paths(
-        {ctx.working_dir, *folders}, ctx.git_permission)
+    read_only, git_dirs = protected_git_paths(folders, ctx.git_permission)
     state = private_state_dir()
     read_only.append(state)
     if network is None:
         network = NETWORK_FIELD.parse(config.get(NETWORK_FIELD.key)) is True
-    return ctx.confine(writable=folders, read_only=read_only, network=network)
+    # the git dirs after the folders that hold them: a later mount covers an earlier one
+    return ctx.confine(writable=(*folders, *git_dirs), read_only=read_only, network=network)
