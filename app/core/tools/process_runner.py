@@ -197,7 +197,8 @@ async def _spawn(run: _Run, argv: list[str], stdin: int, stdout: int
         except SpawnRefused as exc:
             return f"{argv[0]}: not started: {exc}\n"
     if run.confinement is not None:
-        exe, argv = run.confinement.wrap(argv, exe, run.cwd)
+        # The sandbox's view of the environment too: no socket, no path it cannot see.
+        exe, argv, env = run.confinement.launch(argv, exe, run.cwd, env)
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, executable=exe, stdin=stdin, stdout=stdout, stderr=run.err_w,
