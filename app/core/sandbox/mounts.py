@@ -186,8 +186,19 @@ class _Planner:
             self.by_path[mount.path] = (_RANK[rank], mount)
 
     def mounts(self) -> tuple[Mount, ...]:
-        ordered = sorted(self.by_path.values(), key=lambda item: len(item[1].path.parts))
-        return tuple(mount for _, mount in ordered)
+        ordered = [m for _, m in sorted(self.by_path.values(),
+                                        key=lambda item: len(item[1].path.parts))]
+        return tuple(m for m in ordered if not self._already_hidden(m, ordered))
+
+    @staticmethod
+    def _already_hidden(mount: Mount, ordered: list[Mount]) -> bool:
+        """A hidden path inside a hidden folder, with nothing shown in between: redundant
+        (and a mount point in an empty folder would show that something is there)."""
+        if mount.access is not Access.HIDDEN:
+            return False
+        above = [m for m in ordered if m.path != mount.path and mount.path.is_relative_to(m.path)]
+        deepest = max(above, key=lambda m: len(m.path.parts), default=None)
+        return deepest is not None and deepest.access is Access.HIDDEN
 
 
 def _hard_link_mounts(files: tuple[Path, ...], root: Path, planner: _Planner) -> None:
