@@ -67,7 +67,8 @@ def mine(home: Path) -> Path:
 def _ctx(project: Path, home: Path, revealed: tuple[Path, ...] = ()) -> ToolContext:
     assert STATUS.available, STATUS.reason
     sandbox = Sandbox(STATUS, True, sensitive_paths(home=home), home=home)
-    return ToolContext(working_dir=project, sandbox=sandbox, git_permission=GitPermission.READ_WRITE,
+    return ToolContext(working_dir=project, sandbox=sandbox,
+                       git_permission=GitPermission.READ_WRITE,
                        tool_config={"shell_exec": {"program_level": LEVEL_ANY_SANDBOXED}},
                        shell_timeout_s=60, revealed=revealed)
 
@@ -194,7 +195,8 @@ def test_git_python_and_pytest_work_with_an_empty_home(home: Path, mine: Path) -
                            "for args in (['init', '-q'], ['add', 'main.py'],\n"
                            "             ['commit', '-qm', 'first'], ['config', 'user.name']):\n"
                            "    subprocess.run(['git', *args], check=True)\n"
-                           "bare = {k: v for k, v in os.environ.items() if k != 'GIT_CONFIG_GLOBAL'}\n"
+                           "bare = {k: v for k, v in os.environ.items()\n"
+                           "        if k != 'GIT_CONFIG_GLOBAL'}\n"
                            "subprocess.run(['git', 'config', 'user.name'], env=bare, check=True)"))
     assert git["exit_code"] == 0, git
     # Tebiki's git settings carry the person's identity (not their file); a program started

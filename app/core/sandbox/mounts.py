@@ -219,6 +219,25 @@ def _hard_link_mounts(files: tuple[Path, ...], root: Path, planner: _Planner) ->
                         "read-only")
 
 
+def worktree_git_dirs(folder: Path) -> list[Path]:
+    """Where the repository of a linked worktree lives (its ``.git`` is a file naming it):
+    git in the worktree reads it, so it is shown read-only like the project's own ``.git``."""
+    try:
+        text = (folder / ".git").read_text(encoding="utf-8", errors="replace")
+    except OSError:  # none, or a folder
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    gitdir = Path(folder, text[len("gitdir:"):].strip().splitlines()[0]).resolve()
+    found = [gitdir]
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+        found.append((gitdir / common).resolve())
+    except OSError:
+        pass
+    return [p for p in found if p.is_dir()]
+
+
 def plan_mounts(policy: SandboxPolicy, *, executable: str | None = None,
                 scanner: TreeScanner | None = None) -> MountPlan:
     """The mounts of one program start (see the module docstring)."""
@@ -232,6 +251,9 @@ def plan_mounts(policy: SandboxPolicy, *, executable: str | None = None,
                                   if p is not None and p.is_dir()))
     read_only = list(dict.fromkeys(p for p in map(_real, policy.read_only) if p is not None))
     revealed = [p for p in map(_real, policy.revealed) if p is not None]
+    given = writable + read_only
+    for folder in [p for p in given if p.is_dir()]:
+        read_only += [p for p in worktree_git_dirs(folder) if not _within(p, given)]
     given = writable + read_only
     for path in writable:
         planner.add(Mount(path, Access.WRITABLE, "write folder"), "writable")
