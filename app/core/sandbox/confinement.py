@@ -54,9 +54,10 @@ class Confinement:
         assert self.status.executable is not None
         given = dict(env if env is not None else os.environ)
         plan = self.plan(executable)
-        clean = sandbox_environment(given, plan.roots, plan.home)
-        if self.status.backend is SandboxBackend.SEATBELT:
-            wrapped = seatbelt_argv(self.status.executable, self.policy, argv, executable)
+        seatbelt = self.status.backend is SandboxBackend.SEATBELT
+        clean = sandbox_environment(given, plan.roots, plan.home, private_tmp=not seatbelt)
+        if seatbelt:
+            wrapped = seatbelt_argv(self.status.executable, self.policy, argv, executable, plan)
         else:
             wrapped = bwrap_argv(self.status.executable, self.policy, argv, executable, cwd,
                                  given, plan)

@@ -103,10 +103,14 @@ def _keep(name: str, value: str, roots: tuple[str, ...]) -> str | None:
 
 
 def sandbox_environment(env: Mapping[str, str], visible: Iterable[Path],
-                        home: Path | None) -> dict[str, str]:
+                        home: Path | None, private_tmp: bool = True) -> dict[str, str]:
     """``env`` as the sandboxed program may see it (see the module docstring); ``visible``:
-    the roots of what it sees (``MountPlan.roots``)."""
+    the roots of what it sees (``MountPlan.roots``). ``private_tmp`` False (sandbox-exec,
+    which has no private /tmp): the given TMPDIR stays, and paths in it."""
     roots = tuple(os.fspath(p) for p in visible)
+    tmpdir = env.get("TMPDIR")
+    if not private_tmp and tmpdir and os.path.isabs(tmpdir):
+        roots += (os.path.realpath(tmpdir), os.path.normpath(tmpdir))
     out: dict[str, str] = {}
     for name, value in env.items():
         kept = _keep(name, value, roots)
@@ -114,7 +118,8 @@ def sandbox_environment(env: Mapping[str, str], visible: Iterable[Path],
             out[name] = kept
     if home is not None:
         out["HOME"] = os.fspath(home)
-    out["TMPDIR"] = "/tmp"
+    if private_tmp:
+        out["TMPDIR"] = "/tmp"
     if "PATH" not in out:
         out["PATH"] = _DEFAULT_PATH
     return out

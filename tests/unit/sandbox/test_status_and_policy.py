@@ -21,6 +21,7 @@ from app.core.sandbox import (
     probe_sandbox,
 )
 from app.core.sandbox.bubblewrap import bwrap_argv
+from app.core.sandbox.mounts import plan_mounts
 from app.core.sandbox.seatbelt import seatbelt_profile
 from app.core.sensitive_paths import sensitive_paths
 from app.core.tools.base import ToolContext
@@ -181,6 +182,23 @@ def test_seatbelt_profile_denies_last() -> None:
     assert '(subpath "/h/\\"quoted\\"")' in profile
     assert "(deny network*)" in lines
     assert "(deny network*)" not in seatbelt_profile(SandboxPolicy(network=True))
+
+
+def test_seatbelt_profile_shows_only_the_allowlist_of_home(var_tmp: Path) -> None:
+    home = var_tmp / "home"
+    project = home / "work" / "project"
+    project.mkdir(parents=True)
+    (project / ".env").write_text("x")
+    (home / ".bashrc").write_text("x")
+    policy = SandboxPolicy(writable=(project,), home=home)
+    profile = seatbelt_profile(policy, plan=plan_mounts(policy))
+    lines = profile.splitlines()
+    denied = lines.index(f'(deny file-read* (subpath "{home}"))')
+    allowed = next(i for i, line in enumerate(lines)
+                   if line.startswith("(allow file-read*") and f'"{project}"' in line)
+    secret = next(i for i, line in enumerate(lines)
+                  if line.startswith("(deny file-read* file-write*") and f'{project}/.env' in line)
+    assert denied < allowed < secret  # later rules win: home denied, project back, .env hidden
 
 
 def test_sensitive_paths_cover_the_usual_secrets(tmp_path: Path,
