@@ -94,6 +94,9 @@ def bwrap_argv(bwrap: str, policy: SandboxPolicy, argv: list[str], executable: s
     if policy.network:
         out.append("--share-net")
     out += mount_options(plan)
+    # The new root itself (the folders bubblewrap made to hold the mounts) read-only: a write
+    # outside the mounts fails loudly instead of landing in a tmpfs that vanishes.
+    out += ["--remount-ro", "/"]
     out += _env_options(plan, env)
     out += ["--chdir", str(cwd), "--", executable, *argv[1:]]
     return out

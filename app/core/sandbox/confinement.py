@@ -150,8 +150,9 @@ class Sandbox:
                     "in Settings to run programs unsandboxed.")
             return None
         return Confinement(self.status, SandboxPolicy(
-            writable=tuple(writable), read_only=(*read_only, *self.read_only),
-            hidden=self.hidden, network=network, home=self.home, revealed=tuple(revealed),
+            writable=tuple(writable), read_only=tuple(read_only),
+            shared_read_only=self.read_only, hidden=self.hidden, network=network,
+            home=self.home, revealed=tuple(revealed),
             secret_names=self.secret_names))
 
 

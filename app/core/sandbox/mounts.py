@@ -250,6 +250,9 @@ def plan_mounts(policy: SandboxPolicy, *, executable: str | None = None,
     writable = list(dict.fromkeys(p for p in map(_real, policy.writable)
                                   if p is not None and p.is_dir()))
     read_only = list(dict.fromkeys(p for p in map(_real, policy.read_only) if p is not None))
+    shared = [p for p in map(_real, policy.shared_read_only)
+              if p is not None and p not in read_only]
+    read_only += shared
     revealed = [p for p in map(_real, policy.revealed) if p is not None]
     given = writable + read_only
     for folder in [p for p in given if p.is_dir()]:
@@ -258,8 +261,9 @@ def plan_mounts(policy: SandboxPolicy, *, executable: str | None = None,
     for path in writable:
         planner.add(Mount(path, Access.WRITABLE, "write folder"), "writable")
     for path in read_only:
-        planner.add(Mount(path, Access.READ_ONLY, "read-only folder of this tool",
-                          folder=path.is_dir()), "read-only")
+        reason = ("added in Settings → Sandbox" if path in shared
+                  else "read-only folder of this tool")
+        planner.add(Mount(path, Access.READ_ONLY, reason, folder=path.is_dir()), "read-only")
     static: list[tuple[Path, str]] = [(p, "Tebiki's own runtime") for p in own_runtime()]
     if home is not None:
         folders = [p for p in given if p.is_dir()]

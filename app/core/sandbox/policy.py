@@ -23,6 +23,8 @@ class SandboxPolicy:
     # Tebiki's data folder); files with a secret's name inside the visible folders are found
     # by the scanner and hidden too.
     hidden: tuple[Path, ...] = ()
+    # Visible read-only to every program: the folders the person added in Settings → Sandbox.
+    shared_read_only: tuple[Path, ...] = ()
     network: bool = False
     # The person's home folder: the program gets an empty private one at the same path.
     # None: the home of the process running Tebiki.
