@@ -76,9 +76,9 @@ class Confinement:
         notes = []
         if "read-only file system" in lower:
             where = ", ".join(str(p) for p in self.policy.writable) or "nowhere"
-            notes.append(f"writes are allowed only in: {where} (plus a private /tmp); other "
-                         "folders and the project's protected parts (such as .git) are "
-                         "read-only")
+            notes.append(f"writes are allowed only in: {where} (plus a private /tmp and "
+                         "home); other folders, the project's protected parts (such as .git) "
+                         "and hard-linked files (their twin may lie outside) are read-only")
         if not self.policy.network and any(s in lower for s in _NETWORK_FAILURES):
             notes.append("the network is off for this tool")
         unseen = self._unseen_paths(stderr)

@@ -12,7 +12,9 @@ all get the same guarantees:
 - ``cd`` / ``pwd`` are built in; ``cd`` cannot leave the project folder,
 - with a ``Confinement`` every process starts inside the OS sandbox (``app.core.sandbox``):
   the program is resolved here, then started by bubblewrap / sandbox-exec with the policy's
-  mounts; a new PID namespace also ends the setsid() escape above.
+  mounts and the environment filtered to what it can see (``sandbox.environment``: no
+  socket variables, no paths out of sight, HOME the private one); a new PID namespace also
+  ends the setsid() escape above.
 """
 
 from __future__ import annotations
