@@ -154,7 +154,11 @@ class SensitivePaths:
                 break
             current = parent
         name = os.path.basename(text.rstrip("/")).lower()
-        if name and self._names is not None and self._names.fullmatch(name) and not (
-                self._not_names is not None and self._not_names.fullmatch(name)):
-            return name
-        return None
+        return name if self.name_is_secret(name) else None
+
+    def name_is_secret(self, name: str) -> bool:
+        """Is a file of this name a secret wherever it lies (``.env``, ``id_rsa``, ``*.pem``)?
+        The sandbox's scanner asks this for every name in the visible folders."""
+        name = name.lower()
+        return bool(name and self._names is not None and self._names.fullmatch(name) and not (
+            self._not_names is not None and self._not_names.fullmatch(name)))

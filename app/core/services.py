@@ -14,6 +14,7 @@ New services that only a run or a tool call needs belong in the tools part: a fi
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -188,6 +189,16 @@ class Services:
             await tools.mcp.aclose()
         await tools.registry.aclose()
 
+    def set_sandbox_read_only(self, folders: Iterable[str]) -> None:
+        """Settings → Sandbox's read-only folders: saved, and shown to every program from the
+        next call (MCP servers from their next start)."""
+        kept = [f.strip() for f in folders if f.strip()]
+        self.settings.set(SANDBOX_READ_ONLY_KEY, kept)
+        self.sandbox = replace(self.sandbox, read_only=sandbox_folders(kept))
+        self.permissions.sandbox = self.sandbox
+        if self.mcp is not None:
+            self.mcp.sandbox = self.sandbox
+
     def set_sandbox_required(self, required: bool) -> None:
         """The "Require the sandbox" setting: saved, and in force for the next call."""
         self.settings.set(SANDBOX_REQUIRED_KEY, bool(required))
@@ -332,6 +343,8 @@ def default_rules(specs: Iterable[ToolSpec]) -> list[PermissionRule]:
 
 # Settings key: refuse to run programs unsandboxed. Unset: on where the sandbox works.
 SANDBOX_REQUIRED_KEY = "sandbox.required"
+# Folders the person lets every sandboxed program read (a list of paths, ~ allowed).
+SANDBOX_READ_ONLY_KEY = "sandbox.read_only_folders"
 # Checkpoints (app.core.agent.checkpointing): on/off, the per-file size cap, and how long / how
 # much to keep per project before old ones are pruned in the background.
 CHECKPOINTS_ENABLED_KEY = "checkpoints.enabled"
@@ -362,9 +375,17 @@ def app_sandbox(settings: SettingsRepository, data_dir: Path) -> Sandbox:
     paths — the shared sensitive list plus Tebiki's own data folder."""
     from app.core.sandbox import machine_sandbox
 
-    sandbox = machine_sandbox(data_dir)
+    sandbox = machine_sandbox(data_dir, read_only=sandbox_folders(
+        settings.get(SANDBOX_READ_ONLY_KEY)))
     required = settings.get(SANDBOX_REQUIRED_KEY)
     return replace(sandbox, required=required) if isinstance(required, bool) else sandbox
+
+
+def sandbox_folders(value: object) -> tuple[Path, ...]:
+    """The read-only folders setting as paths (anything but a list of texts: none)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(Path(os.path.expanduser(v)) for v in value if isinstance(v, str) and v.strip())
 
 
 def build_store_services(db: sqlite_utils.Database, data_dir: Path,

@@ -22,7 +22,7 @@ from app.core.tools.shell_policy import check_command
 ALLOW = ("ls", "cat", "grep", "find", "tree", "sort", "uniq", "tee", "sed", "awk", "gawk",
          "mawk", "nawk", "git", "zip", "ssh", "scp", "sftp", "rsync", "curl", "wget", "tar",
          "rg", "fd", "nc", "make", "npm", "cargo", "go", "file", "sdiff", "diff3", "timeout",
-         "nice", "nohup", "stdbuf", "ionice", "head", "wc", "echo")
+         "nice", "nohup", "stdbuf", "ionice", "head", "wc", "echo", "base64")
 
 # needle expected in the refusal -> spellings
 ESCAPES: dict[str, list[str]] = {
@@ -162,6 +162,14 @@ ESCAPES: dict[str, list[str]] = {
         "cargo -Zx build", "cargo build -Z x", "go test -exec=sh ./...",
         "go test -exec sh ./...", "go build --toolexec=sh ./...", "go build -toolexec sh .",
         "go test ./... -exec=sh", "go env -w GOFLAGS=-toolexec=sh", "file -C -m magic",
+        # ripgrep's -z runs decompressors; tar opens HOST:PATH archives through rsh/ssh;
+        # BSD base64 writes its -o file.
+        "rg -z x", "rg --search-zip x", "rg -nz x", "rg --search-z x", "rg --pre-glob '*' x",
+        "tar --file=host:a.tar -x", "tar -fhost:a.tar -x", "tar -f host:a.tar -x",
+        "tar -xf user@host:/a.tar", "tar xf host:a.tar", "tar --fil=host:a.tar -x",
+        "tar --rsh-command=/bin/sh -xf a.tar", "tar --rsh-c=sh -xf a.tar",
+        "base64 -o M f", "base64 -oM f", "base64 --output=M f", "base64 --out M f",
+        "base64 -d -o M f", "base64 -di f -o M",
         "file -zC -m magic", "file --comp -m magic", "sdiff -o M a b", "sdiff -oM a b",
         "sdiff --out=M a b", "diff3 --diff-p=sh a b c",
     ],
@@ -202,7 +210,9 @@ ORDINARY = [
     "npm test", "cargo build --release", "go test ./...", "go env GOPATH", "file x",
     "rsync -av src/ dst/", "timeout 5 ls", "timeout -s KILL 10s git status", "nice -n 10 make",
     "nice -5 ls", "nohup ls", "stdbuf -oL grep x f", "ionice -c 3 ls", "ionice -c3 -n7 ls",
-    "timeout 5 nice ls", "tee", "tee -a", "echo x | tee",
+    "timeout 5 nice ls", "tee", "tee -a", "echo x | tee", "rg -i x", "rg -nw x src",
+    "tar -xf ./host:a.tar", "tar -tf /abs/a.tar", "tar --file=a.tar -t", "base64 f",
+    "base64 -d f", "base64 -w0 f",
 ]
 
 

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QComboBox, QLabel
 
 from app.core.agent.events import ApprovalRequest
 from app.core.sandbox import Sandbox, SandboxBackend, SandboxStatus
-from app.core.services import SANDBOX_REQUIRED_KEY
+from app.core.services import SANDBOX_READ_ONLY_KEY, SANDBOX_REQUIRED_KEY
 from app.core.store.profiles import ToolSetting
 from app.core.tools.builtin.shell_exec import LEVEL_ALLOWLIST, LEVEL_ANY_SANDBOXED
 from app.ui.dialogs.approval import ApprovalDialog, approval_sandbox
@@ -174,6 +174,29 @@ def test_settings_untouched_box_is_not_pinned(qtbot, services, profile_id):
     assert dialog.sandbox_group.status.text() == f"⚠ Not sandboxed: {REASON}."
     dialog._save()
     assert services.settings.get(SANDBOX_REQUIRED_KEY) is None  # still follows the default
+
+
+def test_settings_read_only_folders_reach_the_sandbox_and_the_view(qtbot, services,
+                                                                   profile_id, tmp_path):
+    from tests.sandbox_support import STATUS
+    if not STATUS.available:
+        pytest.skip("needs a sandbox")
+    _use(services, Sandbox(STATUS, True))
+    datasets = tmp_path / "datasets"
+    datasets.mkdir()
+    services.project_root = tmp_path / "project"
+    services.project_root.mkdir(exist_ok=True)
+    dialog = _settings(qtbot, services, profile_id)
+    group = dialog.sandbox_group
+    group.read_only.setPlainText(f"{datasets}\n\n")
+    dialog._save()
+    assert services.settings.get(SANDBOX_READ_ONLY_KEY) == [str(datasets)]
+    assert services.sandbox.read_only == (datasets,)
+    assert services.permissions.sandbox.read_only == (datasets,)
+    group.show_view()
+    text = group.view.toPlainText()
+    assert f"{datasets}" in text and "added in Settings → Sandbox" in text
+    assert f"writable         {services.project_root.resolve()}" in text
 
 
 # -- Configure… ------------------------------------------------------------------------------

@@ -200,6 +200,8 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
                                               reviewed, finish, run.position):
                     return
                 self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
+                # The person saw the secrets this call names: the sandbox shows it those.
+                ctx = replace(ctx, revealed=_named_secrets(decision))
         checkpointer = self.checkpointer if spec.may_change_files(call.input) else None
         before = await checkpointer.snapshot(f"before {call.id}") if checkpointer else None
         self._emit(ToolStarted(call.id, call.name))
@@ -379,6 +381,11 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
             self.permissions.rules.add(rule)
         except Exception:  # an invalid rule must not block the answer the person gave
             log.exception("could not save the remembered permission rule")
+
+
+def _named_secrets(decision: Decision) -> tuple[Path, ...]:
+    facts = decision.facts
+    return tuple(Path(path) for path, _entry in facts.sensitive) if facts is not None else ()
 
 
 def _ms_since(started: float) -> int:

@@ -1,103 +1,102 @@
-"""The bubblewrap command line for a policy (Linux).
+"""The bubblewrap command line for a policy (Linux): an allowlist, by construction.
 
-Mount order matters, because bubblewrap applies its options in order and a later mount covers
-an earlier one:
+bubblewrap's new root is an empty tmpfs; nothing of the machine is there unless a mount puts
+it there. ``mounts.plan_mounts`` decides what (the system folders, the project, the write
+folders, the toolchains, a private home and /tmp, secrets hidden on top) and in which order
+(by depth: bubblewrap applies options in order, and a deeper mount lands on a shallower one).
+Every mount is of a path that exists, so bubblewrap never creates mount points on the
+person's disk (they are made in the sandbox's own tmpfs).
 
-1. the whole system read-only, fresh ``/dev``, ``/proc`` of the new PID namespace, empty
-   private ``/tmp``;
-2. hidden folders that *contain* a writable or readable folder (a project kept under a hidden
-   folder stays reachable because its own bind comes after);
-3. read-only folders that contain a writable one, the writable folders, then the other
-   read-only ones (e.g. the project's ``.git`` inside the writable project, or a project under
-   ``/tmp`` for a read-only tool);
-4. every other hidden path: an empty tmpfs over a folder, ``/dev/null`` over a file or socket.
-
-Paths are resolved first (a symlinked ``~/.ssh`` hides its target), and a path that does not
-exist is skipped: bubblewrap would otherwise create mount points on the person's disk.
+The environment is filtered the same way (``environment``): variables naming a socket or a
+path out of sight are unset, HOME and TMPDIR point to the private ones.
 """
 
 from __future__ import annotations
 
-import functools
 import os
-import sys
+from collections.abc import Mapping
 from pathlib import Path
 
+from app.core.sandbox.environment import sandbox_environment
+from app.core.sandbox.mounts import (
+    Access,
+    Mount,
+    MountPlan,
+    own_runtime,
+    plan_mounts,
+    system_mounts,
+)
 from app.core.sandbox.policy import SandboxPolicy
-from app.core.sandbox.status import BWRAP_BASE_FLAGS
 
-__all__ = ["bwrap_argv"]
+__all__ = ["BWRAP_NAMESPACE_FLAGS", "bwrap_argv", "mount_options", "own_runtime",
+           "system_mount_options"]
 
-_PRIVATE_TMP = Path("/tmp")
-
-
-def _real(path: Path) -> Path | None:
-    """The resolved path, or None when nothing is there."""
-    if not os.path.lexists(path):
-        return None
-    try:
-        return path.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return None
+# The namespaces every bubblewrap sandbox uses: no network, no other processes, no
+# capabilities, no terminal to inject keystrokes into, gone when Tebiki goes.
+BWRAP_NAMESPACE_FLAGS: tuple[str, ...] = (
+    "--unshare-all", "--new-session", "--die-with-parent", "--cap-drop", "ALL",
+)
 
 
-@functools.cache
-def _own_runtime() -> tuple[Path, ...]:
-    """Tebiki's interpreter, its environment and its code. Programs run them (self_eval and
-    custom tools may call the same Python, MCP servers run from the install), so where they
-    live under /tmp (a portable build, a checkout there) the private /tmp must not hide them."""
-    app_root = Path(__file__).resolve().parents[3]  # the folder that holds the app package
-    candidates: set[str] = {sys.prefix, sys.base_prefix, sys.exec_prefix,
-                            os.path.dirname(os.path.realpath(sys.executable)), str(app_root)}
-    return tuple(sorted(Path(c).resolve() for c in candidates if c))
+def _mount_option(mount: Mount) -> list[str]:
+    path = str(mount.path)
+    if mount.access is Access.SYMLINK:
+        return ["--symlink", str(mount.source), path]
+    if mount.access is Access.SYSTEM:
+        return ["--dev" if path == "/dev" else "--proc", path]
+    if mount.access is Access.EMPTY:
+        return ["--tmpfs", path]
+    if mount.access is Access.HIDDEN:
+        return ["--tmpfs", path] if mount.folder else ["--ro-bind", "/dev/null", path]
+    source = str(mount.source or mount.path)
+    if mount.access is Access.WRITABLE:
+        return ["--bind", source, path]
+    return ["--ro-bind", source, path]
 
 
-def _within(path: Path, roots: tuple[Path, ...] | list[Path]) -> bool:
-    return any(path == root or path.is_relative_to(root) for root in roots)
+def mount_options(plan: MountPlan) -> list[str]:
+    out: list[str] = []
+    for mount in plan.mounts:
+        out += _mount_option(mount)
+    return out
 
 
-def _hide(path: Path) -> list[str]:
-    if path.is_dir():
-        return ["--tmpfs", str(path)]
-    return ["--ro-bind", "/dev/null", str(path)]
+def system_mount_options() -> list[str]:
+    """The system folders alone, the mounts every sandbox starts from (the probe's)."""
+    out: list[str] = []
+    for mount in system_mounts():
+        out += _mount_option(mount)
+    return out
+
+
+def _env_options(plan: MountPlan, env: Mapping[str, str] | None) -> list[str]:
+    """Unset what the program must not see, set what points to the private places. Values
+    are never put on the command line (other users can read it), only names and paths."""
+    given = dict(env if env is not None else os.environ)
+    kept = sandbox_environment(given, plan.roots, plan.home)
+    out: list[str] = []
+    for name in sorted(given):
+        if name not in kept:
+            out += ["--unsetenv", name]
+    for name in ("HOME", "TMPDIR", "PATH"):
+        if name in kept and given.get(name) != kept[name]:
+            out += ["--setenv", name, kept[name]]
+    return out
 
 
 def bwrap_argv(bwrap: str, policy: SandboxPolicy, argv: list[str], executable: str,
-               cwd: Path) -> list[str]:
-    """The argv that runs ``executable`` (with ``argv[1:]``) inside the sandbox."""
-    writable = [p for p in (_real(w) for w in policy.writable) if p is not None and p.is_dir()]
-    readable = [p for p in (_real(r) for r in policy.read_only) if p is not None]
-    readable += [p for p in _own_runtime() if p.is_relative_to(_PRIVATE_TMP)
-                 and not _within(p, writable) and p not in readable and p.exists()]
-    visible = writable + readable
-    out = [bwrap, *BWRAP_BASE_FLAGS]
+               cwd: Path, env: Mapping[str, str] | None = None,
+               plan: MountPlan | None = None) -> list[str]:
+    """The argv that runs ``executable`` (with ``argv[1:]``) inside the sandbox; ``env``: the
+    environment it is started with (default: this process's)."""
+    plan = plan or plan_mounts(policy, executable=executable)
+    out = [bwrap, *BWRAP_NAMESPACE_FLAGS]
     if policy.network:
         out.append("--share-net")
-    hidden: list[Path] = []
-    for path in policy.hidden:
-        real = _real(path)
-        if real is None or real == Path("/"):
-            continue
-        # Already gone under the private /tmp, unless a bind brings its folder back.
-        if real.is_relative_to(_PRIVATE_TMP) and not _within(real, visible):
-            continue
-        if real not in hidden:
-            hidden.append(real)
-    containing = [h for h in hidden if any(v.is_relative_to(h) for v in visible)]
-    for path in containing:
-        out += _hide(path)
-    # A read-only folder around a writable one (the project, with only build/ writable) first,
-    # so the writable bind lands on top of it; read-only parts inside writable ones (.git) after.
-    around = [r for r in readable if any(w != r and w.is_relative_to(r) for w in writable)]
-    for path in around:
-        out += ["--ro-bind", str(path), str(path)]
-    for path in writable:
-        out += ["--bind", str(path), str(path)]
-    for path in readable:
-        if path not in around:
-            out += ["--ro-bind", str(path), str(path)]
-    for path in hidden:
-        if path not in containing:
-            out += _hide(path)
-    out += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", executable, *argv[1:]]
+    out += mount_options(plan)
+    # The new root itself (the folders bubblewrap made to hold the mounts) read-only: a write
+    # outside the mounts fails loudly instead of landing in a tmpfs that vanishes.
+    out += ["--remount-ro", "/"]
+    out += _env_options(plan, env)
+    out += ["--chdir", str(cwd), "--", executable, *argv[1:]]
     return out

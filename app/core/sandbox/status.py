@@ -16,6 +16,8 @@ import threading
 from dataclasses import dataclass
 from enum import StrEnum
 
+from app.core.sandbox.bubblewrap import BWRAP_NAMESPACE_FLAGS, system_mount_options
+
 __all__ = ["SandboxBackend", "SandboxStatus", "probe_sandbox", "sandbox_status"]
 
 PROBE_TIMEOUT_S = 10.0
@@ -50,12 +52,6 @@ class SandboxStatus:
         return cls(False, reason=reason)
 
 
-# The flags every bubblewrap sandbox uses; the probe proves exactly these work here.
-BWRAP_BASE_FLAGS: tuple[str, ...] = (
-    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-    "--unshare-all", "--new-session", "--die-with-parent", "--cap-drop", "ALL",
-)
-
 _INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: sudo apt install bubblewrap; Fedora: "
                  "sudo dnf install bubblewrap) and restart Tebiki")
 _USERNS_HINT = ("this system does not let programs create user namespaces (e.g. Ubuntu's "
@@ -68,7 +64,9 @@ def _probe_bubblewrap(bwrap: str | None) -> SandboxStatus:
     if not path:
         return SandboxStatus.unavailable(f"bubblewrap (bwrap) is not installed; {_INSTALL_HINT}")
     try:
-        done = subprocess.run([path, *BWRAP_BASE_FLAGS, "true"], stdin=subprocess.DEVNULL,
+        # The flags every sandbox uses, on the system folders alone: proves exactly these work.
+        argv = [path, *BWRAP_NAMESPACE_FLAGS, *system_mount_options(), "--", "true"]
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return SandboxStatus.unavailable(f"bubblewrap at {path} could not start: {exc}")

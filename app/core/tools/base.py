@@ -310,7 +310,8 @@ class ToolContext:
         repo = _repository_root(self.working_dir)
         if repo is not None and repo != self.working_dir:
             visible.insert(0, repo)
-        return self.sandbox.confine(writable=writable, read_only=visible, network=network)
+        return self.sandbox.confine(writable=writable, read_only=visible, network=network,
+                                    revealed=self.revealed)
 
 
 def _repository_root(folder: Path) -> Path | None:

@@ -12,7 +12,9 @@ all get the same guarantees:
 - ``cd`` / ``pwd`` are built in; ``cd`` cannot leave the project folder,
 - with a ``Confinement`` every process starts inside the OS sandbox (``app.core.sandbox``):
   the program is resolved here, then started by bubblewrap / sandbox-exec with the policy's
-  mounts; a new PID namespace also ends the setsid() escape above.
+  mounts and the environment filtered to what it can see (``sandbox.environment``: no
+  socket variables, no paths out of sight, HOME the private one); a new PID namespace also
+  ends the setsid() escape above.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.sandbox import Confinement
+from app.core.sandbox.environment import minimal_env
 from app.core.tools.output_buffer import OutputBuffer
 from app.core.tools.shell_syntax import ChainStep, Pipeline, SimpleCommand
 
@@ -43,53 +46,10 @@ __all__ = [
     "run_steps",
 ]
 
-# Environment variables passed through from the app to children (values, not secrets).
-_PASS_THROUGH = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
-                 "SYSTEMROOT")
-_FIXED_ENV = {
-    "TERM": "dumb",
-    "NO_COLOR": "1",
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_EDITOR": "true",
-    "GIT_SEQUENCE_EDITOR": "true",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "EDITOR": "true",
-    "VISUAL": "true",
-}
 _DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 # Process groups started by this module that may still be alive (killed at interpreter exit).
 _LIVE_GROUPS: set[int] = set()
-
-
-def minimal_env(extra: Mapping[str, str] | None = None,
-                project_root: Path | None = None) -> dict[str, str]:
-    """The environment children get: PATH, HOME, locale, TERM=dumb and pager/editor stubs.
-
-    PATH keeps only absolute entries outside the project folder, so a repository cannot plant
-    a program that shadows an allowed one.
-    """
-    env: dict[str, str] = {}
-    for key in _PASS_THROUGH:
-        value = os.environ.get(key)
-        if value:
-            env[key] = value
-    env.setdefault("LANG", "C.UTF-8")
-    parts = []
-    for entry in os.environ.get("PATH", _DEFAULT_PATH).split(os.pathsep):
-        if not entry or not os.path.isabs(entry):
-            continue
-        if project_root is not None and _is_within(Path(entry), project_root):
-            continue
-        if entry not in parts:
-            parts.append(entry)
-    env["PATH"] = os.pathsep.join(parts) or _DEFAULT_PATH
-    env.update(_FIXED_ENV)
-    if extra:
-        env.update(extra)
-    return env
 
 
 def _is_within(path: Path, root: Path) -> bool:
@@ -197,7 +157,8 @@ async def _spawn(run: _Run, argv: list[str], stdin: int, stdout: int
         except SpawnRefused as exc:
             return f"{argv[0]}: not started: {exc}\n"
     if run.confinement is not None:
-        exe, argv = run.confinement.wrap(argv, exe, run.cwd)
+        # The sandbox's view of the environment too: no socket, no path it cannot see.
+        exe, argv, env = run.confinement.launch(argv, exe, run.cwd, env)
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, executable=exe, stdin=stdin, stdout=stdout, stderr=run.err_w,

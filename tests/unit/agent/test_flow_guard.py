@@ -105,8 +105,10 @@ async def test_an_approved_read_teaches_the_egress_check_the_secret(
 
 
 @pytest.mark.skipif(not STATUS.available, reason=f"no sandbox here: {STATUS.summary}")
-async def test_a_project_env_printed_by_a_command_cannot_leave_in_auto_mode(
+async def test_a_project_env_printed_by_an_approved_command_still_cannot_leave(
         setup: Harness, attacker: FakeWebServer, fresh_data_dir: Path) -> None:
+    """A command that names the project's .env asks, even in auto mode; approved, the sandbox
+    shows the file to that call only, and the conversation is labelled by what it read."""
     project = setup.project
     (project / ".env").write_text(f"DB_PASSWORD={SECRET}\n")
     mode(setup, PermissionMode.AUTO)
@@ -120,6 +122,8 @@ async def test_a_project_env_printed_by_a_command_cannot_leave_in_auto_mode(
     # auto mode; they approve it, and the fetch carrying the secret is still refused.
     setup.approver.then(ApprovalResponse(True))
     await session.run("debug the db connection")
+    printed = setup.server.requests[1].tool_results()[0]
+    assert SECRET in str(printed["content"])  # approved with it visible: the sandbox shows it
     assert not leaked(attacker)
     assert [r.tool_name for r in setup.approver.requests] == ["shell_exec"]
     assert "sensitive path" in setup.approver.requests[0].decision.decided_by
@@ -135,6 +139,27 @@ async def test_a_project_env_printed_by_a_command_cannot_leave_in_auto_mode(
     await session.run("again")
     assert attacker.requests == []
     assert [r.tool_name for r in setup.approver.requests] == ["shell_exec", "web_fetch"]
+
+
+@pytest.mark.skipif(not STATUS.available, reason=f"no sandbox here: {STATUS.summary}")
+async def test_a_command_that_hides_the_name_of_a_secret_cannot_read_it(
+        setup: Harness, fresh_data_dir: Path) -> None:
+    """Spelling the name so no check sees it runs unasked in auto mode, but the sandbox hides
+    the file from a call nobody approved to see it: there is nothing to print or encode."""
+    project = setup.project
+    (project / ".env").write_text(f"DB_PASSWORD={SECRET}\n")
+    mode(setup, PermissionMode.AUTO)
+    setup.enable("shell_exec", program_level="any_sandboxed")
+    code = "import binascii; print(binascii.hexlify(open('.e'+'nv','rb').read()))"
+    setup.server.script(
+        Response.tools(tool("shell_exec", {"command": f"python3 -c \"{code}\""},
+                            id="toolu_1")),
+        Response.text("done"))
+    await setup.session(checkpointer=Checkpointer(fresh_data_dir, project)).run("go")
+    printed = str(setup.server.requests[1].tool_results()[0]["content"])
+    assert SECRET.encode().hex() not in printed and SECRET not in printed
+    assert "sandboxed" in printed and ".env" in printed  # it ran, and the file was not there
+    assert setup.approver.requests == []
 
 
 async def test_auto_mode_lets_a_benign_session_work_without_asking(

@@ -21,6 +21,7 @@ from app.core.sandbox import (
     probe_sandbox,
 )
 from app.core.sandbox.bubblewrap import bwrap_argv
+from app.core.sandbox.mounts import plan_mounts
 from app.core.sandbox.seatbelt import seatbelt_profile
 from app.core.sensitive_paths import sensitive_paths
 from app.core.tools.base import ToolContext
@@ -123,6 +124,8 @@ def test_paths_under_private_tmp_need_no_hiding(tmp_path: Path) -> None:
 
 
 def test_bwrap_mount_order(var_tmp: Path) -> None:
+    """The allowlist: nothing of the machine but what is mounted, deeper mounts after the
+    folders that hold them. (Was: the whole system read-only with a hidden list on top.)"""
     base = var_tmp
     hidden_parent = base / "secret-parent"
     project = hidden_parent / "project"
@@ -132,18 +135,20 @@ def test_bwrap_mount_order(var_tmp: Path) -> None:
     netrc = base / "home" / ".netrc"
     netrc.write_text("x")
     policy = SandboxPolicy(writable=(project,), read_only=(project / ".git",),
-                           hidden=(hidden_parent, ssh, netrc, base / "home" / ".aws"))
+                           hidden=(hidden_parent, ssh, netrc, base / "home" / ".aws"),
+                           home=base / "home")
     argv = bwrap_argv("/usr/bin/bwrap", policy, ["ls", "-a"], "/usr/bin/ls", project)
     mounts = _pairs(argv)
-    # The hidden folder that contains the project comes before the project's own bind...
-    assert mounts.index(("--tmpfs", str(hidden_parent))) < mounts.index(
-        ("--bind", str(project), str(project)))
-    # ...then .git read-only over it, then the other hidden paths over everything.
+    assert ("--ro-bind", "/", "/") not in mounts  # no longer the whole machine
+    assert ("--ro-bind", "/usr", "/usr") in mounts
+    # The project is shown though its parent is hidden: nothing of the parent is mounted.
+    assert not any(str(hidden_parent) == m[-1] for m in mounts)
+    # .git read-only over the writable project, after it.
     assert mounts.index(("--bind", str(project), str(project))) < mounts.index(
         ("--ro-bind", str(project / ".git"), str(project / ".git")))
-    assert ("--tmpfs", str(ssh)) in mounts
-    assert ("--ro-bind", "/dev/null", str(netrc)) in mounts
-    assert not any(str(base / "home" / ".aws") in m for m in mounts)  # missing: not created
+    # The home is an empty tmpfs; its secrets need no hiding: nothing there is mounted.
+    assert ("--tmpfs", str(base / "home")) in mounts
+    assert not any(str(ssh) in m or str(netrc) in m for m in mounts)
     assert "--unshare-all" in argv and "--share-net" not in argv
     assert argv[-3:] == ["--", "/usr/bin/ls", "-a"]
 
@@ -155,12 +160,13 @@ def test_bwrap_network_switch(tmp_path: Path) -> None:
 
 
 def test_hidden_symlink_hides_its_target(var_tmp: Path) -> None:
+    """A symlinked secret folder inside a visible folder hides its target."""
     real = var_tmp / "real-ssh"
     real.mkdir()
     home = var_tmp / "home"
     home.mkdir()
     (home / ".ssh").symlink_to(real)
-    policy = SandboxPolicy(hidden=(home / ".ssh",))
+    policy = SandboxPolicy(read_only=(var_tmp,), hidden=(home / ".ssh",), home=home)
     argv = bwrap_argv("/usr/bin/bwrap", policy, ["true"], "/bin/true", var_tmp)
     assert ("--tmpfs", str(real.resolve())) in _pairs(argv)
 
@@ -176,6 +182,23 @@ def test_seatbelt_profile_denies_last() -> None:
     assert '(subpath "/h/\\"quoted\\"")' in profile
     assert "(deny network*)" in lines
     assert "(deny network*)" not in seatbelt_profile(SandboxPolicy(network=True))
+
+
+def test_seatbelt_profile_shows_only_the_allowlist_of_home(var_tmp: Path) -> None:
+    home = var_tmp / "home"
+    project = home / "work" / "project"
+    project.mkdir(parents=True)
+    (project / ".env").write_text("x")
+    (home / ".bashrc").write_text("x")
+    policy = SandboxPolicy(writable=(project,), home=home)
+    profile = seatbelt_profile(policy, plan=plan_mounts(policy))
+    lines = profile.splitlines()
+    denied = lines.index(f'(deny file-read* (subpath "{home}"))')
+    allowed = next(i for i, line in enumerate(lines)
+                   if line.startswith("(allow file-read*") and f'"{project}"' in line)
+    secret = next(i for i, line in enumerate(lines)
+                  if line.startswith("(deny file-read* file-write*") and f'{project}/.env' in line)
+    assert denied < allowed < secret  # later rules win: home denied, project back, .env hidden
 
 
 def test_sensitive_paths_cover_the_usual_secrets(tmp_path: Path,

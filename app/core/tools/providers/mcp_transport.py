@@ -135,7 +135,8 @@ def stdio_launch(config: McpServerConfig, sandbox: Sandbox, env: Mapping[str, st
         return StdioLaunch(config.command, args, cwd, note=sandbox.status.summary)
     executable = resolve_command(config.command, {**base_env, **env}, cwd)
     where = Path(os.path.abspath(cwd)) if cwd else Path.cwd()
-    program, argv = confinement.wrap([executable, *args], executable, where)
+    # The environment the SDK starts it with: the sandbox unsets sockets and unseen paths.
+    program, argv = confinement.wrap([executable, *args], executable, where, {**base_env, **env})
     return StdioLaunch(program, argv[1:], cwd, confinement, confinement.status.summary)
 
 

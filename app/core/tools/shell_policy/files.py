@@ -29,7 +29,7 @@ def _check_find(name: str, args: list[str]) -> list[str]:
 # option is read as a flag, so a value it may take is then scanned as options too (stricter).
 _FD = OptionTable("x|exec= X|exec-batch= e|extension= t|type= E|exclude= d|max-depth= "
                   "c|color= j|threads= S|size=", closed=False)
-_RG = OptionTable("pre= pre-glob= hostname-bin= e|regexp= f|file= g|glob= t|type= "
+_RG = OptionTable("pre= pre-glob= hostname-bin= z|search-zip e|regexp= f|file= g|glob= t|type= "
                   "T|type-not= m|max-count= A|after-context= B|before-context= C|context= "
                   "j|threads= M|max-columns= E|encoding= r|replace= d|max-depth= "
                   "engine= sort= sortr= color= colors= type-add= type-clear= ignore-file= "
@@ -113,11 +113,17 @@ def _check_tar(name: str, args: list[str]) -> list[str]:
     hit = _refused(name, parsed, _TAR_REFUSED, _RUNS)
     if hit:
         return hit
-    for a in args:
-        if re.match(r"^[^/.-][^/]*:", a) and not a.startswith("--"):
+    # An archive named HOST:PATH is opened through rsh/ssh, however it is spelled: a plain
+    # word, -f HOST:PATH, -fHOST:PATH, --file=HOST:PATH.
+    archives = [o.value for o in parsed.options if o.name == "--file" and o.value]
+    for a in [*archives, *(a for a in args if not a.startswith("-"))]:
+        if _REMOTE_ARCHIVE.match(a):
             return [f"tar archive {a!r} looks like a remote host:path, which runs rsh/ssh; use a "
                     "local path (prefix it with ./)"]
     return []
+
+
+_REMOTE_ARCHIVE = re.compile(r"^[^/.-][^/]*:")
 
 
 # Info-ZIP zip has multi-letter short options (-TT, -tt, -df ...) that getopt cannot express,
@@ -156,13 +162,17 @@ def _check_sort(name: str, args: list[str]) -> list[str]:
 _FILE = OptionTable("C|compile m|magic-file= f|files-from= F|separator= e|exclude= "
                     "P|parameter=", closed=False)
 _FD_REFUSED = ("--exec", "--exec-batch")
-_RG_REFUSED = ("--pre", "--pre-glob", "--hostname-bin")
+_RG_REFUSED = ("--pre", "--pre-glob", "--hostname-bin", "--search-zip")
+# BSD base64 (macOS) writes its output file with -o/--output; GNU's has no such option.
+_BASE64 = OptionTable("o|output= i|input= d|decode D b|break= w|wrap= e|encode h|help "
+                      "ignore-garbage version", closed=False)
 
 FILE_CHECKERS: dict[str, Checker] = {
     "find": _check_find,
     "fd": _simple(_FD, _FD_REFUSED, _RUNS),
     "fdfind": _simple(_FD, _FD_REFUSED, _RUNS),
-    "rg": _simple(_RG, _RG_REFUSED, f"{_RUNS} (a preprocessor)"),
+    "rg": _simple(_RG, _RG_REFUSED, f"{_RUNS} (a preprocessor or decompressor)"),
+    "base64": _simple(_BASE64, ("--output",), _WRITES),
     "tree": _simple(_TREE, ("--output", "-R"), _WRITES),
     "sort": _check_sort,
     "uniq": _check_uniq,
