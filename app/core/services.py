@@ -377,8 +377,23 @@ def app_sandbox(settings: SettingsRepository, data_dir: Path) -> Sandbox:
 
     sandbox = machine_sandbox(data_dir, read_only=sandbox_folders(
         settings.get(SANDBOX_READ_ONLY_KEY)))
+    # The person's sensitive paths are hidden from programs too, their name patterns
+    # ("*.secret") wherever a program can see: one list for the guards and the sandbox.
+    paths, names = person_sensitive(settings.get(SENSITIVE_PATHS_KEY))
+    sandbox = replace(sandbox, hidden=(*sandbox.hidden, *paths), secret_names=names)
     required = settings.get(SANDBOX_REQUIRED_KEY)
     return replace(sandbox, required=required) if isinstance(required, bool) else sandbox
+
+
+def person_sensitive(value: object) -> tuple[tuple[Path, ...], tuple[str, ...]]:
+    """The person's sensitive-paths setting as (paths, file-name patterns): an entry without
+    a folder part is a name pattern, as ``SensitivePaths`` reads it."""
+    if not isinstance(value, list):
+        return (), ()
+    entries = [v.strip() for v in value if isinstance(v, str) and v.strip()]
+    names = tuple(e for e in entries if "/" not in e and not e.startswith("~"))
+    paths = tuple(Path(os.path.expanduser(e)) for e in entries if e not in names)
+    return paths, names
 
 
 def sandbox_folders(value: object) -> tuple[Path, ...]:

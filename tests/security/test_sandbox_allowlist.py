@@ -206,3 +206,27 @@ def test_git_python_and_pytest_work_with_an_empty_home(home: Path, mine: Path) -
     listed = _run(ctx, py("import os; print(sorted(os.listdir(os.environ['HOME'])))"))
     # Empty but for the identity and the folders that lead to the project.
     assert str(listed["stdout"]).strip() == "['.gitconfig', 'clients']"
+
+
+def test_the_persons_own_sensitive_entries_are_hidden_from_programs(
+        db, fresh_data_dir: Path, home: Path, mine: Path) -> None:
+    from dataclasses import replace
+
+    from app.core.services import SENSITIVE_PATHS_KEY, app_sandbox
+    from app.core.store.settings import SettingsRepository
+
+    (mine / "deploy.secret").write_text(f"token {TOKEN}\n")
+    (home / "vault").mkdir()
+    (mine / "notes.txt").write_text(f"fine {TOKEN[:4]}\n")
+    settings = SettingsRepository(db)
+    settings.set(SENSITIVE_PATHS_KEY, ["*.secret", str(mine / "private")])
+    (mine / "private").mkdir()
+    (mine / "private" / "keys.txt").write_text(f"key {TOKEN}\n")
+    sandbox = replace(app_sandbox(settings, fresh_data_dir), home=home, required=True)
+    ctx = ToolContext(working_dir=mine, sandbox=sandbox,
+                      tool_config={"shell_exec": {"program_level": LEVEL_ANY_SANDBOXED}},
+                      shell_timeout_s=60)
+    out = _run(ctx, _reader([mine / "deploy.secret", mine / "private" / "keys.txt",
+                             mine / "notes.txt"]))
+    assert TOKEN not in str(out["stdout"]), out
+    assert "fine" in str(out["stdout"])  # the rest of the project is there
