@@ -52,6 +52,7 @@ import threading
 # percent-escapes (secret_escapes) and the refusal's wording (egress_refusal) live in their own
 # modules; this one decides what to learn and turns what is found into ordered hits.
 from app.core.permissions.egress_refusal import egress_refusal
+from app.core.permissions.secret_decodings import decoded_hits
 from app.core.permissions.secret_escapes import escaped_hits
 from app.core.permissions.secret_formats import KIND_LABELS, SecretHit, mask, token_hits
 from app.core.permissions.secret_index import (
@@ -134,12 +135,16 @@ class SecretMatcher:
         """Every secret in ``text``: learnt values (also escaped or base64-encoded) and
         well-known token formats, ordered by position. Empty when there is none."""
         hits = token_hits(text)
+        data = encode(text)
         with self._lock:
             if self._learnt:
-                hits += self._learnt_hits(text, "")
+                hits += self._learnt_hits(text, "", data)
             with_space = self._learnt.with_space > 0
             if "%" in text or (with_space and "+" in text):
                 hits += escaped_hits(text, with_space, self._decoded_hits)
+            decoded = decoded_hits(data, self._bytes_hits)
+        if decoded:
+            hits += _new_hits(_char_offsets(text, data, decoded), hits)
         if len(hits) > 1:
             hits = _dedupe(hits)
         return hits
@@ -156,8 +161,22 @@ class SecretMatcher:
             found += self._learnt_hits(decoded, "percent-encoded")
         return found
 
-    def _learnt_hits(self, text: str, encoding: str) -> list[SecretHit]:
-        data = encode(text)
+    def _bytes_hits(self, data: bytes, tokens: bool) -> list[SecretHit]:
+        """Learnt values, or token formats, in decoded bytes (``decoded_hits`` maps them
+        back); byte offsets."""
+        if tokens:
+            return token_hits(data.decode("latin-1"))  # one character per byte
+        found: list[SecretHit] = []
+        if self._learnt:
+            for start, end, entry in self._learnt.match(data):
+                shown = mask(data[start:end].decode("utf-8", "replace"))
+                found.append(SecretHit("learnt", entry.secret.source, shown, start, end,
+                                       entry.encoding))
+        return found
+
+    def _learnt_hits(self, text: str, encoding: str,
+                     data: bytes | None = None) -> list[SecretHit]:
+        data = encode(text) if data is None else data
         spans = self._learnt.match(data)
         if not spans:
             return []
@@ -165,12 +184,31 @@ class SecretMatcher:
         hits: list[SecretHit] = []
         for start, end, entry in spans:
             if not ascii_only:  # byte offsets to character offsets
-                start, end = (len(data[:start].decode("utf-8", "ignore")),
-                              len(data[:end].decode("utf-8", "ignore")))
+                start, end = _char_offset(data, start), _char_offset(data, end)
             shown = mask(text[start:end])
             hits.append(SecretHit("learnt", entry.secret.source, shown, start, end,
                                   entry.encoding or encoding))
         return hits
+
+
+def _char_offset(data: bytes, offset: int) -> int:
+    return len(data[:offset].decode("utf-8", "ignore"))
+
+
+def _char_offsets(text: str, data: bytes, hits: list[SecretHit]) -> list[SecretHit]:
+    """Hits with byte offsets in ``data`` (``text`` encoded) as hits in ``text``."""
+    if len(data) == len(text):
+        return hits
+    return [SecretHit(h.kind, h.source, h.masked, _char_offset(data, h.start),
+                      _char_offset(data, h.end), h.encoding) for h in hits]
+
+
+def _new_hits(found: list[SecretHit], known: list[SecretHit]) -> list[SecretHit]:
+    """``found`` without the hits that overlap a known one of the same kind and source (a
+    base64 blob the index saw is decoded too)."""
+    return [hit for hit in found
+            if not any(k.kind == hit.kind and k.source == hit.source and k.start < hit.end
+                       and hit.start < k.end for k in known)]
 
 
 def _dedupe(hits: list[SecretHit]) -> list[SecretHit]:

@@ -10,7 +10,9 @@ out asks, whatever rule allowed it (a rule may opt out, explicitly, with ``ignor
 
 The labels are persisted with the conversation (``conversations.flow``), so a reopened
 conversation keeps them. The secret values themselves are not: they live in memory only, in a
-``SecretMatcher`` the egress check scans outgoing inputs with.
+``SecretMatcher`` the egress check scans outgoing inputs with; so does what the conversation
+sent to each destination (``egress``, an ``EgressHistory``: a secret split over several calls
+to one destination is seen joined).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from enum import StrEnum
 from typing import Any
 
 from app.core.permissions.egress import SecretMatcher
+from app.core.permissions.egress_history import EgressHistory
 
 __all__ = ["FlowLabel", "FlowSource", "FlowState"]
 
@@ -82,6 +85,8 @@ class FlowState:
         self._lock = threading.Lock()
         # Values of the sensitive files this conversation read (memory only).
         self.secrets = secrets if secrets is not None else SecretMatcher()
+        # What went out, per destination (memory only).
+        self.egress = EgressHistory()
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -114,6 +119,11 @@ class FlowState:
 
     # -- updating --------------------------------------------------------------------------
 
+    def record_egress(self, destination: str, tool_input: Any) -> None:
+        """A call that went out sent ``tool_input`` to ``destination`` (a key from
+        ``egress_history.egress_destination``): later calls there are scanned joined to it."""
+        self.egress.record(destination, tool_input)
+
     def add(self, label: FlowLabel, source: str, tool: str, at: str | None = None) -> bool:
         """Record one source of ``label``; False when it was already known (nothing
         changed)."""
@@ -134,6 +144,7 @@ class FlowState:
         with self._lock:
             self._sources = ()
             self.secrets = SecretMatcher()
+            self.egress = EgressHistory()
 
     # -- persistence -----------------------------------------------------------------------
 
