@@ -30,6 +30,8 @@ __all__ = ["EgressHistory", "egress_destination", "outgoing_text"]
 
 MAX_CHARS_PER_DESTINATION: Final = 64 * 1024
 MAX_DESTINATIONS: Final = 64
+_MAX_SLOTS: Final = 64
+_ALL: Final = "all"  # every slot's text concatenated in order
 _BUILTIN: Final = "builtin"
 
 
@@ -67,75 +69,111 @@ def outgoing_text(tool_input: Any) -> str:
     """The data an input carries, concatenated without separators: of a URL its path
     segments, query values and fragment; any other string whole; keys, numbers and booleans
     left out."""
-    parts: list[str] = []
-    _collect(tool_input, parts, 0)
-    return "".join(parts)
+    return "".join(outgoing_slots(tool_input).values())
 
 
-def _collect(value: Any, parts: list[str], depth: int) -> None:
-    if depth > 32:
+def outgoing_slots(tool_input: Any) -> dict[str, str]:
+    """The data an input carries by where it sits: "path 2" (a URL's third path segment),
+    "query d" (the values of parameter d), "fragment", "text 0" (the first other string)...
+    A secret sent one piece per call in the same slot is joined there even when the calls
+    also change other parts of the URL."""
+    slots: dict[str, str] = {}
+    _collect(tool_input, slots, 0)
+    return slots
+
+
+def _collect(value: Any, slots: dict[str, str], depth: int) -> None:
+    if depth > 32 or len(slots) >= _MAX_SLOTS:
         return
     if isinstance(value, str):
-        parts.append(_url_data(value) if "://" in value else value)
+        if "://" not in value or not _url_slots(value, slots):
+            slots[f"text {len(slots)}"] = value
     elif isinstance(value, Mapping):
         for item in value.values():
-            _collect(item, parts, depth + 1)
+            _collect(item, slots, depth + 1)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            _collect(item, parts, depth + 1)
+            _collect(item, slots, depth + 1)
 
 
-def _url_data(text: str) -> str:
+def _url_slots(text: str, slots: dict[str, str]) -> bool:
+    """Add a URL's data to ``slots``; False when ``text`` is not one URL."""
+    text = text.strip()
     try:
-        url = urlsplit(text.strip())
+        url = urlsplit(text)
     except ValueError:
-        return text
-    if not url.scheme or not url.netloc or any(c.isspace() for c in text.strip()):
-        return text  # not one URL (a command line, prose): all of it
-    values = [value for _, value in parse_qsl(url.query, keep_blank_values=True)]
-    return "".join([*url.path.split("/"), *values, url.fragment])
+        return False
+    if not url.scheme or not url.netloc or any(c.isspace() for c in text):
+        return False  # a command line, prose: taken whole
+    for index, segment in enumerate(url.path.split("/")):
+        if segment:
+            slots[f"path {index}"] = segment
+    for name, value in parse_qsl(url.query, keep_blank_values=True):
+        slots[f"query {name}"] = slots.get(f"query {name}", "") + value
+    if url.fragment:
+        slots["fragment"] = url.fragment
+    return True
 
 
 class EgressHistory:
-    """The recent outgoing text per destination (oldest destinations forgotten first)."""
+    """The recent outgoing text per destination (oldest destinations forgotten first): all of
+    it concatenated, and per slot (``outgoing_slots``)."""
 
     def __init__(self, max_chars: int = MAX_CHARS_PER_DESTINATION,
                  max_destinations: int = MAX_DESTINATIONS) -> None:
         self._max_chars = max_chars
         self._max_destinations = max_destinations
-        self._sent: OrderedDict[str, str] = OrderedDict()
+        self._sent: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def sent(self, destination: str) -> str:
+    def sent(self, destination: str, slot: str = _ALL) -> str:
         """What went to ``destination`` (its last ``max_chars`` characters)."""
         with self._lock:
-            return self._sent.get(destination, "")
+            return self._sent.get(destination, {}).get(slot, "")
 
     def record(self, destination: str, tool_input: Any) -> None:
         """Remember what a call that went out sent to ``destination``."""
-        text = outgoing_text(tool_input)
-        if not text:
+        slots = _with_all(outgoing_slots(tool_input))
+        if not slots[_ALL]:
             return
         with self._lock:
-            joined = (self._sent.pop(destination, "") + text)[-self._max_chars:]
-            self._sent[destination] = joined
+            sent = self._sent.pop(destination, {})
+            for slot, text in slots.items():
+                sent[slot] = (sent.get(slot, "") + text)[-self._max_chars:]
+            while len(sent) > _MAX_SLOTS + 1:  # the oldest slots other than all of it
+                del sent[next(slot for slot in sent if slot != _ALL)]
+            self._sent[destination] = sent
             while len(self._sent) > self._max_destinations:
                 self._sent.popitem(last=False)
 
     def joined_hits(self, destination: str, tool_input: Any,
                     *scanners: _Scanner) -> list[SecretHit]:
         """Secrets in this call's outgoing text joined after what went to ``destination``
-        before, found by ``scanners``; only hits that reach into this call. Their spans are
-        in the joined text, their encoding says "sent in pieces"."""
-        text = outgoing_text(tool_input)
-        if not text:
+        before (all of it, and slot by slot), found by ``scanners``; only hits that reach into
+        this call. Their spans are in the joined text, their encoding says "sent in
+        pieces"."""
+        slots = _with_all(outgoing_slots(tool_input))
+        if not slots[_ALL]:
             return []
-        before = self.sent(destination)
-        joined = before + text
+        with self._lock:
+            sent = dict(self._sent.get(destination, {}))
+        # One text: each slot's history and this call's part, NUL between slots (no learnt
+        # value holds one); where this call's part starts in each.
+        texts: list[str] = []
+        fresh: list[tuple[int, int]] = []  # (where this call's part starts, where it ends)
+        at = 0
+        for slot, text in slots.items():
+            before = sent.get(slot, "")
+            if not text or (slot != _ALL and not before):
+                continue  # nothing to join (the plain scan and "all" see it)
+            texts.append(before + text)
+            fresh.append((at + len(before), at + len(before) + len(text)))
+            at += len(before) + len(text) + 1
+        joined = "\0".join(texts)
         hits: list[SecretHit] = []
         for scanner in scanners:
             for hit in scanner.scan(joined):
-                if hit.end > len(before):
+                if any(hit.end > start and hit.start < end for start, end in fresh):
                     encoding = f"{hit.encoding}, sent in pieces" if hit.encoding \
                         else "sent in pieces"
                     hits.append(SecretHit(hit.kind, hit.source, hit.masked, hit.start,
@@ -145,3 +183,7 @@ class EgressHistory:
     def clear(self) -> None:
         with self._lock:
             self._sent.clear()
+
+
+def _with_all(slots: dict[str, str]) -> dict[str, str]:
+    return {_ALL: "".join(slots.values()), **slots}

@@ -19,7 +19,7 @@ Runs of hex digits (git SHAs, hashes) and UUIDs are decoded as hex only, never a
 Base64 runs are decoded from their first character and after a "/" (a blob in a URL path),
 one start per alignment; a blob glued to other base64 characters at another alignment is
 found by the index's base64 forms (learnt values up to ``BASE64_MAX_SECRET_LEN`` bytes) but not
-decoded. Base32 runs are decoded from the same starts, when all of the rest is base32.
+decoded. Base32 is decoded from the same starts, as far as the run is base32.
 
 Bounds: at most ``MAX_INFLATED`` bytes out of one compressed stream and ``MAX_INFLATED_TOTAL``
 per scan (zip bombs), ``MAX_INFLATE_ATTEMPTS`` streams tried per scan, ``MAX_BASE32_RUN``
@@ -71,7 +71,7 @@ _B64_CLASS: Final = _class_table(_B64_ALPHABET)
 _HEX_CLASS: Final = _class_table(_HEX_DIGITS, b": ")  # ":" for a separator between pairs
 _URLSAFE_TO_STANDARD: Final = bytes.maketrans(b"-_", b"+/")
 _HEX_DASH: Final = _HEX_DIGITS + b"-"
-_B32_LOWER: Final = _B32_UPPER.lower()
+_BASE32_RUN = re.compile(rb"[A-Z2-7]+|[a-z2-7]+")
 _NOT_A = re.compile(rb"[^a]")
 _SEPARATED_PAIRS = re.compile(rb"(?:aa:)+aa")
 _SEPARATED_NEEDLE: Final = b"aa:" * (_MIN_HEX_PAIRS - 1) + b"aa"
@@ -201,10 +201,9 @@ def _base64_and_base32_runs(data: bytes, layer: _Layer) -> None:
                 starts.append(slash + 1)
             slash = run.find(b"/", slash + 1)
         for at in starts:
-            part = run[at:]
-            if (part.isupper() and not part.translate(None, _B32_UPPER)) or \
-                    (part.islower() and not part.translate(None, _B32_LOWER)):
-                _base32(part, start + at, layer)
+            base32 = _BASE32_RUN.match(run, at)
+            if base32 is not None and base32.end() - at >= _MIN_BASE32_RUN:
+                _base32(base32.group(), start + at, layer)
         standard = run.translate(_URLSAFE_TO_STANDARD)
         aligned: set[int] = set()
         for at in starts:
