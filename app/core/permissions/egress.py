@@ -50,8 +50,8 @@ values shorter than ``MIN_SECRET_LEN``. Matches are exact and case-sensitive.
 
 Bounds: at most ``MAX_SECRETS`` values and ``MAX_INDEX_BYTES`` indexed bytes (base64, rot13 and
 reversed forms included: a 40-byte value indexes ~320; each indexed byte costs ~120 bytes of
-memory, so ~80 MB at the bound); beyond either, the oldest values are forgotten, with a warning in the log. A
-single value is cut to ``MAX_SECRET_LEN`` characters.
+memory, so ~80 MB at the bound); beyond either, the oldest values are forgotten, with a
+warning in the log. A single value is cut to ``MAX_SECRET_LEN`` characters.
 
 Thread-safe: ``scan`` may run in worker threads while another thread adds secrets.
 """

@@ -205,11 +205,7 @@ def _base64_and_base32_runs(data: bytes, layer: _Layer) -> None:
             if base32 is not None and base32.end() - at >= _MIN_BASE32_RUN:
                 _base32(base32.group(), start + at, layer)
         standard = run.translate(_URLSAFE_TO_STANDARD)
-        aligned: set[int] = set()
-        for at in starts:
-            if at % 4 in aligned:
-                continue
-            aligned.add(at % 4)
+        for at in starts:  # (each start: a compressed stream must start its piece)
             blob = standard[at:]
             usable = len(blob) - (len(blob) % 4 == 1)
             if usable % 4:
