@@ -14,7 +14,9 @@ for a character of the alphabet, " " else), and ``bytes.find`` of a run of "a" f
 runs (a regular expression over the characters takes three times as long: it retries inside
 every word). All runs of one layer are decoded into one buffer, pieces separated by a NUL byte
 (no learnt value and no token format holds one, so no match spans two pieces), searched once.
-Runs of hex digits (git SHAs, hashes) and UUIDs are decoded as hex only, never as base64.
+Runs of one letter case only (hex digits, git SHAs, UUIDs, lower-case URL paths) are not
+decoded as base64: the base64 of random bytes holds both cases in 22 characters but for a
+chance of 1 in 10^5 (and a run of hex digits is decoded as hex).
 
 Base64 runs are decoded from their first character and after a "/" (a blob in a URL path),
 one start per alignment; a blob glued to other base64 characters at another alignment is
@@ -70,7 +72,6 @@ def _class_table(alphabet: bytes, separators: bytes = b"") -> bytes:
 _B64_CLASS: Final = _class_table(_B64_ALPHABET)
 _HEX_CLASS: Final = _class_table(_HEX_DIGITS, b": ")  # ":" for a separator between pairs
 _URLSAFE_TO_STANDARD: Final = bytes.maketrans(b"-_", b"+/")
-_HEX_DASH: Final = _HEX_DIGITS + b"-"
 _BASE32_RUN = re.compile(rb"[A-Z2-7]+|[a-z2-7]+")
 _NOT_A = re.compile(rb"[^a]")
 _SEPARATED_PAIRS = re.compile(rb"(?:aa:)+aa")
@@ -159,11 +160,17 @@ def _runs(classes: bytes, length: int) -> list[tuple[int, int]]:
     """Spans of the runs of "a" at least ``length`` long in ``classes``."""
     runs: list[tuple[int, int]] = []
     needle = b"a" * length
-    find, end_of = classes.find, _NOT_A.search
+    find = classes.find
+    two_classes = b":" not in classes  # then a run ends at a space: find it (faster)
     at = find(needle)
     while at >= 0:
-        stop = end_of(classes, at + length)
-        end = stop.start() if stop is not None else len(classes)
+        if two_classes:
+            end = find(b" ", at + length)
+            if end < 0:
+                end = len(classes)
+        else:
+            stop = _NOT_A.search(classes, at + length)
+            end = stop.start() if stop is not None else len(classes)
         runs.append((at, end))
         at = find(needle, end)
     return runs
@@ -191,19 +198,19 @@ def _base64_and_base32_runs(data: bytes, layer: _Layer) -> None:
     spans: list[tuple[int, int]] = []
     for start, end in _runs(data.translate(_B64_CLASS), _MIN_BASE64_RUN):
         run = data[start:end]
-        if not run.translate(None, _HEX_DASH):
-            continue  # hex (decoded as such) or a UUID
         # Where a blob may start: the run's start, and after a "/" (a blob in a URL path).
         starts = [0]
         slash = run.find(b"/")
         while 0 <= slash < len(run) - _MIN_BASE64_RUN and len(starts) < 4:
-            if run[slash + 1:].translate(None, _HEX_DASH):  # not a hash in a URL path
-                starts.append(slash + 1)
+            starts.append(slash + 1)
             slash = run.find(b"/", slash + 1)
         for at in starts:
             base32 = _BASE32_RUN.match(run, at)
             if base32 is not None and base32.end() - at >= _MIN_BASE32_RUN:
                 _base32(base32.group(), start + at, layer)
+        if run.isupper() or run.islower():
+            continue  # one letter case: hex, a UUID, a path; not base64 (see above)
+        starts = [at for at in starts if not (run[at:].isupper() or run[at:].islower())]
         standard = run.translate(_URLSAFE_TO_STANDARD)
         for at in starts:  # (each start: a compressed stream must start its piece)
             blob = standard[at:]
