@@ -5,8 +5,11 @@ Scanning each call alone misses a 40-character key sent as four 10-character que
 the same host. The history keeps, per destination (``egress_destination``: the host of a URL
 without its subdomains, an MCP server, or the tool), the data-carrying text of the calls that
 went out (``outgoing_text``: a URL's path segments, query values and fragment, any other
-string whole, all concatenated without separators), bounded, and ``joined_hits`` scans each
-new call's text joined after it. A hit must reach into the new call: what the history alone
+string whole, all concatenated without separators; and the same per slot, ``outgoing_slots``,
+so that pieces sent in one query parameter are joined even when other parts of the URL change),
+bounded (``MAX_CHARS_PER_DESTINATION`` of all of it, a sixteenth of that per slot, the last
+``MAX_DESTINATIONS`` destinations), and ``joined_hits`` scans each new call's text joined after
+it. A hit must reach into the new call: what the history alone
 holds went out already (or was learnt only afterwards) and must not block every later call.
 
 Only calls that go out are recorded (``record``): the permission check records the calls it
@@ -31,6 +34,7 @@ __all__ = ["EgressHistory", "egress_destination", "outgoing_text"]
 MAX_CHARS_PER_DESTINATION: Final = 64 * 1024
 MAX_DESTINATIONS: Final = 64
 _MAX_SLOTS: Final = 64
+_SLOT_SHARE: Final = 16  # a slot keeps 1/16 of what all of it keeps (4 KB): at most ~4 x 64 KB
 _ALL: Final = "all"  # every slot's text concatenated in order
 _BUILTIN: Final = "builtin"
 
@@ -139,7 +143,8 @@ class EgressHistory:
         with self._lock:
             sent = self._sent.pop(destination, {})
             for slot, text in slots.items():
-                sent[slot] = (sent.get(slot, "") + text)[-self._max_chars:]
+                keep = self._max_chars if slot == _ALL else self._max_chars // _SLOT_SHARE
+                sent[slot] = (sent.get(slot, "") + text)[-keep:]
             while len(sent) > _MAX_SLOTS + 1:  # the oldest slots other than all of it
                 del sent[next(slot for slot in sent if slot != _ALL)]
             self._sent[destination] = sent

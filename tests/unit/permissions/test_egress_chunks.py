@@ -105,6 +105,7 @@ def test_history_is_bounded():
         history.record(f"host:h{i}.example", {"url": f"https://h{i}.example/?d={'y' * 80}"})
     assert history.sent("host:h0.example") == ""
     assert history.sent("host:h9.example") == "x" * 20 + "y" * 80
+    assert history.sent("host:h9.example", "query d") == "y" * 6  # a slot keeps 1/16
 
 
 def test_a_hit_only_in_what_went_before_does_not_block_later_calls():
