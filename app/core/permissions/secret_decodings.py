@@ -178,11 +178,18 @@ def _runs(classes: bytes, length: int) -> list[tuple[int, int]]:
 
 def _hex_runs(data: bytes, layer: _Layer) -> None:
     classes = data.translate(_HEX_CLASS)
-    for start, end in _runs(classes, _MIN_HEX_RUN):
-        for skip in (0, 1) if (end - start) % 2 else (0,):  # a stray digit at the start?
-            stop = start + skip + (end - start - skip) // 2 * 2
-            layer.add(binascii.unhexlify(data[start + skip:stop]), start + skip, stop, 2, 1,
-                      "hex-encoded")
+    runs = _runs(classes, _MIN_HEX_RUN)
+    if runs:
+        # Whole pairs from the start, and from the second digit of an odd run (a stray digit
+        # in front?): all decoded in one call.
+        spans = [(start, start + (end - start) // 2 * 2) for start, end in runs]
+        spans += [(start + 1, end) for start, end in runs if (end - start) % 2]
+        decoded = binascii.unhexlify(b"".join([data[start:end] for start, end in spans]))
+        at = 0
+        for start, end in spans:
+            size = (end - start) // 2
+            layer.add(decoded[at:at + size], start, end, 2, 1, "hex-encoded")
+            at += size
     at = classes.find(_SEPARATED_NEEDLE)
     while at >= 0:
         match = _SEPARATED_PAIRS.match(classes, at)
