@@ -5,7 +5,10 @@ Run: .venv/bin/python tests/bench/bench_egress.py [--runs N]
 Scans a 100 KB realistic input (Python code, JSON lines, URLs with query strings and a few
 %-escapes, git shas, UUIDs) against 1,000 learnt secrets of realistic shapes (API tokens,
 base64 keys, hex keys, generated passwords with symbols, a few short 12-14 character ones):
-once with no secret in it, once with a learnt secret at the very end. Goal: ≤ 2 ms (median).
+once with no secret in it, once with a learnt secret at the very end, once with one hex-encoded
+and zlib-compressed in base64 at the end. The scan decodes hex, base32, base64 and compression
+(app.core.permissions.secret_decodings); goal with decoding: ≤ 3 ms (median), not met yet
+(4.2 ms, 2.1 before decoding, on the 2-core machine with its baseline line at 12.3 ms).
 The baseline, measured in the same run on the same input, is the naive check: `secret in text`
 for each of the 1,000 secrets (exact values only: no substrings, escapes, base64 or token
 formats, which the measured scan does as well).
@@ -14,6 +17,7 @@ formats, which the measured scan does as well).
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import random
 import statistics
@@ -21,6 +25,7 @@ import string
 import sys
 import time
 import uuid
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from app.core.permissions.egress import SecretMatcher
 
-GOAL_MS = 2.0
+GOAL_MS = 3.0
 INPUT_SIZE = 100_000
 N_SECRETS = 1_000
 
@@ -117,6 +122,8 @@ def main() -> None:
     tail = secrets[rnd.randrange(N_SECRETS)]
     dirty = clean[: INPUT_SIZE - len(tail) - 3] + "&k=" + tail
     assert len(clean) == len(dirty) == INPUT_SIZE
+    hidden = base64.b64encode(zlib.compress(tail.encode().hex().encode())).decode()
+    encoded = clean[: INPUT_SIZE - len(hidden) - 3] + "&k=" + hidden
 
     # Correctness first: the clean input has no hit, the dirty one exactly the planted secret.
     assert matcher.scan(clean) == [], matcher.scan(clean)
@@ -127,6 +134,10 @@ def main() -> None:
         return any([secret in text for secret in secrets])
 
     assert not baseline(clean) and baseline(dirty)
+    encoded_hits = matcher.scan(encoded)
+    assert [(h.kind, h.encoding) for h in encoded_hits] == [
+        ("learnt", "hex-encoded, then zlib-compressed, then base64")], encoded_hits
+    assert not baseline(encoded)
     for _ in range(5):  # warm up
         matcher.scan(clean)
         matcher.scan(dirty)
@@ -139,6 +150,7 @@ def main() -> None:
     variants: dict[str, Callable[[], object]] = {
         "clean": lambda: matcher.scan(clean),
         "dirty": lambda: matcher.scan(dirty),
+        "encoded": lambda: matcher.scan(encoded),
         "tokens_only": lambda: empty.scan(clean),
         "without_short": lambda: no_short.scan(clean),
         "base_clean": lambda: baseline(clean),
@@ -150,7 +162,7 @@ def main() -> None:
             if name.startswith("base") and run % 10:
                 continue  # the baseline is slow and steady: every tenth round is enough
             samples[name].append(time_ms(fn))
-    (scan_clean, best_clean), (scan_dirty, best_dirty), (tokens_only, _), \
+    (scan_clean, best_clean), (scan_dirty, best_dirty), (scan_encoded, _), (tokens_only, _), \
         (without_short, _), (base_clean, _), (base_dirty, _) = (
             (statistics.median(v), min(v)) for v in samples.values())
 
@@ -163,13 +175,14 @@ def main() -> None:
     print(f"egress_scan_100kb_1000_secrets_best_ms: {best_clean:.3f}")
     print(f"egress_scan_100kb_1000_secrets_secret_at_end_ms: {scan_dirty:.3f}")
     print(f"egress_scan_100kb_1000_secrets_secret_at_end_best_ms: {best_dirty:.3f}")
+    print(f"egress_scan_100kb_1000_secrets_encoded_secret_at_end_ms: {scan_encoded:.3f}")
     print(f"egress_scan_100kb_no_learnt_secrets_ms: {tokens_only:.3f}")
     print(f"egress_scan_100kb_without_short_secrets_ms: {without_short:.3f}")
     print(f"baseline_str_find_1000_secrets_ms: {base_clean:.3f}")
     print(f"baseline_str_find_1000_secrets_secret_at_end_ms: {base_dirty:.3f}")
     print(f"ratio_baseline_over_scan: {base_clean / scan_clean:.1f}")
     print(f"goal_ms: {GOAL_MS}")
-    worst = max(scan_clean, scan_dirty)
+    worst = max(scan_clean, scan_dirty, scan_encoded)
     print(f"within_goal: {'yes' if worst <= GOAL_MS else 'no'}")
     print(f"load_average_1min: {os.getloadavg()[0]:.2f}")
 

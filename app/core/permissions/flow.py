@@ -10,7 +10,9 @@ out asks, whatever rule allowed it (a rule may opt out, explicitly, with ``ignor
 
 The labels are persisted with the conversation (``conversations.flow``), so a reopened
 conversation keeps them. The secret values themselves are not: they live in memory only, in a
-``SecretMatcher`` the egress check scans outgoing inputs with.
+``SecretMatcher`` the egress check scans outgoing inputs with; so does what the conversation
+sent to each destination (``egress``, an ``EgressHistory``: a secret split over several calls
+to one destination is seen joined).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from enum import StrEnum
 from typing import Any
 
 from app.core.permissions.egress import SecretMatcher
+from app.core.permissions.egress_history import EgressHistory
 from app.core.permissions.provenance import ValueProvenance
 
 __all__ = ["FlowLabel", "FlowSource", "FlowState"]
@@ -87,6 +90,8 @@ class FlowState:
         # that say untrusted content was read leave it incomplete, so it fails closed.
         self.provenance = ValueProvenance(
             complete=not any(s.label is FlowLabel.UNTRUSTED for s in self._sources))
+        # What went out, per destination (memory only).
+        self.egress = EgressHistory()
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -119,6 +124,11 @@ class FlowState:
 
     # -- updating --------------------------------------------------------------------------
 
+    def record_egress(self, destination: str, tool_input: Any) -> None:
+        """A call that went out sent ``tool_input`` to ``destination`` (a key from
+        ``egress_history.egress_destination``): later calls there are scanned joined to it."""
+        self.egress.record(destination, tool_input)
+
     def add(self, label: FlowLabel, source: str, tool: str, at: str | None = None) -> bool:
         """Record one source of ``label``; False when it was already known (nothing
         changed)."""
@@ -140,6 +150,7 @@ class FlowState:
             self._sources = ()
             self.secrets = SecretMatcher()
             self.provenance.clear()
+            self.egress = EgressHistory()
 
     # -- persistence -----------------------------------------------------------------------
 

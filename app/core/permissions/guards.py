@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.decision import PLAN_MODE_REFUSAL, Decision, DecisionContext
 from app.core.permissions.egress import SecretMatcher, egress_refusal
+from app.core.permissions.egress_history import egress_destination
 from app.core.permissions.facts import CallFacts, call_facts
 from app.core.permissions.flow import FlowLabel, FlowState
 from app.core.permissions.provenance import ChosenValue
@@ -70,10 +71,16 @@ def apply_mode_and_guards(decision: Decision, spec: ToolSpec, tool_input: Mappin
         hits = known_secrets.scan(text)
         if flow is not None:
             hits = flow.secrets.scan(text) + hits
+            # A secret split over several calls to one destination, joined.
+            destination = egress_destination(spec.server_id, spec.name, tool_input)
+            hits = hits or flow.egress.joined_hits(destination, tool_input, flow.secrets,
+                                                   known_secrets)
         if hits:
             message = egress_refusal(hits)
             return decision.with_kind("deny", "secret egress check: the input carries a "
                                               "secret", note=message, flow_reason=message)
+        if flow is not None and decision.kind == "allow":  # it goes out now
+            flow.record_egress(destination, tool_input)
     return decision
 
 
