@@ -205,19 +205,33 @@ def _base64_and_base32_runs(data: bytes, layer: _Layer) -> None:
     spans: list[tuple[int, int]] = []
     for start, end in _runs(data.translate(_B64_CLASS), _MIN_BASE64_RUN):
         run = data[start:end]
+        if b"/" not in run and (run.isupper() or run.islower()):
+            # Most runs of ordinary text (identifiers, hashes, UUIDs): base32 at most.
+            if end - start >= _MIN_BASE32_RUN:
+                base32 = _BASE32_RUN.match(run)
+                if base32 is not None and base32.end() >= _MIN_BASE32_RUN:
+                    _base32(base32.group(), start, layer)
+            continue
         # Where a blob may start: the run's start, and after a "/" (a blob in a URL path).
         starts = [0]
         slash = run.find(b"/")
         while 0 <= slash < len(run) - _MIN_BASE64_RUN and len(starts) < 4:
             starts.append(slash + 1)
             slash = run.find(b"/", slash + 1)
+        one_case = run.isupper() or run.islower()
         for at in starts:
+            # A base32 run is of one letter case: in a mixed run only a piece that starts
+            # with _MIN_BASE32_RUN such characters can be (the regex is not worth trying
+            # on the others, most of the runs of ordinary text).
+            if not one_case and not _one_case(run[at:at + _MIN_BASE32_RUN]):
+                continue
             base32 = _BASE32_RUN.match(run, at)
             if base32 is not None and base32.end() - at >= _MIN_BASE32_RUN:
                 _base32(base32.group(), start + at, layer)
-        if run.isupper() or run.islower():
+        if one_case:
             continue  # one letter case: hex, a UUID, a path; not base64 (see above)
-        starts = [at for at in starts if not (run[at:].isupper() or run[at:].islower())]
+        if len(starts) > 1:
+            starts = [at for at in starts if not _one_case(run[at:])]
         standard = run.translate(_URLSAFE_TO_STANDARD)
         for at in starts:  # (each start: a compressed stream must start its piece)
             blob = standard[at:]
@@ -235,6 +249,10 @@ def _base64_and_base32_runs(data: bytes, layer: _Layer) -> None:
             size = len(blob) // 4 * 3
             layer.add(decoded[at:at + size], start, end, 4, 3, "base64")
             at += size
+
+
+def _one_case(text: bytes) -> bool:
+    return text.isupper() or text.islower()
 
 
 def _base32(run: bytes, start: int, layer: _Layer) -> None:
