@@ -21,12 +21,14 @@ import threading
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
+from app.core.checkpoints.blob_reader import BlobReader, CheckpointError
 from app.core.checkpoints.index_file import write_atomically
 from app.core.checkpoints.pack_writer import STORED_LEVEL, index_bytes, write_pack
 
-__all__ = ["CheckpointError", "ShadowRepo", "TreeEntry"]
+__all__ = ["CheckpointError", "ShadowRepo", "Status", "TreeEntry"]
 
 GIT_TIMEOUT_S = 120.0
 BULK_TIMEOUT_S = 1800.0  # hashing a whole large project, or a gc
@@ -99,8 +101,12 @@ MODE_GITLINK = 0o160000
 TreeEntry = tuple[int, str]  # (git mode, object id)
 
 
-class CheckpointError(RuntimeError):
-    """A git command of the checkpoint engine failed (message says which and why)."""
+@dataclass
+class Status:
+    """What ``git status`` says of the work tree against the shadow index."""
+
+    changed: list[tuple[bytes, bool]]  # (path, tracked)
+    ignored: list[bytes]  # ignored files, and folders (with a trailing "/") ignored whole
 
 
 class ShadowRepo:
@@ -111,6 +117,9 @@ class ShadowRepo:
         self.work_tree = work_tree
         self.extra_excludes = tuple(extra_excludes)
         self.env = self._environment()
+        # How git is started: empty, or bubblewrap hiding rule files git would block on
+        # (set before each snapshot from rule_files.RuleFileGuard)
+        self.wrapper: tuple[str, ...] = ()
 
     def _environment(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
@@ -135,7 +144,7 @@ class ShadowRepo:
     def run(self, *args: str, input: bytes | None = None, timeout: float = GIT_TIMEOUT_S,
             ok_codes: Sequence[int] = (0,), env: dict[str, str] | None = None) -> bytes:
         """stdout of ``git args``; raises :class:`CheckpointError` on another exit code."""
-        argv = ["git", *args]
+        argv = [*self.wrapper, "git", *args]
         try:
             proc = subprocess.run(
                 argv, input=input, stdin=None if input is not None else subprocess.DEVNULL,
@@ -152,7 +161,7 @@ class ShadowRepo:
 
     def run_capped(self, *args: str, max_bytes: int) -> tuple[bytes, bool]:
         """The first ``max_bytes`` of stdout and whether there was more (git is then ended)."""
-        proc = subprocess.Popen(["git", *args], stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen([*self.wrapper, "git", *args], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 env=self.env, cwd=self.work_tree)
         timer = threading.Timer(GIT_TIMEOUT_S, proc.kill)
@@ -173,7 +182,8 @@ class ShadowRepo:
     @contextmanager
     def blob_reader(self) -> Iterator[BlobReader]:
         """A ``git cat-file --batch`` kept open for reading many blobs in a row."""
-        proc = subprocess.Popen(["git", "cat-file", "--batch"], stdin=subprocess.PIPE,
+        proc = subprocess.Popen([*self.wrapper, "git", "cat-file", "--batch"],
+                                stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 env=self.env, cwd=self.work_tree)
         timer = threading.Timer(BULK_TIMEOUT_S, proc.kill)
@@ -217,34 +227,40 @@ class ShadowRepo:
     # -- snapshot steps ------------------------------------------------------------------------
 
     def changed_paths(self) -> list[tuple[bytes, bool]]:
-        """(path, tracked) for every path whose state differs from the shadow index.
+        return self.status(ignored=False).changed
+
+    def status(self, *, ignored: bool = True) -> Status:
+        """Every path whose state differs from the shadow index, and (``ignored``) what the
+        ignore rules keep out of it.
 
         Untracked paths ending in ``/`` are repositories of their own (nested repositories,
         submodules): git lists such a folder but never what is inside.
         """
         # "normal" untracked mode reports a new folder once instead of every file in it:
-        # ~25% cheaper than "all" on a large tree, and new folders are rare between calls
+        # ~25% cheaper than "all" on a large tree, and new folders are rare between calls;
+        # "matching" lists an ignored folder once, not its files
         out = self.run("status", "--porcelain=v2", "-z", "--untracked-files=normal",
-                       "--no-renames", "--ignore-submodules=all")
-        result: list[tuple[bytes, bool]] = []
+                       "--no-renames", "--ignore-submodules=all",
+                       "--ignored=matching" if ignored else "--ignored=no")
+        result = Status([], [])
         new_folders: list[bytes] = []
         for record in out.split(b"\0"):
-            if not record:
-                continue
             kind = record[:1]
             if kind == b"1":
-                result.append((record.split(b" ", 8)[8], True))
+                result.changed.append((record.split(b" ", 8)[8], True))
             elif kind == b"u":
-                result.append((record.split(b" ", 10)[10], True))
+                result.changed.append((record.split(b" ", 10)[10], True))
             elif kind == b"?" and record.endswith(b"/"):
                 new_folders.append(record[2:])
             elif kind == b"?":
-                result.append((record[2:], False))
+                result.changed.append((record[2:], False))
+            elif kind == b"!":
+                result.ignored.append(record[2:])
         if new_folders:
             limit = [os.fsdecode(f.rstrip(b"/")) for f in new_folders] \
                 if len(new_folders) <= _LISTED_PATHS_MAX else []
             listed = self.run("ls-files", "-z", "--others", "--exclude-standard", "--", *limit)
-            result += [(path, False) for path in listed.split(b"\0") if path]
+            result.changed += [(path, False) for path in listed.split(b"\0") if path]
         return result
 
     def update_index(self, paths: Sequence[bytes]) -> None:
@@ -370,26 +386,3 @@ class ShadowRepo:
         marker.unlink(missing_ok=True)
         self.run("prune", "--expire=now", timeout=BULK_TIMEOUT_S)
         self.run("pack-refs", "--all", "--prune")
-
-
-class BlobReader:
-    """Reads objects by id from a running ``git cat-file --batch``."""
-
-    def __init__(self, proc: subprocess.Popen[bytes]):
-        self._proc = proc
-
-    def read(self, oid: str) -> bytes:
-        stdin, stdout = self._proc.stdin, self._proc.stdout
-        assert stdin is not None and stdout is not None
-        stdin.write(oid.encode() + b"\n")
-        stdin.flush()
-        header = stdout.readline()
-        parts = header.split()
-        if len(parts) != 3:
-            raise CheckpointError(f"object {oid} is missing from the checkpoint store")
-        size = int(parts[2])
-        data = stdout.read(size)
-        stdout.read(1)  # the newline after each object
-        if len(data) != size:
-            raise CheckpointError(f"object {oid} could not be read")
-        return data

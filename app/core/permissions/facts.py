@@ -6,7 +6,9 @@
   sandbox that can write only to folders in the project and has no network;
 - ``reversible``: nothing to undo (read-only), or every effect is a file change the
   checkpoints around it cover (the spec's ``undoable``, checkpoints on, contained, and a
-  command's ``.git`` kept read-only);
+  command's ``.git`` kept read-only); what the newest checkpoint does not record is read-only
+  to a call that runs unasked, so a call whose paths lie there, or that failed before for
+  want of writing there, is not reversible (it asks);
 - ``egress``: it can send data out of the machine (web tools, a command with network, any
   tool of an MCP server or custom tool whose programs are not sandboxed without network);
 - ``outside`` / ``sensitive``: its paths outside the project, and the ones that are secrets.
@@ -24,6 +26,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from app.core.checkpoints.coverage import SESSION_KEY as COVERAGE_KEY
+from app.core.checkpoints.coverage import Coverage, needs_unrecorded
 from app.core.sandbox import Sandbox
 from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.base import GitPermission, ToolContext, ToolSpec
@@ -136,12 +140,35 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
         elif spec.runs_programs and ctx is not None and \
                 ctx.git_permission is GitPermission.READ_WRITE:
             why_not_undo = "its commands may change the project's git repository"
+        elif ctx is not None:
+            why_not_undo = _unrecorded_reason(spec, tool_input, path_subjects, ctx)
     reversible = not why_not_undo
 
     return CallFacts(read_only=read_only, contained=contained, reversible=reversible,
                      egress=egress, destination=_destination(spec, tool_input) if egress else "",
                      outside=outside, sensitive=secrets, not_contained_because=why_not,
                      not_reversible_because=why_not_undo)
+
+
+def _unrecorded_reason(spec: ToolSpec, tool_input: Mapping[str, Any],
+                       path_subjects: Sequence[str], ctx: ToolContext) -> str:
+    """Why the call would change what the newest checkpoint does not record ("" if nothing
+    says so). Such paths are read-only to a call that runs unasked, so it would fail there."""
+    if needs_unrecorded(ctx.session, spec.name, tool_input):
+        return "the same call failed before because it needed to change files checkpoints " \
+               "do not record"
+    coverage = ctx.session.get(COVERAGE_KEY)
+    if not isinstance(coverage, Coverage):
+        return ""
+    if not coverage.protectable:
+        return "the project has too many files checkpoints do not record to keep them " \
+               "read-only"
+    for path in path_subjects:
+        entry = coverage.entry_for(path)
+        if entry is not None:
+            return f"checkpoints do not record {entry} (ignored, too large, special, or a " \
+                   "repository of its own)"
+    return ""
 
 
 def _destination(spec: ToolSpec, tool_input: Mapping[str, Any]) -> str:
