@@ -107,9 +107,11 @@ class CheckpointStore:
         root = os.fsencode(self.project_root)
         folder_is_link: dict[bytes, bool] = {}
         try:  # rule files git would block on are hidden from it: they count as absent
-            self._repo.wrapper = self._rule_files.wrapper(self._rule_files.scan())
+            unsafe = self._rule_files.scan()
+            self._repo.wrapper = self._rule_files.wrapper(unsafe)
         except UnsafeRuleFile as exc:
             raise CheckpointError(str(exc)) from exc
+        skipped += [os.fsdecode(p) for p in unsafe]  # special files, never listed by git
         status = self._repo.status()
         self._rule_files.set_ignored(status.ignored)
         for path, tracked in status.changed:

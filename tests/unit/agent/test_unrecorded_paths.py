@@ -1,0 +1,176 @@
+"""What checkpoints do not record cannot be destroyed by a call that runs unasked.
+
+Auto mode runs a call unasked when it is reversible: every path it can change is recorded by the
+checkpoint before it. Ignored folders (``data/`` in .gitignore, the built-in ``.venv/`` and
+``build/``) are not recorded, so such a call finds them read-only (the sandbox mounts them so);
+it fails, the model is told which path and that the person must approve, and the same call asks
+next time. A call whose checkpoint could not be taken asks instead of running unrecorded. These
+tests drive the real AgentSession against the fake model; the proof is the files on disk.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from app.core.agent.checkpointing import Checkpointer
+from app.core.agent.events import FilesChanged, ToolFinished
+from app.core.checkpoints import CheckpointError
+from app.core.permission_mode import PermissionMode
+from tests.fakes.anthropic_server import Response, tool
+from tests.sandbox_support import requires_sandbox
+from tests.unit.agent.helpers import Harness
+
+pytestmark = requires_sandbox
+
+VALUABLE = b"results of a week of computing\n"
+
+
+@pytest.fixture
+def project(visible: Path) -> Path:
+    """Outside /tmp: the sandbox's /tmp is private, which must not pass for protection."""
+    root = visible / "project"
+    root.mkdir()
+    return root
+
+
+def make_project(root: Path) -> None:
+    (root / ".gitignore").write_text("data/\n*.log\n")
+    (root / "src.py").write_text("print('hi')\n")
+    (root / "data").mkdir()
+    (root / "data" / "valuable.csv").write_bytes(VALUABLE)
+    (root / ".venv").mkdir()
+    (root / ".venv" / "x").write_text("an installed package\n")
+    (root / "build").mkdir()
+    (root / "build" / "out.o").write_text("object\n")
+
+
+def auto_shell(harness: Harness) -> None:
+    harness.update_profile(permission_mode=PermissionMode.AUTO)
+    harness.enable("shell_exec", allowed_commands=["rm", "mkdir", "sh", "echo", "touch"],
+                   allowed_write_dirs=["."])
+
+
+async def test_an_unasked_rm_cannot_delete_ignored_data(harness: Harness,
+                                                         fresh_data_dir: Path) -> None:
+    project = harness.project
+    make_project(project)
+    auto_shell(harness)
+    command = {"command": "rm -rf build data .venv"}
+    harness.server.script(
+        Response.tools(tool("shell_exec", command, id="toolu_1")),
+        Response.tools(tool("shell_exec", command, id="toolu_2")),
+        Response.text("Done."))
+    # no answers queued: any approval request fails the approver, which declines
+    checkpointer = Checkpointer(fresh_data_dir, project)
+    await harness.session(checkpointer=checkpointer).run("clean up")
+
+    assert (project / "data" / "valuable.csv").read_bytes() == VALUABLE
+    assert (project / ".venv" / "x").exists()
+    assert (project / "build" / "out.o").exists()
+    first = harness.of(ToolFinished)[0]
+    assert "read-only to this call" in first.content, first.content
+    assert "data" in first.content.split("[Tebiki]")[1]
+    # the same call again: not reversible any more, so the person was asked (and declined)
+    assert [r.tool_use_id for r in harness.approver.requests] == ["toolu_2"]
+    changes = harness.of(FilesChanged)[0].changes
+    assert changes.removed_unrecorded == ()
+
+
+async def test_a_file_tool_write_into_an_ignored_folder_asks_or_is_refused(
+        harness: Harness, fresh_data_dir: Path) -> None:
+    project = harness.project
+    make_project(project)
+    harness.update_profile(permission_mode=PermissionMode.AUTO)
+    harness.enable("write_file", allowed_write_dirs=["."])
+    edit = {"path": "data/valuable.csv", "content": "overwritten\n"}
+    harness.server.script(
+        Response.tools(tool("write_file", {"path": "new.txt", "content": "x\n"}, id="t1")),
+        Response.tools(tool("write_file", edit, id="t2")),
+        Response.text("Done."))
+    checkpointer = Checkpointer(fresh_data_dir, project)
+    await harness.session(checkpointer=checkpointer).run("write")
+
+    assert (project / "new.txt").read_text() == "x\n"  # recorded: ran unasked
+    assert (project / "data" / "valuable.csv").read_bytes() == VALUABLE
+    assert [r.tool_use_id for r in harness.approver.requests] == ["t2"]  # asked, declined
+
+
+async def test_undo_deletes_ignored_files_the_call_created(harness: Harness,
+                                                           fresh_data_dir: Path) -> None:
+    project = harness.project
+    make_project(project)
+    auto_shell(harness)
+    harness.server.script(
+        Response.tools(tool("shell_exec", {
+            "command": "mkdir -p dist/pkg && touch dist/pkg/a.whl run.log src2.py"},
+            id="toolu_1")),
+        Response.text("Done."))
+    checkpointer = Checkpointer(fresh_data_dir, project)
+    await harness.session(checkpointer=checkpointer).run("build")
+    assert harness.approver.requests == []
+    assert not harness.of(ToolFinished)[0].is_error, harness.of(ToolFinished)[0].content
+    assert (project / "dist" / "pkg" / "a.whl").exists() and (project / "run.log").exists()
+    changes = harness.of(FilesChanged)[0].changes
+    assert changes.created_unrecorded == ("dist/", "run.log")
+
+    plan = await checkpointer.plan_undo([changes])
+    assert plan.created_unrecorded == ("dist", "run.log")
+    undo = await checkpointer.apply(plan, [changes])
+    assert undo.result.ok, undo.result.errors
+    assert not (project / "dist").exists() and not (project / "run.log").exists()
+    assert not (project / "src2.py").exists()
+    assert (project / "data" / "valuable.csv").read_bytes() == VALUABLE
+    assert (project / "build" / "out.o").exists()
+
+
+async def test_no_checkpoint_before_means_the_person_decides(
+        harness: Harness, fresh_data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = harness.project
+    (project / "a.txt").write_text("keep me\n")
+    auto_shell(harness)
+    checkpointer = Checkpointer(fresh_data_dir, project)
+
+    def broken(label: str) -> None:
+        raise CheckpointError("disk full")
+
+    monkeypatch.setattr(checkpointer.store, "snapshot", broken)
+    harness.server.script(
+        Response.tools(tool("shell_exec", {"command": "rm a.txt"}, id="toolu_1")),
+        Response.text("Done."))
+    await harness.session(checkpointer=checkpointer).run("remove it")
+
+    assert (project / "a.txt").read_text() == "keep me\n"
+    assert [r.tool_use_id for r in harness.approver.requests] == ["toolu_1"]
+    assert "checkpoint before this call" in harness.approver.requests[0].decision.decided_by
+
+
+async def test_a_fifo_gitignore_neither_hangs_checkpoints_nor_unprotects(
+        harness: Harness, fresh_data_dir: Path) -> None:
+    project = harness.project
+    make_project(project)
+    (project / "nested").mkdir()
+    (project / "nested" / "keep.txt").write_text("nested\n")
+    os.mkfifo(project / "nested" / ".gitignore")
+    os.mkfifo(project / "nested" / ".gitattributes")
+    (project / ".gitignore").unlink()
+    os.mkfifo(project / ".gitignore")
+    auto_shell(harness)
+    harness.server.script(
+        Response.tools(tool("shell_exec", {"command": "rm nested/keep.txt"}, id="toolu_1")),
+        Response.text("Done."))
+    checkpointer = Checkpointer(fresh_data_dir, project)
+    await harness.session(checkpointer=checkpointer).run("edit")
+
+    assert harness.approver.requests == []
+    changes = harness.of(FilesChanged)[0].changes  # both checkpoints were taken
+    assert [c.path for c in changes.changes] == ["nested/keep.txt"]
+    assert {".gitignore", "nested/.gitignore", "nested/.gitattributes"} <= set(
+        changes.before.skipped)
+    assert not (project / "nested" / "keep.txt").exists()
+    plan = await checkpointer.plan_undo([changes])
+    await checkpointer.apply(plan, [changes])
+    assert (project / "nested" / "keep.txt").read_text() == "nested\n"
+    assert (project / ".venv" / "x").exists()  # still excluded by the built-in rules
