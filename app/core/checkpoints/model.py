@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from app.core.checkpoints.repo_state import RepoState
+
 __all__ = [
     "ActionKind",
     "ChangeKind",
@@ -38,6 +40,8 @@ class Checkpoint:
     skipped: tuple[str, ...] = ()
     # what the ignore rules kept out: files, and folders ignored whole (with a trailing "/")
     ignored: tuple[str, ...] = ()
+    # the project repository's HEAD, refs and index (None: no repository recorded)
+    repo: RepoState | None = None
 
     @property
     def unrecorded(self) -> tuple[str, ...]:
@@ -84,6 +88,9 @@ class RestorePlan:
     paths: tuple[str, ...] | None = None  # the scope asked for
     # ignored files and folders made after `target` (by the calls undone): deleted by restore
     created_unrecorded: tuple[str, ...] = ()
+    # the project repository's HEAD, refs and index go back to `target`'s (a git_ops call
+    # changed them); "conflict" when the person changed them since `expected`
+    repository: str = ""  # "", "restore" or "conflict"
 
 
 @dataclass

@@ -8,6 +8,7 @@ import os
 from collections.abc import Sequence
 
 from app.core.checkpoints.model import ChangeKind, Checkpoint, FileChange
+from app.core.checkpoints.repo_state import RepoState
 from app.core.checkpoints.shadow_repo import CheckpointError
 
 __all__ = ["message", "parse_changes", "parse_checkpoint"]
@@ -50,10 +51,11 @@ def parse_changes(raw: bytes, numstat: bytes) -> list[FileChange]:
 
 
 def message(label: str, created: float, skipped: Sequence[str],
-            ignored: Sequence[str] = ()) -> str:
+            ignored: Sequence[str] = (), repo: RepoState | None = None) -> str:
     subject = " ".join(label.split()) or "checkpoint"
     meta = json.dumps({"created": created, "label": label, "skipped": list(skipped),
-                       "ignored": list(ignored)})
+                       "ignored": list(ignored),
+                       "repo": repo.to_json() if repo is not None else None})
     return f"{subject}\n\n{_META_PREFIX}{meta}\n"
 
 
@@ -63,7 +65,8 @@ def parse_checkpoint(commit: str, body: str) -> Checkpoint:
             meta = json.loads(line[len(_META_PREFIX):])
             return Checkpoint(id=commit, created=float(meta["created"]), label=meta["label"],
                               skipped=tuple(meta["skipped"]),
-                              ignored=tuple(meta.get("ignored", ())))
+                              ignored=tuple(meta.get("ignored", ())),
+                              repo=RepoState.from_json(meta.get("repo")))
     raise CheckpointError(f"{commit} is not a checkpoint")
 
 

@@ -15,7 +15,7 @@ import shutil
 import stat
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from app.core.checkpoints.model import (
@@ -27,6 +27,7 @@ from app.core.checkpoints.model import (
     RestoreResult,
 )
 from app.core.checkpoints.records import message, parse_changes, parse_checkpoint
+from app.core.checkpoints.repo_state import REPOSITORY, RepoStateRecorder
 from app.core.checkpoints.restore import ProjectWriter, action_for, apply_actions
 from app.core.checkpoints.rule_files import RuleFileGuard, UnsafeRuleFile
 from app.core.checkpoints.shadow_repo import (
@@ -60,6 +61,7 @@ class CheckpointStore:
         self._base = Path(data_dir) / "checkpoints"
         self._shadow_dir = self._base / key
         self._repo = ShadowRepo(self._shadow_dir, self.project_root, extra_excludes)
+        self._repo_state = RepoStateRecorder(self.project_root, self._shadow_dir / "objects")
         self._rule_files = RuleFileGuard(self.project_root, self._shadow_dir / "empty",
                                          (*BUILTIN_EXCLUDES, *extra_excludes))
         self._writer = ProjectWriter(self.project_root)
@@ -149,10 +151,14 @@ class CheckpointStore:
         created = time.time()
         skipped.sort()
         ignored = sorted(os.fsdecode(p) for p in status.ignored)
-        commit = self._repo.commit_tree(tree, message(label, created, skipped, ignored), created)
+        repo = self._repo_state.record()
+        keep = [(n, oid) for n, oid in (("index", repo.index), ("packed-refs", repo.packed_refs))
+                if oid is not None] if repo is not None else []
+        commit = self._repo.commit_tree(
+            tree, message(label, created, skipped, ignored, repo), created, keep)
         self._repo.keep_commit(commit)
         return Checkpoint(id=commit, created=created, label=label, skipped=tuple(skipped),
-                          ignored=tuple(ignored))
+                          ignored=tuple(ignored), repo=repo)
 
     def checkpoint(self, checkpoint_id: str) -> Checkpoint:
         """The checkpoint with this id (as recorded)."""
@@ -244,13 +250,16 @@ class CheckpointStore:
                     conflict=conflict))
             created = self._created_unrecorded(target, expected) \
                 if remove_created_unrecorded else ()
+            repository = "" if target.repo in (None, current.repo, expected.repo) else \
+                "restore" if current.repo == expected.repo else "conflict"
             planned = [a.path for a in actions]
             preview = self._diff_text(current.id, target.id, planned, 200_000) if planned else ""
         return RestorePlan(
             target=target, expected=expected, current=current, actions=tuple(actions),
             conflicts=tuple(a.path for a in actions if a.conflict),
             not_restorable=tuple(not_restorable), preview_diff=preview,
-            paths=None if paths is None else tuple(paths), created_unrecorded=created)
+            paths=None if paths is None else tuple(paths), created_unrecorded=created,
+            repository=repository)
 
     def _created_unrecorded(self, target: Checkpoint, expected: Checkpoint) -> tuple[str, ...]:
         before = set(target.unrecorded)
@@ -282,6 +291,9 @@ class CheckpointStore:
             with self._repo.blob_reader() as blobs:
                 apply_actions(self._writer, plan.actions, now, target_tree, expected_tree,
                               target_dirs, resolutions or {}, blobs.read, result)
+                if plan.repository:
+                    self._restore_repository(plan, before, resolutions or {}, blobs.read,
+                                             result)
             for path in plan.created_unrecorded:
                 try:
                     self._writer.delete_tree(path)
@@ -290,6 +302,22 @@ class CheckpointStore:
                     result.errors[path] = exc.strerror or str(exc)
             result.after = self._snapshot("after restore")
         return result
+
+    def _restore_repository(self, plan: RestorePlan, now: Checkpoint,
+                            resolutions: Mapping[str, Resolution],
+                            read_blob: Callable[[str], bytes], result: RestoreResult) -> None:
+        """HEAD, refs and index back to the target's, unless the person changed them since
+        the plan's ``expected`` state (a conflict: kept unless resolved "take")."""
+        if plan.target.repo in (None, now.repo):
+            return
+        if now.repo != plan.expected.repo and resolutions.get(REPOSITORY) != "take":
+            result.kept.append(REPOSITORY)
+            return
+        try:
+            self._repo_state.restore(plan.target.repo, read_blob)
+            result.written.append(REPOSITORY)
+        except OSError as exc:
+            result.errors[REPOSITORY] = exc.strerror or str(exc)
 
     # -- housekeeping --------------------------------------------------------------------------
 
