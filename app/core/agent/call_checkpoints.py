@@ -13,8 +13,9 @@ from app.core.agent.checkpointing import CallChanges, Checkpointer
 from app.core.agent.events import FilesChanged
 from app.core.agent.providers import ToolCall
 from app.core.checkpoints import Checkpoint
+from app.core.checkpoints.coverage import RECORDS_GIT_STATE, remember_needs_unrecorded
 from app.core.checkpoints.coverage import SESSION_KEY as COVERAGE_KEY
-from app.core.checkpoints.coverage import remember_needs_unrecorded
+from app.core.tools.base import ToolSpec
 
 if TYPE_CHECKING:
     from app.core.agent.events import AgentEvent
@@ -32,8 +33,8 @@ class CallCheckpoints:
         def _audit_set_changes(self, row: Future[int], changes: CallChanges) -> None: ...
         _writer: BackgroundWriter
 
-    async def _checkpoint_before(self, call: ToolCall, checkpointer: Checkpointer | None,
-                                 unasked: bool
+    async def _checkpoint_before(self, call: ToolCall, spec: ToolSpec,
+                                 checkpointer: Checkpointer | None, unasked: bool
                                  ) -> tuple[Checkpoint | None, tuple[Path, ...] | None]:
         """(the checkpoint before the call, the paths it must find read-only). The paths are
         None when a call that runs unasked cannot have them (no checkpoint, or too many)."""
@@ -42,7 +43,10 @@ class CallCheckpoints:
         before = await checkpointer.snapshot(f"before {call.id}")
         if before is not None:
             self._tool_session[COVERAGE_KEY] = checkpointer.coverage(before)
-        return before, checkpointer.protected_paths(before) if unasked else ()
+        if not unasked:
+            return before, ()
+        return before, checkpointer.protected_paths(
+            before, needs_repository=spec.annotations.get(RECORDS_GIT_STATE) is True)
 
     def _note_read_only(self, call: ToolCall, checkpointer: Checkpointer | None,
                         protected: tuple[Path, ...], content: str) -> str:

@@ -201,7 +201,7 @@ class ToolCallRunner(CallAudit, CallCheckpoints, FlowTracking, ReviewStep):
                     return
                 self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
         checkpointer = self.checkpointer if spec.may_change_files(call.input) else None
-        before, protected = await self._checkpoint_before(call, checkpointer, unasked)
+        before, protected = await self._checkpoint_before(call, spec, checkpointer, unasked)
         if protected is None and decision.rule is None:  # the mode's "reversible" fails
             decision = decision.with_kind("ask", UNRECORDED_ASK)
             if not await self._ask_person(call, spec, server_id, decision, None, None,

@@ -136,10 +136,12 @@ class Checkpointer:
     def coverage(self, checkpoint: Checkpoint) -> Coverage:
         return Coverage.of(self.project_root, checkpoint)
 
-    def protected_paths(self, before: Checkpoint | None) -> tuple[Path, ...] | None:
+    def protected_paths(self, before: Checkpoint | None, *, needs_repository: bool = False
+                        ) -> tuple[Path, ...] | None:
         """What a call that runs unasked must find read-only: everything ``before`` does not
-        record. None when that cannot be (no checkpoint, or too many paths to mount)."""
-        if before is None:
+        record. None when that cannot be (no checkpoint, too many paths to mount, or the call
+        changes the project repository and ``before`` has not recorded it)."""
+        if before is None or (needs_repository and before.repo is None):
             return None
         coverage = self.coverage(before)
         return coverage.protected_paths() if coverage.protectable else None

@@ -17,10 +17,13 @@ from typing import Any
 
 from app.core.checkpoints.model import Checkpoint
 
-__all__ = ["MAX_PROTECTED", "NEEDS_UNRECORDED_KEY", "SESSION_KEY", "Coverage", "needs_unrecorded",
-           "remember_needs_unrecorded"]
+__all__ = ["MAX_PROTECTED", "NEEDS_UNRECORDED_KEY", "RECORDS_GIT_STATE", "SESSION_KEY",
+           "Coverage", "needs_unrecorded", "remember_needs_unrecorded"]
 
 SESSION_KEY = "checkpoints.coverage"
+# A built-in tool's spec annotation: its only effects on the project repository are on what
+# checkpoints record of it (HEAD, refs, index), so its writes are undoable (git_ops).
+RECORDS_GIT_STATE = "tebiki.checkpoint_records_git_state"
 # call keys (tool name and input) that failed for want of writing an unrecorded path
 NEEDS_UNRECORDED_KEY = "checkpoints.needs_unrecorded_writes"
 
@@ -36,10 +39,11 @@ class Coverage:
 
     root: Path
     unrecorded: tuple[str, ...]
+    repository: bool = False  # the project repository's HEAD, refs and index are recorded
 
     @classmethod
     def of(cls, root: Path, checkpoint: Checkpoint) -> Coverage:
-        return cls(root, checkpoint.unrecorded)
+        return cls(root, checkpoint.unrecorded, checkpoint.repo is not None)
 
     def entry_for(self, path: str | Path) -> str | None:
         """The unrecorded entry ``path`` (absolute) is, or lies in; None when recorded."""

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from app.core.checkpoints.coverage import RECORDS_GIT_STATE, Coverage, needs_unrecorded
 from app.core.checkpoints.coverage import SESSION_KEY as COVERAGE_KEY
-from app.core.checkpoints.coverage import Coverage, needs_unrecorded
 from app.core.sandbox import Sandbox
 from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.base import GitPermission, ToolContext, ToolSpec
@@ -130,6 +130,7 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
     contained = not why_not
 
     why_not_undo = ""
+    records_git = builtin and spec.annotations.get(RECORDS_GIT_STATE) is True
     if not read_only:
         if not spec.undoable:
             why_not_undo = "its effects are not only file changes a checkpoint records"
@@ -137,7 +138,9 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
             why_not_undo = "checkpoints are off"
         elif not contained:
             why_not_undo = "its effects may reach outside the project"
-        elif spec.runs_programs and ctx is not None and \
+        elif records_git and not _repository_recorded(project, ctx):
+            why_not_undo = "checkpoints do not record this project's git repository"
+        elif spec.runs_programs and ctx is not None and not records_git and \
                 ctx.git_permission is GitPermission.READ_WRITE:
             why_not_undo = "its commands may change the project's git repository"
         elif ctx is not None:
@@ -148,6 +151,18 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
                      egress=egress, destination=_destination(spec, tool_input) if egress else "",
                      outside=outside, sensitive=secrets, not_contained_because=why_not,
                      not_reversible_because=why_not_undo)
+
+
+def _repository_recorded(project: Path | None, ctx: ToolContext | None) -> bool:
+    """Whether checkpoints record the project repository's HEAD, refs and index (the newest
+    checkpoint says; before the first, whether the project has a repository of its own)."""
+    coverage = ctx.session.get(COVERAGE_KEY) if ctx is not None else None
+    if isinstance(coverage, Coverage):
+        return coverage.repository
+    if project is None:
+        return False
+    git = project / ".git"
+    return not git.is_symlink() and (git / "refs").is_dir()
 
 
 def _unrecorded_reason(spec: ToolSpec, tool_input: Mapping[str, Any],

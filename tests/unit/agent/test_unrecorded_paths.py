@@ -11,6 +11,7 @@ tests drive the real AgentSession against the fake model; the proof is the files
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,59 @@ async def test_a_fifo_gitignore_neither_hangs_checkpoints_nor_unprotects(
     await checkpointer.apply(plan, [changes])
     assert (project / "nested" / "keep.txt").read_text() == "nested\n"
     assert (project / ".venv" / "x").exists()  # still excluded by the built-in rules
+
+
+def git(root: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def repository_state(root: Path) -> tuple[str, str, str, bytes]:
+    return (git(root, "symbolic-ref", "HEAD"), git(root, "rev-parse", "HEAD"),
+            git(root, "for-each-ref", "--format=%(refname) %(objectname)"),
+            (root / ".git" / "index").read_bytes())
+
+
+async def test_git_ops_writes_run_unasked_and_undo_puts_head_index_and_branches_back(
+        harness: Harness, fresh_data_dir: Path) -> None:
+    project = harness.project
+    (project / "a.txt").write_text("a\n")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "a.txt")
+    git(project, "-c", "user.email=t@e", "-c", "user.name=T", "commit", "-qm", "first")
+    git(project, "tag", "v1")
+    (project / "b.txt").write_text("b\n")
+    before = repository_state(project)
+    harness.update_profile(permission_mode=PermissionMode.AUTO)
+    harness.enable("git_ops", git_permission="read_write")
+    harness.server.script(
+        Response.tools(tool("git_ops", {"action": "add", "args": {"files": ["b.txt"]}},
+                            id="t1")),
+        Response.tools(tool("git_ops", {"action": "commit", "args": {"message": "add b"}},
+                            id="t2")),
+        Response.tools(tool("git_ops", {"action": "branch_create",
+                                        "args": {"branch_name": "topic"}}, id="t3")),
+        Response.text("Done."))
+    checkpointer = Checkpointer(fresh_data_dir, project)
+    await harness.session(checkpointer=checkpointer).run("commit b on a branch")
+
+    assert harness.approver.requests == []  # auto mode: contained and reversible
+    assert all(not f.is_error for f in harness.of(ToolFinished)), harness.of(ToolFinished)
+    assert git(project, "symbolic-ref", "HEAD") == "refs/heads/topic"
+    assert git(project, "log", "--format=%s", "-1") == "add b"
+    calls = [e.changes for e in harness.of(FilesChanged)]
+    assert len(calls) == 3
+
+    plan = await checkpointer.plan_undo(calls)
+    assert plan.repository == "restore"
+    undo = await checkpointer.apply(plan, calls)
+    assert undo.result.ok, undo.result.errors
+    assert repository_state(project) == before  # HEAD, branches, tags and index as before
+    assert git(project, "status", "--porcelain") == "?? b.txt"
+    assert (project / "b.txt").read_text() == "b\n"
+
+    redo = await checkpointer.plan_redo(undo)
+    await checkpointer.apply(redo, undo.calls)
+    assert git(project, "symbolic-ref", "HEAD") == "refs/heads/topic"
+    assert git(project, "log", "--format=%s", "-1") == "add b"
