@@ -5,6 +5,7 @@ after it with the change set, and the note for the model when a call needed a pr
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,10 @@ from app.core.checkpoints import Checkpoint
 from app.core.checkpoints.coverage import RECORDS_GIT_STATE, remember_needs_unrecorded
 from app.core.checkpoints.coverage import SESSION_KEY as COVERAGE_KEY
 from app.core.tools.base import ToolSpec
+from app.core.tools.shell_jobs import active_jobs
+
+# the conversation's newest "after" checkpoint, and the time.time() it was begun at
+LAST_CHECKPOINT = "checkpoints.last"
 
 if TYPE_CHECKING:
     from app.core.agent.events import AgentEvent
@@ -43,10 +48,16 @@ class CallCheckpoints:
         before = await checkpointer.snapshot(f"before {call.id}")
         if before is not None:
             self._tool_session[COVERAGE_KEY] = checkpointer.coverage(before)
-        if not unasked:
-            return before, ()
-        return before, checkpointer.protected_paths(
-            before, needs_repository=spec.annotations.get(RECORDS_GIT_STATE) is True)
+        protected = checkpointer.protected_paths(
+            before, needs_repository=spec.annotations.get(RECORDS_GIT_STATE) is True) \
+            if unasked else ()
+        last = self._tool_session.get(LAST_CHECKPOINT)
+        if before is not None and isinstance(last, tuple) and \
+                active_jobs(self._tool_session, last[1]):
+            # Background jobs may have written since this conversation's last checkpoint:
+            # their changes are this call's change set too (on its card, undone with it).
+            return last[0], protected
+        return before, protected
 
     def _note_read_only(self, call: ToolCall, checkpointer: Checkpointer | None,
                         protected: tuple[Path, ...], content: str) -> str:
@@ -64,9 +75,11 @@ class CallCheckpoints:
                               before: Checkpoint | None, row: Future[int]
                               ) -> CallChanges | None:
         """The checkpoint after a call: its change set goes to the card and the audit row."""
+        started = time.time()  # a job that ended after this may be missing from `after`
         changes = await checkpointer.around_call_end(call.id, before)
         if changes is not None:
             self._tool_session[COVERAGE_KEY] = checkpointer.coverage(changes.after)
+            self._tool_session[LAST_CHECKPOINT] = (changes.after, started)
             self._writer.submit(self._audit_set_changes, row, changes)
             self._emit(FilesChanged(call.id, call.name, changes))
         return changes

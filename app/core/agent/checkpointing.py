@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,6 +113,7 @@ class UndoRecord:
     calls: tuple[CallChanges, ...]
     result: RestoreResult
     after: Checkpoint
+    stopped_jobs: tuple[str, ...] = ()  # background jobs stopped before restoring
 
 
 class Checkpointer:
@@ -124,6 +125,9 @@ class Checkpointer:
         self.project_root = Path(project_root).resolve()
         self.store = CheckpointStore(data_dir, self.project_root, max_file_bytes=max_file_bytes,
                                      extra_excludes=extra_excludes)
+        # The open conversations' "stop your background jobs" (AgentSession registers one):
+        # a job still writing would undo the undo, or be undone half-way.
+        self.job_stoppers: set[Callable[[], Awaitable[list[str]]]] = set()
 
     async def snapshot(self, label: str) -> Checkpoint | None:
         """Record the folder now; None (logged) when that fails."""
@@ -199,10 +203,15 @@ class Checkpointer:
 
     async def apply(self, plan: RestorePlan, calls: Sequence[CallChanges],
                     resolutions: Mapping[str, Resolution] | None = None) -> UndoRecord:
-        """Carry out a plan (conflicts as ``resolutions`` say; unresolved ones are kept)."""
+        """Carry out a plan (conflicts as ``resolutions`` say; unresolved ones are kept),
+        after stopping the background jobs still running (named in the record)."""
+        stopped: list[str] = []
+        for stop in list(self.job_stoppers):
+            stopped += await stop()
         result = await asyncio.to_thread(self.store.restore, plan, dict(resolutions or {}))
         after = await self.snapshot("after restore")
-        return UndoRecord(tuple(calls), result, after if after is not None else plan.target)
+        return UndoRecord(tuple(calls), result, after if after is not None else plan.target,
+                          tuple(stopped))
 
     async def usage_bytes(self) -> int:
         return await asyncio.to_thread(self.store.usage_bytes)

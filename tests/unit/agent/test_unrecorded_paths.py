@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -231,3 +232,85 @@ async def test_git_ops_writes_run_unasked_and_undo_puts_head_index_and_branches_
     await checkpointer.apply(redo, undo.calls)
     assert git(project, "symbolic-ref", "HEAD") == "refs/heads/topic"
     assert git(project, "log", "--format=%s", "-1") == "add b"
+
+
+# -- background jobs ------------------------------------------------------------------------
+
+def jobs_of(session) -> dict:
+    from app.core.tools.shell_jobs import SESSION_JOBS
+
+    return session._tool_session.get(SESSION_JOBS, {})
+
+
+async def test_a_background_jobs_changes_go_to_the_next_checkpoint(
+        harness: Harness, fresh_data_dir: Path) -> None:
+    project = harness.project
+    auto_shell(harness)
+    harness.enable("shell_jobs")
+    wait_for_job = {"action": "output", "job_id": "set once started", "wait_seconds": 60}
+    harness.server.script(
+        Response.tools(tool("shell_exec", {"command": "touch by-job.txt", "background": True},
+                            id="t1")),
+        Response.tools(tool("shell_jobs", wait_for_job, id="t2")),
+        Response.tools(tool("shell_exec", {"command": "touch by-call.txt"}, id="t3")),
+        Response.text("Done."))
+    checkpointer = Checkpointer(fresh_data_dir, project)
+    session = harness.session(checkpointer=checkpointer)
+
+    def on_event(event: object) -> None:
+        if isinstance(event, ToolFinished) and event.tool_use_id == "t1":
+            (job_id,) = jobs_of(session)  # known once it started
+            wait_for_job["job_id"] = job_id  # read when the model is next asked
+        if isinstance(event, FilesChanged) and event.tool_use_id == "t1":
+            # The job writes after the starting call's checkpoint, before the next call's:
+            # the window a change could fall through (the loop is held here, not the job).
+            deadline = time.monotonic() + 30
+            while not (project / "by-job.txt").exists() and time.monotonic() < deadline:
+                time.sleep(0.005)
+
+    harness.on_event_hook = on_event
+    await session.run("go")
+
+    assert (project / "by-job.txt").exists()
+    calls = [e.changes for e in harness.of(FilesChanged)]
+    assert [c.tool_use_id for c in calls] == ["t1", "t2", "t3"]
+    assert [c.path for c in calls[0].changes] == []
+    assert [c.path for c in calls[1].changes] == ["by-job.txt"]  # the next checkpoint's
+    assert [c.path for c in calls[2].changes] == ["by-call.txt"]
+    plan = await checkpointer.plan_undo(calls)
+    await checkpointer.apply(plan, calls)
+    assert not (project / "by-job.txt").exists() and not (project / "by-call.txt").exists()
+
+
+async def test_closing_the_conversation_or_undoing_stops_its_background_jobs(
+        harness: Harness, fresh_data_dir: Path) -> None:
+    project = harness.project
+    (project / "a.txt").write_text("a\n")
+    auto_shell(harness)
+    harness.enable("shell_exec", allowed_commands=["sleep", "rm"])
+    harness.server.script(
+        Response.tools(tool("shell_exec", {"command": "sleep 600", "background": True},
+                            id="t1")),
+        Response.tools(tool("shell_exec", {"command": "rm a.txt"}, id="t2")),
+        Response.text("Started."),
+        Response.tools(tool("shell_exec", {"command": "sleep 600", "background": True},
+                            id="t3")),
+        Response.text("Started again."))
+    checkpointer = Checkpointer(fresh_data_dir, project)
+    session = harness.session(checkpointer=checkpointer)
+    await session.run("start a server")
+    (first,) = [j for j in jobs_of(session).values()]
+    assert first.running
+
+    changes = [e.changes for e in harness.of(FilesChanged) if e.tool_use_id == "t2"]
+    plan = await checkpointer.plan_undo(changes)
+    record = await checkpointer.apply(plan, changes)
+    assert record.stopped_jobs == (first.id,) and not first.running
+    assert (project / "a.txt").read_text() == "a\n"
+
+    await session.run("start it again")
+    second = [j for j in jobs_of(session).values() if j is not first][0]
+    assert second.running
+    await session.aclose()
+    assert not second.running and second.stopped
+    assert session._stop_jobs not in checkpointer.job_stoppers
