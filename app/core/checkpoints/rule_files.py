@@ -6,6 +6,9 @@ Git opens every ``.gitignore`` and ``.gitattributes`` of the folders it walks wi
 feed it endless bytes. Symlinks and sockets are harmless (git opens these files without
 following links, and a socket cannot be opened), so only FIFOs and devices are looked for.
 
+The same listing finds the names git refuses to record (``.GIT``, ``git~1``, a ``.git`` in a
+subfolder): checkpoints report them as not covered instead of losing them silently.
+
 :class:`RuleFileGuard` keeps the modification time of every folder git would walk (the
 project's folders minus ``.git``, nested repositories and ignored folders): a rule file is
 created in a folder, so only folders whose time changed are listed again; the others cost one
@@ -23,7 +26,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["RULE_FILE_NAMES", "RuleFileGuard", "UnsafeRuleFile"]
+__all__ = ["RULE_FILE_NAMES", "RuleFileGuard", "UnsafeRuleFile", "refused_name"]
 
 RULE_FILE_NAMES = (b".gitignore", b".gitattributes")
 
@@ -43,10 +46,12 @@ class RuleFileGuard:
         self._folders: dict[bytes, int] = {}  # relative folder -> mtime_ns when listed
         self._children: dict[bytes, set[bytes]] = {}
         self._unsafe: dict[bytes, set[bytes]] = {}  # folder -> its blocking rule files
+        self._refused: dict[bytes, set[bytes]] = {}  # folder -> names git never records
         self._ignored: set[bytes] = set()
 
     def set_ignored(self, folders: Iterable[bytes]) -> None:
-        """Folders git reported as ignored (with a trailing ``/``): git does not walk them."""
+        """Folders git reported as ignored or as repositories of their own (with a trailing
+        ``/``): git does not walk them."""
         self._ignored = {f.rstrip(b"/") for f in folders if f.endswith(b"/")}
         for folder in self._ignored & set(self._folders):
             self._forget(folder)
@@ -91,6 +96,7 @@ class RuleFileGuard:
     def _list(self, folder: bytes, mtime: int) -> list[bytes]:
         subfolders: list[bytes] = []
         unsafe: set[bytes] = set()
+        refused: set[bytes] = set()
         try:
             with os.scandir(self._abs(folder)) as entries:
                 for entry in entries:
@@ -99,24 +105,36 @@ class RuleFileGuard:
                         mode = entry.stat(follow_symlinks=False).st_mode
                         if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
                             unsafe.add(name)
+                    elif refused_name(name):
+                        if folder or name != b".git":  # the project's own repository
+                            refused.add(name)
                     elif name not in self._skip_names and entry.is_dir(follow_symlinks=False):
                         rel = folder + b"/" + name if folder else name
-                        if not self._is_ignored(rel) and not _is_repository(entry.path):
+                        if not self._is_ignored(rel):
                             subfolders.append(rel)
         except OSError:
             self._forget(folder)
             return []
         self._folders[folder] = mtime
         self._children[folder] = set(subfolders)
-        if unsafe:
-            self._unsafe[folder] = unsafe
-        else:
-            self._unsafe.pop(folder, None)
+        for found, table in ((unsafe, self._unsafe), (refused, self._refused)):
+            if found:
+                table[folder] = found
+            else:
+                table.pop(folder, None)
         return subfolders
+
+    def refused(self) -> list[bytes]:
+        """Entries git never records, as of the last :meth:`scan`: names it refuses (``.GIT``,
+        ``git~1``, ``.git`` in a subfolder: inside a nested repository that git lists, too,
+        until :meth:`set_ignored` is told of it)."""
+        return sorted(folder + b"/" + name if folder else name
+                      for folder, names in self._refused.items() for name in names)
 
     def _forget(self, folder: bytes) -> None:
         self._folders.pop(folder, None)
         self._unsafe.pop(folder, None)
+        self._refused.pop(folder, None)
         for child in self._children.pop(folder, set()):
             self._forget(child)
 
@@ -127,5 +145,9 @@ class RuleFileGuard:
         return os.path.join(self._root, rel) if rel else self._root
 
 
-def _is_repository(path: bytes) -> bool:
-    return os.path.lexists(os.path.join(path, b".git"))
+def refused_name(name: bytes) -> bool:
+    """A path component git refuses to record (``verify_path``, with the NTFS protections
+    every git since 2.24 applies): ``.git`` in any case and with trailing dots or spaces, its
+    short name ``git~1``, and ``.git:`` stream names."""
+    lower = name.lower()
+    return lower.rstrip(b". ") == b".git" or lower == b"git~1" or lower.startswith(b".git:")

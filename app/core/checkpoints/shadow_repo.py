@@ -140,8 +140,10 @@ class ShadowRepo:
     # -- running git ---------------------------------------------------------------------------
 
     def run(self, *args: str, input: bytes | None = None, timeout: float = GIT_TIMEOUT_S,
-            ok_codes: Sequence[int] = (0,), env: dict[str, str] | None = None) -> bytes:
-        """stdout of ``git args``; raises :class:`CheckpointError` on another exit code."""
+            ok_codes: Sequence[int] = (0,), env: dict[str, str] | None = None,
+            stderr: list[bytes] | None = None) -> bytes:
+        """stdout of ``git args`` (its stderr appended to ``stderr``); raises
+        :class:`CheckpointError` on another exit code."""
         argv = [*self.wrapper, "git", *args]
         try:
             proc = subprocess.run(
@@ -152,6 +154,8 @@ class ShadowRepo:
             raise CheckpointError(f"git {args[0]} timed out after {timeout:.0f} s") from exc
         except OSError as exc:
             raise CheckpointError(f"git could not be started: {exc}") from exc
+        if stderr is not None:
+            stderr.append(proc.stderr)
         if proc.returncode not in ok_codes:
             msg = proc.stderr.decode("utf-8", "replace").strip()
             raise CheckpointError(f"git {args[0]} failed ({proc.returncode}): {msg}")
@@ -226,7 +230,6 @@ class ShadowRepo:
 
     def changed_paths(self) -> list[tuple[bytes, bool]]:
         return self.status(ignored=False).changed
-
     def status(self, *, ignored: bool = True) -> Status:
         """Every path whose state differs from the shadow index, and (``ignored``) what the
         ignore rules keep out of it.
@@ -261,29 +264,35 @@ class ShadowRepo:
             result.changed += [(path, False) for path in listed.split(b"\0") if path]
         return result
 
-    def update_index(self, paths: Sequence[bytes]) -> None:
-        """Hash ``paths`` into the shadow index (added, changed or, when missing, removed)."""
+    def update_index(self, paths: Sequence[bytes]) -> list[bytes]:
+        """Hash ``paths`` into the shadow index (added, changed or, when missing, removed);
+        the paths git refused to record (it says "Ignoring path" and goes on)."""
         if not paths:
-            return
+            return []
         bulk = ["-c", "core.bigFileThreshold=1", "-c", "core.compression=1"] \
             if len(paths) >= _BULK_PACK_MIN_PATHS else []
+        said: list[bytes] = []
         self.run(*bulk, "update-index", "--add", "--remove", "--replace", "-z", "--stdin",
-                 input=b"".join(p + b"\0" for p in paths), timeout=BULK_TIMEOUT_S)
+                 input=b"".join(p + b"\0" for p in paths), timeout=BULK_TIMEOUT_S,
+                 stderr=said)
+        if b"Ignoring path " not in said[0]:
+            return []
+        return [p for p in paths if b"Ignoring path " + p + b"\n" in said[0]]
 
     def index_is_empty(self) -> bool:
         return not (self.git_dir / "index").exists()
 
     def add_to_empty_index(self, paths: Sequence[bytes], workers: int, *,
-                           max_file_bytes: int = 1 << 62) -> None:
-        """Store ``paths`` (all new) and make them the shadow index, ``workers`` threads at once.
+                           max_file_bytes: int = 1 << 62) -> list[bytes]:
+        """Store ``paths`` (all new, none git refuses) and make them the shadow index,
+        ``workers`` threads at once; what git refused of those left to it.
 
         A first snapshot of a large project is bound by hashing and writing objects, which
         ``git update-index`` does one file at a time on one core. The files go into one pack
         written by :func:`write_pack` (uncompressed: :meth:`collect_garbage` recompresses it),
         and the index is written with each file's stat data, so the next ``git status`` hashes
         nothing that did not change. Files that changed while read, or are no longer regular
-        files or symlinks, are left to ``git update-index``.
-        """
+        files or symlinks, are left to ``git update-index``."""
         ordered = sorted(set(paths))
         pack_dir = self.git_dir / "objects" / "pack"
         try:
@@ -294,9 +303,8 @@ class ShadowRepo:
                 (self.git_dir / RECOMPRESS_MARKER).touch()
             write_atomically(self.git_dir / "index", index_bytes(stored))
         except OSError:  # e.g. a full disk: git tries, and says why if it fails too
-            self.update_index(ordered)
-            return
-        self.update_index(left)
+            return self.update_index(ordered)
+        return self.update_index(left)
 
     def remove_from_index(self, paths: Sequence[bytes]) -> None:
         if paths:

@@ -29,7 +29,7 @@ from app.core.checkpoints.model import (
 from app.core.checkpoints.records import message, parse_changes, parse_checkpoint
 from app.core.checkpoints.repo_state import REPOSITORY, RepoStateRecorder
 from app.core.checkpoints.restore import ProjectWriter, action_for, apply_actions
-from app.core.checkpoints.rule_files import RuleFileGuard, UnsafeRuleFile
+from app.core.checkpoints.rule_files import RuleFileGuard, UnsafeRuleFile, refused_name
 from app.core.checkpoints.shadow_repo import (
     BUILTIN_EXCLUDES,
     CheckpointError,
@@ -115,10 +115,16 @@ class CheckpointStore:
             raise CheckpointError(str(exc)) from exc
         skipped += [os.fsdecode(p) for p in unsafe]  # special files, never listed by git
         status = self._repo.status()
-        self._rule_files.set_ignored(status.ignored)
+        nested = [p for p, _ in status.changed if p.endswith(b"/")]
+        self._rule_files.set_ignored([*status.ignored, *nested])
+        refused = [p for p in self._rule_files.refused()
+                   if not any(p.startswith(n) for n in nested)]
         for path, tracked in status.changed:
             if path.endswith(b"/"):  # a repository of its own: not covered
                 skipped.append(os.fsdecode(path))
+                continue
+            if any(refused_name(c) for c in path.split(b"/")):
+                refused.append(path)  # git would say "Ignoring path"
                 continue
             if tracked and _beyond_symlink(root, path, folder_is_link):
                 to_unindex.append(path)  # its folder became a symlink: the file is gone here
@@ -131,7 +137,7 @@ class CheckpointStore:
             except OSError:
                 st = None
             covered = st is not None and (
-                stat.S_ISLNK(st.st_mode)
+                (stat.S_ISLNK(st.st_mode) and not path.endswith(b".gitmodules"))
                 or (stat.S_ISREG(st.st_mode) and st.st_size <= self.max_file_bytes))
             if covered:
                 to_update.append(path)
@@ -143,10 +149,11 @@ class CheckpointStore:
         self._repo.remove_from_index(to_unindex)
         workers = max(1, min(os.cpu_count() or 1, _MAX_HASHING_WORKERS))
         if len(to_update) >= _PARALLEL_MIN_PATHS and self._repo.index_is_empty():
-            self._repo.add_to_empty_index(to_update, workers,
-                                          max_file_bytes=self.max_file_bytes)
+            refused += self._repo.add_to_empty_index(to_update, workers,
+                                                     max_file_bytes=self.max_file_bytes)
         else:
-            self._repo.update_index(to_update)
+            refused += self._repo.update_index(to_update)
+        skipped += sorted({os.fsdecode(p) for p in refused} - set(skipped))
         tree = self._repo.write_tree()
         created = time.time()
         skipped.sort()

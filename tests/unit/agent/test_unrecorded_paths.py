@@ -309,7 +309,7 @@ async def test_closing_the_conversation_or_undoing_stops_its_background_jobs(
     assert (project / "a.txt").read_text() == "a\n"
 
     await session.run("start it again")
-    second = [j for j in jobs_of(session).values() if j is not first][0]
+    second = next(j for j in jobs_of(session).values() if j is not first)
     assert second.running
     await session.aclose()
     assert not second.running and second.stopped
