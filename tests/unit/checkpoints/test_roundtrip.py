@@ -213,9 +213,9 @@ def test_parallel_first_snapshot_builds_a_valid_index(store: CheckpointStore, pr
     calls: list[int] = []
     real_add = store._repo.add_to_empty_index
 
-    def add(paths: list[bytes], workers: int, **kwargs: int) -> None:
+    def add(paths: list[bytes], workers: int, **kwargs: int) -> list[bytes]:
         calls.append(workers)
-        real_add(paths, workers, **kwargs)
+        return real_add(paths, workers, **kwargs)
 
     monkeypatch.setattr(store._repo, "add_to_empty_index", add)
     for n in range(40):
