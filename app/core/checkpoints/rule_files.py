@@ -48,6 +48,7 @@ class RuleFileGuard:
         self._unsafe: dict[bytes, set[bytes]] = {}  # folder -> its blocking rule files
         self._refused: dict[bytes, set[bytes]] = {}  # folder -> names git never records
         self._ignored: set[bytes] = set()
+        self.changed = True  # whether the last scan found a folder that changed
 
     def set_ignored(self, folders: Iterable[bytes]) -> None:
         """Folders git reported as ignored or as repositories of their own (with a trailing
@@ -58,16 +59,25 @@ class RuleFileGuard:
 
     def scan(self) -> list[bytes]:
         """Relative paths of the blocking rule files now (folders listed again only where
-        their modification time changed)."""
-        pending = [b""] if not self._folders else list(self._folders)
+        their modification time changed; :attr:`changed` says whether any was)."""
+        self.changed = not self._folders
+        lstat, root, folders = os.lstat, self._root + b"/", self._folders
+        changed: list[bytes] = []
+        for folder, known_mtime in folders.items():  # the common case: one lstat each
+            try:
+                if lstat(root + folder if folder else self._root).st_mtime_ns == known_mtime:
+                    continue
+            except OSError:
+                pass
+            changed.append(folder)
+        pending = [b""] if not folders else changed
         while pending:
             folder = pending.pop()
+            self.changed = True
             try:
                 mtime = os.lstat(self._abs(folder)).st_mtime_ns
             except OSError:
                 self._forget(folder)
-                continue
-            if self._folders.get(folder) == mtime:
                 continue
             known = self._children.get(folder, set())
             found = self._list(folder, mtime)

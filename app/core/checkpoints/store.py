@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 import os
 import shutil
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -26,16 +25,18 @@ from app.core.checkpoints.model import (
     RestorePlan,
     RestoreResult,
 )
-from app.core.checkpoints.records import message, parse_changes, parse_checkpoint
+from app.core.checkpoints.records import parse_changes, parse_checkpoint
 from app.core.checkpoints.repo_state import REPOSITORY, RepoStateRecorder
 from app.core.checkpoints.restore import ProjectWriter, action_for, apply_actions
-from app.core.checkpoints.rule_files import RuleFileGuard, UnsafeRuleFile, refused_name
+from app.core.checkpoints.rule_files import (
+    RuleFileGuard,
+)
 from app.core.checkpoints.shadow_repo import (
     BUILTIN_EXCLUDES,
-    CheckpointError,
     ShadowRepo,
     TreeEntry,
 )
+from app.core.checkpoints.snapshot import Snapshotter
 
 try:
     import fcntl
@@ -45,8 +46,6 @@ except ImportError:  # Windows: the thread lock alone
 __all__ = ["CheckpointStore"]
 
 _DIFF_PATHS_PER_CALL = 500
-_PARALLEL_MIN_PATHS = 500  # a first snapshot this large is written as one pack directly
-_MAX_HASHING_WORKERS = 4
 
 
 class CheckpointStore:
@@ -62,8 +61,9 @@ class CheckpointStore:
         self._shadow_dir = self._base / key
         self._repo = ShadowRepo(self._shadow_dir, self.project_root, extra_excludes)
         self._repo_state = RepoStateRecorder(self.project_root, self._shadow_dir / "objects")
-        self._rule_files = RuleFileGuard(self.project_root, self._shadow_dir / "empty",
-                                         (*BUILTIN_EXCLUDES, *extra_excludes))
+        self._snapshots = Snapshotter(self._repo, self._repo_state, max_file_bytes,
+                                      RuleFileGuard(self.project_root, self._shadow_dir / "empty",
+                                                    (*BUILTIN_EXCLUDES, *extra_excludes)))
         self._writer = ProjectWriter(self.project_root)
         self._thread_lock = threading.RLock()
         self._initialized = False
@@ -101,71 +101,7 @@ class CheckpointStore:
             return self._snapshot(label)
 
     def _snapshot(self, label: str) -> Checkpoint:
-        if not self.project_root.is_dir():
-            raise CheckpointError(f"project folder {self.project_root} does not exist")
-        to_update: list[bytes] = []
-        to_unindex: list[bytes] = []
-        skipped: list[str] = []
-        root = os.fsencode(self.project_root)
-        folder_is_link: dict[bytes, bool] = {}
-        try:  # rule files git would block on are hidden from it: they count as absent
-            unsafe = self._rule_files.scan()
-            self._repo.wrapper = self._rule_files.wrapper(unsafe)
-        except UnsafeRuleFile as exc:
-            raise CheckpointError(str(exc)) from exc
-        skipped += [os.fsdecode(p) for p in unsafe]  # special files, never listed by git
-        status = self._repo.status()
-        nested = [p for p, _ in status.changed if p.endswith(b"/")]
-        self._rule_files.set_ignored([*status.ignored, *nested])
-        refused = [p for p in self._rule_files.refused()
-                   if not any(p.startswith(n) for n in nested)]
-        for path, tracked in status.changed:
-            if path.endswith(b"/"):  # a repository of its own: not covered
-                skipped.append(os.fsdecode(path))
-                continue
-            if any(refused_name(c) for c in path.split(b"/")):
-                refused.append(path)  # git would say "Ignoring path"
-                continue
-            if tracked and _beyond_symlink(root, path, folder_is_link):
-                to_unindex.append(path)  # its folder became a symlink: the file is gone here
-                continue
-            try:
-                st = os.lstat(os.path.join(root, path))
-            except FileNotFoundError:
-                to_update.append(path)  # gone: update-index --remove drops it
-                continue
-            except OSError:
-                st = None
-            covered = st is not None and (
-                (stat.S_ISLNK(st.st_mode) and not path.endswith(b".gitmodules"))
-                or (stat.S_ISREG(st.st_mode) and st.st_size <= self.max_file_bytes))
-            if covered:
-                to_update.append(path)
-                continue
-            if tracked:
-                to_unindex.append(path)
-            if st is None or not stat.S_ISDIR(st.st_mode):  # a folder now: its files follow
-                skipped.append(os.fsdecode(path))
-        self._repo.remove_from_index(to_unindex)
-        workers = max(1, min(os.cpu_count() or 1, _MAX_HASHING_WORKERS))
-        if len(to_update) >= _PARALLEL_MIN_PATHS and self._repo.index_is_empty():
-            refused += self._repo.add_to_empty_index(to_update, workers,
-                                                     max_file_bytes=self.max_file_bytes)
-        else:
-            refused += self._repo.update_index(to_update)
-        skipped += sorted({os.fsdecode(p) for p in refused} - set(skipped))
-        tree = self._repo.write_tree()
-        created = time.time()
-        skipped.sort()
-        ignored = sorted(os.fsdecode(p) for p in status.ignored)
-        repo = self._repo_state.record()
-        keep = [(n, oid) for n, oid in (("index", repo.index), ("packed-refs", repo.packed_refs))
-                if oid is not None] if repo is not None else []
-        commit = self._repo.commit_tree(
-            tree, message(label, created, skipped, ignored, repo), created, keep)
-        self._repo.keep_commit(commit)
-        return Checkpoint(id=commit, created=created, label=label, skipped=tuple(skipped),
-                          ignored=tuple(ignored), repo=repo)
+        return self._snapshots.take(label)
 
     def checkpoint(self, checkpoint_id: str) -> Checkpoint:
         """The checkpoint with this id (as recorded)."""
@@ -365,21 +301,6 @@ class CheckpointStore:
         with self._locked():
             shutil.rmtree(self._shadow_dir, ignore_errors=True)
             self._initialized = False
-
-
-def _beyond_symlink(root: bytes, path: bytes, cache: dict[bytes, bool]) -> bool:
-    """Whether a folder on the way to ``path`` is a symlink (git never looks past one)."""
-    parts = path.split(b"/")[:-1]
-    for n in range(1, len(parts) + 1):
-        folder = b"/".join(parts[:n])
-        if folder not in cache:
-            try:
-                cache[folder] = stat.S_ISLNK(os.lstat(os.path.join(root, folder)).st_mode)
-            except OSError:
-                cache[folder] = False
-        if cache[folder]:
-            return True
-    return False
 
 
 def _dirs(path: str) -> list[str]:
