@@ -122,3 +122,14 @@ def test_a_git_commit_is_undone_by_restoring_head_refs_and_index(store: Checkpoi
     store.prune(max_age_days=None, max_bytes=None)  # the recorded index survives a gc
     assert store.read_blob(before.repo.index) == index if before.repo and before.repo.index \
         else False
+
+
+def test_ignoring_a_recorded_file_later_does_not_hide_its_changes(store: CheckpointStore,
+                                                                   project: Path):
+    (project / "notes.txt").write_text("v1\n")
+    first = store.snapshot()
+    (project / ".gitignore").write_text("notes.txt\n")  # an edit meant to hide the next one
+    (project / "notes.txt").write_text("v2\n")
+    second = store.snapshot()
+    assert {c.path for c in store.changes(first, second)} == {".gitignore", "notes.txt"}
+    assert "notes.txt" not in second.unrecorded
