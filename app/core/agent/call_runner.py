@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.call_audit import CallAudit
-from app.core.agent.checkpointing import CallChanges, Checkpointer
+from app.core.agent.call_checkpoints import CallCheckpoints
+from app.core.agent.checkpointing import UNRECORDED_ASK, CallChanges, Checkpointer
 from app.core.agent.context import build_tool_context
 from app.core.agent.events import (
     ApprovalRequest,
     ApprovalResponse,
     Approver,
     AwaitingApproval,
-    FilesChanged,
     ToolRequested,
     ToolStarted,
 )
@@ -30,7 +30,6 @@ from app.core.agent.flow_tracking import FlowTracking
 from app.core.agent.progress import ProgressReporter
 from app.core.agent.providers import ToolCall
 from app.core.agent.review_step import PLAN_REJECTED, ReviewState, ReviewStep, wants_review
-from app.core.checkpoints import Checkpoint
 from app.core.outcomes import CallState, Outcome
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.rules import PermissionRule
@@ -84,7 +83,7 @@ class _Run:
     output_tokens: int = 0
 
 
-class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
+class ToolCallRunner(CallAudit, CallCheckpoints, FlowTracking, ReviewStep):
     """Mixin of AgentSession: the tool calls of one model turn, in order."""
 
     registry: ToolRegistry
@@ -175,6 +174,7 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
                                    server_id: str, decision: Decision, ctx: ToolContext,
                                    row: Future[int], finish: Callable[..., None],
                                    run: _Run) -> None:
+        unasked = decision.kind == "allow"  # by a rule, the mode or a review: no person
         if decision.kind != "allow":
             reviewed: QuorumResult | None = None
             try:
@@ -203,13 +203,20 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
                 # The person saw the secrets this call names: the sandbox shows it those.
                 ctx = replace(ctx, revealed=_named_secrets(decision))
         checkpointer = self.checkpointer if spec.may_change_files(call.input) else None
-        before = await checkpointer.snapshot(f"before {call.id}") if checkpointer else None
+        before, protected = await self._checkpoint_before(call, spec, checkpointer, unasked)
+        if protected is None and decision.rule is None:  # the mode's "reversible" fails
+            decision = decision.with_kind("ask", UNRECORDED_ASK)
+            if not await self._ask_person(call, spec, server_id, decision, None, None,
+                                          finish, run.position):
+                return
+            self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
+        protected = protected or ()
         self._emit(ToolStarted(call.id, call.name))
         started = time.perf_counter()
         reporter = ProgressReporter(call.id, self._emit)
         try:
-            result = await self.registry.execute(call.name, call.input,
-                                                 replace(ctx, progress=reporter))
+            result = await self.registry.execute(call.name, call.input, replace(
+                ctx, progress=reporter, protected=(*ctx.protected, *protected)))
         except asyncio.CancelledError:
             reporter.close()
             finish(Outcome.CANCELLED, f"Cancelled: the user stopped the run while {call.name} "
@@ -225,7 +232,8 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
                 pending.add_done_callback(self._pending_checkpoints.discard)
             raise
         reporter.close()  # its last value before ToolFinished, nothing after
-        finish(Outcome.EXECUTED, result.content or "(no output)", result.is_error, decision,
+        content = self._note_read_only(call, checkpointer, protected, result.content)
+        finish(Outcome.EXECUTED, content or "(no output)", result.is_error, decision,
                _ms_since(started), result.images)
         try:
             self._track_flow(spec, call.input, decision, result.content or "")
@@ -273,16 +281,6 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
         except Exception:  # a broken check must not block the call: the tool checks again
             log.exception("capability check of %s failed", call.name)
             return None
-
-    async def _record_changes(self, checkpointer: Checkpointer, call: ToolCall,
-                              before: Checkpoint | None, row: Future[int]
-                              ) -> CallChanges | None:
-        """The checkpoint after a call: its change set goes to the card and the audit row."""
-        changes = await checkpointer.around_call_end(call.id, before)
-        if changes is not None:
-            self._writer.submit(self._audit_set_changes, row, changes)
-            self._emit(FilesChanged(call.id, call.name, changes))
-        return changes
 
     def _problem(self, call: ToolCall, run: _Run) -> tuple[str, str] | None:
         """(note, message for the model) when the call cannot run at all, else None."""

@@ -16,8 +16,9 @@ the call: the call runs, and its card says it cannot be undone.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,13 +29,21 @@ from app.core.checkpoints import (
     RestorePlan,
     RestoreResult,
 )
+from app.core.checkpoints.coverage import Coverage
 from app.core.checkpoints.model import Resolution
 
-__all__ = ["DEFAULT_MAX_FILE_BYTES", "CallChanges", "Checkpointer", "UndoRecord"]
+__all__ = ["DEFAULT_MAX_FILE_BYTES", "UNRECORDED_ASK", "CallChanges", "Checkpointer",
+           "UndoRecord"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
+
+UNRECORDED_ASK = ("the checkpoint before this call could not be taken (or could not keep what "
+                  "it does not record read-only), so it could not be undone: a person decides")
+
+# What a program prints when it tried to change a read-only mount, and ScopedFs's refusal.
+_READ_ONLY_SIGNS = ("Read-only file system", "Device or resource busy", "is read-only to this call")
 
 
 @dataclass(frozen=True)
@@ -64,9 +73,24 @@ class CallChanges:
         Settings say what checkpoints never cover)."""
         return tuple(sorted(set(self.before.skipped) ^ set(self.after.skipped)))
 
+    @property
+    def created_unrecorded(self) -> tuple[str, ...]:
+        """Ignored files and folders the call made (undo deletes them)."""
+        return tuple(sorted(set(self.after.ignored) - set(self.before.unrecorded)))
+
+    @property
+    def removed_unrecorded(self) -> tuple[str, ...]:
+        """Unrecorded files and folders that were there before the call and are gone: undo
+        cannot bring them back (only a call the person approved can do that)."""
+        return tuple(sorted(set(self.before.unrecorded) - set(self.after.unrecorded)))
+
     def summary(self) -> str:
-        n = len(self.changes)
-        return "no files changed" if n == 0 else f"{n} file{'s' if n != 1 else ''} changed"
+        n = len(self.changes) + len(self.created_unrecorded)
+        text = "no files changed" if n == 0 else f"{n} file{'s' if n != 1 else ''} changed"
+        gone = self.removed_unrecorded
+        if gone:
+            text += f"; {len(gone)} unrecorded gone, cannot be undone ({', '.join(gone[:3])})"
+        return text
 
     def to_json(self) -> dict[str, object]:
         """The audit row's record of the change set."""
@@ -76,6 +100,8 @@ class CallChanges:
             "changes": [{"path": c.path, "kind": c.kind, "old_path": c.old_path,
                          "binary": c.binary} for c in self.changes],
             "not_covered": list(self.not_covered),
+            "created_unrecorded": list(self.created_unrecorded),
+            "removed_unrecorded": list(self.removed_unrecorded),
         }
 
 
@@ -87,6 +113,7 @@ class UndoRecord:
     calls: tuple[CallChanges, ...]
     result: RestoreResult
     after: Checkpoint
+    stopped_jobs: tuple[str, ...] = ()  # background jobs stopped before restoring
 
 
 class Checkpointer:
@@ -98,6 +125,9 @@ class Checkpointer:
         self.project_root = Path(project_root).resolve()
         self.store = CheckpointStore(data_dir, self.project_root, max_file_bytes=max_file_bytes,
                                      extra_excludes=extra_excludes)
+        # The open conversations' "stop your background jobs" (AgentSession registers one):
+        # a job still writing would undo the undo, or be undone half-way.
+        self.job_stoppers: set[Callable[[], Awaitable[list[str]]]] = set()
 
     async def snapshot(self, label: str) -> Checkpoint | None:
         """Record the folder now; None (logged) when that fails."""
@@ -106,6 +136,36 @@ class Checkpointer:
         except Exception:
             log.exception("checkpoint of %s failed", self.project_root)
             return None
+
+    def coverage(self, checkpoint: Checkpoint) -> Coverage:
+        return Coverage.of(self.project_root, checkpoint)
+
+    def protected_paths(self, before: Checkpoint | None, *, needs_repository: bool = False
+                        ) -> tuple[Path, ...] | None:
+        """What a call that runs unasked must find read-only: everything ``before`` does not
+        record. None when that cannot be (no checkpoint, too many paths to mount, or the call
+        changes the project repository and ``before`` has not recorded it)."""
+        if before is None or (needs_repository and before.repo is None):
+            return None
+        coverage = self.coverage(before)
+        return coverage.protected_paths() if coverage.protectable else None
+
+    def read_only_note(self, output: str, protected: Sequence[Path]) -> str:
+        """For the model, when a call's output shows it needed a protected path: which, and
+        that the person must approve such a call ("" when the output shows nothing of it)."""
+        if not any(sign in output for sign in _READ_ONLY_SIGNS):
+            return ""
+        rels = [p.relative_to(self.project_root).as_posix() for p in protected
+                if p.is_relative_to(self.project_root)]
+        named = [r for r in rels if r in output] or rels
+        if not named:
+            return ""
+        shown = ", ".join(named[:5]) + (" …" if len(named) > 5 else "")
+        return (f"[Tebiki] {shown} {'was' if len(named) == 1 else 'were'} read-only to this "
+                "call: checkpoints do not record it (ignored by .gitignore or built-in rules, "
+                "too large, a special file, or a repository of its own), so undo could not "
+                "bring it back, and this call ran without asking the person. A call that "
+                "changes it needs the person's approval: calling it again will ask them.")
 
     async def around_call_end(self, tool_use_id: str, before: Checkpoint | None
                               ) -> CallChanges | None:
@@ -132,8 +192,9 @@ class Checkpointer:
         """Restore the files these calls changed to before the first of them. The plan lists
         conflicts: files that differ from what the last call left (the person edited them)."""
         first, last = calls[0], calls[-1]
-        return await asyncio.to_thread(self.store.plan_restore, first.before, last.after,
-                                       _union_paths(calls))
+        return await asyncio.to_thread(functools.partial(
+            self.store.plan_restore, first.before, last.after, _union_paths(calls),
+            remove_created_unrecorded=True))
 
     async def plan_redo(self, undo: UndoRecord) -> RestorePlan:
         """Bring back what an undo replaced, checked against the state the undo left."""
@@ -142,10 +203,15 @@ class Checkpointer:
 
     async def apply(self, plan: RestorePlan, calls: Sequence[CallChanges],
                     resolutions: Mapping[str, Resolution] | None = None) -> UndoRecord:
-        """Carry out a plan (conflicts as ``resolutions`` say; unresolved ones are kept)."""
+        """Carry out a plan (conflicts as ``resolutions`` say; unresolved ones are kept),
+        after stopping the background jobs still running (named in the record)."""
+        stopped: list[str] = []
+        for stop in list(self.job_stoppers):
+            stopped += await stop()
         result = await asyncio.to_thread(self.store.restore, plan, dict(resolutions or {}))
         after = await self.snapshot("after restore")
-        return UndoRecord(tuple(calls), result, after if after is not None else plan.target)
+        return UndoRecord(tuple(calls), result, after if after is not None else plan.target,
+                          tuple(stopped))
 
     async def usage_bytes(self) -> int:
         return await asyncio.to_thread(self.store.usage_bytes)

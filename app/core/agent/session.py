@@ -67,6 +67,7 @@ from app.core.store.profiles import ProfileRepository
 from app.core.store.usage import UsageRepository
 from app.core.store.writer import BackgroundWriter
 from app.core.tools.registry import ToolRegistry
+from app.core.tools.shell_jobs import stop_jobs
 
 if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
     import sqlite_utils
@@ -130,6 +131,8 @@ class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
         self._provider_key: tuple[str, str | None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._stop_requested = False
+        if checkpointer is not None:  # an undo stops this conversation's background jobs
+            checkpointer.job_stoppers.add(self._stop_jobs)
 
     # -- public API --------------------------------------------------------------------------
 
@@ -171,14 +174,21 @@ class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
         task.cancel()
 
     async def aclose(self) -> None:
-        """Stop a running run and release the HTTP client."""
+        """Stop a running run and the conversation's background jobs, and release the HTTP
+        client."""
         task = self._task
         if task is not None and not task.done():
             self.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.wait({task})
+        if self.checkpointer is not None:
+            self.checkpointer.job_stoppers.discard(self._stop_jobs)
+        await self._stop_jobs()
         await self._close_provider()
         await asyncio.to_thread(self._writer.close)
+
+    async def _stop_jobs(self) -> list[str]:
+        return await stop_jobs(self._tool_session)
 
     # -- driving -----------------------------------------------------------------------------
 

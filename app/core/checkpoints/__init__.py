@@ -17,11 +17,24 @@ each file's stat data; the next :meth:`CheckpointStore.prune` recompresses that 
 Coverage: whatever git would see in the folder — the project's ``.gitignore`` files (nested
 ones too) apply, plus the built-in excludes (``.venv/``, ``node_modules/``, ``build/``, …) and
 ``extra_excludes`` in the shadow's ``info/exclude``; the person's global git excludes do not.
-Not covered, and listed in :attr:`Checkpoint.skipped`: files over ``max_file_bytes``, special
-files (sockets, fifos), and nested repositories or submodules (listed once, as ``dir/``;
-nothing inside them is stored, and restore never writes into them). The project's ``.git`` is
-never read. Bytes, executable bits and symlinks (as links) are kept exactly; other permission
-bits are not stored (restore keeps those of the file it replaces).
+A file once recorded stays recorded whatever the ignore rules say later (git keeps what its
+index holds). Not covered, and listed in :attr:`Checkpoint.skipped`: files over
+``max_file_bytes``, special files (sockets, fifos), nested repositories or submodules (listed
+once, as ``dir/``; nothing inside them is stored, and restore never writes into them), and
+names git refuses (``.GIT``, ``git~1``, a ``.git`` in a subfolder). :attr:`Checkpoint.ignored`
+lists what the ignore rules kept out (a folder ignored whole once, as ``dir/``);
+:attr:`Checkpoint.unrecorded` is both lists, which ``coverage.Coverage`` hands to the agent:
+a call that runs unasked finds those paths read-only. A ``.gitignore`` or ``.gitattributes``
+that is a FIFO or device (git would block reading it) counts as absent (``rule_files``).
+Bytes, executable bits and symlinks (as links) are kept exactly; other permission bits are
+not stored (restore keeps those of the file it replaces).
+
+The project repository: each checkpoint also records ``<project>/.git``'s HEAD, branch and tag
+refs and index file (read as files, git is never run against the project; ``repo_state``),
+and a restore whose target differs there writes them back (``RestorePlan.repository``), so a
+``git add``/``commit``/``switch`` is undone like a file change. Nothing else of ``.git`` is
+read or written. Undoing calls (``remove_created_unrecorded``) also deletes the ignored files
+and folders they created (``RestorePlan.created_unrecorded``).
 
 Undo a call: ``plan_restore(target=before_call, expected=after_call, paths=changed_paths)``
 then ``restore(plan)``; redo: ``plan_restore(target=after_call, expected=result.after)``

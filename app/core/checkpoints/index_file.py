@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
+import zlib
 from pathlib import Path
 
-__all__ = ["write_atomically"]
+__all__ = ["write_atomically", "write_object"]
 
 
 def write_atomically(path: Path, data: bytes, *, mode: int = 0o644,
@@ -26,3 +28,14 @@ def write_atomically(path: Path, data: bytes, *, mode: int = 0o644,
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_object(objects: Path, kind: str, body: bytes) -> str:
+    """Store a loose object (the format every git reads) unless present; its id."""
+    raw = kind.encode() + b" %d\0" % len(body) + body
+    oid = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+    target = objects / oid[:2] / oid[2:]
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(target, zlib.compress(raw, 1), mode=0o444)
+    return oid

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from app.core.checkpoints.repo_state import RepoState
+
 __all__ = [
     "ActionKind",
     "ChangeKind",
@@ -28,13 +30,24 @@ class Checkpoint:
 
     ``skipped`` lists what the checkpoint does not cover, as relative posix paths: files over
     the size cap, files that are neither regular files nor symlinks, and nested repositories
-    (written with a trailing ``/``; nothing inside them is stored).
+    (written with a trailing ``/``; nothing inside them is stored). ``ignored`` lists what the
+    ignore rules keep out (the project's and the built-in ones).
     """
 
     id: str  # commit id in the shadow repository
     created: float
     label: str
     skipped: tuple[str, ...] = ()
+    # what the ignore rules kept out: files, and folders ignored whole (with a trailing "/")
+    ignored: tuple[str, ...] = ()
+    # the project repository's HEAD, refs and index (None: no repository recorded)
+    repo: RepoState | None = None
+
+    @property
+    def unrecorded(self) -> tuple[str, ...]:
+        """Every existing path this checkpoint does not record (ignored or skipped): what a
+        call may not change unasked, since undo could not bring it back."""
+        return tuple(sorted({*self.ignored, *self.skipped}))
 
 
 @dataclass(frozen=True)
@@ -73,6 +86,11 @@ class RestorePlan:
     not_restorable: tuple[str, ...]  # not covered by `target`: left as they are
     preview_diff: str  # unified diff from the current state to `target` for `actions`
     paths: tuple[str, ...] | None = None  # the scope asked for
+    # ignored files and folders made after `target` (by the calls undone): deleted by restore
+    created_unrecorded: tuple[str, ...] = ()
+    # the project repository's HEAD, refs and index go back to `target`'s (a git_ops call
+    # changed them); "conflict" when the person changed them since `expected`
+    repository: str = ""  # "", "restore" or "conflict"
 
 
 @dataclass

@@ -134,6 +134,19 @@ class ProjectWriter:
                 raise IsADirectoryError(errno.EISDIR, "a folder is in the way", rel)
             os.unlink(name, dir_fd=dir_fd)
 
+    def delete_tree(self, rel: str) -> None:
+        """Delete file or folder ``rel`` with everything in it, never following a symlink;
+        a repository inside stops it (what is already deleted stays deleted)."""
+        with self._parent(rel, create=False) as (dir_fd, name):
+            st = _lstat(name, dir_fd)
+            if st is None:
+                return
+            if stat.S_ISDIR(st.st_mode):
+                _empty_folder(name, dir_fd, rel)
+                os.rmdir(name, dir_fd=dir_fd)
+            else:
+                os.unlink(name, dir_fd=dir_fd)
+
     def exists(self, rel: str) -> bool:
         """Whether anything (file, link, folder) is at ``rel``; links are not followed."""
         try:
@@ -150,6 +163,22 @@ class ProjectWriter:
         except OSError:
             return False
         return True
+
+
+def _empty_folder(name: str, parent_fd: int, rel: str) -> None:
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
+    try:
+        if _exists(".git", fd):
+            raise UnsafePathError(errno.EPERM, "holds a repository of its own", rel)
+        for entry in os.listdir(fd):
+            st = _lstat(entry, fd)
+            if st is not None and stat.S_ISDIR(st.st_mode):
+                _empty_folder(entry, fd, f"{rel}/{entry}")
+                os.rmdir(entry, dir_fd=fd)
+            elif st is not None:
+                os.unlink(entry, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def _with_exec_bits(mode: int, executable: bool) -> int:

@@ -14,19 +14,19 @@ the settings that could run a program (hooks, fsmonitor).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import threading
-import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.checkpoints.index_file import write_atomically
+from app.core.checkpoints.blob_reader import BlobReader, CheckpointError
+from app.core.checkpoints.index_file import write_atomically, write_object
 from app.core.checkpoints.pack_writer import STORED_LEVEL, index_bytes, write_pack
 
-__all__ = ["CheckpointError", "ShadowRepo", "TreeEntry"]
+__all__ = ["CheckpointError", "ShadowRepo", "Status", "TreeEntry"]
 
 GIT_TIMEOUT_S = 120.0
 BULK_TIMEOUT_S = 1800.0  # hashing a whole large project, or a gc
@@ -99,8 +99,12 @@ MODE_GITLINK = 0o160000
 TreeEntry = tuple[int, str]  # (git mode, object id)
 
 
-class CheckpointError(RuntimeError):
-    """A git command of the checkpoint engine failed (message says which and why)."""
+@dataclass
+class Status:
+    """What ``git status`` says of the work tree against the shadow index."""
+
+    changed: list[tuple[bytes, bool]]  # (path, tracked)
+    ignored: list[bytes]  # ignored files, and folders (with a trailing "/") ignored whole
 
 
 class ShadowRepo:
@@ -111,6 +115,9 @@ class ShadowRepo:
         self.work_tree = work_tree
         self.extra_excludes = tuple(extra_excludes)
         self.env = self._environment()
+        # How git is started: empty, or bubblewrap hiding rule files git would block on
+        # (set before each snapshot from rule_files.RuleFileGuard)
+        self.wrapper: tuple[str, ...] = ()
 
     def _environment(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
@@ -133,9 +140,11 @@ class ShadowRepo:
     # -- running git ---------------------------------------------------------------------------
 
     def run(self, *args: str, input: bytes | None = None, timeout: float = GIT_TIMEOUT_S,
-            ok_codes: Sequence[int] = (0,), env: dict[str, str] | None = None) -> bytes:
-        """stdout of ``git args``; raises :class:`CheckpointError` on another exit code."""
-        argv = ["git", *args]
+            ok_codes: Sequence[int] = (0,), env: dict[str, str] | None = None,
+            stderr: list[bytes] | None = None) -> bytes:
+        """stdout of ``git args`` (its stderr appended to ``stderr``); raises
+        :class:`CheckpointError` on another exit code."""
+        argv = [*self.wrapper, "git", *args]
         try:
             proc = subprocess.run(
                 argv, input=input, stdin=None if input is not None else subprocess.DEVNULL,
@@ -145,6 +154,8 @@ class ShadowRepo:
             raise CheckpointError(f"git {args[0]} timed out after {timeout:.0f} s") from exc
         except OSError as exc:
             raise CheckpointError(f"git could not be started: {exc}") from exc
+        if stderr is not None:
+            stderr.append(proc.stderr)
         if proc.returncode not in ok_codes:
             msg = proc.stderr.decode("utf-8", "replace").strip()
             raise CheckpointError(f"git {args[0]} failed ({proc.returncode}): {msg}")
@@ -152,7 +163,7 @@ class ShadowRepo:
 
     def run_capped(self, *args: str, max_bytes: int) -> tuple[bytes, bool]:
         """The first ``max_bytes`` of stdout and whether there was more (git is then ended)."""
-        proc = subprocess.Popen(["git", *args], stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen([*self.wrapper, "git", *args], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 env=self.env, cwd=self.work_tree)
         timer = threading.Timer(GIT_TIMEOUT_S, proc.kill)
@@ -173,7 +184,8 @@ class ShadowRepo:
     @contextmanager
     def blob_reader(self) -> Iterator[BlobReader]:
         """A ``git cat-file --batch`` kept open for reading many blobs in a row."""
-        proc = subprocess.Popen(["git", "cat-file", "--batch"], stdin=subprocess.PIPE,
+        proc = subprocess.Popen([*self.wrapper, "git", "cat-file", "--batch"],
+                                stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 env=self.env, cwd=self.work_tree)
         timer = threading.Timer(BULK_TIMEOUT_S, proc.kill)
@@ -217,59 +229,70 @@ class ShadowRepo:
     # -- snapshot steps ------------------------------------------------------------------------
 
     def changed_paths(self) -> list[tuple[bytes, bool]]:
-        """(path, tracked) for every path whose state differs from the shadow index.
+        return self.status(ignored=False).changed
+    def status(self, *, ignored: bool = True) -> Status:
+        """Every path whose state differs from the shadow index, and (``ignored``) what the
+        ignore rules keep out of it.
 
         Untracked paths ending in ``/`` are repositories of their own (nested repositories,
         submodules): git lists such a folder but never what is inside.
         """
         # "normal" untracked mode reports a new folder once instead of every file in it:
-        # ~25% cheaper than "all" on a large tree, and new folders are rare between calls
+        # ~25% cheaper than "all" on a large tree, and new folders are rare between calls;
+        # "matching" lists an ignored folder once, not its files
         out = self.run("status", "--porcelain=v2", "-z", "--untracked-files=normal",
-                       "--no-renames", "--ignore-submodules=all")
-        result: list[tuple[bytes, bool]] = []
+                       "--no-renames", "--ignore-submodules=all",
+                       "--ignored=matching" if ignored else "--ignored=no")
+        result = Status([], [])
         new_folders: list[bytes] = []
         for record in out.split(b"\0"):
-            if not record:
-                continue
             kind = record[:1]
             if kind == b"1":
-                result.append((record.split(b" ", 8)[8], True))
+                result.changed.append((record.split(b" ", 8)[8], True))
             elif kind == b"u":
-                result.append((record.split(b" ", 10)[10], True))
+                result.changed.append((record.split(b" ", 10)[10], True))
             elif kind == b"?" and record.endswith(b"/"):
                 new_folders.append(record[2:])
             elif kind == b"?":
-                result.append((record[2:], False))
+                result.changed.append((record[2:], False))
+            elif kind == b"!":
+                result.ignored.append(record[2:])
         if new_folders:
             limit = [os.fsdecode(f.rstrip(b"/")) for f in new_folders] \
                 if len(new_folders) <= _LISTED_PATHS_MAX else []
             listed = self.run("ls-files", "-z", "--others", "--exclude-standard", "--", *limit)
-            result += [(path, False) for path in listed.split(b"\0") if path]
+            result.changed += [(path, False) for path in listed.split(b"\0") if path]
         return result
 
-    def update_index(self, paths: Sequence[bytes]) -> None:
-        """Hash ``paths`` into the shadow index (added, changed or, when missing, removed)."""
+    def update_index(self, paths: Sequence[bytes]) -> list[bytes]:
+        """Hash ``paths`` into the shadow index (added, changed or, when missing, removed);
+        the paths git refused to record (it says "Ignoring path" and goes on)."""
         if not paths:
-            return
+            return []
         bulk = ["-c", "core.bigFileThreshold=1", "-c", "core.compression=1"] \
             if len(paths) >= _BULK_PACK_MIN_PATHS else []
+        said: list[bytes] = []
         self.run(*bulk, "update-index", "--add", "--remove", "--replace", "-z", "--stdin",
-                 input=b"".join(p + b"\0" for p in paths), timeout=BULK_TIMEOUT_S)
+                 input=b"".join(p + b"\0" for p in paths), timeout=BULK_TIMEOUT_S,
+                 stderr=said)
+        if b"Ignoring path " not in said[0]:
+            return []
+        return [p for p in paths if b"Ignoring path " + p + b"\n" in said[0]]
 
     def index_is_empty(self) -> bool:
         return not (self.git_dir / "index").exists()
 
     def add_to_empty_index(self, paths: Sequence[bytes], workers: int, *,
-                           max_file_bytes: int = 1 << 62) -> None:
-        """Store ``paths`` (all new) and make them the shadow index, ``workers`` threads at once.
+                           max_file_bytes: int = 1 << 62) -> list[bytes]:
+        """Store ``paths`` (all new, none git refuses) and make them the shadow index,
+        ``workers`` threads at once; what git refused of those left to it.
 
         A first snapshot of a large project is bound by hashing and writing objects, which
         ``git update-index`` does one file at a time on one core. The files go into one pack
         written by :func:`write_pack` (uncompressed: :meth:`collect_garbage` recompresses it),
         and the index is written with each file's stat data, so the next ``git status`` hashes
         nothing that did not change. Files that changed while read, or are no longer regular
-        files or symlinks, are left to ``git update-index``.
-        """
+        files or symlinks, are left to ``git update-index``."""
         ordered = sorted(set(paths))
         pack_dir = self.git_dir / "objects" / "pack"
         try:
@@ -280,9 +303,8 @@ class ShadowRepo:
                 (self.git_dir / RECOMPRESS_MARKER).touch()
             write_atomically(self.git_dir / "index", index_bytes(stored))
         except OSError:  # e.g. a full disk: git tries, and says why if it fails too
-            self.update_index(ordered)
-            return
-        self.update_index(left)
+            return self.update_index(ordered)
+        return self.update_index(left)
 
     def remove_from_index(self, paths: Sequence[bytes]) -> None:
         if paths:
@@ -292,22 +314,26 @@ class ShadowRepo:
     def write_tree(self) -> str:
         return self.run("write-tree").decode().strip()
 
-    def commit_tree(self, tree: str, message: str, when: float) -> str:
-        """Store a parentless commit of ``tree`` and return its id.
+    def commit_tree(self, tree: str, message: str, when: float,
+                    keep: Sequence[tuple[str, str]] = ()) -> str:
+        """Store a commit of ``tree`` and return its id; ``keep`` (name, blob id) are kept
+        reachable by a parent commit that holds only them (the project repository's files).
 
-        Written directly as a loose object (the format every git reads) rather than by
+        Written directly as loose objects (the format every git reads) rather than by
         ``git commit-tree``: a process start is a fifth of an incremental snapshot's time.
         """
+        objects = self.git_dir / "objects"
         seconds = int(when)
         who = f"{AUTHOR[0]} <{AUTHOR[1]}> {seconds} +0000"
-        body = f"tree {tree}\nauthor {who}\ncommitter {who}\n\n{message}".encode()
-        raw = b"commit %d\0" % len(body) + body
-        oid = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
-        target = self.git_dir / "objects" / oid[:2] / oid[2:]
-        if not target.exists():
-            target.parent.mkdir(exist_ok=True)
-            write_atomically(target, zlib.compress(raw, 1), mode=0o444)
-        return oid
+        parent = ""
+        if keep:
+            entries = b"".join(b"100644 %s\0%s" % (name.encode(), bytes.fromhex(oid))
+                               for name, oid in sorted(keep))
+            kept = write_object(objects, "tree", entries)
+            body = f"tree {kept}\nauthor {who}\ncommitter {who}\n\nrepository state\n"
+            parent = f"parent {write_object(objects, 'commit', body.encode())}\n"
+        body = f"tree {tree}\n{parent}author {who}\ncommitter {who}\n\n{message}"
+        return write_object(objects, "commit", body.encode())
 
     def keep_commit(self, commit: str) -> None:
         """Reference ``commit`` (so gc keeps it) and make it the newest checkpoint.
@@ -370,26 +396,3 @@ class ShadowRepo:
         marker.unlink(missing_ok=True)
         self.run("prune", "--expire=now", timeout=BULK_TIMEOUT_S)
         self.run("pack-refs", "--all", "--prune")
-
-
-class BlobReader:
-    """Reads objects by id from a running ``git cat-file --batch``."""
-
-    def __init__(self, proc: subprocess.Popen[bytes]):
-        self._proc = proc
-
-    def read(self, oid: str) -> bytes:
-        stdin, stdout = self._proc.stdin, self._proc.stdout
-        assert stdin is not None and stdout is not None
-        stdin.write(oid.encode() + b"\n")
-        stdin.flush()
-        header = stdout.readline()
-        parts = header.split()
-        if len(parts) != 3:
-            raise CheckpointError(f"object {oid} is missing from the checkpoint store")
-        size = int(parts[2])
-        data = stdout.read(size)
-        stdout.read(1)  # the newline after each object
-        if len(data) != size:
-            raise CheckpointError(f"object {oid} could not be read")
-        return data

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import shutil
-import stat
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from app.core.checkpoints.model import (
-    ChangeKind,
     Checkpoint,
     FileChange,
     PlannedAction,
@@ -28,8 +25,18 @@ from app.core.checkpoints.model import (
     RestorePlan,
     RestoreResult,
 )
+from app.core.checkpoints.records import parse_changes, parse_checkpoint
+from app.core.checkpoints.repo_state import REPOSITORY, RepoStateRecorder
 from app.core.checkpoints.restore import ProjectWriter, action_for, apply_actions
-from app.core.checkpoints.shadow_repo import CheckpointError, ShadowRepo, TreeEntry
+from app.core.checkpoints.rule_files import (
+    RuleFileGuard,
+)
+from app.core.checkpoints.shadow_repo import (
+    BUILTIN_EXCLUDES,
+    ShadowRepo,
+    TreeEntry,
+)
+from app.core.checkpoints.snapshot import Snapshotter
 
 try:
     import fcntl
@@ -38,10 +45,7 @@ except ImportError:  # Windows: the thread lock alone
 
 __all__ = ["CheckpointStore"]
 
-_META_PREFIX = "tebiki-checkpoint "
 _DIFF_PATHS_PER_CALL = 500
-_PARALLEL_MIN_PATHS = 500  # a first snapshot this large is written as one pack directly
-_MAX_HASHING_WORKERS = 4
 
 
 class CheckpointStore:
@@ -56,6 +60,10 @@ class CheckpointStore:
         self._base = Path(data_dir) / "checkpoints"
         self._shadow_dir = self._base / key
         self._repo = ShadowRepo(self._shadow_dir, self.project_root, extra_excludes)
+        self._repo_state = RepoStateRecorder(self.project_root, self._shadow_dir / "objects")
+        self._snapshots = Snapshotter(self._repo, self._repo_state, max_file_bytes,
+                                      RuleFileGuard(self.project_root, self._shadow_dir / "empty",
+                                                    (*BUILTIN_EXCLUDES, *extra_excludes)))
         self._writer = ProjectWriter(self.project_root)
         self._thread_lock = threading.RLock()
         self._initialized = False
@@ -93,60 +101,17 @@ class CheckpointStore:
             return self._snapshot(label)
 
     def _snapshot(self, label: str) -> Checkpoint:
-        if not self.project_root.is_dir():
-            raise CheckpointError(f"project folder {self.project_root} does not exist")
-        to_update: list[bytes] = []
-        to_unindex: list[bytes] = []
-        skipped: list[str] = []
-        root = os.fsencode(self.project_root)
-        folder_is_link: dict[bytes, bool] = {}
-        for path, tracked in self._repo.changed_paths():
-            if path.endswith(b"/"):  # a repository of its own: not covered
-                skipped.append(os.fsdecode(path))
-                continue
-            if tracked and _beyond_symlink(root, path, folder_is_link):
-                to_unindex.append(path)  # its folder became a symlink: the file is gone here
-                continue
-            try:
-                st = os.lstat(os.path.join(root, path))
-            except FileNotFoundError:
-                to_update.append(path)  # gone: update-index --remove drops it
-                continue
-            except OSError:
-                st = None
-            covered = st is not None and (
-                stat.S_ISLNK(st.st_mode)
-                or (stat.S_ISREG(st.st_mode) and st.st_size <= self.max_file_bytes))
-            if covered:
-                to_update.append(path)
-                continue
-            if tracked:
-                to_unindex.append(path)
-            if st is None or not stat.S_ISDIR(st.st_mode):  # a folder now: its files follow
-                skipped.append(os.fsdecode(path))
-        self._repo.remove_from_index(to_unindex)
-        workers = max(1, min(os.cpu_count() or 1, _MAX_HASHING_WORKERS))
-        if len(to_update) >= _PARALLEL_MIN_PATHS and self._repo.index_is_empty():
-            self._repo.add_to_empty_index(to_update, workers,
-                                          max_file_bytes=self.max_file_bytes)
-        else:
-            self._repo.update_index(to_update)
-        tree = self._repo.write_tree()
-        created = time.time()
-        skipped.sort()
-        commit = self._repo.commit_tree(tree, _message(label, created, skipped), created)
-        self._repo.keep_commit(commit)
-        return Checkpoint(id=commit, created=created, label=label, skipped=tuple(skipped))
+        return self._snapshots.take(label)
 
     def checkpoint(self, checkpoint_id: str) -> Checkpoint:
         """The checkpoint with this id (as recorded)."""
         with self._locked():
-            return _parse(checkpoint_id, self._repo.commit_message(checkpoint_id))
+            return parse_checkpoint(checkpoint_id, self._repo.commit_message(checkpoint_id))
 
     def checkpoints(self) -> list[Checkpoint]:
         """Every kept checkpoint, oldest first."""
         with self._locked():
-            found = [_parse(c, body) for c, body in self._repo.kept_commits()]
+            found = [parse_checkpoint(c, body) for c, body in self._repo.kept_commits()]
         return sorted(found, key=lambda cp: cp.created)
 
     def read_blob(self, blob_id: str) -> bytes:
@@ -162,36 +127,7 @@ class CheckpointStore:
             raw = self._repo.run("diff-tree", "-r", "-z", "-M", "--raw", before.id, after.id)
             numstat = self._repo.run("diff-tree", "-r", "-z", "-M", "--numstat",
                                      before.id, after.id)
-        binary = _binary_paths(numstat)
-        fields = raw.split(b"\0")
-        out: list[FileChange] = []
-        i = 0
-        while i < len(fields) - 1:
-            meta = fields[i].decode().lstrip(":").split(" ")
-            old_mode, new_mode, old_oid, new_oid, status = meta
-            letter = status[0]
-            old_path: str | None = None
-            path = os.fsdecode(fields[i + 1])
-            i += 2
-            if letter in "RC":
-                old_path, path = path, os.fsdecode(fields[i])
-                i += 1
-            kind: ChangeKind
-            if letter == "A" or letter == "C":
-                kind = "added"
-            elif letter == "D":
-                kind = "deleted"
-            elif letter == "R":
-                kind = "renamed"
-            elif letter == "T":
-                kind = "type"
-            elif old_oid == new_oid and old_mode != new_mode:
-                kind = "mode"
-            else:
-                kind = "modified"
-            out.append(FileChange(path=path, kind=kind, old_path=old_path,
-                                  binary=path in binary))
-        return out
+        return parse_changes(raw, numstat)
 
     def diff_text(self, before: Checkpoint, after: Checkpoint,
                   paths: Sequence[str] | None = None, max_bytes: int = 200_000) -> str:
@@ -218,11 +154,15 @@ class CheckpointStore:
     # -- restoring -----------------------------------------------------------------------------
 
     def plan_restore(self, target: Checkpoint, expected: Checkpoint,
-                     paths: Sequence[str] | None = None) -> RestorePlan:
+                     paths: Sequence[str] | None = None, *,
+                     remove_created_unrecorded: bool = False) -> RestorePlan:
         """What restoring ``target`` would do to ``paths`` (files or folders; all if None).
 
         ``expected`` is the state the caller believes the folder is in (the checkpoint after
         the agent's call); a path whose current content differs from it is a conflict.
+        ``remove_created_unrecorded`` (undoing calls): ignored files and folders that appeared
+        from ``target`` to ``expected`` and are still there are deleted too (the calls made
+        them; no checkpoint holds their content, so redo cannot bring them back).
         """
         with self._locked():
             current = self._snapshot("before restore plan")
@@ -251,13 +191,32 @@ class CheckpointStore:
                     current_blob=current_entry[1] if current_entry else None,
                     expected_blob=expected_entry[1] if expected_entry else None,
                     conflict=conflict))
+            created = self._created_unrecorded(target, expected) \
+                if remove_created_unrecorded else ()
+            repository = "" if target.repo in (None, current.repo, expected.repo) else \
+                "restore" if current.repo == expected.repo else "conflict"
             planned = [a.path for a in actions]
             preview = self._diff_text(current.id, target.id, planned, 200_000) if planned else ""
         return RestorePlan(
             target=target, expected=expected, current=current, actions=tuple(actions),
             conflicts=tuple(a.path for a in actions if a.conflict),
             not_restorable=tuple(not_restorable), preview_diff=preview,
-            paths=None if paths is None else tuple(paths))
+            paths=None if paths is None else tuple(paths), created_unrecorded=created,
+            repository=repository)
+
+    def _created_unrecorded(self, target: Checkpoint, expected: Checkpoint) -> tuple[str, ...]:
+        before = set(target.unrecorded)
+        out: list[str] = []
+        for entry in sorted(set(expected.ignored) - before):
+            path = entry.rstrip("/")
+            if any(d in before or f"{d}/" in before for d in _dirs(entry)) or \
+                    not self._writer.exists(path):
+                continue  # inside what was already there, or gone
+            if entry.endswith("/") and (self._repo.tree_entries(target.id, [path]) or any(
+                    b.startswith(entry) for b in before)):
+                continue  # the folder held recorded or earlier files: not only the calls'
+            out.append(path)
+        return tuple(out)
 
     def restore(self, plan: RestorePlan,
                 resolutions: Mapping[str, Resolution] | None = None) -> RestoreResult:
@@ -275,8 +234,33 @@ class CheckpointStore:
             with self._repo.blob_reader() as blobs:
                 apply_actions(self._writer, plan.actions, now, target_tree, expected_tree,
                               target_dirs, resolutions or {}, blobs.read, result)
+                if plan.repository:
+                    self._restore_repository(plan, before, resolutions or {}, blobs.read,
+                                             result)
+            for path in plan.created_unrecorded:
+                try:
+                    self._writer.delete_tree(path)
+                    result.deleted.append(path)
+                except OSError as exc:
+                    result.errors[path] = exc.strerror or str(exc)
             result.after = self._snapshot("after restore")
         return result
+
+    def _restore_repository(self, plan: RestorePlan, now: Checkpoint,
+                            resolutions: Mapping[str, Resolution],
+                            read_blob: Callable[[str], bytes], result: RestoreResult) -> None:
+        """HEAD, refs and index back to the target's, unless the person changed them since
+        the plan's ``expected`` state (a conflict: kept unless resolved "take")."""
+        if plan.target.repo in (None, now.repo):
+            return
+        if now.repo != plan.expected.repo and resolutions.get(REPOSITORY) != "take":
+            result.kept.append(REPOSITORY)
+            return
+        try:
+            self._repo_state.restore(plan.target.repo, read_blob)
+            result.written.append(REPOSITORY)
+        except OSError as exc:
+            result.errors[REPOSITORY] = exc.strerror or str(exc)
 
     # -- housekeeping --------------------------------------------------------------------------
 
@@ -293,7 +277,7 @@ class CheckpointStore:
         """Drop checkpoints older than ``max_age_days`` and, oldest first, more while the store
         is over ``max_bytes``; the newest checkpoint always stays. Returns how many went."""
         with self._locked():
-            kept = sorted(((_parse(c, body).created, c) for c, body in
+            kept = sorted(((parse_checkpoint(c, body).created, c) for c, body in
                            self._repo.kept_commits()))
             removable = kept[:-1]
             drop: list[str] = []
@@ -317,51 +301,6 @@ class CheckpointStore:
         with self._locked():
             shutil.rmtree(self._shadow_dir, ignore_errors=True)
             self._initialized = False
-
-
-def _message(label: str, created: float, skipped: Sequence[str]) -> str:
-    subject = " ".join(label.split()) or "checkpoint"
-    meta = json.dumps({"created": created, "label": label, "skipped": list(skipped)})
-    return f"{subject}\n\n{_META_PREFIX}{meta}\n"
-
-
-def _parse(commit: str, body: str) -> Checkpoint:
-    for line in body.splitlines():
-        if line.startswith(_META_PREFIX):
-            meta = json.loads(line[len(_META_PREFIX):])
-            return Checkpoint(id=commit, created=float(meta["created"]), label=meta["label"],
-                              skipped=tuple(meta["skipped"]))
-    raise CheckpointError(f"{commit} is not a checkpoint")
-
-
-def _binary_paths(numstat: bytes) -> set[str]:
-    fields = numstat.split(b"\0")
-    binary: set[str] = set()
-    i = 0
-    while i < len(fields) - 1:
-        added, _deleted, path = fields[i].split(b"\t", 2)
-        i += 1
-        if not path:  # a rename: old and new path follow
-            path = fields[i + 1]
-            i += 2
-        if added == b"-":
-            binary.add(os.fsdecode(path))
-    return binary
-
-
-def _beyond_symlink(root: bytes, path: bytes, cache: dict[bytes, bool]) -> bool:
-    """Whether a folder on the way to ``path`` is a symlink (git never looks past one)."""
-    parts = path.split(b"/")[:-1]
-    for n in range(1, len(parts) + 1):
-        folder = b"/".join(parts[:n])
-        if folder not in cache:
-            try:
-                cache[folder] = stat.S_ISLNK(os.lstat(os.path.join(root, folder)).st_mode)
-            except OSError:
-                cache[folder] = False
-        if cache[folder]:
-            return True
-    return False
 
 
 def _dirs(path: str) -> list[str]:

@@ -6,7 +6,9 @@
   sandbox that can write only to folders in the project and has no network;
 - ``reversible``: nothing to undo (read-only), or every effect is a file change the
   checkpoints around it cover (the spec's ``undoable``, checkpoints on, contained, and a
-  command's ``.git`` kept read-only);
+  command's ``.git`` kept read-only); what the newest checkpoint does not record is read-only
+  to a call that runs unasked, so a call whose paths lie there, or that failed before for
+  want of writing there, is not reversible (it asks);
 - ``egress``: it can send data out of the machine (web tools, a command with network, any
   tool of an MCP server or custom tool whose programs are not sandboxed without network);
 - ``outside`` / ``sensitive``: its paths outside the project, and the ones that are secrets;
@@ -30,6 +32,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from app.core.checkpoints.coverage import RECORDS_GIT_STATE, Coverage, needs_unrecorded
+from app.core.checkpoints.coverage import SESSION_KEY as COVERAGE_KEY
 from app.core.sandbox import Sandbox
 from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.base import GitPermission, ToolContext, ToolSpec
@@ -152,6 +156,7 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
     contained = not why_not
 
     why_not_undo = ""
+    records_git = builtin and spec.annotations.get(RECORDS_GIT_STATE) is True
     if not read_only:
         if not spec.undoable:
             why_not_undo = "its effects are not only file changes a checkpoint records"
@@ -159,9 +164,13 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
             why_not_undo = "checkpoints are off"
         elif not contained:
             why_not_undo = "its effects may reach outside the project"
-        elif spec.runs_programs and ctx is not None and \
+        elif records_git and not _repository_recorded(project, ctx):
+            why_not_undo = "checkpoints do not record this project's git repository"
+        elif spec.runs_programs and ctx is not None and not records_git and \
                 ctx.git_permission is GitPermission.READ_WRITE:
             why_not_undo = "its commands may change the project's git repository"
+        elif ctx is not None:
+            why_not_undo = _unrecorded_reason(spec, tool_input, path_subjects, ctx)
     reversible = not why_not_undo
 
     return CallFacts(read_only=read_only, contained=contained, reversible=reversible,
@@ -190,6 +199,39 @@ def _git_protected(paths: Sequence[str], project: Path) -> tuple[str, Path] | No
         if protected is not None:
             return path, protected
     return None
+
+
+def _repository_recorded(project: Path | None, ctx: ToolContext | None) -> bool:
+    """Whether checkpoints record the project repository's HEAD, refs and index (the newest
+    checkpoint says; before the first, whether the project has a repository of its own)."""
+    coverage = ctx.session.get(COVERAGE_KEY) if ctx is not None else None
+    if isinstance(coverage, Coverage):
+        return coverage.repository
+    if project is None:
+        return False
+    git = project / ".git"
+    return not git.is_symlink() and (git / "refs").is_dir()
+
+
+def _unrecorded_reason(spec: ToolSpec, tool_input: Mapping[str, Any],
+                       path_subjects: Sequence[str], ctx: ToolContext) -> str:
+    """Why the call would change what the newest checkpoint does not record ("" if nothing
+    says so). Such paths are read-only to a call that runs unasked, so it would fail there."""
+    if needs_unrecorded(ctx.session, spec.name, tool_input):
+        return "the same call failed before because it needed to change files checkpoints " \
+               "do not record"
+    coverage = ctx.session.get(COVERAGE_KEY)
+    if not isinstance(coverage, Coverage):
+        return ""
+    if not coverage.protectable:
+        return "the project has too many files checkpoints do not record to keep them " \
+               "read-only"
+    for path in path_subjects:
+        entry = coverage.entry_for(path)
+        if entry is not None:
+            return f"checkpoints do not record {entry} (ignored, too large, special, or a " \
+                   "repository of its own)"
+    return ""
 
 
 def _destination(spec: ToolSpec, tool_input: Mapping[str, Any]) -> str:

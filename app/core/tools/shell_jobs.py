@@ -36,7 +36,9 @@ __all__ = [
     "ShellJob",
     "ShellJobsParams",
     "ShellJobsTool",
+    "active_jobs",
     "start_job",
+    "stop_jobs",
 ]
 
 SESSION_JOBS = "shell_jobs"
@@ -65,6 +67,7 @@ class ShellJob:
     task: asyncio.Task[RunResult] | None = None
     result: RunResult | None = None
     stopped: bool = False
+    ended: float | None = None  # time.time() when it ended (checkpoints compare with it)
 
     @property
     def running(self) -> bool:
@@ -108,8 +111,11 @@ def start_job(ctx: ToolContext, command: str, start: Path, run_kwargs: dict[str,
                    stderr=OutputBuffer(ctx.max_output_bytes))
 
     async def runner() -> RunResult:
-        result = await run_steps(steps, stdout_buffer=job.stdout, stderr_buffer=job.stderr,
-                                 **run_kwargs)
+        try:
+            result = await run_steps(steps, stdout_buffer=job.stdout,
+                                     stderr_buffer=job.stderr, **run_kwargs)
+        finally:
+            job.ended = time.time()
         job.result = result
         return result
 
@@ -122,6 +128,28 @@ def start_job(ctx: ToolContext, command: str, start: Path, run_kwargs: dict[str,
         "message": f"Started in the background as {job.id}. Use shell_jobs with action "
                    f"'output' and job_id '{job.id}' to read its output, 'stop' to end it.",
     })
+
+
+def active_jobs(session: Mapping[str, Any], since: float) -> list[str]:
+    """The jobs of a conversation (its ``ToolContext.session``) that may have written since
+    ``since`` (a ``time.time()``): running now, or ended after it."""
+    jobs: Mapping[str, ShellJob] = session.get(SESSION_JOBS) or {}
+    return [j.id for j in jobs.values()
+            if j.running or (j.ended is not None and j.ended >= since)]
+
+
+async def stop_jobs(session: Mapping[str, Any]) -> list[str]:
+    """Stop every running job of a conversation (it closes, or an undo is about to restore
+    the files they write); the ids of those stopped."""
+    jobs: Mapping[str, ShellJob] = session.get(SESSION_JOBS) or {}
+    stopped: list[str] = []
+    for job in list(jobs.values()):
+        if job.running and job.task is not None:
+            job.stopped = True
+            job.task.cancel()
+            await asyncio.wait({job.task})  # a cancel of our own still propagates
+            stopped.append(job.id)
+    return stopped
 
 
 class ShellJobsTool:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import app.core.checkpoints.pack_writer as pack_writer
-import app.core.checkpoints.store as store_module
+import app.core.checkpoints.snapshot as snapshot_module
 from app.core.checkpoints import CheckpointStore
 from app.core.checkpoints.shadow_repo import RECOMPRESS_MARKER
 
@@ -22,8 +22,8 @@ from .conftest import GIT_ENV, fingerprint, git
 @pytest.fixture
 def parallel(monkeypatch: pytest.MonkeyPatch) -> None:
     """First snapshots of more than a few files take the direct (pack) path."""
-    monkeypatch.setattr(store_module, "_PARALLEL_MIN_PATHS", 5)
-    monkeypatch.setattr(store_module.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(snapshot_module, "_PARALLEL_MIN_PATHS", 5)
+    monkeypatch.setattr(snapshot_module.os, "cpu_count", lambda: 2)
 
 
 def shadow_git(store: CheckpointStore, *args: str) -> str:

@@ -206,16 +206,16 @@ def test_nested_repository_is_reported_not_covered(store: CheckpointStore, proje
 
 def test_parallel_first_snapshot_builds_a_valid_index(store: CheckpointStore, project: Path,
                                                       monkeypatch):
-    import app.core.checkpoints.store as store_module
+    import app.core.checkpoints.snapshot as snapshot_module
 
-    monkeypatch.setattr(store_module, "_PARALLEL_MIN_PATHS", 10)
-    monkeypatch.setattr(store_module.os, "cpu_count", lambda: 3)
+    monkeypatch.setattr(snapshot_module, "_PARALLEL_MIN_PATHS", 10)
+    monkeypatch.setattr(snapshot_module.os, "cpu_count", lambda: 3)
     calls: list[int] = []
     real_add = store._repo.add_to_empty_index
 
-    def add(paths: list[bytes], workers: int, **kwargs: int) -> None:
+    def add(paths: list[bytes], workers: int, **kwargs: int) -> list[bytes]:
         calls.append(workers)
-        real_add(paths, workers, **kwargs)
+        return real_add(paths, workers, **kwargs)
 
     monkeypatch.setattr(store._repo, "add_to_empty_index", add)
     for n in range(40):

@@ -240,11 +240,30 @@ def test_auto_asks_when_the_sandbox_is_missing(db, project, home):
         service.close()
 
 
-def test_auto_asks_for_git_commit_which_checkpoints_cannot_undo(service, project):
+def test_auto_asks_for_git_commit_where_checkpoints_record_no_repository(service, project):
+    # no .git of the project's own (a parent folder's repository, or none): nothing records
+    # what a commit changes
     decision = decide(service, project, "git_ops", {"action": "commit", "args": {"message": "m"}},
-                      mode=AUTO)
+                      mode=AUTO, git_permission="read_write")
     assert decision.kind == "ask"
     assert "not reversible" in decision.decided_by
+
+
+@pytest.mark.skipif(not STATUS.available, reason="git_ops is contained only in the sandbox")
+def test_auto_runs_git_writes_that_checkpoints_record(service, project):
+    (project / ".git" / "refs").mkdir(parents=True)  # checkpoints record HEAD, refs, index
+    for tool_input in ({"action": "add", "args": {"files": ["a.txt"]}},
+                       {"action": "commit", "args": {"message": "m"}},
+                       {"action": "branch_create", "args": {"branch_name": "topic"}},
+                       {"action": "checkout", "args": {"branch_name": "main"}}):
+        decision = decide(service, project, "git_ops", tool_input, mode=AUTO,
+                          git_permission="read_write")
+        assert decision.kind == "allow", (tool_input, decision.decided_by)
+        assert "contained, reversible" in decision.decided_by
+    # a shell command with git write permission still may do anything to .git
+    shell = decide(service, project, "shell_exec", {"command": "git commit -m x"}, mode=AUTO,
+                   git_permission="read_write")
+    assert shell.kind == "ask"
 
 
 def test_auto_asks_for_web_reading_no_rule_allows(service, project):

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from app.core.checkpoints.coverage import RECORDS_GIT_STATE
 from app.core.sandbox import Confinement, SandboxRequired
 from app.core.tools.base import (
     DefaultRule,
@@ -96,7 +97,12 @@ class GitOpsTool:
             risk=RiskLevel.HIGH,
             subjects_fn=_subjects,
             subject_kind="text",
-            annotations={"read_only_actions": list(READ_ACTIONS)},
+            # The checkpoints around a call record the project repository's HEAD, refs and
+            # index (app.core.checkpoints.repo_state), so undo takes an add, commit, branch
+            # or checkout back: the write actions are undoable.
+            annotations={"read_only_actions": list(READ_ACTIONS),
+                         RECORDS_GIT_STATE: True},
+            undoable=True,
             default_enabled=True,
             default_config={"git_permission": "read_only"},
             config_fields=(

@@ -25,3 +25,8 @@ class IsADirectoryFsError(FsError):
 
 class WriteConflictError(FsError):
     """The target is not as the call assumed: exists in create mode, or changed since read."""
+
+
+class ProtectedPathError(FsError):
+    """The write would change a path the call's checkpoint does not record (the call runs
+    unasked, so such paths are read-only to it)."""

@@ -24,6 +24,7 @@ from app.core.tools.fs.errors import (
     IsADirectoryFsError,
     NotFoundError,
     OutsideScopeError,
+    ProtectedPathError,
     WriteConflictError,
 )
 from app.core.tools.fs.paths import (
@@ -55,7 +56,7 @@ class ScopedFs:
 
     def __init__(self, working_dir: str | os.PathLike[str],
                  allowed_write_dirs: Sequence[str | os.PathLike[str]] = (), *,
-                 resolved: bool = False) -> None:
+                 resolved: bool = False, protected: Sequence[Path] = ()) -> None:
         if resolved:  # ToolContext already resolved them; no filesystem calls here
             self.working_dir = Path(working_dir)
             roots = [Path(d) for d in allowed_write_dirs]
@@ -65,11 +66,15 @@ class ScopedFs:
         # Deepest first, so a nested allowed dir is the one reported.
         self.allowed_write_dirs: tuple[Path, ...] = tuple(
             sorted(dict.fromkeys(roots), key=lambda p: len(p.parts), reverse=True))
+        # Paths no write may touch (ToolContext.protected: what the call's checkpoint does
+        # not record, for a call that runs unasked).
+        self.protected: tuple[Path, ...] = tuple(protected)
 
     @classmethod
     def from_context(cls, ctx: Any) -> ScopedFs:
         """The ScopedFs of a call; ToolContext has resolved its paths (so this never blocks)."""
-        return cls(ctx.working_dir, ctx.allowed_write_dirs, resolved=True)
+        return cls(ctx.working_dir, ctx.allowed_write_dirs, resolved=True,
+                   protected=getattr(ctx, "protected", ()))
 
     # -- paths -------------------------------------------------------------------------------
 
@@ -155,6 +160,13 @@ class ScopedFs:
             raise OutsideScopeError(
                 f"Refused: {printable(path)}{via} is outside the allowed write directories "
                 f"({allowed}). Write to a path inside one of them.")
+        shielded = next((p for p in self.protected if is_within(target, p)), None)
+        if shielded is not None:
+            raise ProtectedPathError(
+                f"Refused: {self.display(target)} is read-only to this call: checkpoints do "
+                f"not record {self.display(shielded)} (ignored, too large, special, or a "
+                "repository of its own), so undo could not bring it back. Only a call the "
+                "person approves may change it; calling again will ask them.")
         if target == root:
             raise IsADirectoryFsError(f"{self.display(target)} is an allowed write directory "
                                       "itself; give a file path inside it.")

@@ -1,0 +1,85 @@
+"""The checkpoints around one tool call, for the call runner: the one before it (and, for a
+call that runs unasked, what that checkpoint does not record, to keep read-only), the one
+after it with the change set, and the note for the model when a call needed a protected path.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.core.agent.checkpointing import CallChanges, Checkpointer
+from app.core.agent.events import FilesChanged
+from app.core.agent.providers import ToolCall
+from app.core.checkpoints import Checkpoint
+from app.core.checkpoints.coverage import RECORDS_GIT_STATE, remember_needs_unrecorded
+from app.core.checkpoints.coverage import SESSION_KEY as COVERAGE_KEY
+from app.core.tools.base import ToolSpec
+from app.core.tools.shell_jobs import active_jobs
+
+# the conversation's newest "after" checkpoint, and the time.time() it was begun at
+LAST_CHECKPOINT = "checkpoints.last"
+
+if TYPE_CHECKING:
+    from app.core.agent.events import AgentEvent
+    from app.core.store.writer import BackgroundWriter
+
+
+class CallCheckpoints:
+    """Mixin of AgentSession (through ToolCallRunner); keeps the newest checkpoint's coverage
+    in the conversation's tool session, where the permission facts read it."""
+
+    _tool_session: dict[str, Any]
+
+    if TYPE_CHECKING:
+        def _emit(self, event: AgentEvent) -> None: ...
+        def _audit_set_changes(self, row: Future[int], changes: CallChanges) -> None: ...
+        _writer: BackgroundWriter
+
+    async def _checkpoint_before(self, call: ToolCall, spec: ToolSpec,
+                                 checkpointer: Checkpointer | None, unasked: bool
+                                 ) -> tuple[Checkpoint | None, tuple[Path, ...] | None]:
+        """(the checkpoint before the call, the paths it must find read-only). The paths are
+        None when a call that runs unasked cannot have them (no checkpoint, or too many)."""
+        if checkpointer is None:
+            return None, ()
+        before = await checkpointer.snapshot(f"before {call.id}")
+        if before is not None:
+            self._tool_session[COVERAGE_KEY] = checkpointer.coverage(before)
+        protected = checkpointer.protected_paths(
+            before, needs_repository=spec.annotations.get(RECORDS_GIT_STATE) is True) \
+            if unasked else ()
+        last = self._tool_session.get(LAST_CHECKPOINT)
+        if before is not None and isinstance(last, tuple) and \
+                active_jobs(self._tool_session, last[1]):
+            # Background jobs may have written since this conversation's last checkpoint:
+            # their changes are this call's change set too (on its card, undone with it).
+            return last[0], protected
+        return before, protected
+
+    def _note_read_only(self, call: ToolCall, checkpointer: Checkpointer | None,
+                        protected: tuple[Path, ...], content: str) -> str:
+        """``content``, with a note for the model when the call failed on a protected path;
+        the session remembers the call, so that the facts make the same call ask next time."""
+        if not protected or checkpointer is None:
+            return content
+        note = checkpointer.read_only_note(content or "", protected)
+        if not note:
+            return content
+        remember_needs_unrecorded(self._tool_session, call.name, call.input)
+        return f"{content}\n\n{note}" if content else note
+
+    async def _record_changes(self, checkpointer: Checkpointer, call: ToolCall,
+                              before: Checkpoint | None, row: Future[int]
+                              ) -> CallChanges | None:
+        """The checkpoint after a call: its change set goes to the card and the audit row."""
+        started = time.time()  # a job that ended after this may be missing from `after`
+        changes = await checkpointer.around_call_end(call.id, before)
+        if changes is not None:
+            self._tool_session[COVERAGE_KEY] = checkpointer.coverage(changes.after)
+            self._tool_session[LAST_CHECKPOINT] = (changes.after, started)
+            self._writer.submit(self._audit_set_changes, row, changes)
+            self._emit(FilesChanged(call.id, call.name, changes))
+        return changes
