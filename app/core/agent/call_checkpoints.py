@@ -5,6 +5,8 @@ after it with the change set, and the note for the model when a call needed a pr
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from concurrent.futures import Future
 from pathlib import Path
@@ -17,7 +19,11 @@ from app.core.checkpoints import Checkpoint
 from app.core.checkpoints.coverage import RECORDS_GIT_STATE, remember_needs_unrecorded
 from app.core.checkpoints.coverage import SESSION_KEY as COVERAGE_KEY
 from app.core.tools.base import ToolSpec
+from app.core.tools.persistence import persistence_changes
+from app.core.tools.project_tree import persistence_paths
 from app.core.tools.shell_jobs import active_jobs
+
+log = logging.getLogger(__name__)
 
 # the conversation's newest "after" checkpoint, and the time.time() it was begun at
 LAST_CHECKPOINT = "checkpoints.last"
@@ -51,6 +57,15 @@ class CallCheckpoints:
         protected = checkpointer.protected_paths(
             before, needs_repository=spec.annotations.get(RECORDS_GIT_STATE) is True) \
             if unasked else ()
+        if unasked and protected is not None:
+            # What the person's tools run by themselves (git hooks, editor tasks, .envrc,
+            # .pth files) stays read-only too: a checkpoint could undo it, but not what runs
+            # before anyone looks.
+            # (The project's own .git is the git level's and git_ops' business: see
+            # command_sandbox and the repository state the checkpoints record.)
+            own_git = checkpointer.project_root / ".git"
+            protected = (*protected, *(p for p in await asyncio.to_thread(
+                persistence_paths, checkpointer.project_root) if p != own_git))
         last = self._tool_session.get(LAST_CHECKPOINT)
         if before is not None and isinstance(last, tuple) and \
                 active_jobs(self._tool_session, last[1]):
@@ -69,6 +84,32 @@ class CallCheckpoints:
         if not note:
             return content
         remember_needs_unrecorded(self._tool_session, call.name, call.input)
+        return f"{content}\n\n{note}" if content else note
+
+    async def _revert_persistence(self, checkpointer: Checkpointer,
+                                  changes: CallChanges | None, content: str) -> str:
+        """After a call that ran unasked: the persistence files it created (which no mount
+        could keep read-only, they did not exist) are put back as they were, and the model is
+        told why. ``content`` with that note."""
+        if changes is None:
+            return content
+        found = persistence_changes(changes.paths)
+        if not found:
+            return content
+        paths = [path for path, _reason in found]
+        try:
+            plan = await asyncio.to_thread(checkpointer.store.plan_restore, changes.before,
+                                           changes.after, paths)
+            await asyncio.to_thread(checkpointer.store.restore, plan, {})
+        except Exception:
+            log.exception("could not undo the persistence writes of %s", changes.tool_use_id)
+            undone = "could not be undone; the person must check them"
+        else:
+            undone = "were undone"
+        listed = "; ".join(f"{path} ({reason})" for path, reason in found[:5])
+        note = (f"[Tebiki: this call's changes to {listed} {undone}. Files that run by "
+                "themselves later need the person's approval: make that change with write_file "
+                "or edit_file, which asks them.]")
         return f"{content}\n\n{note}" if content else note
 
     async def _record_changes(self, checkpointer: Checkpointer, call: ToolCall,

@@ -32,6 +32,7 @@ from app.core.agent.providers import ToolCall
 from app.core.agent.review_step import PLAN_REJECTED, ReviewState, ReviewStep, wants_review
 from app.core.outcomes import CallState, Outcome
 from app.core.permission_mode import PermissionMode
+from app.core.permissions.egress_history import egress_destination
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import Decision, DecisionContext, ToolPermissionService
 from app.core.review import QuorumResult, rejection_feedback
@@ -195,13 +196,20 @@ class ToolCallRunner(CallAudit, CallCheckpoints, FlowTracking, ReviewStep):
             if reviewed is not None and reviewed.outcome == "approved":
                 decision = decision.with_kind("allow", f"approved by review: {reviewed.reason}")
                 self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
+                unasked = True  # reviewers are not the person: the same walls as a rule
             else:
                 if not await self._ask_person(call, spec, server_id, decision, preview,
                                               reviewed, finish, run.position):
                     return
                 self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
                 # The person saw the secrets this call names: the sandbox shows it those.
-                ctx = replace(ctx, revealed=_named_secrets(decision))
+                if decision.facts is not None:
+                    ctx = replace(ctx, revealed=decision.facts.secret_paths)
+            if decision.facts is not None and decision.facts.egress:
+                # It goes out: later calls to the same destination are scanned joined to it
+                # (the guard records the ones it allowed itself).
+                self.flow.record_egress(
+                    egress_destination(spec.server_id, spec.name, call.input), call.input)
         checkpointer = self.checkpointer if spec.may_change_files(call.input) else None
         before, protected = await self._checkpoint_before(call, spec, checkpointer, unasked)
         if protected is None and decision.rule is None:  # the mode's "reversible" fails
@@ -233,13 +241,20 @@ class ToolCallRunner(CallAudit, CallCheckpoints, FlowTracking, ReviewStep):
             raise
         reporter.close()  # its last value before ToolFinished, nothing after
         content = self._note_read_only(call, checkpointer, protected, result.content)
+        recorded = False
+        if unasked and checkpointer is not None and before is not None:
+            # Before the model reads the result: what no mount could keep read-only (a new
+            # persistence file) is put back first, and the result says so.
+            changes = await self._record_changes(checkpointer, call, before, row)
+            recorded = True
+            content = await self._revert_persistence(checkpointer, changes, content)
         finish(Outcome.EXECUTED, content or "(no output)", result.is_error, decision,
                _ms_since(started), result.images)
         try:
             self._track_flow(spec, call.input, decision, result.content or "")
         except Exception:  # labels are a guard's input: log, never break the run
             log.exception("flow labels were not updated after %s", call.name)
-        if checkpointer is not None:
+        if checkpointer is not None and not recorded:
             await self._record_changes(checkpointer, call, before, row)
 
     async def _ask_person(self, call: ToolCall, spec: ToolSpec, server_id: str,
@@ -379,11 +394,6 @@ class ToolCallRunner(CallAudit, CallCheckpoints, FlowTracking, ReviewStep):
             self.permissions.rules.add(rule)
         except Exception:  # an invalid rule must not block the answer the person gave
             log.exception("could not save the remembered permission rule")
-
-
-def _named_secrets(decision: Decision) -> tuple[Path, ...]:
-    facts = decision.facts
-    return tuple(Path(path) for path, _entry in facts.sensitive) if facts is not None else ()
 
 
 def _ms_since(started: float) -> int:

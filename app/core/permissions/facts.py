@@ -61,6 +61,11 @@ class CallFacts:
     not_reversible_because: str = ""
     persistence: tuple[tuple[str, str], ...] = ()  # (path written, why it runs unasked)
 
+    @property
+    def secret_paths(self) -> tuple[Path, ...]:
+        """The sensitive paths the call reads, writes or names."""
+        return tuple(Path(path) for path, _entry in self.sensitive)
+
     def describe(self) -> str:
         """"contained, reversible, sends nothing out": what auto mode looked at."""
         parts = []
