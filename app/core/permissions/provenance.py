@@ -239,8 +239,12 @@ class ValueProvenance:
             stripped = text.strip()
             if verbatim_urls_ok and _URL.fullmatch(stripped) and self.seen_url(stripped):
                 continue
-            short = len(stripped.split()) <= SHORT_VALUE_WORDS
-            for value in candidate_values(stripped, short=short):
+            if _URL.fullmatch(stripped):  # an address: its host and itself, not its words
+                values: Iterator[str] = _url_values(stripped)
+            else:
+                values = candidate_values(stripped,
+                                          short=len(stripped.split()) <= SHORT_VALUE_WORDS)
+            for value in values:
                 if value in seen or value in vouched:
                     continue
                 seen.add(value)

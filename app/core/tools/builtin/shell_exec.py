@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.sandbox import SandboxRequired
+from app.core.sandbox.toolchains import user_toolchains
 from app.core.sensitive_paths import is_secret_name
 from app.core.tools.base import (
     DEFAULT_ALLOWED_COMMANDS,
@@ -112,9 +113,19 @@ _SYSTEM_PREFIXES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc",
                     "/dev", "/proc", "/sys", "/tmp", "/run/current-system", "/nix")
 
 
+def _in_toolchain(path: str) -> bool:
+    """A toolchain the sandbox shows every program read-only (``~/.pyenv/…/python3``): like
+    the system folders, naming it is not reaching the person's data. Its secrets (cargo's
+    credentials) stay hidden by the sandbox whatever a command names."""
+    return not is_secret_name(os.path.basename(path)) and any(
+        path == str(root) or path.startswith(f"{root}/")
+        for root in user_toolchains(Path.home()))
+
+
 def named_paths(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
     """The absolute and ``~`` paths a command names (in any argument, also inside code such as
-    ``python -c "open('/home/me/x')"``), resolved, except system folders every program reads;
+    ``python -c "open('/home/me/x')"``), resolved, except system folders and toolchains every
+    program reads;
     relative ones that climb out (``../x``) or name a secret by its file name (``.env``).
     Other relative paths stay in the project: ``cd`` cannot leave it and the tool runs there."""
     command = tool_input.get("command")
@@ -128,7 +139,8 @@ def named_paths(tool_input: Mapping[str, Any], working_dir: Path | None = None) 
                 path = os.path.realpath(os.path.expanduser(raw))
             except (OSError, ValueError):
                 continue
-            if path == "/" or not path.startswith(_SYSTEM_PREFIXES) or raw.startswith("~"):
+            if (path == "/" or not path.startswith(_SYSTEM_PREFIXES)
+                    or raw.startswith("~")) and not _in_toolchain(path):
                 out.append(path)
     # Relative paths that climb ("../x"): resolved from the project folder (the session's
     # folder is inside it, so this can only err towards "outside").
