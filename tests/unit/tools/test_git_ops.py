@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -190,3 +191,69 @@ async def test_output_capped(repo: Path) -> None:
     git(repo, "add", "big.txt")
     output = await ok(ctx, "diff", staged=True)
     assert "truncated" in output and len(output) < 3000
+
+
+# -- what a read shows: never a secret file's content unless the call names it --------------
+
+SECRET_VALUE = "prod-db-password-7f3a9c2e"
+
+
+def _commit_all(repo: Path, message: str) -> None:
+    for argv in (["git", "add", "-A"], ["git", "commit", "-q", "-m", message]):
+        subprocess.run(argv, cwd=repo, check=True, capture_output=True,
+                       env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x",
+                            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x",
+                            "GIT_CONFIG_GLOBAL": os.devnull})
+
+
+@pytest.mark.parametrize("action", ["show", "diff"])
+async def test_a_deleted_secret_files_content_is_left_out(repo_for_secrets: Path,
+                                                          action: str) -> None:
+    repo = repo_for_secrets
+    (repo / "deploy" / ".env.production").unlink()
+    (repo / "app.py").write_text("print('v2')\n")
+    _commit_all(repo, "remove the production env")
+    args = {"ref": "HEAD"} if action == "show" else {"ref": "HEAD~1"}
+    result = await GitOpsTool().execute({"action": action, "args": args},
+                                        ToolContext(working_dir=repo))
+    assert not result.is_error, result.content
+    assert SECRET_VALUE not in result.content
+    assert "print('v2')" in result.content  # the rest of the change is there
+    if action == "show":  # (a diff leaves the secret's file out by name before git reads it)
+        assert ".env.production" in result.content and "left_out" in result.content
+
+
+async def test_a_secret_named_in_files_is_shown(repo_for_secrets: Path) -> None:
+    repo = repo_for_secrets
+    (repo / "deploy" / ".env.production").write_text(f"DB_PASSWORD={SECRET_VALUE}-new\n")
+    _commit_all(repo, "rotate")
+    # Named: the sensitive-path guard asks; approved, the sandbox shows the file to the call.
+    result = await GitOpsTool().execute(
+        {"action": "diff", "args": {"ref": "HEAD~1", "files": ["deploy/.env.production"]}},
+        ToolContext(working_dir=repo, revealed=(repo / "deploy" / ".env.production",)))
+    assert SECRET_VALUE in result.content
+
+
+async def test_a_tracked_secret_does_not_break_the_diff_of_the_rest(
+        repo_for_secrets: Path) -> None:
+    # The sandbox hides the work tree's secret-named files from git: the diff compares the
+    # other changed files, and says nothing of the secret's content.
+    repo = repo_for_secrets
+    (repo / "app.py").write_text("print('v3')\n")
+    result = await GitOpsTool().execute({"action": "diff"}, ToolContext(working_dir=repo))
+    assert not result.is_error, result.content
+    assert "print('v3')" in result.content and SECRET_VALUE not in result.content
+    (repo / "app.py").write_text("print('v1')\n")
+    result = await GitOpsTool().execute({"action": "diff"}, ToolContext(working_dir=repo))
+    assert not result.is_error and SECRET_VALUE not in result.content
+
+
+@pytest.fixture
+def repo_for_secrets(visible: Path) -> Path:
+    repo = visible / "repo"
+    (repo / "deploy").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    (repo / "deploy" / ".env.production").write_text(f"DB_PASSWORD={SECRET_VALUE}\n")
+    (repo / "app.py").write_text("print('v1')\n")
+    _commit_all(repo, "initial")
+    return repo

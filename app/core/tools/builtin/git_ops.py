@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from app.core.checkpoints.coverage import RECORDS_GIT_STATE
 from app.core.sandbox import Confinement, SandboxRequired
+from app.core.sensitive_paths import is_secret_name
 from app.core.tools.base import (
     DefaultRule,
     GitPermission,
@@ -122,6 +123,7 @@ class GitOpsTool:
             sandboxed=True,
             changes_files=_changes_files,
             read_only=_reads_only,
+            named_paths=named_files,
         )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
@@ -155,12 +157,55 @@ class GitOpsTool:
             return ToolResult.error(f"git {action} failed (exit code {result.exit_code}):\n"
                                     f"{detail}")
         output = result.stdout.rstrip("\n")
+        left_out: list[str] = []
+        if action in ("diff", "show"):
+            named = {os.path.normpath(f) for f in args.files or ()}
+            output, left_out = _without_secrets(output, named)
         if not output and action == "status":
             output = "(clean: nothing to commit)"
         payload: dict[str, Any] = {"action": action, "output": output, "success": True}
         if result.stderr.strip():
             payload["stderr"] = result.stderr.strip()
+        if left_out:
+            payload["left_out"] = (
+                f"The changes of {', '.join(left_out[:5])} are not shown: files that hold "
+                "secrets by their name. To see one, name it in args.files (the user is asked "
+                "first).")
         return ToolResult.ok(payload)
+
+
+_DIFF_HEADER = re.compile(r'^diff --git (?:"a/((?:[^"\\]|\\.)*)"|a/(\S+)) ', re.MULTILINE)
+
+
+def _without_secrets(patch: str, named: set[str]) -> tuple[str, list[str]]:
+    """``patch`` with the content of every secret-named file's section (deleted ones too)
+    replaced by a note, unless the call named that file; and the files left out. What a
+    commit once held is read from the repository's objects, which no sandbox hides."""
+    headers = list(_DIFF_HEADER.finditer(patch))
+    if not headers:
+        return patch, []
+    out = [patch[:headers[0].start()]]
+    left_out: list[str] = []
+    for i, header in enumerate(headers):
+        end = headers[i + 1].start() if i + 1 < len(headers) else len(patch)
+        path = header.group(1) if header.group(1) is not None else header.group(2)
+        section = patch[header.start():end]
+        if is_secret_name(path.rsplit("/", 1)[-1]) and os.path.normpath(path) not in named:
+            left_out.append(path)
+            first_line = section.split("\n", 1)[0]
+            section = f"{first_line}\n[content left out: {path} holds secrets by its name]\n"
+        out.append(section)
+    return "".join(out), left_out
+
+
+def named_files(tool_input: Mapping[str, Any], project: Path | None = None) -> list[str]:
+    """The files a read names in ``args.files``, resolved in the project: a secret named
+    there is read, so the sensitive-path guard shows the call first."""
+    args = tool_input.get("args")
+    files = args.get("files") if isinstance(args, Mapping) else None
+    if not isinstance(files, list) or project is None:
+        return []
+    return [os.path.normpath(os.path.join(project, f)) for f in files if isinstance(f, str)]
 
 
 def _subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
@@ -274,7 +319,16 @@ async def _diff(r: _GitRunner, args: GitArgs) -> list[str]:
     argv.append("--end-of-options")
     if args.ref is not None:
         argv.append(await r.ref(args.ref))
-    return [*argv, "--", *r.paths(args.files, required=False)]
+    paths = r.paths(args.files, required=False)
+    if not paths and not args.staged:
+        # The sandbox hides secret-named files of the work tree (git cannot hash what it sees
+        # there): compare the changed files but those, by name.
+        listed = await r.run([argv[0], "--name-only", "-z", *argv[1:], "--"])
+        changed = [p for p in listed.stdout.split("\0") if p]
+        paths = [p for p in changed if not is_secret_name(p.rsplit("/", 1)[-1])]
+        if changed and not paths:  # nothing else changed: an empty diff, not every file
+            return [argv[0], "--diff-filter=X", *argv[1:], "--"]
+    return [*argv, "--", *paths]
 
 
 async def _log(r: _GitRunner, args: GitArgs) -> list[str]:
