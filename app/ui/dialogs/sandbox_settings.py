@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QCheckBox,
     QGroupBox,
@@ -65,6 +66,10 @@ class SandboxGroup(QGroupBox):
         self.view.setObjectName("sandbox-view")
         self.view.setReadOnly(True)
         self.view.setVisible(False)
+        # Columns of the listing line up only in a fixed-width font.
+        self.view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.view.setMinimumHeight(260)
         show = QPushButton("Show what programs see")
         show.setObjectName("sandbox-show-view")
         show.clicked.connect(self.show_view)
