@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import shutil
 import time
 from concurrent.futures import Future
 from pathlib import Path
@@ -20,7 +22,7 @@ from app.core.checkpoints.coverage import RECORDS_GIT_STATE, remember_needs_unre
 from app.core.checkpoints.coverage import SESSION_KEY as COVERAGE_KEY
 from app.core.tools.base import ToolSpec
 from app.core.tools.persistence import persistence_changes
-from app.core.tools.project_tree import persistence_paths
+from app.core.tools.project_tree import persistence_paths, scan_tree
 from app.core.tools.shell_jobs import active_jobs
 
 log = logging.getLogger(__name__)
@@ -31,6 +33,34 @@ LAST_CHECKPOINT = "checkpoints.last"
 if TYPE_CHECKING:
     from app.core.agent.events import AgentEvent
     from app.core.store.writer import BackgroundWriter
+
+
+GIT_BEFORE_KEY = "checkpoints.git_entries_before"
+
+
+def _git_entries(root: Path) -> frozenset[Path]:
+    scan = scan_tree(root)
+    return frozenset((*scan.git_dirs, *scan.git_files))
+
+
+def _remove_new_git_entries(root: Path, before: frozenset[Path] | None) -> list[str]:
+    """Remove the ``.git`` folders and files (gitdir pointers) that appeared under ``root``
+    since ``before``: checkpoints never record git metadata, and a new repository's config
+    or hooks would run in the person's git later. Only what is new goes; the names removed."""
+    if before is None:
+        return []
+    removed: list[str] = []
+    for path in sorted(_git_entries(root) - before):
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError:
+            log.exception("could not remove planted git metadata %s", path)
+            continue
+        removed.append(os.path.relpath(path, root))
+    return removed
 
 
 class CallCheckpoints:
@@ -64,8 +94,10 @@ class CallCheckpoints:
             # (The project's own .git is the git level's and git_ops' business: see
             # command_sandbox and the repository state the checkpoints record.)
             own_git = checkpointer.project_root / ".git"
-            protected = (*protected, *(p for p in await asyncio.to_thread(
-                persistence_paths, checkpointer.project_root) if p != own_git))
+            existing = await asyncio.to_thread(persistence_paths, checkpointer.project_root)
+            self._tool_session[GIT_BEFORE_KEY] = await asyncio.to_thread(
+                _git_entries, checkpointer.project_root)
+            protected = (*protected, *(p for p in existing if p != own_git))
         last = self._tool_session.get(LAST_CHECKPOINT)
         if before is not None and isinstance(last, tuple) and \
                 active_jobs(self._tool_session, last[1]):
@@ -86,13 +118,22 @@ class CallCheckpoints:
         remember_needs_unrecorded(self._tool_session, call.name, call.input)
         return f"{content}\n\n{note}" if content else note
 
-    async def _revert_persistence(self, checkpointer: Checkpointer,
+    async def _revert_persistence(self, call: ToolCall, checkpointer: Checkpointer,
                                   changes: CallChanges | None, content: str) -> str:
         """After a call that ran unasked: the persistence files it created (which no mount
         could keep read-only, they did not exist) are put back as they were, and the model is
         told why. ``content`` with that note."""
         if changes is None:
             return content
+        planted = await asyncio.to_thread(
+            _remove_new_git_entries, checkpointer.project_root,
+            self._tool_session.pop(GIT_BEFORE_KEY, None))
+        if planted:
+            remember_needs_unrecorded(self._tool_session, call.name, call.input)
+            note = (f"[Tebiki: this call created git metadata ({', '.join(planted[:5])}), "
+                    "which the person's own git would run; it was removed. Calling it again "
+                    "asks the person.]")
+            content = f"{content}\n\n{note}" if content else note
         found = persistence_changes(changes.paths)
         if not found:
             return content
@@ -106,10 +147,10 @@ class CallCheckpoints:
             undone = "could not be undone; the person must check them"
         else:
             undone = "were undone"
+        remember_needs_unrecorded(self._tool_session, call.name, call.input)
         listed = "; ".join(f"{path} ({reason})" for path, reason in found[:5])
         note = (f"[Tebiki: this call's changes to {listed} {undone}. Files that run by "
-                "themselves later need the person's approval: make that change with write_file "
-                "or edit_file, which asks them.]")
+                "themselves later need the person's approval: calling it again asks them.]")
         return f"{content}\n\n{note}" if content else note
 
     async def _record_changes(self, checkpointer: Checkpointer, call: ToolCall,

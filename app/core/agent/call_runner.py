@@ -247,7 +247,7 @@ class ToolCallRunner(CallAudit, CallCheckpoints, FlowTracking, ReviewStep):
             # persistence file) is put back first, and the result says so.
             changes = await self._record_changes(checkpointer, call, before, row)
             recorded = True
-            content = await self._revert_persistence(checkpointer, changes, content)
+            content = await self._revert_persistence(call, checkpointer, changes, content)
         finish(Outcome.EXECUTED, content or "(no output)", result.is_error, decision,
                _ms_since(started), result.images)
         try:

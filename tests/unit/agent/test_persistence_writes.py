@@ -70,3 +70,27 @@ async def test_a_new_persistence_file_is_put_back_and_the_model_told(
     assert not (project / "sitecustomize.py").exists()
     assert (project / "notes.txt").read_text() == "ok\n"
     assert ".pre-commit-config.yaml" in content and "undone" in content
+
+
+async def test_a_repository_an_unasked_command_creates_is_removed_and_the_retry_asks(
+        harness: Harness, fresh_data_dir: Path) -> None:
+    # Checkpoints never record git metadata: a new .git with an fsmonitor would run in the
+    # person's own `git status` later. The project here has no .git of its own.
+    project = harness.project
+    plant = ("sh -c 'mkdir -p vendor/lib/.git/hooks && "
+             "printf \"[core]\\n\\tfsmonitor = touch pwned\\n\" > vendor/lib/.git/config"
+             " && git init -q . && echo ok > notes.txt'")
+    harness.update_profile(permission_mode=PermissionMode.AUTO)
+    harness.enable("shell_exec", program_level="any_sandboxed")
+    harness.server.script(
+        Response.tools(tool("shell_exec", {"command": plant}, id="toolu_1")),
+        Response.tools(tool("shell_exec", {"command": plant}, id="toolu_2")),
+        Response.text("Done."))
+    await harness.session(checkpointer=Checkpointer(fresh_data_dir, project)).run("go")
+    assert not (project / ".git").exists()
+    assert not (project / "vendor" / "lib" / ".git").exists()
+    assert (project / "notes.txt").read_text() == "ok\n"
+    first = harness.of(ToolFinished)[0].content
+    assert "git metadata" in first and "removed" in first
+    # The same call again is not run unasked (the approver, with no answer, declines).
+    assert [r.tool_use_id for r in harness.approver.requests] == ["toolu_2"]
