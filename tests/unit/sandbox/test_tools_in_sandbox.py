@@ -28,7 +28,8 @@ RG = shutil.which("rg")
 def home():
     folder = Path(tempfile.mkdtemp(prefix="tebiki-home-", dir="/var/tmp")).resolve()
     (folder / ".ssh").mkdir()
-    (folder / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-MARKER\n")
+    # Not a secret's file name (grep never searches those): the folder is what is hidden.
+    (folder / ".ssh" / "config").write_text("PRIVATE-KEY-MARKER\n")
     (folder / "notes.txt").write_text("PRIVATE-KEY-MARKER is not here\n")
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
@@ -47,8 +48,8 @@ def test_ripgrep_in_the_sandbox_does_not_see_hidden_folders(home: Path) -> None:
     boxed = ToolContext(working_dir=home, tool_config=config, sandbox=_sandbox(home))
     seen = asyncio.run(GrepSearchTool().execute({**args, "path": "."}, plain)).content
     hidden = asyncio.run(GrepSearchTool().execute({**args, "path": "."}, boxed)).content
-    assert "id_ed25519" in seen  # the baseline: unsandboxed ripgrep reads it
-    assert "id_ed25519" not in hidden and "notes.txt" in hidden
+    assert ".ssh/config" in seen  # the baseline: unsandboxed ripgrep reads it
+    assert ".ssh/config" not in hidden and "notes.txt" in hidden
 
 
 @pytest.mark.skipif(RG is None, reason="ripgrep is not installed")
