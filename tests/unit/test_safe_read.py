@@ -86,3 +86,12 @@ def test_a_fifo_tools_toml_is_reported_not_waited_on(tmp_path: Path,
     fifo = make_fifo(tmp_path / ".tebiki" / "tools.toml")
     tools, problems = returns_within(lambda: load_tools_file(fifo))
     assert tools == [] and len(problems) == 1 and "FIFO" in problems[0]
+
+
+def test_a_dropped_fifo_is_refused_as_an_attachment(tmp_path: Path,
+                                                    make_fifo: Callable[[Path], Path]) -> None:
+    from app.core.agent.attachments import AttachmentError, read_attachment
+
+    fifo = make_fifo(tmp_path / "notes.txt")
+    with pytest.raises(AttachmentError, match="not a file"):
+        returns_within(lambda: read_attachment(fifo))
