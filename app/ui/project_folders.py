@@ -12,9 +12,8 @@ from app.core.config import APP_NAME
 
 if TYPE_CHECKING:
     # Type-checked as the window it is mixed into; at run time a plain mixin.
-    from PySide6.QtWidgets import QMainWindow as _Window
-
     from PySide6.QtCore import SignalInstance
+    from PySide6.QtWidgets import QMainWindow as _Window
 
     from app.core.services import Services
     from app.ui.task_set import TaskSet
