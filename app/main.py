@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from PySide6.QtWidgets import QApplication, QWidget
 
+    from app.core.instance_lock import InstanceLock
     from app.core.services import Services
     from app.ui.main_window import MainWindow
 
@@ -47,10 +48,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args, paths = prepare_start(argv)
     app = create_application(argv)
+    instance = claim_data_folder(paths, args.smoke_test)
+    if instance is None:
+        return 0 if _raised_first else 1
+    try:
+        return _run(app, args, paths)
+    finally:
+        instance.release()
+
+
+# Whether claim_data_folder found another instance and brought its window to the front.
+_raised_first = False
+
+
+def claim_data_folder(paths: AppPaths, headless: bool) -> InstanceLock | None:
+    """This instance's hold on the data folder; None when another has it: its window is asked
+    to come to the front, or the person is told why nothing starts. Two instances on one
+    database never run side by side (app.core.instance_lock)."""
+    global _raised_first
+    from app.core.instance_lock import InstanceLock, InstanceRunningError, instance_channel
+
+    try:
+        return InstanceLock.acquire(paths.data_dir)
+    except InstanceRunningError as running:
+        from app.ui.single_instance import ask_first_to_raise
+
+        _raised_first = ask_first_to_raise(instance_channel(paths.data_dir))
+        if _raised_first:
+            print(f"{APP_NAME} is already running with this data folder; its window was "
+                  "brought to the front.", file=sys.stderr)
+        else:
+            _fatal(str(running), headless)
+        return None
+
+
+def _run(app: QApplication, args: argparse.Namespace, paths: AppPaths) -> int:
     from app.ui.gc_guard import MainThreadGarbageCollector
 
     garbage_collector = MainThreadGarbageCollector(app)
     window, loading = open_window(paths)
+    from app.core.instance_lock import instance_channel
+    from app.ui.single_instance import RaiseOnRequest
+
+    # A second start on this data folder brings this window to the front; kept until the end.
+    raise_on_request = RaiseOnRequest(window, instance_channel(paths.data_dir))  # noqa: F841
     wait_painting(loading)
     try:
         services = loading.result()

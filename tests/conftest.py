@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.fifo_support import make_fifo  # noqa: F401  (a fixture for every test)
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 # Hypothesis profiles, chosen by HYPOTHESIS_PROFILE, else "ci" when CI is set, else "dev".

@@ -13,9 +13,11 @@ import json
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from app.core.agent.compaction import marker_of
+from app.core.permissions.egress import SecretMatcher
 from app.core.store.conversations import Conversation, StoredMessage
 
 # A result longer than this is cut: the export is for reading, the full output is in History.
@@ -54,6 +56,48 @@ def conversation_markdown(conversation: Conversation,
                 parts.append("## Assistant")
                 parts.extend(body)
     return "\n\n".join(parts) + "\n"
+
+
+REDACTED = "[secret redacted]"
+
+
+def redact_secrets(text: str, matchers: Sequence[SecretMatcher] = ()) -> tuple[str, int]:
+    """``text`` with every secret replaced by ``[secret redacted]``, and how many there were.
+
+    Always the well-known token formats (API keys, private keys, JWTs); and the values each of
+    ``matchers`` learnt (the conversation's secret index: what it read from sensitive files;
+    the machine's known secrets). An exported file leaves the app's walls: nothing secret in it.
+    """
+    spans = [(hit.start, hit.end) for matcher in (*matchers, SecretMatcher())
+             for hit in matcher.scan(text)]
+    if not spans:
+        return text, 0
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    out, last = [], 0
+    for start, end in merged:
+        out += [text[last:start], REDACTED]
+        last = end
+    out.append(text[last:])
+    return "".join(out), len(merged)
+
+
+def redacted_markdown(conversation: Conversation, messages: Sequence[StoredMessage],
+                      matchers: Sequence[SecretMatcher] = ()) -> tuple[str, int]:
+    """``conversation_markdown`` with its secrets redacted (see ``redact_secrets``)."""
+    return redact_secrets(conversation_markdown(conversation, messages), matchers)
+
+
+def export_folder(home: Path | None = None) -> Path:
+    """Where the save dialog starts: Documents (else home), never the project folder, which
+    a commit or a sync could publish."""
+    home = home if home is not None else Path.home()
+    documents = home / "Documents"
+    return documents if documents.is_dir() else home
 
 
 def suggested_filename(conversation: Conversation) -> str:

@@ -26,6 +26,12 @@ from app.core.store.conversations import ConversationRepository
 from app.core.store.migrations import PENDING_NOTICES_KEY
 from app.core.store.profiles import ProfileRepository, ToolSetting
 from app.core.store.settings import SettingsRepository
+from app.core.tool_services import (
+    ProjectToolsReloader,
+    ToolServices,
+    apply_project_root,
+    custom_tools,
+)
 
 if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
     import sqlite_utils
@@ -41,18 +47,6 @@ if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Dat
     from app.core.tools.providers.mcp import McpProvider
     from app.core.tools.providers.mcp_config import McpConfigStore
     from app.core.tools.registry import ToolRegistry
-
-
-@dataclass
-class ToolServices:
-    """What a run or a tool call needs: built after the window is ready (see module doc)."""
-
-    registry: ToolRegistry
-    permissions: ToolPermissionService
-    # The OS sandbox every program runs in; see app_sandbox.
-    sandbox: Sandbox
-    mcp: McpProvider | None = None
-    mcp_config: McpConfigStore | None = None
 
 
 @dataclass
@@ -73,6 +67,8 @@ class Services:
     _build_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     # Guards project_root against a build finishing in another thread.
     _root_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _project_tools: ProjectToolsReloader = field(default_factory=ProjectToolsReloader,
+                                                 repr=False)
     # One checkpointer per project folder (see checkpointer_for).
     _checkpointers: dict[Path, Checkpointer] = field(default_factory=dict, repr=False)
 
@@ -101,7 +97,7 @@ class Services:
                 built = self._build_tools()
                 with self._root_lock:  # a project opened meanwhile: the tools follow it
                     self._tools = built
-                    _apply_project_root(built, self.project_root, reread=False)
+                    apply_project_root(built, self.project_root, reread=False)
             return self._tools
 
     def _build_tools(self) -> ToolServices:
@@ -239,7 +235,15 @@ class Services:
         with self._root_lock:
             self.project_root = root
             if self._tools is not None:
-                _apply_project_root(self._tools, root)
+                apply_project_root(self._tools, root)
+
+    async def open_project(self, root: Path | None) -> None:
+        """``set_project_root`` for File → Open Folder: the project's tools.toml is read in a
+        worker thread; of folders opened in quick succession the last one's tools win."""
+        with self._root_lock:
+            self.project_root, tools = root, self._tools
+        if tools is not None:
+            await self._project_tools.follow(tools, root, lambda: self.project_root)
 
     # -- what is secret, what is trusted -----------------------------------------------------
 
@@ -278,7 +282,7 @@ class Services:
 
     @property
     def custom_tools(self) -> CustomToolsProvider | None:
-        return _custom_tools(self.registry)
+        return custom_tools(self.registry)
 
     def reload_tools(self) -> list[str]:
         """Re-read tools.toml files and look for rg/fd again; returns problems to show."""
@@ -304,23 +308,6 @@ class Services:
             elif isinstance(provider, CliProvider):
                 notices += provider.suggestions()
         return notices
-
-
-def _custom_tools(registry: ToolRegistry) -> CustomToolsProvider | None:
-    from app.core.tools.providers.custom import CustomToolsProvider
-
-    return next((p for p in registry.providers() if isinstance(p, CustomToolsProvider)), None)
-
-
-def _apply_project_root(tools: ToolServices, root: Path | None, *, reread: bool = True) -> None:
-    tools.permissions.working_dir = root.resolve() if root is not None else None
-    if tools.mcp is not None:  # the servers' roots: the open project folder
-        tools.mcp.set_roots([root] if root is not None else [])
-    custom = _custom_tools(tools.registry)
-    # reread=False: only when the folder changed since the provider read its files.
-    if custom is not None and (reread or custom.project_root != root):
-        custom.set_project_root(root)  # the project's .tebiki/tools.toml
-        tools.registry.refresh()
 
 
 def profile_defaults(specs: Iterable[ToolSpec]) -> dict[str, Any]:

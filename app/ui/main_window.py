@@ -60,6 +60,7 @@ def _placeholder(text: str) -> QLabel:
 class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
     ready = Signal()  # the AI panel is built: typing and Send work (once the event loop runs)
     tools_attached = Signal()  # the tools list, the tool history and every menu are live
+    project_tools_loaded = Signal()  # an opened folder's own tools.toml is read (off the GUI)
     # From the worker thread that built the tools part (app.startup_threads.start_tools_build):
     # queued to the GUI thread. The argument is empty on success, else what went wrong.
     tools_built = Signal(str)

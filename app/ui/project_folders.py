@@ -12,9 +12,11 @@ from app.core.config import APP_NAME
 
 if TYPE_CHECKING:
     # Type-checked as the window it is mixed into; at run time a plain mixin.
+    from PySide6.QtCore import SignalInstance
     from PySide6.QtWidgets import QMainWindow as _Window
 
     from app.core.services import Services
+    from app.ui.task_set import TaskSet
     from app.ui.widgets.ai_panel import AIPanel
     from app.ui.widgets.tools_panel import ToolsPanel
 else:
@@ -31,6 +33,8 @@ class ProjectFolders(_Window):
     recent_menu: QMenu
     ai_panel: AIPanel
     tools_panel: ToolsPanel
+    project_tools_loaded: SignalInstance
+    _project_tasks: TaskSet | None = None
 
     if TYPE_CHECKING:
         @property
@@ -55,9 +59,7 @@ class ProjectFolders(_Window):
         if root is not None and not root.is_dir():
             root = None
         self.project_root = root.resolve() if root is not None else None
-        self.live_services.set_project_root(self.project_root)
-        self.tools_panel.project_root = self.project_root
-        self.tools_panel.rebuild()  # the project's own .tebiki/tools.toml may add tools
+        self._load_project_tools(self.project_root)
         if self.ai_panel.session is not None and not self.ai_panel.running:
             self.ai_panel.new_conversation()
         self.ai_panel.project_opened(self.project_root)  # prunes old checkpoints, hourly
@@ -69,6 +71,33 @@ class ProjectFolders(_Window):
             if recent != saved:  # reopening the last folder at start-up writes nothing
                 self.live_services.settings.set("ui.recent_folders", recent)
                 self._refresh_recent()
+
+    def _load_project_tools(self, root: Path | None) -> None:
+        """The project's own .tebiki/tools.toml may add tools: read in a worker thread on the
+        event loop (before the loop runs, at start-up, here and now)."""
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.live_services.set_project_root(root)
+            self._project_tools_loaded(root)
+            return
+        if self._project_tasks is None:
+            from app.ui.task_set import TaskSet
+
+            self._project_tasks = TaskSet("opening the project's tools", lambda _error: None)
+        self._project_tasks.run(self._open_project_tools(root))
+
+    async def _open_project_tools(self, root: Path | None) -> None:
+        await self.live_services.open_project(root)
+        if root == self.project_root:  # not overtaken by a newer folder
+            self._project_tools_loaded(root)
+
+    def _project_tools_loaded(self, root: Path | None) -> None:
+        self.tools_panel.project_root = root
+        self.tools_panel.rebuild()
+        self.project_tools_loaded.emit()
 
     def _last_project(self) -> Path | None:
         for path in self.live_services.settings.get("ui.recent_folders", []):

@@ -22,10 +22,19 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from app.core.safe_read import (
+    FileMissingError,
+    FileTooLargeError,
+    NotRegularFileError,
+    UnsafeReadError,
+    read_project_file,
+)
 
 Kind = Literal["image", "text", "pdf"]
 
@@ -111,18 +120,21 @@ def read_attachment(path: Path | str) -> Attachment:
     """Read and check the file at ``path`` (blocking). Raises ``AttachmentError``."""
     path = Path(path)
     name = path.name or str(path)
-    try:
-        if not path.is_file():
-            raise AttachmentError(f"{name}: not a file" if path.exists()
-                                  else f"{name}: the file does not exist")
-        size = path.stat().st_size
-        # Nothing larger than the largest allowed file is read into memory.
-        if size > max(MAX_IMAGE_BYTES, MAX_PDF_BYTES, MAX_TEXT_BYTES):
-            with path.open("rb") as handle:
-                head = handle.read(16)
-            raise _too_big(name, _kind_of(head) or "file", size)
-        data = path.read_bytes()
-    except OSError as exc:
+    limit = max(MAX_IMAGE_BYTES, MAX_PDF_BYTES, MAX_TEXT_BYTES)
+    try:  # a FIFO or device is refused at once (never waited on); nothing over the limit read
+        data = read_project_file(path, max_bytes=limit)
+    except FileMissingError:
+        raise AttachmentError(f"{name}: the file does not exist") from None
+    except NotRegularFileError:
+        raise AttachmentError(f"{name}: not a file") from None
+    except FileTooLargeError:
+        try:
+            head, size = read_project_file(path, max_bytes=16, too_large="truncate"), \
+                os.stat(path).st_size
+        except OSError:
+            head, size = b"", limit + 1
+        raise _too_big(name, _kind_of(head) or "file", size) from None
+    except UnsafeReadError as exc:
         raise AttachmentError(f"{name}: cannot be read ({exc.strerror or exc})") from None
     return attachment_from_bytes(name, data)
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from app.core.permissions.egress import SecretMatcher
+from app.core.safe_read import read_project_text
 from app.core.sensitive_paths import SensitivePaths
 
 __all__ = ["HOME_CREDENTIAL_FILES", "learn_home_secrets", "learn_project_secrets"]
@@ -42,10 +43,8 @@ _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", 
 
 
 def _read(path: Path) -> str | None:
-    try:
-        if not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
+    try:  # a project's file: never blocked on (a FIFO named .env), never read past the cap
+        return read_project_text(path, max_bytes=MAX_FILE_BYTES)
     except OSError:
         return None
 

@@ -16,9 +16,9 @@ conversation shows as a row in app.ui.widgets.conversation_rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QKeySequence, QShortcut
@@ -49,6 +49,9 @@ from app.ui.widgets.conversation_rows import (
 )
 from app.ui.widgets.db_worker import DatabaseWorker
 
+if TYPE_CHECKING:
+    from app.core.permissions.egress import SecretMatcher
+
 SEARCH_DELAY_MS = 250
 LIST_LIMIT = 200
 MAX_VISIBLE_ROWS = 8  # the list grows with its rows up to this, then scrolls
@@ -76,6 +79,9 @@ class ConversationList(ConversationEdits, QWidget):
         self.export_dialog: QFileDialog | None = None
         # Whether a conversation may be deleted now (the panel: not while a run adds to it).
         self.can_delete: Callable[[int], bool] = lambda _conversation_id: True
+        self.secret_matchers: Callable[[int], Sequence[SecretMatcher]] = \
+            lambda _conversation_id: ()
+        self.export_warning: QMessageBox | None = None
         self._generation = 0
         self._row_height = 0
         self._worker = DatabaseWorker(self)

@@ -9,7 +9,7 @@ database worker thread.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,8 @@ from app.ui.widgets.conversation_rows import ID_ROLE, TITLE, conversation_title
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
+
+    from app.core.permissions.egress import SecretMatcher
 
     _Base = QWidget
 else:
@@ -36,6 +38,9 @@ class ConversationEdits(_Base):
     confirm_box: QMessageBox | None
     export_dialog: QFileDialog | None
     can_delete: Callable[[int], bool]
+    # The secrets a conversation has seen (its flow's index, the machine's known ones).
+    secret_matchers: Callable[[int], Sequence[SecretMatcher]]
+    export_warning: QMessageBox | None
     tree: QTreeWidget
     empty_label: QLabel
     deleted: SignalInstance
@@ -127,12 +132,12 @@ class ConversationEdits(_Base):
         conversation_id = self.selected_id()
         if conversation_id is None:
             return
-        from app.core.conversation_export import suggested_filename
+        from app.core.conversation_export import export_folder, suggested_filename
 
         conversation = next((c for c in self.conversations if c.id == conversation_id), None)
         if conversation is None:
             return
-        folder = Path(self.project_root) if self.project_root else Path.home()
+        folder = export_folder()  # Documents or home: never the project folder
         dialog = QFileDialog(self, "Export conversation as Markdown",
                              str(folder / suggested_filename(conversation)),
                              "Markdown (*.md);;All files (*)")
@@ -147,17 +152,28 @@ class ConversationEdits(_Base):
     def export(self, conversation_id: int, path: Path) -> None:
         repository = self.repository
 
-        def write() -> str:
-            from app.core.conversation_export import conversation_markdown
+        matchers = list(self.secret_matchers(conversation_id))
 
-            text = conversation_markdown(repository.get(conversation_id),
-                                         repository.messages(conversation_id))
+        def write() -> tuple[str, int]:
+            from app.core.conversation_export import redacted_markdown
+
+            text, redacted = redacted_markdown(repository.get(conversation_id),
+                                               repository.messages(conversation_id), matchers)
             path.write_text(text, encoding="utf-8")
-            return str(path)
+            return str(path), redacted
 
-        def done(written: str) -> None:
+        def done(result: tuple[str, int]) -> None:
+            written, redacted = result
             self.status_message.emit(f"Exported to {written}")
             self.exported.emit(written)
+            if redacted:
+                self.export_warning = QMessageBox(
+                    QMessageBox.Icon.Warning, "Secrets redacted",
+                    f"{redacted} secret{'s' if redacted != 1 else ''} (API keys, passwords, "
+                    f"values read from sensitive files) {'were' if redacted != 1 else 'was'} "
+                    f"replaced by [secret redacted] in {written}.", QMessageBox.StandardButton.Ok,
+                    self)
+                self.export_warning.open()
 
         self._submit(write, done, lambda exc: self._failed("Export failed", exc))
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from app.core.agent.checkpointing import Checkpointer
     from app.core.agent.session import AgentSession
+    from app.core.permissions.egress import SecretMatcher
     from app.ui.widgets.conversation_actions import ConversationActions
     from app.ui.widgets.conversation_list import ConversationList
     from app.ui.widgets.tool_card import ToolCard
@@ -98,6 +99,7 @@ class ConversationSwitching(_Base):
             found.renamed.connect(self._on_conversation_renamed)
             found.status_message.connect(self.status_message)
             found.can_delete = self._can_delete
+            found.secret_matchers = self._secret_matchers
             root = self._project_root()
             found.set_project(str(root) if root is not None else None)
             found.set_current(self.session.conversation_id if self.session is not None
@@ -196,6 +198,14 @@ class ConversationSwitching(_Base):
         if self.session is not None and self.session.conversation_id == conversation_id:
             self.new_conversation()
         self.status_message.emit("Conversation deleted.")
+
+    def _secret_matchers(self, conversation_id: int) -> list[SecretMatcher]:
+        """What an export of the conversation redacts beyond token formats: the secrets the
+        machine knows and, for the open conversation, those it read (held in memory only)."""
+        matchers = [self.services.permissions.known_secrets]
+        if self.session is not None and self.session.conversation_id == conversation_id:
+            matchers.append(self.session.flow.secrets)
+        return matchers
 
     def _can_delete(self, conversation_id: int) -> bool:
         """Not the conversation a run is adding to (stop it first)."""

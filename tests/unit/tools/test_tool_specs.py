@@ -195,8 +195,11 @@ def test_defaults_a_new_profile_gets() -> None:
     assert enabled == {"read_file", "glob_search", "grep_search", "web_fetch", "web_search",
                        "git_ops", "list_directory"}
     configs = {n: dict(s.default_config) for n, s in SPECS.items() if s.default_config}
-    assert configs == {"write_file": {"allowed_write_dirs": ["doc"]},
-                       "edit_file": {"allowed_write_dirs": ["doc"]},
+    # The writing tools write the open project (ScopedFs keeps them inside it); shell_exec runs
+    # any program sandboxed where the sandbox works, decided at run time ("auto").
+    assert configs == {"write_file": {"allowed_write_dirs": ["."]},
+                       "edit_file": {"allowed_write_dirs": ["."]},
+                       "shell_exec": {"program_level": "auto"},
                        "git_ops": {"git_permission": "read_only"}}
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
-from app.core.tools.builtin.write_file import WRITE_DIRS_FIELD, unified_diff
+from app.core.tools.builtin.write_file import DEFAULT_WRITE_DIRS, WRITE_DIRS_FIELD, unified_diff
 from app.core.tools.fs.scope import write_scope_refusal
 from app.core.tools.params import Params, ParamsError, param
 from app.core.tools.scoped_fs import (
@@ -133,7 +133,7 @@ class EditFileTool:
         risk=RiskLevel.HIGH,
         subjects_fn=path_subjects("path"),
         subject_kind="path",
-        default_config={"allowed_write_dirs": ["doc"]},
+        default_config={"allowed_write_dirs": list(DEFAULT_WRITE_DIRS)},
         config_fields=(WRITE_DIRS_FIELD,),
         changes_files=True,
         undoable=True,

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from app.core.safe_read import read_project_text
 from app.core.sandbox import SandboxRequired
 from app.core.tools.base import (
     RiskLevel,
@@ -95,7 +96,7 @@ def _python_checks(root: Path, pyproject: Path) -> dict[str, str]:
         import tomllib  # here, not at the top: start-up imports this module, not a run
 
         try:
-            text = pyproject.read_text(encoding="utf-8")
+            text = read_project_text(pyproject, errors="strict")
             tools = tomllib.loads(text).get("tool", {})
         except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
             tools = {}
@@ -113,7 +114,7 @@ def _python_checks(root: Path, pyproject: Path) -> dict[str, str]:
 
 def _node_checks(root: Path, package: Path) -> dict[str, str]:
     try:
-        scripts = json.loads(package.read_text(encoding="utf-8")).get("scripts", {}) or {}
+        scripts = json.loads(read_project_text(package, errors="strict")).get("scripts", {}) or {}
     except (OSError, ValueError, AttributeError):
         return {}
     if not isinstance(scripts, dict):

@@ -62,14 +62,32 @@ SHELL_TIMEOUT_FIELD = ConfigField("shell_timeout_s", "Timeout", FieldKind.SECOND
 
 LEVEL_ALLOWLIST = "allowlist"
 LEVEL_ANY_SANDBOXED = "any_sandboxed"
+# New profiles' choice (ShellExecTool's default_config): decided at run time from the sandbox
+# status, never stored as one machine's answer, so a profile on a machine without a sandbox
+# falls back to the allowlist by itself. A profile (or context) that names no level keeps the
+# allowlist, as before: existing profiles change only when the person chooses.
+LEVEL_AUTO = "auto"
 LEVEL_FIELD = ConfigField(
     "program_level", "Programs", FieldKind.CHOICE, default=LEVEL_ALLOWLIST,
-    choices=((LEVEL_ALLOWLIST, "Allowed programs only"),
+    choices=((LEVEL_AUTO, "Any program where the sandbox works, else allowed programs only"),
+             (LEVEL_ALLOWLIST, "Allowed programs only"),
              (LEVEL_ANY_SANDBOXED, "Any program, sandboxed")),
     help="Allowed programs only: every program must be on the list below and known escapes "
          "through its options are refused (in the sandbox when there is one). Any program, "
          "sandboxed: the list no longer applies and the sandbox is the wall — only where a "
-         "working sandbox exists.")
+         "working sandbox exists. The first choice (the default) is the second where the "
+         "sandbox works and the first where it does not, decided each time a command runs "
+         "(new profiles start with it).")
+
+
+def program_level(ctx: ToolContext) -> str:
+    """The level in force for this call: the configured one, ``auto`` resolved."""
+    level = LEVEL_FIELD.parse(ctx.config_for("shell_exec").get(LEVEL_FIELD.key))
+    if level == LEVEL_AUTO:
+        return LEVEL_ANY_SANDBOXED if ctx.sandbox.status.available else LEVEL_ALLOWLIST
+    return str(level) if level else LEVEL_ALLOWLIST
+
+
 GIT_LEVEL_FIELD = ConfigField(
     "git_permission", "Project .git", FieldKind.CHOICE, default=GitPermission.READ_ONLY.value,
     choices=((GitPermission.READ_ONLY.value, "Read-only"),
@@ -211,8 +229,7 @@ def _check(ctx: ToolContext, command: str) -> PolicyResult | str:
     # policy tables (~12 ms) are only needed to run a command (the run warm-up loads them).
     from app.core.tools.shell_policy import check_command, check_structure
 
-    level = LEVEL_FIELD.parse(ctx.config_for("shell_exec").get(LEVEL_FIELD.key))
-    if level != LEVEL_ANY_SANDBOXED:
+    if program_level(ctx) != LEVEL_ANY_SANDBOXED:
         return check_command(command, ctx.allowed_commands)
     if not ctx.sandbox.status.available:
         return ("The command was not run: shell_exec is set to run any program in the sandbox, "
@@ -230,7 +247,14 @@ def _capability_refusal(tool_input: Mapping[str, Any], ctx: ToolContext) -> str 
     policy = _check(ctx, command)
     if isinstance(policy, str):
         return policy
-    return None if policy.ok else policy.error_message(ctx.allowed_commands)
+    if policy.ok:
+        return None
+    hint = ""
+    if policy.parsed.ok and program_level(ctx) == LEVEL_ALLOWLIST:
+        hint = ("\nThe person can lift this in shell_exec's Configure… dialog: add the program "
+                "to Allowed programs" + (", or set Programs to \"Any program, sandboxed\"."
+                                         if ctx.sandbox.status.available else "."))
+    return policy.error_message(ctx.allowed_commands) + hint
 
 
 def _timeout(ctx: ToolContext, value: float | None, background: bool) -> float | str:
@@ -268,6 +292,7 @@ class ShellExecTool:
             risk=RiskLevel.HIGH,
             subjects_fn=_subjects,
             subject_kind="text",
+            default_config={LEVEL_FIELD.key: LEVEL_AUTO},
             config_fields=(
                 ConfigField("allowed_commands", "Allowed programs", FieldKind.PROGRAM_LIST,
                             default=DEFAULT_ALLOWED_COMMANDS,

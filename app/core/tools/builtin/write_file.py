@@ -38,11 +38,18 @@ MAX_CONTENT_BYTES = 10 * 1024 * 1024
 MAX_DIFF_CHARS = 200_000
 MAX_DIFF_INPUT = 1_000_000  # beyond this, difflib is too slow to be worth it
 
+# New profiles write the open project ("." is the project folder; ScopedFs keeps every write
+# inside it). DOCS_ONLY_WRITE_DIRS is the earlier, narrower default: enter "doc" in the Write
+# folders to go back to it.
+DEFAULT_WRITE_DIRS: tuple[str, ...] = (".",)
+DOCS_ONLY_WRITE_DIRS: tuple[str, ...] = ("doc",)
+
 # The write folders, shared with edit_file: both tools write, so both are confined the same way.
 WRITE_DIRS_FIELD = ConfigField(
     "allowed_write_dirs", "Write folders", FieldKind.FOLDER_LIST, default=(),
-    help="Relative folders are inside the project. Nothing outside these folders can be "
-         "written, whatever the approval.")
+    help="Relative folders are inside the project; \".\" is the whole project (the default). "
+         "Enter \"doc\" alone to let the tool write only the project's doc folder. Nothing "
+         "outside these folders can be written, whatever the approval.")
 
 
 class WriteFileParams(Params):
@@ -130,7 +137,7 @@ class WriteFileTool:
         risk=RiskLevel.HIGH,
         subjects_fn=path_subjects("path"),
         subject_kind="path",
-        default_config={"allowed_write_dirs": ["doc"]},
+        default_config={"allowed_write_dirs": list(DEFAULT_WRITE_DIRS)},
         config_fields=(WRITE_DIRS_FIELD,),
         changes_files=True,
         undoable=True,

@@ -268,12 +268,25 @@ def write_scope_refusal(key: str = "path") -> Callable[[Mapping[str, Any], Any],
         path = args.get(key)
         if not isinstance(path, str):
             return None
+        fs = ScopedFs.from_context(ctx)
         try:
-            ScopedFs.from_context(ctx).check_write(path, create_dirs=True)
+            fs.check_write(path, create_dirs=True)
         except OutsideScopeError as exc:
-            return str(exc)
+            return str(exc) + _lift_hint(fs, path)
         except FsError:
             return None
         return None
 
     return refusal
+
+
+def _lift_hint(fs: ScopedFs, path: str) -> str:
+    """Which Configure setting lifts a refusal of a path inside the project (None outside)."""
+    try:
+        target = fs.resolve(path)
+    except FsError:
+        return ""
+    if not is_within(target, fs.working_dir):
+        return ""
+    return (" The person can allow it in this tool's Configure… dialog: add \".\" (the whole "
+            "project) or a folder holding this file to Write folders.")

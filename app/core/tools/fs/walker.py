@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from app.core.safe_read import UnsafeReadError, read_project_file
 from app.core.tools.fs.paths import describe_os_error
 
 if TYPE_CHECKING:
@@ -27,10 +28,10 @@ def _load_gitignore(dir_path: str) -> pathspec.GitIgnoreSpec | None:
 
     lines: list[str] = []
     for name in IGNORE_FILES:
-        try:
-            with open(os.path.join(dir_path, name), "rb") as f:
-                raw = f.read(1 << 20)
-        except OSError:
+        try:  # a FIFO or device named .gitignore is skipped, never waited on
+            raw = read_project_file(os.path.join(dir_path, name), max_bytes=1 << 20,
+                                    too_large="truncate")
+        except UnsafeReadError:
             continue
         lines.extend(raw.decode("utf-8", "replace").splitlines())
     if not any(ln.strip() and not ln.startswith("#") for ln in lines):

@@ -51,6 +51,19 @@ class _Global:
 _global: _Global | None = None
 
 
+# Who the app's own commits (git_ops commit) are by when the person has set no identity: without
+# one git refuses to commit ("Please tell me who you are"). The repository's own user.* settings
+# and the person's global ones win over it (this is the lowest-precedence global file).
+FALLBACK_NAME = "Tebiki"
+FALLBACK_EMAIL = "tebiki@localhost"
+
+
+def fallback_identity(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    keys = {key for key, _value in pairs}
+    return [(key, value) for key, value in (("user.name", FALLBACK_NAME),
+                                            ("user.email", FALLBACK_EMAIL)) if key not in keys]
+
+
 async def controlled_global(git: str, base_env: Mapping[str, str]) -> str:
     """The path of the global config Tebiki wrote; rewritten when the source or it changed."""
     global _global
@@ -77,6 +90,7 @@ async def controlled_global(git: str, base_env: Mapping[str, str]) -> str:
         if code == 0:
             pairs = [(key.lower(), value) for key, value in tokens
                      if value is not None and key.lower() in _GLOBAL_SAFE_KEYS]
+    pairs += fallback_identity(pairs)
     path = _write_global(folder, pairs)
     _global = _Global(key, path, stamp(path))
     return str(path)

@@ -9,6 +9,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from app.core.safe_read import (
+    FileMissingError,
+    FileTooLargeError,
+    UnsafeReadError,
+    read_project_file,
+)
 from app.core.tools.base import RiskLevel, ToolCategory
 from app.core.tools.command_sandbox import WRITE_FOLDERS_FIELD
 from app.core.tools.config_fields import InvalidConfigValue
@@ -228,15 +234,14 @@ def load_tools_file(path: Path) -> tuple[list[CustomTool], list[str]]:
 
     A syntax error loses the file; a bad tool loses only that tool.
     """
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
+    try:  # a FIFO or device named tools.toml is refused at once, never waited on
+        data = read_project_file(path, max_bytes=MAX_FILE_BYTES)
+    except FileMissingError:
         return [], []
-    except OSError as exc:
-        return [], [f"{path}: cannot be read: {exc.strerror or exc}"]
-    if len(data) > MAX_FILE_BYTES:
+    except FileTooLargeError:
         return [], [f"{path}: larger than {MAX_FILE_BYTES // 1024} KB; not loaded"]
+    except UnsafeReadError as exc:
+        return [], [f"{exc} Not loaded."]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -1,0 +1,62 @@
+"""A FIFO where the file tools read an ignore file never makes them hang (the FIFO is skipped).
+
+On the old code each of these blocked forever in ``open()`` of the FIFO; ``runs_within`` turns
+that into a failure, and ``make_fifo`` frees the stuck thread at teardown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from app.core.tools.base import ToolContext
+from app.core.tools.builtin import glob_search, grep_search, list_directory
+from tests.fifo_support import runs_within
+
+IGNORE_FILES = [".gitignore", ".ignore", ".rgignore"]
+
+
+@pytest.fixture(params=IGNORE_FILES)
+def fifo_project(request: pytest.FixtureRequest, project: Path,
+                 make_fifo: Callable[[Path], Path]) -> Path:
+    (project / "src").mkdir()
+    (project / "src" / "main.py").write_text("print('needle')\n")
+    make_fifo(project / request.param)
+    make_fifo(project / "src" / request.param)  # and one in a subfolder the walk enters
+    return project
+
+
+def test_list_directory_skips_a_fifo_ignore_file(fifo_project: Path) -> None:
+    r = runs_within(lambda: list_directory.create().execute(
+        {"include_hidden": True}, ToolContext(working_dir=fifo_project)))
+    assert not r.is_error, r.content
+    assert "main.py" in r.content
+
+
+def test_glob_search_skips_a_fifo_ignore_file(fifo_project: Path) -> None:
+    r = runs_within(lambda: glob_search.create().execute(
+        {"pattern": "**/*.py"}, ToolContext(working_dir=fifo_project)))
+    assert not r.is_error, r.content
+    assert "src/main.py" in r.content
+
+
+def test_grep_search_python_backend_skips_a_fifo_ignore_file(fifo_project: Path) -> None:
+    ctx = ToolContext(working_dir=fifo_project,
+                      tool_config={"grep_search": {"use_rg": False}})
+    r = runs_within(lambda: grep_search.create().execute({"pattern": "needle"}, ctx))
+    assert not r.is_error, r.content
+    assert "main.py" in r.content
+
+
+def test_an_ignore_file_above_the_project_that_is_a_fifo(
+        tmp_path: Path, make_fifo: Callable[[Path], Path]) -> None:
+    project = tmp_path / "outer" / "project"
+    project.mkdir(parents=True)
+    (project / "a.py").write_text("x = 1\n")
+    make_fifo(tmp_path / "outer" / ".gitignore")
+    r = runs_within(lambda: glob_search.create().execute({"pattern": "*.py"},
+                                                          ToolContext(working_dir=project)))
+    assert not r.is_error, r.content
+    assert "a.py" in r.content
