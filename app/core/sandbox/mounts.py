@@ -11,8 +11,9 @@ The sandbox starts from nothing (bubblewrap's empty root) and shows, in this ord
 - the write folders, and the policy's read-only folders (the project of a read-only tool,
   ``.git`` inside a writable project, the person's own additions);
 - on top: every secret inside what is visible hidden (the sensitive list, files with a
-  secret's name, sockets; an empty folder or ``/dev/null`` in their place) unless the person
-  revealed it to this call, and the hard-linked files of the write folders read-only.
+  secret's name, special files such as sockets and FIFOs; an empty folder or ``/dev/null``
+  in their place) unless the person revealed it to this call, and the hard-linked files of
+  the write folders read-only.
 
 The same plan writes bubblewrap's command line, the environment's "visible tree", the note
 for a failure that names an unseen path, and the Settings → Sandbox listing.
@@ -294,7 +295,7 @@ def plan_mounts(policy: SandboxPolicy, *, executable: str | None = None,
         real = _real(entry)
         if real is not None and real != Path("/"):
             hide(real, "on the sensitive list")
-    # The folders given to this program are walked for secrets by name, sockets and hard
+    # The folders given to this program are walked for secrets by name, special files and hard
     # links; the toolchains and the runtime are installs (their *.pem are CA bundles and test
     # keys), where only the sensitive list above applies.
     for root in given:
@@ -303,8 +304,9 @@ def plan_mounts(policy: SandboxPolicy, *, executable: str | None = None,
         found = scanner.scan(root)
         for path in (*found.secret_files, *found.secret_folders):
             hide(path, "a secret's name")
-        for path in found.sockets:
-            hide(path, "a socket (a door to another program)")
+        for path in found.special_files:
+            hide(path, "a special file (a socket, FIFO or device: a door to another program, "
+                       "or a read that never ends)")
         if root in writable:
             links = tuple(p for p in found.hard_links if not _within(p, read_only))
             _hard_link_mounts(links, root, planner)

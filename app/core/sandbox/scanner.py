@@ -2,7 +2,8 @@
 
 Every program start asks for the folders it will see (the project, the write folders, the
 toolchains): the files and folders with a secret's name (``.env``, ``*.pem``, ``*.tfstate``:
-``SensitivePaths.name_is_secret``), the unix sockets (a socket is a door to another program)
+``SensitivePaths.name_is_secret``), the special files (a unix socket is a door to another
+program; a FIFO named ``.gitignore`` would hang every program that reads it)
 and the regular files with more than one hard link (in a write folder, writing one would
 change its twin outside). Walking a 10,000-file project at every start would cost more than the
 sandbox itself, so the scanner remembers each directory's listing with its modification time
@@ -28,7 +29,7 @@ __all__ = ["INSTALLED_PACKAGES", "TreeFindings", "TreeScanner"]
 
 # Folders of installed packages: their files are not the person's secrets by name (certifi's
 # cacert.pem, test keys of a library), and hiding them breaks the program, so names inside are
-# not matched; hard links and sockets still are (uv hard-links a .venv to its cache).
+# not matched; hard links and special files still are (uv hard-links a .venv to its cache).
 INSTALLED_PACKAGES = frozenset({"site-packages", "dist-packages", "node_modules"})
 
 
@@ -38,7 +39,7 @@ class TreeFindings:
 
     secret_files: tuple[Path, ...] = ()
     secret_folders: tuple[Path, ...] = ()
-    sockets: tuple[Path, ...] = ()
+    special_files: tuple[Path, ...] = ()  # sockets, FIFOs, device nodes
     hard_links: tuple[Path, ...] = ()
     folders: int = 0  # directories walked (for the bench and the Settings page)
 
@@ -49,7 +50,7 @@ class _Listing:
     subdirs: tuple[str, ...]
     secret_files: tuple[str, ...]
     secret_folders: tuple[str, ...]
-    sockets: tuple[str, ...]
+    special_files: tuple[str, ...]
     hard_links: tuple[str, ...]
 
 
@@ -90,7 +91,7 @@ class TreeScanner:
     def _walk(self, root: str) -> TreeFindings:
         secret_files: list[Path] = []
         secret_folders: list[Path] = []
-        sockets: list[Path] = []
+        special_files: list[Path] = []
         hard_links: list[Path] = []
         walked = 0
         pending = [root]
@@ -102,10 +103,10 @@ class TreeScanner:
             walked += 1
             secret_files += [Path(folder, n) for n in listing.secret_files]
             secret_folders += [Path(folder, n) for n in listing.secret_folders]
-            sockets += [Path(folder, n) for n in listing.sockets]
+            special_files += [Path(folder, n) for n in listing.special_files]
             hard_links += [Path(folder, n) for n in listing.hard_links]
             pending += [os.path.join(folder, n) for n in listing.subdirs]
-        return TreeFindings(tuple(secret_files), tuple(secret_folders), tuple(sockets),
+        return TreeFindings(tuple(secret_files), tuple(secret_folders), tuple(special_files),
                             tuple(hard_links), walked)
 
     def _listing(self, folder: str) -> _Listing | None:
@@ -125,7 +126,7 @@ class TreeScanner:
         subdirs: list[str] = []
         secret_files: list[str] = []
         secret_folders: list[str] = []
-        sockets: list[str] = []
+        special_files: list[str] = []
         hard_links: list[str] = []
         by_name = not INSTALLED_PACKAGES.intersection(folder.split(os.sep))
         try:
@@ -144,10 +145,16 @@ class TreeScanner:
                 elif entry.is_file(follow_symlinks=False):
                     if entry.stat(follow_symlinks=False).st_nlink > 1:
                         hard_links.append(name)
-                elif not entry.is_symlink() and stat.S_ISSOCK(
+                elif not entry.is_symlink() and _is_special(
                         entry.stat(follow_symlinks=False).st_mode):
-                    sockets.append(name)
+                    special_files.append(name)
             except OSError:
                 continue
         return _Listing(mtime, tuple(subdirs), tuple(secret_files), tuple(secret_folders),
-                        tuple(sockets), tuple(hard_links))
+                        tuple(special_files), tuple(hard_links))
+
+
+def _is_special(mode: int) -> bool:
+    """Not a file, folder or link: a socket, FIFO or device node, shown as ``/dev/null``."""
+    return stat.S_ISSOCK(mode) or stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or \
+        stat.S_ISBLK(mode)

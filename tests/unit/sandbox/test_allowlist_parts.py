@@ -61,7 +61,7 @@ def test_scanner_finds_secrets_sockets_and_hard_links(base: Path, tmp_path: Path
         sock.close()
     assert set(found.secret_files) == {base / "src/deep/.env", base / "terraform.tfstate",
                                        base / "keys/id_rsa"}
-    assert found.sockets == (base / "agent.sock",)
+    assert found.special_files == (base / "agent.sock",)
     assert found.hard_links == (base / "src/linked.txt",)
 
 

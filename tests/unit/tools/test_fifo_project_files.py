@@ -6,6 +6,10 @@ that into a failure, and ``make_fifo`` frees the stuck thread at teardown.
 
 from __future__ import annotations
 
+import asyncio
+import os
+import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -60,3 +64,22 @@ def test_an_ignore_file_above_the_project_that_is_a_fifo(
                                                           ToolContext(working_dir=project)))
     assert not r.is_error, r.content
     assert "a.py" in r.content
+
+
+def test_ripgrep_in_the_sandbox_does_not_hang_on_a_fifo_gitignore(visible: Path) -> None:
+    # The sandbox shows a project's special files as /dev/null: a FIFO named .gitignore
+    # reads as empty there instead of blocking ripgrep (or git) until the call times out.
+    from tests.sandbox_support import STATUS
+
+    if shutil.which("rg") is None or not STATUS.available:
+        pytest.skip("needs ripgrep and the sandbox")
+    project = visible / "p"
+    project.mkdir()
+    os.mkfifo(project / ".gitignore")
+    (project / "a.py").write_text("needle = 1\n")
+    ctx = ToolContext(working_dir=project, tool_config={"grep_search": {"use_rg": True}},
+                      shell_timeout_s=20)
+    started = time.monotonic()
+    result = asyncio.run(asyncio.wait_for(
+        grep_search.create().execute({"pattern": "needle"}, ctx), 15))
+    assert "a.py:1" in result.content and time.monotonic() - started < 10
