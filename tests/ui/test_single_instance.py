@@ -18,7 +18,7 @@ def test_the_first_window_is_raised(qtbot, tmp_path: Path) -> None:
     qtbot.addWidget(window)
     window.showMinimized()
     listener = RaiseOnRequest(window, instance_channel(tmp_path))
-    assert listener.server.isListening()
+    assert listener.is_listening()
     assert ask_first_to_raise(instance_channel(tmp_path))
     qtbot.waitUntil(lambda: window.isVisible() and not window.isMinimized(), timeout=5000)
 

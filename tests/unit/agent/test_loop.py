@@ -361,7 +361,8 @@ async def test_a_call_its_capabilities_refuse_is_not_put_to_the_person(harness: 
 
 async def test_a_command_whose_program_is_not_allowed_is_refused_without_asking(
         harness: Harness) -> None:
-    harness.enable("shell_exec", allowed_commands=["ls"])
+    # The allowlist level (new profiles run any program sandboxed where the sandbox works).
+    harness.enable("shell_exec", program_level="allowlist", allowed_commands=["ls"])
     harness.server.script(
         Response.tools(tool("shell_exec", {"command": "touch made-by-agent"}, id="t1")),
         Response.text("done"))
