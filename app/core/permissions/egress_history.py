@@ -33,6 +33,7 @@ __all__ = ["EgressHistory", "egress_destination", "outgoing_text"]
 
 MAX_CHARS_PER_DESTINATION: Final = 64 * 1024
 MAX_DESTINATIONS: Final = 64
+JOIN_WINDOW: Final = 2048  # characters of a slot's history scanned joined with a new call
 _MAX_SLOTS: Final = 64
 _SLOT_SHARE: Final = 16  # a slot keeps 1/16 of what all of it keeps (4 KB): at most ~4 x 64 KB
 _ALL: Final = "all"  # every slot's text concatenated in order
@@ -171,6 +172,11 @@ class EgressHistory:
             before = sent.get(slot, "")
             if not text or (slot != _ALL and not before):
                 continue  # nothing to join (the plain scan and "all" see it)
+            # Only the end of what went before: a secret completed by this call starts within
+            # JOIN_WINDOW characters of it (any MIN_MATCH_LEN piece of a value is found, also
+            # hex of a 1 KB one), and rescanning all the history at every call would grow
+            # the cost of a decision with the conversation.
+            before = before[-JOIN_WINDOW:]
             texts.append(before + text)
             fresh.append((at + len(before), at + len(before) + len(text)))
             at += len(before) + len(text) + 1

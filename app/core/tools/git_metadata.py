@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.core.stamps import may_change_unseen
 from app.core.tools.base import GitPermission
 from app.core.tools.git_config.files import Stamp, discover, include_target, repository_dirs, stamp
 from app.core.tools.git_config.reader import SCAN_TIMEOUT_S, Deadline, GitSafetyError
@@ -48,7 +49,6 @@ __all__ = ["GitMetadata", "git_metadata"]
 _CODE_PARTS = ("config", "config.worktree", "hooks", "info", "commondir", "modules")
 _WANTED = frozenset({"core.hookspath", "core.worktree", "include.path", "includeif.path"})
 _MAX_INCLUDE_DEPTH = 10  # as git's own limit
-_RACY_NS = 2_000_000_000
 _CACHE_SIZE = 16
 
 
@@ -104,12 +104,13 @@ def git_metadata(folders: Iterable[Path], *, home: str | None = None) -> GitMeta
         cached = _cache.get(key)
     if cached is not None and len(cached.scans) == len(scans) and \
             all(a is b for a, b in zip(cached.scans, scans, strict=True)) and \
-            all(stamp(Path(p)) == s for p, s in cached.stamps):
+            all(stamp(p) == s for p, s in cached.stamps):
         return cached.metadata
     began = time.time_ns()
     build = _Build(home)
     metadata = build.run(roots, scans)
-    racy = any(s is not None and s[0] >= began - _RACY_NS for s in build.stamps.values())
+    racy = any(s is not None and may_change_unseen(s[0], began)
+               for s in build.stamps.values())
     with _lock:
         if racy:
             _cache.pop(key, None)

@@ -48,6 +48,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.core.stamps import may_change_unseen
 from app.core.tools.git_config.files import (
     MAX_CONFIG_FILES,
     Stamp,
@@ -95,7 +96,6 @@ GIT_ENV: dict[str, str] = {
 }
 
 _MAX_INCLUDE_DEPTH = 10  # as git's own limit
-_RACY_NS = 2_000_000_000  # a file changed this recently may change again unnoticed by mtime
 _CACHE_SIZE = 64
 
 
@@ -237,5 +237,5 @@ async def _scan(start: Path, git: str, env: Mapping[str, str]) -> tuple[_Scan, b
                     files.append((target, depth + 1))
     # A file changed within the timestamp granularity could change again without its stamp
     # changing, so such a result is used once and not kept.
-    racy = any(s[0] >= began - _RACY_NS for s in read if s is not None)
+    racy = any(may_change_unseen(s[0], began) for s in read if s is not None)
     return _Scan(frozenset(keys), tuple(stamps.items())), not racy

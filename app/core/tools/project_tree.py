@@ -19,12 +19,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.core.stamps import may_change_unseen
 from app.core.tools.persistence import persistence_folder, persistence_reason
 
 __all__ = ["MAX_ENTRIES", "TreeScan", "persistence_paths", "scan_tree"]
 
 MAX_ENTRIES = 200_000  # entries one walk lists before it gives up (and says so)
-_RACY_NS = 2_000_000_000  # a folder changed this recently may change again unseen by mtime
 _CACHE_SIZE = 16
 _BARE_MARKERS = frozenset({"HEAD", "refs"})
 
@@ -135,7 +135,7 @@ def _walk(root: Path) -> tuple[TreeScan, bool]:
                 hit = True
             if is_dir:
                 pending.append((path, child, hit))
-    racy = any(m >= began - _RACY_NS for _, m in stamps)
+    racy = any(may_change_unseen(m, began) for _, m in stamps)
     scan = TreeScan(root, tuple(git_dirs), tuple(git_files), tuple(persistence), incomplete,
                     tuple(stamps))
     # An incomplete walk is kept too: walking the same huge tree again on every call would

@@ -17,7 +17,7 @@ MAX_CONFIG_FILES = 2000  # submodule/worktree/include files one scan may read
 Stamp = tuple[int, int, int, int] | None
 
 
-def stamp(path: Path) -> Stamp:
+def stamp(path: str | os.PathLike[str]) -> Stamp:
     try:
         st = os.stat(path)
     except OSError:
