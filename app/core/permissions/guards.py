@@ -87,13 +87,17 @@ def apply_mode_and_guards(decision: Decision, spec: ToolSpec, tool_input: Mappin
 def acts_for_content(spec: ToolSpec, facts: CallFacts) -> bool:
     """Could an injected value in this call's input do harm: does it send data out, or act
     through a tool whose effects Tebiki cannot see? Web searches go to the search provider
-    the person configured; a third-party tool whose server says it only reads is left to
-    the flow guard (the data it reads can leave only through another call, checked here)."""
+    the person configured; a third-party tool whose server says it only reads its own
+    closed world is left to the flow guard (what it reads can leave only through another
+    call, checked here)."""
     if spec.server_id == "builtin":
         return facts.egress and spec.name != "web_search"
     annotations = spec.annotations
+    # Only a tool that says it reads, and only its own closed world (openWorldHint is true
+    # unless said otherwise: a "read-only" fetch of any URL is a way out).
     return not (annotations.get("readOnlyHint") is True
-                and annotations.get("destructiveHint") is not True)
+                and annotations.get("destructiveHint") is not True
+                and annotations.get("openWorldHint") is False)
 
 
 def _provenance_guard(decision: Decision, spec: ToolSpec, tool_input: Mapping[str, Any],
