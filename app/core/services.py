@@ -14,7 +14,6 @@ New services that only a run or a tool call needs belong in the tools part: a fi
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -22,6 +21,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.app_sandbox import (
+    SANDBOX_READ_ONLY_KEY,
+    SANDBOX_REQUIRED_KEY,
+    SENSITIVE_PATHS_KEY,
+    app_sandbox,
+    app_sensitive_paths,
+    sandbox_folders,
+)
 from app.core.store.conversations import ConversationRepository
 from app.core.store.migrations import PENDING_NOTICES_KEY
 from app.core.store.profiles import ProfileRepository, ToolSetting
@@ -40,7 +47,6 @@ if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Dat
     from app.core.permissions.rules import PermissionRule
     from app.core.permissions.service import ToolPermissionService
     from app.core.sandbox import Sandbox
-    from app.core.sensitive_paths import SensitivePaths
     from app.core.store.audit import AuditRepository
     from app.core.tools.base import ToolSpec
     from app.core.tools.providers.custom import CustomToolsProvider
@@ -328,10 +334,6 @@ def default_rules(specs: Iterable[ToolSpec]) -> list[PermissionRule]:
             for spec in specs for rule in spec.default_rules]
 
 
-# Settings key: refuse to run programs unsandboxed. Unset: on where the sandbox works.
-SANDBOX_REQUIRED_KEY = "sandbox.required"
-# Folders the person lets every sandboxed program read (a list of paths, ~ allowed).
-SANDBOX_READ_ONLY_KEY = "sandbox.read_only_folders"
 # Checkpoints (app.core.agent.checkpointing): on/off, the per-file size cap, and how long / how
 # much to keep per project before old ones are pruned in the background.
 CHECKPOINTS_ENABLED_KEY = "checkpoints.enabled"
@@ -342,52 +344,8 @@ DEFAULT_RETENTION_DAYS = 30
 DEFAULT_RETENTION_MB = 2048
 
 
-# Settings keys: the person's additions to the sensitive paths, and the project folders they
-# marked trusted.
-SENSITIVE_PATHS_KEY = "permissions.sensitive_paths"
+# Settings key: the project folders the person marked trusted.
 TRUSTED_PROJECTS_KEY = "permissions.trusted_projects"
-
-
-def app_sensitive_paths(sandbox: Sandbox, additions: Iterable[str] = ()) -> SensitivePaths:
-    """The sensitive paths of this app instance: the shared list, what the sandbox hides
-    (Tebiki's data folder among them) and the person's additions."""
-    from app.core.sensitive_paths import SensitivePaths
-
-    return SensitivePaths(extra=(*sandbox.hidden, *additions))
-
-
-def app_sandbox(settings: SettingsRepository, data_dir: Path) -> Sandbox:
-    """The sandbox setting of this app instance: the probe's status (probed once per process,
-    a few milliseconds in the start-up worker), whether the person requires it, and the hidden
-    paths — the shared sensitive list plus Tebiki's own data folder."""
-    from app.core.sandbox import machine_sandbox
-
-    sandbox = machine_sandbox(data_dir, read_only=sandbox_folders(
-        settings.get(SANDBOX_READ_ONLY_KEY)))
-    # The person's sensitive paths are hidden from programs too, their name patterns
-    # ("*.secret") wherever a program can see: one list for the guards and the sandbox.
-    paths, names = person_sensitive(settings.get(SENSITIVE_PATHS_KEY))
-    sandbox = replace(sandbox, hidden=(*sandbox.hidden, *paths), secret_names=names)
-    required = settings.get(SANDBOX_REQUIRED_KEY)
-    return replace(sandbox, required=required) if isinstance(required, bool) else sandbox
-
-
-def person_sensitive(value: object) -> tuple[tuple[Path, ...], tuple[str, ...]]:
-    """The person's sensitive-paths setting as (paths, file-name patterns): an entry without
-    a folder part is a name pattern, as ``SensitivePaths`` reads it."""
-    if not isinstance(value, list):
-        return (), ()
-    entries = [v.strip() for v in value if isinstance(v, str) and v.strip()]
-    names = tuple(e for e in entries if "/" not in e and not e.startswith("~"))
-    paths = tuple(Path(os.path.expanduser(e)) for e in entries if e not in names)
-    return paths, names
-
-
-def sandbox_folders(value: object) -> tuple[Path, ...]:
-    """The read-only folders setting as paths (anything but a list of texts: none)."""
-    if not isinstance(value, list):
-        return ()
-    return tuple(Path(os.path.expanduser(v)) for v in value if isinstance(v, str) and v.strip())
 
 
 def build_store_services(db: sqlite_utils.Database, data_dir: Path,

@@ -212,7 +212,7 @@ def test_the_persons_own_sensitive_entries_are_hidden_from_programs(
         db, fresh_data_dir: Path, home: Path, mine: Path) -> None:
     from dataclasses import replace
 
-    from app.core.services import SENSITIVE_PATHS_KEY, app_sandbox
+    from app.core.app_sandbox import SENSITIVE_PATHS_KEY, app_sandbox
     from app.core.store.settings import SettingsRepository
 
     (mine / "deploy.secret").write_text(f"token {TOKEN}\n")

@@ -8,8 +8,8 @@ from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QLabel
 
 from app.core.agent.events import ApprovalRequest
+from app.core.app_sandbox import SANDBOX_READ_ONLY_KEY, SANDBOX_REQUIRED_KEY
 from app.core.sandbox import Sandbox, SandboxBackend, SandboxStatus
-from app.core.services import SANDBOX_READ_ONLY_KEY, SANDBOX_REQUIRED_KEY
 from app.core.store.profiles import ToolSetting
 from app.core.tools.builtin.shell_exec import LEVEL_ALLOWLIST, LEVEL_ANY_SANDBOXED
 from app.ui.dialogs.approval import ApprovalDialog, approval_sandbox

@@ -9,7 +9,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.checkpointing import CallChanges
-from app.core.agent.events import AgentEvent, ToolFinished
+from app.core.agent.events import AgentEvent, FilesChanged, ToolFinished
 from app.core.agent.providers import ToolCall
 from app.core.outcomes import CallState, Outcome
 from app.core.permissions.service import Decision
@@ -48,6 +48,11 @@ class CallAudit:
         row_id = _row_id(row)
         if row_id is not None:
             self._audit.set_changes(row_id, changes.to_json())
+
+    def _changes_recorded(self, row: Future[int], call: ToolCall, changes: CallChanges) -> None:
+        """A call's change set (from the checkpoints): to its audit row and its card."""
+        self._writer.submit(self._audit_set_changes, row, changes)
+        self._emit(FilesChanged(call.id, call.name, changes))
 
     def _audit_finish(self, row: Future[int] | None, **fields: Any) -> None:
         self._audit.finish(_row_id(row), **fields)

@@ -10,12 +10,12 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.core.agent.checkpointing import CallChanges, Checkpointer
-from app.core.agent.events import FilesChanged
 from app.core.agent.providers import ToolCall
 from app.core.checkpoints import Checkpoint
 from app.core.checkpoints.coverage import RECORDS_GIT_STATE, remember_needs_unrecorded
@@ -29,11 +29,6 @@ log = logging.getLogger(__name__)
 
 # the conversation's newest "after" checkpoint, and the time.time() it was begun at
 LAST_CHECKPOINT = "checkpoints.last"
-
-if TYPE_CHECKING:
-    from app.core.agent.events import AgentEvent
-    from app.core.store.writer import BackgroundWriter
-
 
 GIT_BEFORE_KEY = "checkpoints.git_entries_before"
 
@@ -64,17 +59,17 @@ def _remove_new_git_entries(root: Path, before: frozenset[Path] | None) -> list[
 
 
 class CallCheckpoints:
-    """Mixin of AgentSession (through ToolCallRunner); keeps the newest checkpoint's coverage
-    in the conversation's tool session, where the permission facts read it."""
+    """The checkpoints around each call of one conversation. Keeps the newest checkpoint's
+    coverage in the conversation's tool session (``tool_session``), where the permission
+    facts read it; ``recorded(row, call, changes)`` is told every change set (the audit row
+    and the card)."""
 
-    _tool_session: dict[str, Any]
+    def __init__(self, tool_session: dict[str, Any],
+                 recorded: Callable[[Future[int], ToolCall, CallChanges], None]) -> None:
+        self._tool_session = tool_session
+        self._recorded = recorded
 
-    if TYPE_CHECKING:
-        def _emit(self, event: AgentEvent) -> None: ...
-        def _audit_set_changes(self, row: Future[int], changes: CallChanges) -> None: ...
-        _writer: BackgroundWriter
-
-    async def _checkpoint_before(self, call: ToolCall, spec: ToolSpec,
+    async def before(self, call: ToolCall, spec: ToolSpec,
                                  checkpointer: Checkpointer | None, unasked: bool
                                  ) -> tuple[Checkpoint | None, tuple[Path, ...] | None]:
         """(the checkpoint before the call, the paths it must find read-only). The paths are
@@ -106,7 +101,7 @@ class CallCheckpoints:
             return last[0], protected
         return before, protected
 
-    def _note_read_only(self, call: ToolCall, checkpointer: Checkpointer | None,
+    def note_read_only(self, call: ToolCall, checkpointer: Checkpointer | None,
                         protected: tuple[Path, ...], content: str) -> str:
         """``content``, with a note for the model when the call failed on a protected path;
         the session remembers the call, so that the facts make the same call ask next time."""
@@ -118,7 +113,7 @@ class CallCheckpoints:
         remember_needs_unrecorded(self._tool_session, call.name, call.input)
         return f"{content}\n\n{note}" if content else note
 
-    async def _revert_persistence(self, call: ToolCall, checkpointer: Checkpointer,
+    async def revert_persistence(self, call: ToolCall, checkpointer: Checkpointer,
                                   changes: CallChanges | None, content: str) -> str:
         """After a call that ran unasked: the persistence files it created (which no mount
         could keep read-only, they did not exist) are put back as they were, and the model is
@@ -153,7 +148,7 @@ class CallCheckpoints:
                 "themselves later need the person's approval: calling it again asks them.]")
         return f"{content}\n\n{note}" if content else note
 
-    async def _record_changes(self, checkpointer: Checkpointer, call: ToolCall,
+    async def record_changes(self, checkpointer: Checkpointer, call: ToolCall,
                               before: Checkpoint | None, row: Future[int]
                               ) -> CallChanges | None:
         """The checkpoint after a call: its change set goes to the card and the audit row."""
@@ -162,6 +157,5 @@ class CallCheckpoints:
         if changes is not None:
             self._tool_session[COVERAGE_KEY] = checkpointer.coverage(changes.after)
             self._tool_session[LAST_CHECKPOINT] = (changes.after, started)
-            self._writer.submit(self._audit_set_changes, row, changes)
-            self._emit(FilesChanged(call.id, call.name, changes))
+            self._recorded(row, call, changes)
         return changes

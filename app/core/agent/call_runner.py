@@ -84,7 +84,7 @@ class _Run:
     output_tokens: int = 0
 
 
-class ToolCallRunner(CallAudit, CallCheckpoints, FlowTracking, ReviewStep):
+class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
     """Mixin of AgentSession: the tool calls of one model turn, in order."""
 
     registry: ToolRegistry
@@ -95,6 +95,7 @@ class ToolCallRunner(CallAudit, CallCheckpoints, FlowTracking, ReviewStep):
     checkpointer: Checkpointer | None
     _tool_session: dict[str, Any]
     _pending_checkpoints: set[asyncio.Future[CallChanges | None]]
+    _checkpoints: CallCheckpoints
 
     if TYPE_CHECKING:
         def _append(self, role: str, content: list[dict[str, Any]]) -> None: ...
@@ -205,13 +206,11 @@ class ToolCallRunner(CallAudit, CallCheckpoints, FlowTracking, ReviewStep):
                 # The person saw the secrets this call names: the sandbox shows it those.
                 if decision.facts is not None:
                     ctx = replace(ctx, revealed=decision.facts.secret_paths)
-            if decision.facts is not None and decision.facts.egress:
-                # It goes out: later calls to the same destination are scanned joined to it
-                # (the guard records the ones it allowed itself).
+            if decision.facts is not None and decision.facts.egress:  # joined scans see it
                 self.flow.record_egress(
                     egress_destination(spec.server_id, spec.name, call.input), call.input)
         checkpointer = self.checkpointer if spec.may_change_files(call.input) else None
-        before, protected = await self._checkpoint_before(call, spec, checkpointer, unasked)
+        before, protected = await self._checkpoints.before(call, spec, checkpointer, unasked)
         if protected is None and decision.rule is None:  # the mode's "reversible" fails
             decision = decision.with_kind("ask", UNRECORDED_ASK)
             if not await self._ask_person(call, spec, server_id, decision, None, None,
@@ -235,19 +234,20 @@ class ToolCallRunner(CallAudit, CallCheckpoints, FlowTracking, ReviewStep):
                 # What a stopped command did half-way is exactly what one wants to undo; the
                 # second checkpoint runs on after the run has ended.
                 pending = asyncio.ensure_future(
-                    self._record_changes(checkpointer, call, before, row))
+                    self._checkpoints.record_changes(checkpointer, call, before, row))
                 self._pending_checkpoints.add(pending)
                 pending.add_done_callback(self._pending_checkpoints.discard)
             raise
         reporter.close()  # its last value before ToolFinished, nothing after
-        content = self._note_read_only(call, checkpointer, protected, result.content)
+        content = self._checkpoints.note_read_only(call, checkpointer, protected, result.content)
         recorded = False
         if unasked and checkpointer is not None and before is not None:
             # Before the model reads the result: what no mount could keep read-only (a new
             # persistence file) is put back first, and the result says so.
-            changes = await self._record_changes(checkpointer, call, before, row)
+            changes = await self._checkpoints.record_changes(checkpointer, call, before, row)
             recorded = True
-            content = await self._revert_persistence(call, checkpointer, changes, content)
+            content = await self._checkpoints.revert_persistence(
+                call, checkpointer, changes, content)
         finish(Outcome.EXECUTED, content or "(no output)", result.is_error, decision,
                _ms_since(started), result.images)
         try:
@@ -255,7 +255,7 @@ class ToolCallRunner(CallAudit, CallCheckpoints, FlowTracking, ReviewStep):
         except Exception:  # labels are a guard's input: log, never break the run
             log.exception("flow labels were not updated after %s", call.name)
         if checkpointer is not None and not recorded:
-            await self._record_changes(checkpointer, call, before, row)
+            await self._checkpoints.record_changes(checkpointer, call, before, row)
 
     async def _ask_person(self, call: ToolCall, spec: ToolSpec, server_id: str,
                           decision: Decision, preview: str | None,

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.attachments import Attachment, content_blocks, default_prompt
+from app.core.agent.call_checkpoints import CallCheckpoints
 from app.core.agent.call_runner import ToolCallRunner
 from app.core.agent.checkpointing import CallChanges, Checkpointer
 from app.core.agent.compaction import ConversationCompaction
@@ -125,6 +126,7 @@ class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
         self._writer = BackgroundWriter()
         self._history: list[Message] | None = None
         self._tool_session: dict[str, Any] = {}
+        self._checkpoints = CallCheckpoints(self._tool_session, self._changes_recorded)
         self._usage_repo = UsageRepository(db)
         self._usage: dict[str, Usage] | None = None
         self._provider: ModelProvider | None = None

@@ -14,11 +14,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.app_sandbox import SANDBOX_READ_ONLY_KEY
 from app.core.sandbox.view import format_view, project_confinement, sandbox_view
-from app.core.services import (
-    SANDBOX_READ_ONLY_KEY,
-    Services,
-)
+from app.core.services import Services
 
 
 class SandboxGroup(QGroupBox):
