@@ -39,7 +39,14 @@ from pathlib import Path
 
 from app.core.stamps import may_change_unseen
 from app.core.tools.base import GitPermission
-from app.core.tools.git_config.files import Stamp, discover, include_target, repository_dirs, stamp
+from app.core.tools.git_config.files import (
+    Stamp,
+    discover,
+    include_target,
+    read_gitfile,
+    repository_dirs,
+    stamp,
+)
 from app.core.tools.git_config.reader import SCAN_TIMEOUT_S, Deadline, GitSafetyError
 from app.core.tools.git_config.values import config_values
 from app.core.tools.project_tree import TreeScan, scan_tree
@@ -140,15 +147,8 @@ def _real(path: Path) -> Path:
 
 
 def _gitfile_target(path: Path) -> Path | None:
-    try:
-        with open(path, "rb") as handle:  # a gitfile is one short line; never read a huge one
-            text = handle.read(4096).decode("utf-8", "replace")
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    target = Path(text[len("gitdir:"):].strip())
-    return _real(target if target.is_absolute() else path.parent / target)
+    target = read_gitfile(path)
+    return _real(target) if target is not None else None
 
 
 class _Build:

@@ -136,3 +136,18 @@ def test_the_config_parser_reads_what_git_reads(tmp_path: Path) -> None:
     assert ours == [e for e in by_git if e[0].split(".")[0] + "." + e[0].split(".")[-1]
                     in wanted]
     assert ("core.hookspath", ".git hooks") in ours and ("include.path", "b.inc") in ours
+
+
+def test_a_fifo_named_git_does_not_block_the_derivation(tmp_path: Path) -> None:
+    # A project's ".git" may be anything; reading it as a gitfile must never wait on a FIFO
+    # (the permission decision and the sandbox plan would hang with it).
+    import threading
+
+    (tmp_path / "sub").mkdir()
+    os.mkfifo(tmp_path / "sub" / ".git")
+    done: list[object] = []
+    worker = threading.Thread(target=lambda: done.append(git_metadata([tmp_path])),
+                              daemon=True)
+    worker.start()
+    worker.join(10)
+    assert done, "git_metadata blocked on a FIFO named .git"

@@ -10,6 +10,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from app.core.safe_read import read_project_file
 from app.core.tools.git_config.reader import Deadline, GitSafetyError
 
 MAX_CONFIG_FILES = 2000  # submodule/worktree/include files one scan may read
@@ -42,10 +43,13 @@ def is_gitdir(path: Path) -> bool:
         (path / "objects").is_dir() or (path / "commondir").is_file())
 
 
-def _read_gitfile(path: Path) -> Path | None:
+def read_gitfile(path: Path) -> Path | None:
+    """Where a ``.git`` file (a gitdir pointer) points, or None. A FIFO or device named
+    ``.git`` is no gitfile: read without blocking, regular files only, one short line."""
     try:
-        with open(path, "rb") as handle:  # a gitfile is one short line; never read a huge one
-            text = handle.read(4096).decode("utf-8", "replace")
+        # the project's content: never blocks on a FIFO, never reads a huge file
+        text = read_project_file(path, max_bytes=4096, too_large="truncate").decode(
+            "utf-8", "replace")
     except OSError:
         return None
     if not text.startswith("gitdir:"):
@@ -63,7 +67,7 @@ def discover(start: Path) -> tuple[Path, Path, Path | None, list[Path]] | None:
         gitdir: Path | None = None
         top: Path | None = folder
         if dotgit.is_file():
-            gitdir = _read_gitfile(dotgit)
+            gitdir = read_gitfile(dotgit)
             walked.append(dotgit)
         elif dotgit.is_dir() and is_gitdir(dotgit):
             gitdir = dotgit
