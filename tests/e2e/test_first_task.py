@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from app.core.services import build_services
-from app.ui.main_window import MainWindow
+from tests.e2e.conftest import shown_window
 from tests.fakes.anthropic_server import Response
 from tests.ui.conftest import wait_for
 
@@ -23,19 +23,12 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="no sandbo
 
 @pytest.fixture
 async def fresh_window(qtbot, db, fresh_data_dir, project, fake_anthropic_env):
-    from PySide6.QtWidgets import QApplication
-
     services = build_services(db, fresh_data_dir, project)
     profile_id = services.profiles.ensure_default().id
     for name in ("edit_file", "shell_exec"):  # the tools list's check boxes, nothing else
         services.profiles.set_enabled(profile_id, name, True)
-    QApplication.instance().setQuitOnLastWindowClosed(False)
-    win = MainWindow(services=services, project_root=project)
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    await win.ai_panel.shutdown()
-    await services.aclose()
+    async with shown_window(qtbot, services, project) as win:
+        yield win
 
 
 async def test_read_edit_and_run_with_only_approvals(fresh_window, fake_anthropic, project):
