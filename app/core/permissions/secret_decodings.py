@@ -21,7 +21,8 @@ chance of 1 in 10^5 (and a run of hex digits is decoded as hex).
 Base64 runs are decoded from their first character and after a "/" (a blob in a URL path),
 one start per alignment; a blob glued to other base64 characters at another alignment is
 found by the index's base64 forms (learnt values up to ``BASE64_MAX_SECRET_LEN`` bytes) but not
-decoded. Base32 is decoded from the same starts, as far as the run is base32.
+decoded. Base32 is decoded from the start of every run of its alphabet in one letter case,
+wherever it stands (a class string per case, like the others).
 
 Bounds: at most ``MAX_INFLATED`` bytes out of one compressed stream and ``MAX_INFLATED_TOTAL``
 per scan (zip bombs), ``MAX_INFLATE_ATTEMPTS`` streams tried per scan, ``MAX_BASE32_RUN``
@@ -69,10 +70,14 @@ def _class_table(alphabet: bytes, separators: bytes = b"") -> bytes:
 
 
 _B64_CLASS: Final = _class_table(_B64_ALPHABET)
-_HEX_CLASS: Final = _class_table(_HEX_DIGITS, b": ")  # ":" for a separator between pairs
+_HEX_CLASS: Final = _class_table(_HEX_DIGITS)
+_SEPARATED_HEX_CLASS: Final = _class_table(_HEX_DIGITS, b": ")  # ":" for a separator
 _URLSAFE_TO_STANDARD: Final = bytes.maketrans(b"-_", b"+/")
-_BASE32_RUN = re.compile(rb"[A-Z2-7]+|[a-z2-7]+")
-_NOT_A = re.compile(rb"[^a]")
+_B32_UPPER_CLASS: Final = _class_table(_B32_UPPER)
+_B32_LOWER_CLASS: Final = _class_table(_B32_UPPER.lower())
+# "U" for an upper-case letter, "l" for a lower-case one: a run of both cases may be base64.
+_LETTER_CASE: Final = bytes(0x55 if 0x41 <= b <= 0x5A else 0x6C if 0x61 <= b <= 0x7A else 0x20
+                            for b in range(256))
 _SEPARATED_PAIRS = re.compile(rb"(?:aa:)+aa")
 _SEPARATED_NEEDLE: Final = b"aa:" * (_MIN_HEX_PAIRS - 1) + b"aa"
 _GZIP_MAGIC: Final = b"\x1f\x8b\x08"
@@ -156,28 +161,22 @@ def _hits(data: bytes, find: Find, depth: int, budget: _Budget) -> list[SecretHi
 
 
 def _runs(classes: bytes, length: int) -> list[tuple[int, int]]:
-    """Spans of the runs of "a" at least ``length`` long in ``classes``."""
+    """Spans of the runs of "a" at least ``length`` long in ``classes`` (of "a" and " ")."""
     runs: list[tuple[int, int]] = []
     needle = b"a" * length
     find = classes.find
-    two_classes = b":" not in classes  # then a run ends at a space: find it (faster)
     at = find(needle)
     while at >= 0:
-        if two_classes:
-            end = find(b" ", at + length)
-            if end < 0:
-                end = len(classes)
-        else:
-            stop = _NOT_A.search(classes, at + length)
-            end = stop.start() if stop is not None else len(classes)
+        end = find(b" ", at + length)
+        if end < 0:
+            end = len(classes)
         runs.append((at, end))
         at = find(needle, end)
     return runs
 
 
 def _hex_runs(data: bytes, layer: _Layer) -> None:
-    classes = data.translate(_HEX_CLASS)
-    runs = _runs(classes, _MIN_HEX_RUN)
+    runs = _runs(data.translate(_HEX_CLASS), _MIN_HEX_RUN)
     if runs:
         # Whole pairs from the start, and from the second digit of an odd run (a stray digit
         # in front?): all decoded in one call.
@@ -189,6 +188,9 @@ def _hex_runs(data: bytes, layer: _Layer) -> None:
             size = (end - start) // 2
             layer.add(decoded[at:at + size], start, end, 2, 1, "hex-encoded")
             at += size
+    if b":" not in data and b" " not in data:
+        return
+    classes = data.translate(_SEPARATED_HEX_CLASS)
     at = classes.find(_SEPARATED_NEEDLE)
     while at >= 0:
         match = _SEPARATED_PAIRS.match(classes, at)
@@ -200,35 +202,21 @@ def _hex_runs(data: bytes, layer: _Layer) -> None:
 
 
 def _base64_and_base32_runs(data: bytes, layer: _Layer) -> None:
+    _base32_runs(data, layer)
+    classes = data.translate(_B64_CLASS)
+    letters = data.translate(_LETTER_CASE)
     blobs: list[bytes] = []  # standard alphabet, whole quads: decoded in one call
     spans: list[tuple[int, int]] = []
-    for start, end in _runs(data.translate(_B64_CLASS), _MIN_BASE64_RUN):
+    for start, end in _runs(classes, _MIN_BASE64_RUN):
+        if letters.find(b"U", start, end) < 0 or letters.find(b"l", start, end) < 0:
+            continue  # one letter case: hex, a UUID, a path, base32; not base64 (see above)
         run = data[start:end]
-        if b"/" not in run and (run.isupper() or run.islower()):
-            # Most runs of ordinary text (identifiers, hashes, UUIDs): base32 at most.
-            if end - start >= _MIN_BASE32_RUN:
-                base32 = _BASE32_RUN.match(run)
-                if base32 is not None and base32.end() >= _MIN_BASE32_RUN:
-                    _base32(base32.group(), start, layer)
-            continue
         # Where a blob may start: the run's start, and after a "/" (a blob in a URL path).
         starts = [0]
         slash = run.find(b"/")
         while 0 <= slash < len(run) - _MIN_BASE64_RUN and len(starts) < 4:
             starts.append(slash + 1)
             slash = run.find(b"/", slash + 1)
-        one_case = run.isupper() or run.islower()
-        for at in starts:
-            # A base32 run is of one letter case: in a mixed run only a piece that starts
-            # with _MIN_BASE32_RUN such characters can be (the regex is not worth trying
-            # on the others, most of the runs of ordinary text).
-            if not one_case and not _one_case(run[at:at + _MIN_BASE32_RUN]):
-                continue
-            base32 = _BASE32_RUN.match(run, at)
-            if base32 is not None and base32.end() - at >= _MIN_BASE32_RUN:
-                _base32(base32.group(), start + at, layer)
-        if one_case:
-            continue  # one letter case: hex, a UUID, a path; not base64 (see above)
         if len(starts) > 1:
             starts = [at for at in starts if not _one_case(run[at:])]
         standard = run.translate(_URLSAFE_TO_STANDARD)
@@ -248,6 +236,16 @@ def _base64_and_base32_runs(data: bytes, layer: _Layer) -> None:
             size = len(blob) // 4 * 3
             layer.add(decoded[at:at + size], start, end, 4, 3, "base64")
             at += size
+
+
+def _base32_runs(data: bytes, layer: _Layer) -> None:
+    """Every run of base32 characters of one letter case (the alphabet's upper or lower
+    case) long enough for a value, from its start: found by ``bytes.find`` in one class string
+    per case, so ordinary text costs no Python per word."""
+    for table in (_B32_UPPER_CLASS, _B32_LOWER_CLASS):
+        classes = data.translate(table)
+        for start, end in _runs(classes, _MIN_BASE32_RUN):
+            _base32(data[start:end], start, layer)
 
 
 def _one_case(text: bytes) -> bool:
