@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from app.core.sandbox import Confinement, Sandbox, machine_sandbox
+from app.core.tools.capability_lift import LiftProposer
 from app.core.tools.config_fields import ConfigField
 from app.core.tools.images import ImagePart
 from app.core.tools.params_problems import ParamsError
@@ -162,6 +163,9 @@ class ToolSpec:
     # such a call could not make it run. None: it can run (the tool still checks everything).
     capability_refusal: Callable[[Mapping[str, Any], ToolContext], str | None] | None = field(
         default=None, compare=False, repr=False)
+    # The configuration change that could let a refused call run (a folder added to its write
+    # folders, a program to its list): the call then asks, and approving may lift the limit.
+    capability_lift: LiftProposer | None = field(default=None, compare=False, repr=False)
     # When set, the approval dialog lists the call's subjects under this heading (e.g. each
     # command of a shell chain), because for this tool they are what a person must read.
     subjects_heading: str | None = field(default=None, compare=False)

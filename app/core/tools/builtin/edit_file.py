@@ -17,7 +17,7 @@ from typing import Any
 
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
 from app.core.tools.builtin.write_file import DEFAULT_WRITE_DIRS, WRITE_DIRS_FIELD, unified_diff
-from app.core.tools.fs.scope import write_scope_refusal
+from app.core.tools.fs.scope import write_scope_lift, write_scope_refusal
 from app.core.tools.params import Params, ParamsError, param
 from app.core.tools.scoped_fs import (
     FileStamp,
@@ -138,6 +138,7 @@ class EditFileTool:
         changes_files=True,
         undoable=True,
         capability_refusal=write_scope_refusal("path"),
+        capability_lift=write_scope_lift("path"),
     )
 
     @staticmethod

@@ -34,6 +34,7 @@ from app.core.tools.base import (
     ToolSpec,
     parse_input,
 )
+from app.core.tools.capability_lift import CapabilityLift
 from app.core.tools.command_sandbox import (
     NETWORK_FIELD,
     WRITE_FOLDERS_FIELD,
@@ -257,6 +258,26 @@ def _capability_refusal(tool_input: Mapping[str, Any], ctx: ToolContext) -> str 
     return policy.error_message(ctx.allowed_commands) + hint
 
 
+def _capability_lift(tool_input: Mapping[str, Any], ctx: ToolContext) -> CapabilityLift | None:
+    """Under "Allowed programs only": add the command's programs that are not on the list."""
+    command = tool_input.get("command")
+    if not isinstance(command, str) or program_level(ctx) != LEVEL_ALLOWLIST:
+        return None
+    from app.core.tools.shell_syntax import parse_command
+
+    parsed = parse_command(command)
+    if not parsed.ok:
+        return None
+    allowed = list(ctx.allowed_commands)
+    missing = [p for p in dict.fromkeys(c.program for c in parsed.commands)
+               if p and p not in allowed and "/" not in p and p not in ("cd", "pwd")]
+    if not missing:
+        return None
+    names = ", ".join(f"“{p}”" for p in missing)
+    return CapabilityLift("allowed_commands", (*allowed, *missing),
+                          f"add {names} to Allowed programs")
+
+
 def _timeout(ctx: ToolContext, value: float | None, background: bool) -> float | str:
     config = ctx.config_for("shell_exec")
     maximum = float(config.get("max_timeout_s", max(DEFAULT_MAX_TIMEOUT_S, ctx.shell_timeout_s)))
@@ -309,6 +330,7 @@ class ShellExecTool:
             undoable=True,
             named_paths=named_paths,
             capability_refusal=_capability_refusal,
+            capability_lift=_capability_lift,
             # Each command of a chain is a subject: the person must read every one of them.
             subjects_heading="Commands that will run",
         )

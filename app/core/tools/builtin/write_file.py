@@ -21,7 +21,7 @@ from app.core.tools.base import (
     parse_input,
 )
 from app.core.tools.config_fields import ConfigField, FieldKind
-from app.core.tools.fs.scope import write_scope_refusal
+from app.core.tools.fs.scope import write_scope_lift, write_scope_refusal
 from app.core.tools.params import Params, ParamsError, param
 from app.core.tools.scoped_fs import (
     FsError,
@@ -142,6 +142,7 @@ class WriteFileTool:
         changes_files=True,
         undoable=True,
         capability_refusal=write_scope_refusal("path"),
+        capability_lift=write_scope_lift("path"),
     )
 
     @staticmethod

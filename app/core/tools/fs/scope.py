@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
+from app.core.tools.capability_lift import CapabilityLift, LiftProposer
 from app.core.tools.fs.errors import (
     FsError,
     InvalidPathError,
@@ -278,6 +279,42 @@ def write_scope_refusal(key: str = "path") -> Callable[[Mapping[str, Any], Any],
         return None
 
     return refusal
+
+
+def write_scope_lift(key: str = "path") -> LiftProposer:
+    """A ToolSpec ``capability_lift`` for a tool that writes ``args[key]``: add the project
+    folder that holds the path (its first folder below the project, or the project itself) to
+    the tool's write folders. None outside the project: no write folder may lie there."""
+
+    def lift(args: Mapping[str, Any], ctx: Any) -> CapabilityLift | None:
+        path = args.get(key)
+        if not isinstance(path, str):
+            return None
+        fs = ScopedFs.from_context(ctx)
+        try:
+            target = fs.resolve(path)
+        except FsError:
+            return None
+        root = fs.working_dir
+        if not is_within(target, root) or target == root:
+            return None
+        parts = target.relative_to(root).parts
+        folder = parts[0] if len(parts) > 1 else "."
+        current = [_relative_dir(d, root) for d in ctx.allowed_write_dirs]
+        if folder in current:
+            return None
+        shown = "the whole project" if folder == "." else f"“{folder}”"
+        return CapabilityLift("allowed_write_dirs", (*current, folder),
+                              f"add {shown} to Write folders")
+
+    return lift
+
+
+def _relative_dir(folder: Path, root: Path) -> str:
+    """How a resolved write folder is written in the configuration."""
+    if folder == root:
+        return "."
+    return str(folder.relative_to(root)) if is_within(folder, root) else str(folder)
 
 
 def _lift_hint(fs: ScopedFs, path: str) -> str:
