@@ -266,10 +266,9 @@ def write_scope_refusal(key: str = "path") -> Callable[[Mapping[str, Any], Any],
     None. Other problems (a missing folder, a changed file) are the tool's to report."""
 
     def refusal(args: Mapping[str, Any], ctx: Any) -> str | None:
-        path = args.get(key)
-        if not isinstance(path, str):
+        path, fs = _written_path(args, key, ctx)
+        if path is None:
             return None
-        fs = ScopedFs.from_context(ctx)
         try:
             fs.check_write(path, create_dirs=True)
         except OutsideScopeError as exc:
@@ -287,10 +286,9 @@ def write_scope_lift(key: str = "path") -> LiftProposer:
     the tool's write folders. None outside the project: no write folder may lie there."""
 
     def lift(args: Mapping[str, Any], ctx: Any) -> CapabilityLift | None:
-        path = args.get(key)
-        if not isinstance(path, str):
+        path, fs = _written_path(args, key, ctx)
+        if path is None:
             return None
-        fs = ScopedFs.from_context(ctx)
         try:
             target = fs.resolve(path)
         except FsError:
@@ -308,6 +306,11 @@ def write_scope_lift(key: str = "path") -> LiftProposer:
                               f"add {shown} to Write folders")
 
     return lift
+
+
+def _written_path(args: Mapping[str, Any], key: str, ctx: Any) -> tuple[str | None, ScopedFs]:
+    path = args.get(key)
+    return (path if isinstance(path, str) else None), ScopedFs.from_context(ctx)
 
 
 def _relative_dir(folder: Path, root: Path) -> str:
