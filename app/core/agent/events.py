@@ -20,6 +20,7 @@ from app.core.permissions.service import Decision
 from app.core.pricing import Usage
 from app.core.review import QuorumResult, Review
 from app.core.tools.base import ToolSpec
+from app.core.tools.capability_lift import CapabilityLift
 from app.core.tools.images import ImagePart
 
 
@@ -44,6 +45,9 @@ class ApprovalRequest:
     review_reason: str = ""
     # Which of the turn's tool calls this is, (1, 2) for "1 of 2"; None for a lone call.
     position: tuple[int, int] | None = None
+    # The tool's configuration refused this call; approving runs it with this change (and
+    # keeps the change in the profile when the person ticks it: ``ApprovalResponse.keep_lift``).
+    lift: CapabilityLift | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,8 @@ class ApprovalResponse:
     remember_rule: PermissionRule | None = None
     # "Always allow these N commands" adds one rule per part, all at once.
     more_rules: tuple[PermissionRule, ...] = ()
+    # Keep the request's capability lift in the tool's configuration (else this call only).
+    keep_lift: bool = False
 
     @property
     def rules_to_remember(self) -> tuple[PermissionRule, ...]:

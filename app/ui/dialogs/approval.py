@@ -54,6 +54,7 @@ from app.core.permissions.suggestions import RuleSuggestion, suggest_allow_rules
 from app.core.sandbox import Sandbox
 from app.core.tools.base import RiskLevel
 from app.core.visible_text import make_visible
+from app.ui.dialogs.approval_lift import LiftNote
 from app.ui.dialogs.approval_sandbox import approval_sandbox, sandbox_line
 from app.ui.dialogs.approval_text import decided_by_text, visible_json, why_text
 from app.ui.dialogs.remember_choice import ALWAYS, CONVERSATION, RememberChoice
@@ -204,6 +205,12 @@ class ApprovalDialog(QDialog):
                                              else _SANDBOX_WARNING_STYLE)
             layout.addWidget(self.sandbox_label)
 
+        # The tool's configuration refused the call: approving also lifts that limit.
+        self.lift_note: LiftNote | None = None
+        if request.lift is not None:
+            self.lift_note = LiftNote(request.tool_name, request.lift)
+            layout.addWidget(self.lift_note)
+
         self.tabs = QTabWidget()
         if request.preview:
             self.diff_view = _code_view(request.preview, DiffHighlighter)
@@ -309,4 +316,6 @@ class ApprovalDialog(QDialog):
         rules = self._chosen_rules() if self.remember_row.chosen_scope() == ALWAYS else ()
         return ApprovalResponse(approved=approved, reason=self.reason.text().strip(),
                                 remember_rule=rules[0] if rules else None,
-                                more_rules=tuple(rules[1:]))
+                                more_rules=tuple(rules[1:]),
+                                keep_lift=approved and self.lift_note is not None
+                                and self.lift_note.keep.isChecked())
