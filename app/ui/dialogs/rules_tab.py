@@ -59,14 +59,6 @@ class _DecisionDelegate(QStyledItemDelegate):
         model.setData(index, editor.currentText(), Qt.ItemDataRole.EditRole)
 
 
-# What a simulated label says it came from (it shows in the flow guard's reason).
-_SIMULATED_SOURCES = {
-    FlowLabel.READ_SENSITIVE: "a sensitive file (simulated)",
-    FlowLabel.UNTRUSTED: "untrusted content (simulated)",
-    FlowLabel.READ_OUTSIDE: "a file outside the project (simulated)",
-}
-
-
 class RulesTab(QWidget):
     def __init__(self, services: Services, parent: QWidget | None = None,
                  profile_id: int | None = None) -> None:
@@ -141,7 +133,7 @@ class RulesTab(QWidget):
         simulate.addWidget(self.test_mode)
         simulate.addSpacing(8)
         simulate.addWidget(QLabel("as if the conversation had:"))
-        for label in (FlowLabel.READ_SENSITIVE, FlowLabel.UNTRUSTED, FlowLabel.READ_OUTSIDE):
+        for label in FlowLabel.by_seriousness():
             check = QCheckBox(label.label)
             check.setObjectName(f"test-flow-{label.value}")
             self.test_labels[label] = check
@@ -201,7 +193,7 @@ class RulesTab(QWidget):
         flow = FlowState()
         for label, check in self.test_labels.items():
             if check.isChecked():
-                flow.add(label, _SIMULATED_SOURCES[label], "test a call")
+                flow.add(label, label.simulated_source, "test a call")
         working_dir = self.services.permissions.working_dir
         checkpoints = working_dir is not None and \
             self.services.checkpointer_for(working_dir) is not None
