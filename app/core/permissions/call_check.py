@@ -12,7 +12,7 @@ canonical host) with its own decision and the rule that made it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,8 +23,8 @@ from app.core.permissions.rules import DECISION_HELP
 from app.core.permissions.service import ToolPermissionService
 from app.core.visible_text import make_visible
 
-__all__ = ["CallCheck", "CallInputError", "CheckLine", "check_call", "parse_call_input",
-           "simulated_flow"]
+__all__ = ["PLAIN_TEXT", "CallCheck", "CallInputError", "CheckLine", "check_call",
+           "parse_call_input", "simulated_flow"]
 
 # The tool a simulated label names as its source.
 SIMULATED_BY = "test a call"
@@ -46,6 +46,21 @@ class CheckLine:
     role: LineRole
     lead: str
     text: str = ""
+
+    def render(self, templates: Mapping[LineRole, str],
+               escape: Callable[[str], str] = str) -> str:
+        """The line in a view's dress: its role's template (``{lead}`` and ``{text}``, each
+        passed through ``escape``), or the lead and the text one after the other."""
+        template = templates.get(self.role) or ("{lead} {text}" if self.text else "{lead}")
+        return template.format(lead=escape(self.lead), text=escape(self.text))
+
+
+# The lines as plain text (the command line).
+PLAIN_TEXT: dict[LineRole, str] = {
+    "verdict": "{lead} — {text}",
+    "guard": "⚠ {lead} {text}",
+    "subject": "  • {lead} → {text}",
+}
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.call_check import (
     CallInputError,
-    CheckLine,
+    LineRole,
     check_call,
     parse_call_input,
     simulated_flow,
@@ -297,6 +297,15 @@ class RulesTab(QWidget):
         self.status.setText(f"<span style='color:#cf222e'>{escape(message)}</span>")
 
 
+# How each line of a check looks here (app.core.permissions.call_check.CheckLine.render).
+_HTML: dict[LineRole, str] = {
+    "verdict": "<b>{lead}</b> — {text}",
+    "note": "<span style='color:#8250df'>{lead}</span>",
+    "guard": "<span style='color:#82071e'>⚠ <b>{lead}</b> {text}</span>",
+    "subject": "&nbsp;&nbsp;• <code>{lead}</code> → {text}",
+}
+
+
 def _explain_call(services: Services, server: str, tool: str, text: str,
                   context: DecisionContext | None = None) -> tuple[str, int | None]:
     """(HTML explaining the decision, id of the deciding rule); runs in a worker thread.
@@ -306,18 +315,4 @@ def _explain_call(services: Services, server: str, tool: str, text: str,
     except CallInputError as exc:
         return escape(str(exc)), None
     check = check_call(services.permissions, server, tool, tool_input, context)
-    return "<br>".join(_html(line) for line in check.lines()), check.rule_id
-
-
-def _html(line: CheckLine) -> str:
-    lead, text = escape(line.lead), escape(line.text)
-    match line.role:
-        case "verdict":
-            return f"<b>{lead}</b> — {text}"
-        case "note":
-            return f"<span style='color:#8250df'>{lead}</span>"
-        case "guard":
-            return f"<span style='color:#82071e'>⚠ <b>{lead}</b> {text}</span>"
-        case "subject":
-            return f"&nbsp;&nbsp;• <code>{lead}</code> → {text}"
-    return f"{lead} {text}" if text else lead
+    return "<br>".join(line.render(_HTML, escape) for line in check.lines()), check.rule_id

@@ -9,8 +9,10 @@ import pytest
 
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.call_check import (
+    PLAIN_TEXT,
     SIMULATED_BY,
     CallInputError,
+    CheckLine,
     check_call,
     parse_call_input,
     simulated_flow,
@@ -89,3 +91,22 @@ def test_input_must_be_json() -> None:
     assert parse_call_input('{"a": 1}') == {"a": 1}
     with pytest.raises(CallInputError, match=r"^Input is not valid JSON: "):
         parse_call_input("{not json")
+
+
+def test_lines_render_as_plain_text(service: ToolPermissionService) -> None:
+    rule = service.rules.add(PermissionRule("deny", tool_name="shell", input_pattern="rm *"))
+    check = check_call(service, "builtin", "shell", {"command": "ls && rm x"})
+    text = [line.render(PLAIN_TEXT) for line in check.lines()]
+    assert text[0] == f"DENY — {check.decision.explain()}"
+    assert "Matched against:" in text
+    assert "  • ls → ask (no rule matched)" in text
+    assert any(t.startswith(f"  • rm x → deny (rule #{rule.id}") for t in text)
+
+
+def test_render_escapes_the_values_not_the_template() -> None:
+    line = CheckLine("subject", "<b>", "a & b")
+    assert line.render({"subject": "<code>{lead}</code> {text}"},
+                       lambda s: s.replace("&", "&amp;").replace("<", "&lt;")) == \
+        "<code>&lt;b></code> a &amp; b"
+    assert CheckLine("heading", "Matched against:").render(PLAIN_TEXT) == "Matched against:"
+    assert CheckLine("facts", "This call:", "reads").render(PLAIN_TEXT) == "This call: reads"
