@@ -116,7 +116,8 @@ class ModelTurns:
         instructions = server_instructions(self.registry.providers(), names)
         self._track_server_instructions(instructions)
         system = build_system_prompt(
-            profile.system_prompt, self.project_root, profile.permission_mode, names,
+            profile.system_prompt, self.project_root, profile.permission_mode,
+            [spec for spec in self.registry.specs() if spec.name in names],
             server_instructions=instructions)
         iterations = 0
         options = request_options(profile)

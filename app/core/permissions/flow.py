@@ -21,35 +21,20 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
 from app.core.permissions.egress import SecretMatcher
 from app.core.permissions.egress_history import EgressHistory
+from app.core.permissions.flow_labels import CLEAN, FlowLabel
 from app.core.permissions.provenance import ValueProvenance
 
+# FlowLabel is defined (with its texts) in flow_labels; it is part of this module's API too,
+# since FlowState is read and updated by label.
 __all__ = ["FlowLabel", "FlowSource", "FlowState"]
 
 # Sources kept per label: enough to say where a secret came from, bounded for a long run.
 MAX_SOURCES_PER_LABEL = 50
 UNREADABLE_SOURCE = "(labels stored with this conversation could not be read)"
-
-
-class FlowLabel(StrEnum):
-    READ_SENSITIVE = "read_sensitive"
-    READ_OUTSIDE = "read_outside"
-    UNTRUSTED = "untrusted"
-
-    @property
-    def label(self) -> str:
-        return _LABEL_TEXT[self]
-
-
-_LABEL_TEXT = {
-    FlowLabel.READ_SENSITIVE: "read sensitive",
-    FlowLabel.READ_OUTSIDE: "read outside the project",
-    FlowLabel.UNTRUSTED: "untrusted content",
-}
 
 
 @dataclass(frozen=True)
@@ -111,10 +96,10 @@ class FlowState:
 
     def summary(self) -> str:
         """The chip's text: the most serious label, or "clean"."""
-        for label in (FlowLabel.READ_SENSITIVE, FlowLabel.UNTRUSTED, FlowLabel.READ_OUTSIDE):
+        for label in FlowLabel.by_seriousness():
             if self.has(label):
                 return label.label
-        return "clean"
+        return CLEAN
 
     def sensitive_reads(self) -> str:
         """"~/.aws/credentials at 10:32, .env at 10:35": for the flow guard's reason."""

@@ -15,6 +15,15 @@ DECISIONS: tuple[str, ...] = get_args(DecisionKind)
 # allow), and at equal priority a stricter rule is evaluated first.
 STRICTNESS: dict[str, int] = {"allow": 0, "review": 1, "ask": 2, "deny": 3}
 
+# What each decision does, for a person choosing one (the rule editor, the rules table) or
+# reading one ("Test a call"); in the order of strictness.
+DECISION_HELP: dict[str, str] = {
+    "allow": "The call runs without asking.",
+    "review": "Reviewers decide; you are asked if they do not all approve.",
+    "ask": "You are asked every time.",
+    "deny": "The call is refused.",
+}
+
 MAX_PATTERN_LENGTH = 1000
 MAX_NAME_LENGTH = 256
 

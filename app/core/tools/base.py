@@ -36,6 +36,27 @@ class ToolCategory(StrEnum):
     VERSION_CONTROL = "version_control"
     COMPOSITE = "composite"
 
+    @property
+    def label(self) -> str:
+        """The heading of the built-in tools of this category in the tools panel."""
+        return _CATEGORY_TEXTS[self][0]
+
+    @property
+    def risk_warning(self) -> str:
+        """What the approval dialog warns of before a high-risk tool of this category runs."""
+        return _CATEGORY_TEXTS[self][1]
+
+
+# (label, risk warning) of each category.
+_CATEGORY_TEXTS = {
+    ToolCategory.READ_ONLY: ("Read only", "This tool can make changes."),
+    ToolCategory.FILE_SYSTEM: ("Files", "This tool changes files on your computer."),
+    ToolCategory.EXECUTION: ("Execution", "This tool runs programs on your computer."),
+    ToolCategory.VERSION_CONTROL: ("Version control",
+                                   "This tool can change your git repository."),
+    ToolCategory.COMPOSITE: ("Composite", "This tool runs several commands on your computer."),
+}
+
 
 class RiskLevel(StrEnum):
     LOW = "low"
@@ -169,6 +190,12 @@ class ToolSpec:
     # When set, the approval dialog lists the call's subjects under this heading (e.g. each
     # command of a shell chain), because for this tool they are what a person must read.
     subjects_heading: str | None = field(default=None, compare=False)
+    # What the system prompt tells the model about using the tool, one line each, when the
+    # tool is offered (app.core.agent.system_prompt). ``prompt_order`` places them among the
+    # offered tools' lines (lower first, then by name), so the prompt reads in the order of a
+    # task (read, edit, find, run, git, web) and is the same bytes whatever order tools come in.
+    prompt_conventions: tuple[str, ...] = field(default=(), compare=False)
+    prompt_order: int = field(default=0, compare=False)
 
     def subjects(self, tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
         if self.subjects_fn is None:

@@ -67,13 +67,6 @@ from app.ui.widgets.review_panel import ReviewsPanel
 # Where callers and tests have always found them (the window asks for approval_sandbox).
 __all__ = ["ApprovalDialog", "approval_sandbox", "sandbox_line"]
 
-_HIGH_RISK_WARNING = {
-    "file_system": "This tool changes files on your computer.",
-    "execution": "This tool runs programs on your computer.",
-    "version_control": "This tool can change your git repository.",
-    "composite": "This tool runs several commands on your computer.",
-}
-
 
 def _code_view(text: str, highlighter: type | None = None) -> QPlainTextEdit:
     view = QPlainTextEdit(make_visible(text))
@@ -181,9 +174,8 @@ class ApprovalDialog(QDialog):
             layout.addWidget(scroll)
 
         if spec is not None and spec.risk == RiskLevel.HIGH:
-            warning = QLabel("⚠ " + _HIGH_RISK_WARNING.get(
-                spec.category.value, "This tool can make changes.") +
-                " Check the details before approving.")
+            warning = QLabel("⚠ " + spec.category.risk_warning +
+                             " Check the details before approving.")
             warning.setObjectName("approval-warning")
             warning.setWordWrap(True)
             warning.setStyleSheet("QLabel { background: #fff8c5; color: #4d2d00; border: 1px solid "

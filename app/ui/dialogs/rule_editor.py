@@ -24,8 +24,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.permissions.rules import InvalidRuleError, PermissionRule, validate_rule
-from app.ui.models.rules_model import DECISION_HELP, DECISION_ORDER
+from app.core.permissions.rules import (
+    DECISION_HELP,
+    InvalidRuleError,
+    PermissionRule,
+    validate_rule,
+)
+from app.ui.models.rules_model import DECISION_ORDER
 
 IGNORE_FLOW_WARNING = (
     "⚠ With this, the rule allows calls that send data out (web requests, commands with "

@@ -6,7 +6,6 @@ and the flow guard would do."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -33,17 +32,24 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.permission_mode import PermissionMode
-from app.core.permissions.flow import FlowLabel, FlowState
+from app.core.permissions.call_check import (
+    CallInputError,
+    LineRole,
+    check_call,
+    parse_call_input,
+    simulated_flow,
+)
+from app.core.permissions.flow_labels import FlowLabel
 from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import InvalidRuleError
-from app.core.permissions.service import DecisionContext, SubjectDecision
+from app.core.permissions.service import DecisionContext
 from app.core.services import (
     Services,
 )
 from app.core.visible_text import make_visible
 from app.ui.dialogs.rule_editor import RuleEditorDialog, add_decisions
 from app.ui.markup import escape
-from app.ui.models.rules_model import DECISION_HELP, RulesTableModel
+from app.ui.models.rules_model import RulesTableModel
 
 
 class _DecisionDelegate(QStyledItemDelegate):
@@ -57,14 +63,6 @@ class _DecisionDelegate(QStyledItemDelegate):
 
     def setModelData(self, editor, model, index):
         model.setData(index, editor.currentText(), Qt.ItemDataRole.EditRole)
-
-
-# What a simulated label says it came from (it shows in the flow guard's reason).
-_SIMULATED_SOURCES = {
-    FlowLabel.READ_SENSITIVE: "a sensitive file (simulated)",
-    FlowLabel.UNTRUSTED: "untrusted content (simulated)",
-    FlowLabel.READ_OUTSIDE: "a file outside the project (simulated)",
-}
 
 
 class RulesTab(QWidget):
@@ -141,7 +139,7 @@ class RulesTab(QWidget):
         simulate.addWidget(self.test_mode)
         simulate.addSpacing(8)
         simulate.addWidget(QLabel("as if the conversation had:"))
-        for label in (FlowLabel.READ_SENSITIVE, FlowLabel.UNTRUSTED, FlowLabel.READ_OUTSIDE):
+        for label in FlowLabel.by_seriousness():
             check = QCheckBox(label.label)
             check.setObjectName(f"test-flow-{label.value}")
             self.test_labels[label] = check
@@ -198,10 +196,8 @@ class RulesTab(QWidget):
     def test_context(self) -> DecisionContext:
         """The chosen mode and simulated flow labels, for ``decide``; checkpoints as the open
         project has them (auto mode needs them to call a change reversible)."""
-        flow = FlowState()
-        for label, check in self.test_labels.items():
-            if check.isChecked():
-                flow.add(label, _SIMULATED_SOURCES[label], "test a call")
+        flow = simulated_flow(label for label, check in self.test_labels.items()
+                              if check.isChecked())
         working_dir = self.services.permissions.working_dir
         checkpoints = working_dir is not None and \
             self.services.checkpointer_for(working_dir) is not None
@@ -301,53 +297,22 @@ class RulesTab(QWidget):
         self.status.setText(f"<span style='color:#cf222e'>{escape(message)}</span>")
 
 
+# How each line of a check looks here (app.core.permissions.call_check.CheckLine.render).
+_HTML: dict[LineRole, str] = {
+    "verdict": "<b>{lead}</b> — {text}",
+    "note": "<span style='color:#8250df'>{lead}</span>",
+    "guard": "<span style='color:#82071e'>⚠ <b>{lead}</b> {text}</span>",
+    "subject": "&nbsp;&nbsp;• <code>{lead}</code> → {text}",
+}
+
+
 def _explain_call(services: Services, server: str, tool: str, text: str,
                   context: DecisionContext | None = None) -> tuple[str, int | None]:
     """(HTML explaining the decision, id of the deciding rule); runs in a worker thread.
-
-    Shows what decided (``explain()``), a guard's reason (``flow_reason``), the facts the mode
-    looked at, and lists the canonical subjects the rules are matched against (each shell
-    command, resolved path or canonical host), each with its own decision and the rule that
-    made it.
-    """
+    The lines are app.core.permissions.call_check's, shared with the command line."""
     try:
-        tool_input = json.loads(text or "{}")
-    except json.JSONDecodeError as exc:
-        return f"Input is not valid JSON: {escape(str(exc))}", None
-    permissions = services.permissions
-    decision = permissions.decide(server, tool, tool_input, context or DecisionContext())
-    lines = [f"<b>{decision.kind.upper()}</b> — {escape(make_visible(decision.explain()))}"]
-    if decision.kind == "review" and not decision.flow_reason:
-        lines.append(f"<span style='color:#8250df'>{escape(DECISION_HELP['review'])}</span>")
-    if decision.flow_reason:
-        heading = "Why this asks:" if decision.kind == "ask" else "Why this is refused:"
-        lines.append(f"<span style='color:#82071e'>⚠ <b>{heading}</b> "
-                     f"{escape(make_visible(decision.flow_reason))}</span>")
-    if decision.facts is not None:
-        lines.append(f"This call: {escape(make_visible(decision.facts.describe()))}")
-    parts = list(decision.subjects)
-    if not parts:
-        # The deciding rule applies whatever the input; still show what rules would see.
-        # The rules' own verdict: the mode or a guard may have changed the final one.
-        verdict = decision.rule.decision if decision.rule is not None else "ask"
-        parts = [SubjectDecision(subject, verdict, decision.rule)
-                 for subject in _subjects_of(services, server, tool, tool_input)]
-    if parts:
-        lines.append("Matched against:")
-    for part in parts:
-        why = part.rule.summary() if part.rule else "no rule matched"
-        lines.append(f"&nbsp;&nbsp;• <code>{escape(make_visible(part.subject))}</code> → "
-                     f"{part.kind} ({escape(make_visible(why))})")
-    rule_id = decision.rule.id if decision.rule is not None else None
-    return "<br>".join(lines), rule_id
-
-
-def _subjects_of(services: Services, server: str, tool: str, tool_input: object) -> list[str]:
-    found = services.registry.get(tool)
-    if found is None or found.spec.server_id != server or not isinstance(tool_input, dict):
-        return []
-    try:
-        return [s for s in found.spec.subjects(tool_input, services.permissions.working_dir)
-                if isinstance(s, str)]
-    except Exception as exc:  # SubjectError keeps what it could read
-        return [s for s in getattr(exc, "partial", ()) if isinstance(s, str)]
+        tool_input = parse_call_input(text)
+    except CallInputError as exc:
+        return escape(str(exc)), None
+    check = check_call(services.permissions, server, tool, tool_input, context)
+    return "<br>".join(line.render(_HTML, escape) for line in check.lines()), check.rule_id

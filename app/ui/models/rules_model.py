@@ -16,17 +16,15 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 
 from app.core.permissions.repository import RuleRepository
-from app.core.permissions.rules import DECISIONS, STRICTNESS, InvalidRuleError, PermissionRule
+from app.core.permissions.rules import (
+    DECISION_HELP,
+    DECISIONS,
+    STRICTNESS,
+    InvalidRuleError,
+    PermissionRule,
+)
 from app.ui.models.base import Index, RowsTableModel
 
-# What each decision does, for the decision combos (rule editor, rules table) and tooltips;
-# in the order of strictness.
-DECISION_HELP: dict[str, str] = {
-    "allow": "The call runs without asking.",
-    "review": "Reviewers decide; you are asked if they do not all approve.",
-    "ask": "You are asked every time.",
-    "deny": "The call is refused.",
-}
 DECISION_ORDER: tuple[str, ...] = tuple(sorted(DECISIONS, key=lambda d: STRICTNESS.get(d, 99)))
 
 

@@ -1,11 +1,10 @@
 """The flow chip of the AI panel: what the conversation has read, as its flow labels say
-(app.core.permissions.flow) — "clean", "read sensitive", "untrusted content" or "read outside
-the project" — with a colour, the sources in the tooltip, and a small menu: reset the labels
+(app.core.permissions.flow) — "clean" or the most serious label's text — with the label's
+colour tone and explanation, the sources in the tooltip, and a small menu: reset the labels
 of this conversation, and trust the project folder (for the conversations started after)."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -13,64 +12,45 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
+from app.core.permissions.flow_labels import CLEAN, CLEAN_EXPLANATION, FlowLabel
 from app.core.visible_text import make_visible
 
 if TYPE_CHECKING:
     from app.core.permissions.flow import FlowSource
 
-# A new conversation is "clean": the chip shows that without the flow labels' module (and the
-# secret matchers it imports, ~15 ms), which loads with the first labels (after ready).
-_CLEAN = "clean"
-_CLEAN_COLOURS = ("#0f5323", "#dafbe1", "#4ac26b")  # (text colour, background, border)
-_WARNING_COLOURS = ("#4d2d00", "#fff8c5", "#d4a72c")
-_CLEAN_EXPLAINED = "Nothing sensitive or untrusted has been read in this conversation."
+# (text colour, background, border) of the chip, by how loud its label is (FlowLabel.tone).
+_CLEAN_COLOURS = ("#0f5323", "#dafbe1", "#4ac26b")
+_TONE_COLOURS = {"danger": ("#ffffff", "#cf222e", "#a40e26"),
+                 "warning": ("#4d2d00", "#fff8c5", "#d4a72c")}
 
 MAX_TOOLTIP_SOURCES = 8
 
 
-@functools.cache
-def _labels_colours() -> dict[str, tuple[str, str, str]]:
-    from app.core.permissions.flow import FlowLabel
-
-    return {FlowLabel.READ_SENSITIVE.label: ("#ffffff", "#cf222e", "#a40e26"),
-            FlowLabel.UNTRUSTED.label: _WARNING_COLOURS,
-            FlowLabel.READ_OUTSIDE.label: _WARNING_COLOURS}
-
-
-@functools.cache
-def _labels_explained() -> dict[str, str]:
-    from app.core.permissions.flow import FlowLabel
-
-    return {
-        FlowLabel.READ_SENSITIVE.label: "This conversation read a secret: calls that can send "
-                                        "data out ask first, whatever rule allows them.",
-        FlowLabel.UNTRUSTED.label: "This conversation took in content that could carry "
-                                   "instructions (web pages, tool results, files of an "
-                                   "untrusted project).",
-        FlowLabel.READ_OUTSIDE.label: "This conversation read files outside the project.",
-    }
+def _label_shown(summary: str) -> FlowLabel | None:
+    return next((label for label in FlowLabel if label.label == summary), None)
 
 
 def _colours(summary: str) -> tuple[str, str, str]:
     """(text colour, background, border); an unknown summary looks like a warning."""
-    return _CLEAN_COLOURS if summary == _CLEAN else _labels_colours().get(summary,
-                                                                          _WARNING_COLOURS)
+    if summary == CLEAN:
+        return _CLEAN_COLOURS
+    label = _label_shown(summary)
+    return _TONE_COLOURS[label.tone if label is not None else "warning"]
 
 
 def flow_tooltip(summary: str, sources: Iterable[FlowSource]) -> str:
     """Plain text: what the summary means, then each label's sources (``describe()``)."""
-    lines = [_CLEAN_EXPLAINED if summary == _CLEAN else
-             _labels_explained().get(summary, summary)]
+    shown = _label_shown(summary)
+    lines = [CLEAN_EXPLANATION if summary == CLEAN else
+             shown.explanation if shown is not None else summary]
     sources = list(sources)
     if sources:
-        from app.core.permissions.flow import FlowLabel
-
         for label in FlowLabel:
             found = [s for s in sources if s.label is label]
             if not found:
                 continue
             lines.append("")
-            lines.append(f"{label.label[:1].upper()}{label.label[1:]}:")
+            lines.append(f"{label.heading}:")
             lines += [f"  • {make_visible(s.describe())}" for s in found[:MAX_TOOLTIP_SOURCES]]
             if len(found) > MAX_TOOLTIP_SOURCES:
                 lines.append(f"  … and {len(found) - MAX_TOOLTIP_SOURCES} more")
@@ -112,7 +92,7 @@ class FlowChip(QToolButton):
         self.setMenu(self.menu_)
         self.reset_action.triggered.connect(lambda: self.reset_requested.emit())
         self.trust_action.triggered.connect(lambda checked: self.trust_toggled.emit(checked))
-        self.set_flow("clean", ())
+        self.set_flow(CLEAN, ())
         self.set_trust(None, False)
 
     def set_flow(self, summary: str, sources: Iterable[FlowSource], *,
@@ -120,7 +100,7 @@ class FlowChip(QToolButton):
         self.summary = summary
         self.sources = tuple(sources)
         fg, bg, border = _colours(summary)
-        mark = "●" if summary == _CLEAN else "⚠"
+        mark = "●" if summary == CLEAN else "⚠"
         self.setText(f"{mark} {summary}")
         self.setStyleSheet(
             f"QToolButton {{ color: {fg}; background: {bg}; border: 1px solid {border}; "

@@ -35,13 +35,6 @@ if TYPE_CHECKING:
     from app.core.services import Services
     from app.ui.dialogs.tool_config import ToolConfigDialog
 
-CATEGORY_LABELS = {
-    ToolCategory.READ_ONLY: "Read only",
-    ToolCategory.FILE_SYSTEM: "Files",
-    ToolCategory.EXECUTION: "Execution",
-    ToolCategory.VERSION_CONTROL: "Version control",
-    ToolCategory.COMPOSITE: "Composite",
-}
 ToolNameRole = Qt.ItemDataRole.UserRole + 1
 # Shorter forms of the sandbox column's text, for a narrow panel (longest first).
 ShortTextsRole = Qt.ItemDataRole.UserRole + 2
@@ -149,7 +142,7 @@ class ToolsPanel(QWidget):
         bold = QFont()
         bold.setBold(True)
         for spec in specs:
-            group_name = CATEGORY_LABELS[spec.category] if spec.server_id == "builtin" else \
+            group_name = spec.category.label if spec.server_id == "builtin" else \
                 f"Server: {spec.server_id}"
             group = groups.get(group_name)
             if group is None:

@@ -11,6 +11,9 @@ import pytest
 
 from app.core.agent import system_prompt as module
 from app.core.agent.system_prompt import build_system_prompt
+from app.core.permission_mode import PermissionMode
+from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
+from app.core.tools.builtin import default_registry
 
 ROOT = Path("/home/ada/projects/site")
 DAY = date(2026, 11, 23)
@@ -18,9 +21,14 @@ TOOLS = ("read_file", "edit_file", "write_file", "shell_exec", "shell_jobs", "gr
          "glob_search", "list_directory", "web_fetch", "web_search", "git_ops")
 
 
+def _specs(names) -> list[ToolSpec]:
+    registry = default_registry()
+    return [registry.get(name).spec for name in names]
+
+
 def _build(profile_prompt: str = "", mode: str = "ask", tools=TOOLS,
            today: date | None = DAY) -> str:
-    return build_system_prompt(profile_prompt, ROOT, mode, tools, today)
+    return build_system_prompt(profile_prompt, ROOT, mode, _specs(tools), today)
 
 
 def test_it_names_the_project_folder_os_and_date(monkeypatch):
@@ -93,3 +101,40 @@ def test_the_profile_prompt_is_appended_last():
     assert text.endswith("\n\nAnswer in French.")
     assert text.startswith(_build())
     assert not _build().endswith(("\n", " "))  # no empty tail without one
+
+
+def test_the_conventions_come_from_the_specs_in_their_prompt_order():
+    block = next(part for part in _build().split("\n\n")
+                 if part.startswith("Tool conventions:"))
+    lines = block.splitlines()[3:]  # after the heading and the two general conventions
+    starts = ["Read a file with read_file", "edit_file replaces exact text",
+              "write_file creates a file", "Use list_directory", "glob_search finds files",
+              "grep_search searches", "shell_exec runs a program directly",
+              "Use shell_exec with background=true", "Use git_ops", "Text from web_fetch",
+              "Cite the pages"]
+    assert [line.removeprefix("- ")[:len(start)] for line, start in zip(lines, starts,
+                                                                        strict=True)] == starts
+
+
+def test_every_convention_of_a_built_in_tool_names_that_tool():
+    for spec in default_registry().specs():
+        for line in spec.prompt_conventions:
+            assert spec.name in line, (spec.name, line)
+            assert line.endswith(".") and line.strip() == line
+
+
+def test_a_tool_brings_its_own_conventions():
+    spec = ToolSpec(name="lint", description="Lint the project.", input_schema={},
+                    category=ToolCategory.EXECUTION, risk=RiskLevel.LOW,
+                    prompt_conventions=("Run lint after editing Python files.",),
+                    prompt_order=15)
+    text = build_system_prompt("", ROOT, "ask", [*_specs(TOOLS), spec], DAY)
+    assert "- Read a file with read_file" in text
+    assert text.index("read only the part you need") < text.index("- Run lint after") < \
+        text.index("- edit_file replaces")
+    assert "Run lint" not in _build()
+
+
+@pytest.mark.parametrize("mode", list(PermissionMode))
+def test_the_mode_sentence_is_the_modes_own(mode):
+    assert mode.prompt_sentence in _build(mode=mode.value)

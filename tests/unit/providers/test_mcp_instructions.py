@@ -7,18 +7,19 @@ from datetime import date
 from pathlib import Path
 
 from app.core.agent.system_prompt import MAX_SERVER_INSTRUCTIONS, build_system_prompt
+from app.core.tools.builtin.read_file import ReadFileTool
 
 ROOT = Path("/home/ada/projects/site")
 DAY = date(2026, 11, 23)
 
 
 def _build(instructions: dict[str, str] | None) -> str:
-    return build_system_prompt("Be brief.", ROOT, "ask", ["read_file"], DAY,
+    return build_system_prompt("Be brief.", ROOT, "ask", [ReadFileTool.spec], DAY,
                                server_instructions=instructions)
 
 
 def test_no_instructions_leave_the_prompt_as_it_was():
-    plain = build_system_prompt("Be brief.", ROOT, "ask", ["read_file"], DAY)
+    plain = build_system_prompt("Be brief.", ROOT, "ask", [ReadFileTool.spec], DAY)
     assert _build(None) == plain
     assert _build({}) == plain
     assert _build({"git": "  \n"}) == plain

@@ -131,6 +131,10 @@ class EditFileTool:
         params=EditFileParams,
         category=ToolCategory.FILE_SYSTEM,
         risk=RiskLevel.HIGH,
+        prompt_conventions=("edit_file replaces exact text: old_string must match the file exactly "
+                            "(same whitespace, without read_file's line-number prefixes) and occur "
+                            "once; use write_file to create a file or replace it entirely.",),
+        prompt_order=20,
         subjects_fn=path_subjects("path"),
         subject_kind="path",
         default_config={"allowed_write_dirs": list(DEFAULT_WRITE_DIRS)},

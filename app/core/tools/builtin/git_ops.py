@@ -96,6 +96,8 @@ class GitOpsTool:
             params=GitOpsParams,
             category=ToolCategory.VERSION_CONTROL,
             risk=RiskLevel.HIGH,
+            prompt_conventions=("Use git_ops for git rather than running git through shell_exec.",),
+            prompt_order=80,
             subjects_fn=_subjects,
             subject_kind="text",
             # The checkpoints around a call record the project repository's HEAD, refs and

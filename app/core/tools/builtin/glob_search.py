@@ -110,6 +110,8 @@ class GlobSearchTool:
         params=GlobSearchParams,
         category=ToolCategory.READ_ONLY,
         risk=RiskLevel.LOW,
+        prompt_conventions=("glob_search finds files by name pattern (for example **/*.py).",),
+        prompt_order=50,
         subjects_fn=_subjects,
         subject_kind="path",
         default_enabled=True,

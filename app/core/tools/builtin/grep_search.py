@@ -113,6 +113,8 @@ class GrepSearchTool:
         params=GrepSearchParams,
         category=ToolCategory.READ_ONLY,
         risk=RiskLevel.LOW,
+        prompt_conventions=("grep_search searches file contents; prefer it to running grep.",),
+        prompt_order=60,
         subjects_fn=path_subjects("path", "."),
         subject_kind="path",
         default_enabled=True,

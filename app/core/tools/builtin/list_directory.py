@@ -74,6 +74,9 @@ class ListDirectoryTool:
         params=ListDirectoryParams,
         category=ToolCategory.READ_ONLY,
         risk=RiskLevel.LOW,
+        prompt_conventions=("Use list_directory to see a folder's contents rather than running "
+                            "ls.",),
+        prompt_order=40,
         subjects_fn=path_subjects("path", "."),
         subject_kind="path",
         default_enabled=True,

@@ -102,6 +102,9 @@ class ReadFileTool:
         params=ReadFileParams,
         category=ToolCategory.READ_ONLY,
         risk=RiskLevel.LOW,
+        prompt_conventions=("Read a file with read_file before editing it, and read only the "
+                            "part you need of a large file.",),
+        prompt_order=10,
         subjects_fn=path_subjects("path"),
         subject_kind="path",
         default_enabled=True,

@@ -311,6 +311,15 @@ class ShellExecTool:
             params=ShellExecParams,
             category=ToolCategory.EXECUTION,
             risk=RiskLevel.HIGH,
+            prompt_conventions=(
+                "shell_exec runs a program directly, without a shell: plain commands with "
+                "quoted arguments joined by &&, ||, ; or | work, but $VARS, $(...), globs, "
+                "redirection (> <), subshells, loops and & are refused, and only allowed "
+                "programs run.",
+                "Use shell_exec with background=true for servers and watchers, then "
+                "shell_jobs to read their output or stop them.",
+            ),
+            prompt_order=70,
             subjects_fn=_subjects,
             subject_kind="text",
             default_config={LEVEL_FIELD.key: LEVEL_AUTO},

@@ -83,6 +83,9 @@ WEB_SEARCH_SPEC = ToolSpec(
     params=WebSearchParams,
     category=ToolCategory.READ_ONLY,
     risk=RiskLevel.LOW,
+    prompt_conventions=("Cite the pages you used when an answer relies on web_search or "
+                        "web_fetch.",),
+    prompt_order=100,
     subjects_fn=query_subjects,
     default_enabled=True,
     config_fields=(

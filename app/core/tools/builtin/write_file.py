@@ -135,6 +135,9 @@ class WriteFileTool:
         params=WriteFileParams,
         category=ToolCategory.FILE_SYSTEM,
         risk=RiskLevel.HIGH,
+        prompt_conventions=("write_file creates a file or replaces it whole; file tools write only "
+                            "inside the folders the user allowed for writing.",),
+        prompt_order=30,
         subjects_fn=path_subjects("path"),
         subject_kind="path",
         default_config={"allowed_write_dirs": list(DEFAULT_WRITE_DIRS)},
