@@ -177,8 +177,8 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         # Imported here, not at the top: the shell must not wait for them (see module doc).
         # The approval and tool-config dialogs are not needed to be ready: they are imported by
         # their first use, or before it by app.startup_threads' warm-up of DEFERRED_UI_MODULES.
+        from app.ui.ai_panel.panel import AIPanel
         from app.ui.approval_queue import ApprovalQueue
-        from app.ui.widgets.ai_panel import AIPanel
 
         self.services = services
         profile_id = services.profiles.ensure_default().id

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
     from app.core.agent.models import ModelInfo
     from app.core.services import Services
+    from app.ui.ai_panel.panel import AIPanel
     from app.ui.dialogs.settings import SettingsDialog
-    from app.ui.widgets.ai_panel import AIPanel
     from app.ui.widgets.tools_panel import ToolsPanel
 else:
     _Window = object

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QMainWindow as _Window
 
     from app.core.services import Services
+    from app.ui.ai_panel.panel import AIPanel
     from app.ui.task_set import TaskSet
-    from app.ui.widgets.ai_panel import AIPanel
     from app.ui.widgets.tools_panel import ToolsPanel
 else:
     _Window = object

@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QMainWindow as _Window
 
     from app.core.services import Services
+    from app.ui.ai_panel.find_bar import FindBar
+    from app.ui.ai_panel.panel import AIPanel
     from app.ui.dialogs.settings import SettingsDialog
-    from app.ui.widgets.ai_panel import AIPanel
-    from app.ui.widgets.find_bar import FindBar
 else:
     _Window = object
 
@@ -111,22 +111,13 @@ class WindowMenus(_Window):
             self, APP_NAME, f"<b>{APP_NAME}</b><br>A desktop AI agent workbench.<br>"
             f"Data: {services.data_dir if services else '…'}")
 
-    _find_bar: FindBar | None = None
-
     def find_in_transcript(self) -> FindBar | None:
         """Edit → Find: the find bar above the conversation (made on first use), focused;
         the Assistant tab is shown first."""
         panel = getattr(self, "ai_panel", None)
         if panel is None:
             return None
-        bar = self._find_bar
-        if bar is None or bar.transcript is not panel.transcript:
-            from app.ui.widgets.find_bar import FindBar
-
-            bar = self._find_bar = FindBar(panel.transcript, panel)
-            layout = panel.layout()
-            layout.insertWidget(layout.indexOf(panel.transcript), bar)  # type: ignore[attr-defined]
-            bar.closed.connect(lambda: panel.prompt.setFocus())
+        bar = panel.find_bar()
         index = self.tabs.indexOf(panel)
         if index >= 0:
             self.tabs.setCurrentIndex(index)

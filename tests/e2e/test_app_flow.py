@@ -23,7 +23,7 @@ def _cards(window) -> list[ToolCard]:
 
 
 def _texts(window) -> str:
-    from app.ui.widgets.ai_panel import MessageView
+    from app.ui.widgets.transcript_view import MessageView
 
     return "\n".join(w.markdown for w in window.ai_panel.transcript.items()
                      if isinstance(w, MessageView))
@@ -174,7 +174,7 @@ async def test_configure_change_applies_to_next_call(window, fake_anthropic, pro
 
 @pytest.mark.parametrize("status", [401, 500])
 async def test_api_errors_show_inline_with_retry(window, fake_anthropic, status):
-    from app.ui.widgets.ai_panel import ErrorCard
+    from app.ui.widgets.transcript_view import ErrorCard
 
     fake_anthropic.script(*[Response.error(status)] * 5)
     await _run_to_end(window, "hello")

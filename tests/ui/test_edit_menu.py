@@ -93,7 +93,7 @@ def test_find_highlights_jumps_and_closes_with_escape(qtbot, window):
     views = [transcript.add(MessageView(f"message {i} about apples" if i % 10 == 0 else
                                         f"message {i}", "assistant")) for i in range(40)]
     window.find_action.trigger()
-    bar = window._find_bar
+    bar = window.ai_panel.find_bar()
     assert bar is not None and bar.isVisible()
     assert QApplication.focusWidget() is bar.field
     qtbot.keyClicks(bar.field, "APPLES")  # case-insensitive
@@ -119,8 +119,8 @@ def test_find_highlights_jumps_and_closes_with_escape(qtbot, window):
 def test_find_without_matches_says_so(qtbot, window):
     window.ai_panel.transcript.add(MessageView("nothing here", "assistant"))
     window.find_action.trigger()
-    qtbot.keyClicks(window._find_bar.field, "zebra")
-    assert window._find_bar.count_label.text() == "no matches"
+    qtbot.keyClicks(window.ai_panel.find_bar().field, "zebra")
+    assert window.ai_panel.find_bar().count_label.text() == "no matches"
 
 
 def test_window_text_boxes_and_tables_let_tab_through(window):

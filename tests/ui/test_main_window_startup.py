@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QApplication, QLabel
 from app.core.config import resolve_paths
 from app.main import show_window
 from app.startup_threads import load_services
+from app.ui.ai_panel.panel import AIPanel
 from app.ui.main_window import MainWindow
-from app.ui.widgets.ai_panel import AIPanel
 from app.ui.widgets.tools_panel import ToolsPanel
 from tests.ui.conftest import wait_for
 
