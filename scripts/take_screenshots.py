@@ -302,7 +302,7 @@ async def scenario(app) -> None:
     await settle()
     region("tokens.png", panel.compaction.context_bar, panel.prompt)
 
-    settings = window.open_settings()
+    settings = window.profiles.open_settings()
     settings.tabs.setCurrentIndex(1)
     settings.resize(1000, 680)
     tab = settings.rules_tab

@@ -209,7 +209,7 @@ async def test_provider_tab_tests_the_connection(window, fake_anthropic):
 async def test_model_picker_saves_on_finish_not_per_keystroke(window, qtbot):
     from PySide6.QtCore import Qt as QtNs
 
-    picker = window.model_picker
+    picker = window.profiles.model_picker
     editor = picker.lineEdit()
     editor.selectAll()
     qtbot.keyClicks(editor, "claude-x")
@@ -219,7 +219,8 @@ async def test_model_picker_saves_on_finish_not_per_keystroke(window, qtbot):
 
 
 async def test_model_picker_lists_the_providers_models(window, fake_anthropic):
-    await window.refresh_models()
-    offered = {window.model_picker.itemText(i) for i in range(window.model_picker.count())}
+    await window.profiles.refresh_models()
+    picker = window.profiles.model_picker
+    offered = {picker.itemText(i) for i in range(picker.count())}
     assert set(fake_anthropic.models) <= offered
-    assert window.model_picker.currentText() == DEFAULT_MODEL
+    assert window.profiles.model_picker.currentText() == DEFAULT_MODEL

@@ -59,16 +59,16 @@ def _panel(qtbot, services: Services, project: Path | None) -> AIPanel:
 
 
 def _pick_mode(window: MainWindow, mode: PermissionMode) -> None:
-    index = window.mode_picker.findData(mode.value)
-    window.mode_picker.setCurrentIndex(index)
-    window.mode_picker.activated.emit(index)  # what a person's choice emits
+    index = window.profiles.mode_picker.findData(mode.value)
+    window.profiles.mode_picker.setCurrentIndex(index)
+    window.profiles.mode_picker.activated.emit(index)  # what a person's choice emits
 
 
 # -- the toolbar's Mode picker -------------------------------------------------------------
 
 
 def test_mode_picker_offers_the_three_modes_with_their_descriptions(window: MainWindow):
-    picker = window.mode_picker
+    picker = window.profiles.mode_picker
     assert picker.isEnabled()
     assert [picker.itemText(i) for i in range(picker.count())] == ["Ask", "Auto", "Plan"]
     for i, mode in enumerate(PermissionMode):
@@ -80,7 +80,7 @@ def test_mode_picker_offers_the_three_modes_with_their_descriptions(window: Main
 def test_mode_picker_is_disabled_until_services_are_attached(qtbot):
     shell = MainWindow()
     qtbot.addWidget(shell)
-    assert not shell.mode_picker.isEnabled()
+    assert not shell.profiles.mode_picker.isEnabled()
     assert shell.close()
 
 
@@ -88,7 +88,7 @@ def test_picking_a_mode_saves_it_to_the_profile_at_once(window: MainWindow,
                                                         services: Services):
     _pick_mode(window, PermissionMode.AUTO)
     assert services.profiles.get(window.profile_id).permission_mode is PermissionMode.AUTO
-    assert PermissionMode.AUTO.description in window.mode_picker.toolTip()
+    assert PermissionMode.AUTO.description in window.profiles.mode_picker.toolTip()
     assert "Auto" in window.status_label.text()
     # Choosing in the toolbar counts as the first-run choice: the panel goes away.
     assert services.settings.get(MODE_CHOSEN_KEY) is True
@@ -100,13 +100,13 @@ def test_mode_picker_follows_profile_switches(window: MainWindow, services: Serv
     assert other.id is not None
     services.profiles.set_permission_mode(other.id, PermissionMode.PLAN)
     first = window.profile_id
-    window.set_profile(other.id)
-    assert window.mode_picker.currentText() == "Plan"
+    window.profiles.set_profile(other.id)
+    assert window.profiles.mode_picker.currentText() == "Plan"
     _pick_mode(window, PermissionMode.AUTO)  # saved to the profile in use, not the first
     assert services.profiles.get(other.id).permission_mode is PermissionMode.AUTO
     assert services.profiles.get(first).permission_mode is PermissionMode.ASK
-    window.set_profile(first)
-    assert window.mode_picker.currentText() == "Ask"
+    window.profiles.set_profile(first)
+    assert window.profiles.mode_picker.currentText() == "Ask"
 
 
 # -- the first-run panel ---------------------------------------------------------------------
@@ -150,7 +150,7 @@ def test_using_a_mode_from_the_panel_saves_it_and_updates_the_toolbar(
     intro.buttons[PermissionMode.PLAN].click()
     intro.use_button.click()
     assert services.profiles.get(window.profile_id).permission_mode is PermissionMode.PLAN
-    assert window.mode_picker.currentText() == "Plan"
+    assert window.profiles.mode_picker.currentText() == "Plan"
     assert services.settings.get(MODE_CHOSEN_KEY) is True
     assert window.ai_panel.mode_choice.mode_intro is None and not intro.isVisible()
 
