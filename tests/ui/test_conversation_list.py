@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QLineEdit, QMessageBox
 from app.core.services import Services
 from app.ui.ai_panel.panel import AIPanel
 from app.ui.widgets.conversation_list import ConversationList
-from app.ui.widgets.conversation_rows import relative_date
+from app.ui.widgets.conversation_rows import relative_date, row_of
 from tests.ui.conftest import make_ai_panel, wait_for
 
 
@@ -102,7 +102,7 @@ async def test_a_click_opens_the_conversation_and_it_is_reopened_with_its_projec
     panel.conversations.show_list(True)
     assert panel.conversations.conversation_list.isVisible()
     await _listed(panel.conversations.conversation_list)
-    item = panel.conversations.conversation_list._item(older)
+    item = row_of(panel.conversations.conversation_list.tree, older)
     assert item is not None
     rect = panel.conversations.conversation_list.tree.visualItemRect(item)
     qtbot.mouseClick(panel.conversations.conversation_list.tree.viewport(),
@@ -165,7 +165,7 @@ async def test_rename_in_place(qtbot, services: Services, project: Path) -> None
     await wait_for(lambda: _titles(conversations) == ["A better title"])
 
     # An empty title is refused: the old one stays.
-    conversations.start_rename()
+    conversations.edits.start_rename()
     editor = conversations.tree.viewport().findChild(QLineEdit)
     assert editor is not None
     editor.setText("   ")
@@ -188,16 +188,16 @@ async def test_delete_asks_first_and_the_open_one_becomes_a_new_conversation(
     panel.conversations.show_list(True)
     conversations.tree.setFocus()
     qtbot.keyClick(conversations.tree, Qt.Key.Key_Delete)  # the Delete key asks too
-    box = conversations.confirm_box
+    box = conversations.edits.confirm_box
     assert box is not None and "Doomed" in box.text()
     box.button(QMessageBox.StandardButton.Cancel).click()  # the person changes their mind
-    assert conversations.confirm_box is None
+    assert conversations.edits.confirm_box is None
     assert services.conversations.get(doomed).title == "Doomed"
 
     deleted: list[int] = []
     conversations.deleted.connect(deleted.append)
     conversations.delete_button.click()
-    box = conversations.confirm_box
+    box = conversations.edits.confirm_box
     assert box is not None
     box.button(QMessageBox.StandardButton.Yes).click()
     await wait_for(lambda: bool(deleted))
@@ -221,8 +221,8 @@ async def test_a_conversation_a_run_adds_to_cannot_be_deleted(
     messages: list[str] = []
     panel.status_message.connect(messages.append)
     panel.runs._running = True  # what Send sets until the run has ended
-    panel.conversations.conversation_list.request_delete()
-    assert panel.conversations.conversation_list.confirm_box is None
+    panel.conversations.conversation_list.edits.request_delete()
+    assert panel.conversations.conversation_list.edits.confirm_box is None
     assert "Stop the run" in messages[-1]
     panel.runs._running = False
     await panel.shutdown()
@@ -283,7 +283,7 @@ async def test_export_as_markdown(qtbot, services: Services, project: Path,
     conversations.exported.connect(exported.append)
 
     conversations.export_button.click()
-    dialog = conversations.export_dialog
+    dialog = conversations.edits.export_dialog
     assert dialog is not None
     assert dialog.selectedFiles()[0].endswith("export-me.md")
     target = tmp_path / "out" / "chat.md"
@@ -308,6 +308,6 @@ async def test_an_export_that_cannot_be_written_says_so(qtbot, services: Service
     qtbot.addWidget(conversations)
     messages: list[str] = []
     conversations.status_message.connect(messages.append)
-    conversations.export(conv, tmp_path / "missing-folder" / "x.md")
+    conversations.edits.export(conv, tmp_path / "missing-folder" / "x.md")
     await wait_for(lambda: bool(messages))
     assert messages[-1].startswith("Export failed:")

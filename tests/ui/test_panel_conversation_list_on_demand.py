@@ -8,6 +8,7 @@ from pathlib import Path
 
 from app.core.services import Services
 from app.ui.widgets.conversation_list import ConversationList
+from app.ui.widgets.conversation_rows import row_of
 from tests.ui.conftest import make_ai_panel, wait_for
 
 
@@ -34,8 +35,8 @@ async def test_the_list_is_built_on_first_show_with_the_open_conversation_marked
     assert conversations.isVisible()
     assert conversations.project_root == str(project)
     assert conversations.current_id == first
-    await wait_for(lambda: conversations._item(first) is not None
-                   and conversations._item(second) is not None)
+    await wait_for(lambda: row_of(conversations.tree, first) is not None
+                   and row_of(conversations.tree, second) is not None)
     # Placed where it always was: under the conversation row, above the transcript.
     assert panel.conversations.button.geometry().bottom() <= conversations.geometry().top()
     assert conversations.geometry().bottom() <= panel.transcript.geometry().top()
