@@ -58,16 +58,15 @@ def slash_token(text: str, cursor: int) -> str | None:
 
 
 class McpPrompts(QObject):
-    """The ``/`` completer, the MCP menu and their fetches for one prompt box; ``owner`` is
-    the widget its dialogs and message boxes are shown over (and which owns this)."""
+    """The ``/`` completer, the MCP menu and their fetches for one prompt box (which owns
+    this, and over whose window the dialogs and message boxes are shown)."""
 
     def __init__(self, services: Services, prompt: PromptEdit, tray: AttachmentTray,
-                 status: Status, owner: QWidget) -> None:
-        super().__init__(owner)
+                 status: Status) -> None:
+        super().__init__(prompt)
         self._services = services
         self._tray = tray
         self._status = status
-        self._owner = owner
         self.prompt = prompt
         self.choices: list[PromptChoice] = []
         self._loaded = False  # for this "/" being typed; cleared when the prompt leaves it
@@ -221,7 +220,7 @@ class McpPrompts(QObject):
         from app.ui.dialogs.mcp_prompt_form import McpPromptForm
 
         form = McpPromptForm(f"/{choice.label}", choice.description, choice.arguments,
-                             self._owner)
+                             self.prompt)
         self.form = form
         form.accepted.connect(lambda: self._tasks.run(self.insert_prompt(choice, form.values())))
         form.open()
@@ -291,7 +290,7 @@ class McpPrompts(QObject):
 
         if self.browser is not None:
             self.browser.close()
-        self.browser = McpResourceBrowser(provider, self._attached, self._owner)
+        self.browser = McpResourceBrowser(provider, self._attached, self.prompt)
         self.browser.open()
         self.browser.load()
 
@@ -311,7 +310,7 @@ class McpPrompts(QObject):
         from PySide6.QtWidgets import QMessageBox  # here: the ready window shows none
 
         box = QMessageBox(QMessageBox.Icon.Warning, "MCP", message,
-                          QMessageBox.StandardButton.Ok, self._owner)
+                          QMessageBox.StandardButton.Ok, self.prompt)
         box.setObjectName("mcp-error")
         box.setTextFormat(Qt.TextFormat.PlainText)  # the server's text, not markup
         self.error_box = box

@@ -173,8 +173,7 @@ class AIPanel(QWidget):
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(action)
         # MCP prompts ("/" in the prompt, the MCP button) and resources (issue 19).
-        self.mcp_prompts = McpPrompts(self.services, self.prompt, self.attachment_tray, status,
-                                      self)
+        self.mcp_prompts = McpPrompts(self.services, self.prompt, self.attachment_tray, status)
         buttons.insertWidget(buttons.indexOf(self.stop_button) + 1, self.mcp_prompts.button)
 
         self.send_button.clicked.connect(lambda: self.send())
