@@ -125,7 +125,30 @@ class AIPanel(QWidget):
         self.stop_button = QPushButton("Stop")
         self.stop_button.setObjectName("stop")
         self.stop_button.setEnabled(False)
+        self.attachment_tray = AttachmentTray(self.prompt, drop_target=self)
+        # Edit and resend, regenerate; the context bar and compaction.
+        self.compaction = ContextCompaction(services.conversations, self.sessions, self.runs,
+                                            status, self.transcript, self.stream)
+        self.conversation_actions = ConversationActions(
+            self.transcript, self.prompt, self.attachment_tray, self.sessions, self.runs,
+            status, send=lambda text: self.send(text), cut=self._cut_transcript)
+        # MCP prompts ("/" in the prompt, the MCP button) and resources (issue 19).
+        self.mcp_prompts = McpPrompts(services, self.prompt, self.attachment_tray, status)
+        self.events = RunEvents(
+            self.transcript, self.stream, self.tool_cards, self.undo, self.flow, self.usage,
+            self.compaction, self.sessions, status, send=lambda text: self.send(text),
+            retry=lambda: self.retry())
         self._lay_out(banners, list_slot)
+        self.running_changed.connect(self.compaction.context_bar.set_busy)
+        self.send_button.clicked.connect(lambda: self.send())
+        self.stop_button.clicked.connect(self.stop)
+        for keys, action in self.conversation_actions.shortcuts():
+            shortcut = QShortcut(QKeySequence(keys), self)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(action)
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):
+            shortcut = QShortcut(QKeySequence(keys), self.prompt)
+            shortcut.activated.connect(lambda: self.send())
         self.prompt.textChanged.connect(self._on_prompt_changed)
         self.conversations.refresh()
         self._show_state()
@@ -153,38 +176,11 @@ class AIPanel(QWidget):
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.usage.label)
         layout.addLayout(bottom)
-        self.attachment_tray = AttachmentTray(self.prompt, drop_target=self)
         layout.addWidget(self.attachment_tray)
-
-        status = self.status_message.emit
-        # Edit and resend, regenerate, the context bar and compaction.
-        self.compaction = ContextCompaction(
-            self.services.conversations, self.sessions, self.runs, status, self.transcript,
-            self.stream)
-        self.conversation_actions = ConversationActions(
-            self.transcript, self.prompt, self.attachment_tray, self.sessions, self.runs,
-            status, send=lambda text: self.send(text), cut=self._cut_transcript)
         layout.insertWidget(layout.indexOf(self.usage.label), self.compaction.context_bar)
         layout.insertWidget(layout.indexOf(self.usage.label) + 1,
                             self.conversation_actions.edit_banner)
-        self.running_changed.connect(self.compaction.context_bar.set_busy)
-        for keys, action in self.conversation_actions.shortcuts():
-            shortcut = QShortcut(QKeySequence(keys), self)
-            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            shortcut.activated.connect(action)
-        # MCP prompts ("/" in the prompt, the MCP button) and resources (issue 19).
-        self.mcp_prompts = McpPrompts(self.services, self.prompt, self.attachment_tray, status)
         buttons.insertWidget(buttons.indexOf(self.stop_button) + 1, self.mcp_prompts.button)
-
-        self.send_button.clicked.connect(lambda: self.send())
-        self.stop_button.clicked.connect(self.stop)
-        for keys in ("Ctrl+Return", "Ctrl+Enter"):
-            shortcut = QShortcut(QKeySequence(keys), self.prompt)
-            shortcut.activated.connect(lambda: self.send())
-        self.events = RunEvents(
-            self.transcript, self.stream, self.tool_cards, self.undo, self.flow, self.usage,
-            self.compaction, self.sessions, status, send=lambda text: self.send(text),
-            retry=lambda: self.retry())
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
