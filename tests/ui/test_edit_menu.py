@@ -93,8 +93,8 @@ def test_find_highlights_jumps_and_closes_with_escape(qtbot, window):
     views = [transcript.add(MessageView(f"message {i} about apples" if i % 10 == 0 else
                                         f"message {i}", "assistant")) for i in range(40)]
     window.menus.find_action.trigger()
-    bar = window.ai_panel.find_bar()
-    assert bar is not None and bar.isVisible()
+    bar = window.ai_panel.find_bar()  # the one Edit → Find made and opened
+    assert bar.isVisible()
     assert QApplication.focusWidget() is bar.field
     qtbot.keyClicks(bar.field, "APPLES")  # case-insensitive
     assert len(bar.matches) == 4
@@ -119,8 +119,10 @@ def test_find_highlights_jumps_and_closes_with_escape(qtbot, window):
 def test_find_without_matches_says_so(qtbot, window):
     window.ai_panel.transcript.add(MessageView("nothing here", "assistant"))
     window.menus.find_action.trigger()
-    qtbot.keyClicks(window.ai_panel.find_bar().field, "zebra")
-    assert window.ai_panel.find_bar().count_label.text() == "no matches"
+    bar = window.ai_panel.find_bar()  # the one Edit → Find made and opened
+    assert bar.isVisible()
+    qtbot.keyClicks(bar.field, "zebra")
+    assert bar.count_label.text() == "no matches"
 
 
 def test_window_text_boxes_and_tables_let_tab_through(window):

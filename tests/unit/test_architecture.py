@@ -126,3 +126,20 @@ def test_the_ui_has_no_import_cycles_even_through_annotations():
     ui = [sorted(cycle) for cycle in import_cycles(graph)
           if any(module.startswith("app.ui") for module in cycle)]
     assert ui == []
+
+
+def test_ui_classes_have_one_base_at_most():
+    # A widget too big for one module is split into collaborators (own state, explicit
+    # constructor), not into mixins: apart from Generic and Protocol, a class of app/ui names
+    # one base class, its Qt class (AIPanel is a QWidget, MainWindow a QMainWindow).
+    def counted(base: ast.expr) -> bool:
+        name = base.value if isinstance(base, ast.Subscript) else base
+        return not (isinstance(name, ast.Name) and name.id in ("Generic", "Protocol"))
+
+    offenders = []
+    for path in (CORE.parent / "ui").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        offenders += [f"{path}:{node.lineno} {node.name}" for node in ast.walk(tree)
+                      if isinstance(node, ast.ClassDef)
+                      and sum(counted(base) for base in node.bases) > 1]
+    assert offenders == []
