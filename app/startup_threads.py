@@ -25,7 +25,7 @@ log = logging.getLogger("tebiki")
 
 # Modules the ready window needs, imported in the worker too, so the GUI thread only builds
 # widgets. The tools list and the tool history come after ready (MainWindow.attach_tools).
-PANEL_MODULES = ("app.ui.widgets.ai_panel", "app.ui.approval_queue")
+PANEL_MODULES = ("app.ui.ai_panel.panel", "app.ui.approval_queue")
 # What MainWindow.attach_tools imports (MCP's server requests and sign-in; the project's
 # checkpoint engine, which opening the project loads): imported with the tools, so attaching
 # them on the GUI thread imports nothing.
@@ -39,7 +39,7 @@ TOOLS_UI_MODULES = ("app.ui.server_requests", "app.ui.controllers.mcp_settings",
 # for sooner, its first use imports it.
 DEFERRED_UI_MODULES = ("app.ui.dialogs.approval", "app.ui.dialogs.tool_config",
                        "app.ui.dialogs.restore_preview", "app.ui.widgets.tool_card",
-                       "app.ui.widgets.conversation_replay", "app.ui.widgets.find_bar",
+                       "app.ui.widgets.conversation_replay", "app.ui.ai_panel.find_bar",
                        "app.ui.dialogs.remember_choice", "app.ui.dialogs.sampling",
                        "app.ui.dialogs.elicitation", "app.ui.widgets.conversation_list",
                        "app.ui.widgets.markdown_stream", "app.ui.widgets.message_actions")

@@ -203,8 +203,8 @@ async def scenario(app) -> None:
     from app.core.services import build_services
     from app.core.store.db import open_database
     from app.core.store.profiles import ToolSetting
+    from app.ui.ai_panel.mode_choice import MODE_CHOSEN_KEY
     from app.ui.main_window import MainWindow
-    from app.ui.widgets.mode_intro import MODE_CHOSEN_KEY
     from tests.fakes.anthropic_server import FakeAnthropicServer, Response, Text, tool
 
     # The data folder beside the project, not around it: Tebiki's own data folder is a
@@ -276,7 +276,7 @@ async def scenario(app) -> None:
     # A short title instead of the first prompt's words (what Rename in the list does).
     services.conversations.rename(panel.session.conversation_id,
                                   "Fix the date format in the guide")
-    panel.refresh_conversations()
+    panel.conversations.refresh()
     await ask(window, "How does parse_date handle the formats, and what do the tests cover?")
     await wait_for(lambda: not panel.running)
     await settle()
@@ -285,24 +285,24 @@ async def scenario(app) -> None:
     screen("main-window.png")
     subprocess.run(["xdotool", "mousemove", "1390", "890"], check=True)
 
-    panel.show_conversation_list(True)
+    panel.conversations.show_list(True)
     await settle(0.3)
     listed = asyncio.get_running_loop().create_future()
-    panel.conversation_list.listed.connect(
+    panel.conversations.conversation_list.listed.connect(
         lambda: listed.done() or listed.set_result(None))
-    panel.conversation_list.search.setText("date")
+    panel.conversations.conversation_list.search.setText("date")
     await asyncio.wait_for(listed, 10)
     await settle()
     screen("conversations.png")
-    panel.conversation_list.search.clear()
-    panel.show_conversation_list(False)
+    panel.conversations.conversation_list.search.clear()
+    panel.conversations.show_list(False)
 
     await ask(window, "Why were so many lines rejected in the March import log?")
     await wait_for(lambda: not panel.running)
     await settle()
-    region("tokens.png", panel.conversation_actions.context_bar, panel.prompt)
+    region("tokens.png", panel.compaction.context_bar, panel.prompt)
 
-    settings = window.open_settings()
+    settings = window.profiles.open_settings()
     settings.tabs.setCurrentIndex(1)
     settings.resize(1000, 680)
     tab = settings.rules_tab

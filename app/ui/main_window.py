@@ -9,10 +9,10 @@ Send works), then, once the tools part of the services is built in a worker thre
 person sees the window after Qt's own start-up cost instead of after everything's
 (tests/bench/bench_ui_responsiveness.py).
 
-Its parts: window_menus (the menu bar), profile_controls (the profile toolbar, model pickers and
-the profile/settings dialogs) and project_folders (the open and recent project folders) are
-mixins of MainWindow; this module builds the layout, attaches the services and saves the
-layout at quit.
+Its collaborators, each built here with what it needs: window_menus (the menu bar),
+profile_controls (the profile toolbar, model pickers and the profile/settings dialogs) and
+project_folders (the open and recent project folders); this module builds the layout, attaches
+the services, wires the collaborators to the AI panel and saves the layout at quit.
 """
 
 from __future__ import annotations
@@ -39,11 +39,9 @@ from app.ui.tab_focus import tab_moves_focus
 from app.ui.window_menus import WindowMenus
 
 if TYPE_CHECKING:
-    import asyncio
-
     from app.core.agent.events import ApprovalRequest
-    from app.core.agent.models import ModelInfo
     from app.core.services import Services
+    from app.ui.ai_panel.find_bar import FindBar
     from app.ui.server_requests import ServerRequestQueue
 
 # Read before the store opens (app.core.store.early) so the window appears where it was.
@@ -57,7 +55,7 @@ def _placeholder(text: str) -> QLabel:
     return label
 
 
-class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
+class MainWindow(QMainWindow):
     ready = Signal()  # the AI panel is built: typing and Send work (once the event loop runs)
     tools_attached = Signal()  # the tools list, the tool history and every menu are live
     project_tools_loaded = Signal()  # an opened folder's own tools.toml is read (off the GUI)
@@ -69,15 +67,9 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
                  project_root: Path | None = None) -> None:
         super().__init__()
         self.services: Services | None = None
-        self.project_root: Path | None = None
         self._closing = False
         self._layout_restored = False
         self._fit_when_shown = False
-        self._models_task: asyncio.Future[None] | None = None
-        # The provider's model list with dates and lifecycle, once it answered (else empty):
-        # the default model and the deprecation warning use it.
-        self._model_infos: list[ModelInfo] = []
-        self._needs_services: list[QAction | QWidget] = []
         self._mcp_unsubscribe: Callable[[], None] = lambda: None
         self.server_requests: ServerRequestQueue | None = None  # set by attach_tools
         self._closed = False  # closeEvent accepted: nothing more is built into the window
@@ -101,8 +93,25 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         self.resizeDocks([dock], [340], Qt.Orientation.Horizontal)
         self.tools_dock = dock
 
-        self._build_toolbar()
-        self._build_menus()
+        self.profiles = ProfileControls(self, lambda: self.live_services, lambda: self.ai_panel,
+                                        lambda: self.tools_panel)
+        self.menus = WindowMenus(
+            self, dock, choose_project=lambda: self.folders.choose(),
+            new_conversation=lambda: self.ai_panel.new_conversation(),
+            find_in_transcript=self.find_in_transcript,
+            open_settings=lambda: self.profiles.open_settings(),
+            stop_run=lambda: self.ai_panel.stop(),
+            show_history=lambda: self.tabs.setCurrentIndex(1),
+            data_dir=lambda: self.services.data_dir if self.services is not None else None)
+        self.folders = ProjectFolders(
+            self, self.profiles.project_label, self.menus.recent_menu,
+            lambda: self.live_services, opened=self._project_opened,
+            tools_loaded=self._project_tools_loaded)
+        # The AI panel exists from then on: Tab leaves its fields (the panels attached later,
+        # tools and history, set their own).
+        self.ready.connect(lambda: tab_moves_focus(self.ai_panel))
+        self._needs_services: list[QWidget | QAction] = [*self.profiles.needs_services,
+                                                         *self.menus.needs_services]
         self.status_label = QLabel("Starting…")
         self.approvals_label = QLabel("")
         self.statusBar().addWidget(self.status_label, 1)
@@ -113,6 +122,16 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         self.resize(1200, 780)
         if services is not None:
             self.attach_services(services, project_root)
+
+    @property
+    def profile_id(self) -> int:
+        """The id of the current agent profile (the profile picker's choice)."""
+        return self.profiles.profile_id
+
+    @property
+    def project_root(self) -> Path | None:
+        """The open project folder (None: none)."""
+        return self.folders.root
 
     @property
     def live_services(self) -> Services:
@@ -177,13 +196,13 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         # Imported here, not at the top: the shell must not wait for them (see module doc).
         # The approval and tool-config dialogs are not needed to be ready: they are imported by
         # their first use, or before it by app.startup_threads' warm-up of DEFERRED_UI_MODULES.
+        from app.ui.ai_panel.panel import AIPanel
         from app.ui.approval_queue import ApprovalQueue
-        from app.ui.widgets.ai_panel import AIPanel
 
         self.services = services
         profile_id = services.profiles.ensure_default().id
         assert profile_id is not None  # a stored profile always has its row id
-        self.profile_id: int = profile_id
+        self.profiles.profile_id = profile_id
 
         def sandbox_for(request: ApprovalRequest) -> dict[str, Any]:
             from app.ui.dialogs.approval import approval_sandbox
@@ -198,16 +217,13 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
         # types from ready on is for the AI (it waits in Qt's queue until the event loop runs).
         self.ai_panel.prompt.setFocus(Qt.FocusReason.OtherFocusReason)
         self.ai_panel.status_message.connect(self.status_label.setText)
-        self.ai_panel.writing_started.connect(self._prepare_for_runs)
+        self.ai_panel.writing_started.connect(self.profiles.prepare_for_runs)
         self.approvals.pending_changed.connect(
             lambda n: self.approvals_label.setText(f"{n} approval(s) pending" if n else ""))
         if not self._layout_restored:
             self.restore_layout({key: services.settings.get(key) for key in LAYOUT_KEYS})
         # The project is known now (a Send uses it); opened fully by attach_tools.
-        root = project_root or self._last_project()
-        self.project_root = root.resolve() if root is not None and root.is_dir() else None
-        services.set_project_root(self.project_root)
-        self.show_project()
+        self.folders.start_with(project_root)
         self.status_label.setText("Loading tools…")
         self.ready.emit()
         if services.tools_built:
@@ -276,16 +292,42 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
 
         for item in self._needs_services:
             item.setEnabled(True)
-        self._refresh_profiles()
-        self._refresh_recent()
+        self.profiles.refresh()
+        self.folders.refresh_recent()
         self.status_label.setText("Ready")
         if self.ai_panel.session is None:
-            self.open_project(self.project_root)
+            self.folders.open(self.project_root)
         else:  # a Send came first: open_project would start a new conversation
             self.tools_panel.project_root = self.project_root
             self.tools_panel.rebuild()
             self.ai_panel.project_opened(self.project_root)
         self.tools_attached.emit()
+
+    def _project_opened(self, root: Path | None) -> None:
+        """A folder was opened: an idle conversation gives way to a new one in it, and the
+        panel prunes the folder's old checkpoints (hourly) and lists its conversations."""
+        panel = self.ai_panel
+        if panel.session is not None and not panel.running:
+            panel.new_conversation()
+        panel.project_opened(root)
+
+    def _project_tools_loaded(self, root: Path | None) -> None:
+        self.tools_panel.project_root = root
+        self.tools_panel.rebuild()
+        self.project_tools_loaded.emit()
+
+    def find_in_transcript(self) -> FindBar | None:
+        """Edit → Find: the find bar above the conversation (made on first use), focused;
+        the Assistant tab is shown first."""
+        panel = getattr(self, "ai_panel", None)
+        if panel is None:
+            return None
+        bar = panel.find_bar()
+        index = self.tabs.indexOf(panel)
+        if index >= 0:
+            self.tabs.setCurrentIndex(index)
+        bar.open_bar()
+        return bar
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -316,8 +358,7 @@ class MainWindow(WindowMenus, ProjectFolders, ProfileControls, QMainWindow):
                 self._close_task = asyncio.ensure_future(self._close_when_stopped())
             return
         self._mcp_unsubscribe()
-        if self._models_task is not None:
-            self._models_task.cancel()
+        self.profiles.cancel_model_listing()
         self.services.settings.set(
             "ui.geometry", base64.b64encode(self.saveGeometry().data()).decode())
         self.services.settings.set(

@@ -4,43 +4,65 @@ the profile and settings dialogs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QToolBar, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QPushButton, QToolBar, QWidget
 
 if TYPE_CHECKING:
     import asyncio
 
-    # Type-checked as the window it is mixed into; at run time a plain mixin.
-    from PySide6.QtWidgets import QMainWindow as _Window
+    from PySide6.QtCore import SignalInstance
 
     from app.core.agent.models import ModelInfo
+    from app.core.agent.session import AgentSession
     from app.core.services import Services
     from app.ui.dialogs.settings import SettingsDialog
-    from app.ui.widgets.ai_panel import AIPanel
     from app.ui.widgets.tools_panel import ToolsPanel
-else:
-    _Window = object
 
 
-class ProfileControls(_Window):
-    """Mixin of MainWindow: the profile toolbar, the pickers and the profile/settings dialogs."""
+class ProfilePanel(Protocol):
+    """What the profile controls ask of the AI panel (app.ui.ai_panel.panel.AIPanel)."""
 
     profile_id: int
-    ai_panel: AIPanel
-    tools_panel: ToolsPanel
-    _model_infos: list[ModelInfo]
-    _models_task: asyncio.Future[None] | None
-    _needs_services: list[QAction | QWidget]
+    permission_mode_changed: SignalInstance
 
-    if TYPE_CHECKING:
-        @property
-        def live_services(self) -> Services: ...
+    @property
+    def running(self) -> bool: ...
 
-    def _build_toolbar(self) -> None:
+    @property
+    def session(self) -> AgentSession | None: ...
+
+    def new_conversation(self) -> None: ...
+
+    def choose_permission_mode(self, value: str) -> None: ...
+
+    def show_permission_mode(self) -> None: ...
+
+
+class ProfileControls:
+    """The profile toolbar of ``window`` and the current profile (``profile_id``, set when the
+    services are attached). ``project_label`` (the open folder, at the toolbar's end) is the
+    project folders' to fill; ``needs_services``: the pickers enabled with the services.
+
+    The services, the AI panel and the tools list come after the toolbar: each is asked for
+    when it is used."""
+
+    profile_id: int
+
+    def __init__(self, window: QMainWindow, services: Callable[[], Services],
+                 panel: Callable[[], ProfilePanel],
+                 tools_panel: Callable[[], ToolsPanel]) -> None:
+        self._window = window
+        self._services = services
+        self._panel = panel
+        self._tools_panel = tools_panel
+        # The provider's model list with dates and lifecycle, once it answered (else empty):
+        # the default model and the deprecation warning use it.
+        self._model_infos: list[ModelInfo] = []
+        self._models_task: asyncio.Future[None] | None = None
         bar = QToolBar("Profile")
         bar.setObjectName("profile-toolbar")
         bar.setMovable(False)
@@ -75,9 +97,9 @@ class ProfileControls(_Window):
                              spacer.sizePolicy().verticalPolicy())
         bar.addWidget(spacer)
         bar.addWidget(self.project_label)
-        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
-        self._needs_services += [self.profile_picker, self.model_picker, self.mode_picker,
-                                 profile_button]
+        window.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        self.needs_services: list[QWidget] = [self.profile_picker, self.model_picker,
+                                              self.mode_picker, profile_button]
         self.profile_picker.activated.connect(
             lambda i: self.set_profile(self.profile_picker.itemData(i)))
         # Saved when the person picks or finishes typing a model, not on every keystroke.
@@ -88,16 +110,17 @@ class ProfileControls(_Window):
         profile_button.clicked.connect(self.edit_profile)
         self.mode_picker.activated.connect(lambda _index: self._commit_mode())
 
-    def _refresh_profiles(self) -> None:
+    def refresh(self) -> None:
+        """The pickers show the stored profiles and the current one's model and mode."""
         from app.core.agent.models import default_model
 
         self.profile_picker.blockSignals(True)
         self.profile_picker.clear()
-        for profile in self.live_services.profiles.list():
+        for profile in self._services().profiles.list():
             self.profile_picker.addItem(profile.name, profile.id)
         self.profile_picker.setCurrentIndex(self.profile_picker.findData(self.profile_id))
         self.profile_picker.blockSignals(False)
-        profile = self.live_services.profiles.get(self.profile_id)
+        profile = self._services().profiles.get(self.profile_id)
         self.model_picker.blockSignals(True)
         self.model_picker.clear()
         self.model_picker.addItems(sorted({profile.model, default_model(self._model_infos)}))
@@ -105,7 +128,12 @@ class ProfileControls(_Window):
         self.model_picker.blockSignals(False)
         self._show_model_warning(profile.model)
         self._show_mode(profile.permission_mode.value)
-        self.ai_panel.show_permission_mode()
+        self._panel().show_permission_mode()
+
+    def cancel_model_listing(self) -> None:
+        """The window closes: the provider's model list is no longer wanted."""
+        if self._models_task is not None:
+            self._models_task.cancel()
 
     def _show_mode(self, value: str) -> None:
         """The mode picker shows ``value`` (the current profile's mode), its description as the
@@ -118,7 +146,7 @@ class ProfileControls(_Window):
                 self.mode_picker.setItemData(self.mode_picker.count() - 1, mode.description,
                                              Qt.ItemDataRole.ToolTipRole)
             # The first-run panel saves a choice too: show it here.
-            self.ai_panel.permission_mode_changed.connect(self._show_mode)
+            self._panel().permission_mode_changed.connect(self._show_mode)
         mode = PermissionMode.parse(value)
         self.mode_picker.blockSignals(True)
         self.mode_picker.setCurrentIndex(self.mode_picker.findData(mode.value))
@@ -129,7 +157,7 @@ class ProfileControls(_Window):
         """Saved at once to the current profile; the agent reads it when a run starts."""
         value = self.mode_picker.currentData()
         if isinstance(value, str):
-            self.ai_panel.choose_permission_mode(value)  # saves; permission_mode_changed
+            self._panel().choose_permission_mode(value)  # saves; permission_mode_changed
 
     def _show_model_warning(self, model: str) -> None:
         """Warn (never change the model) when the saved model is deprecated or retired."""
@@ -145,20 +173,21 @@ class ProfileControls(_Window):
         self._model_warning_action.setVisible(found is not None)
 
     def set_profile(self, profile_id: int) -> None:
-        if self.ai_panel.running:
+        if self._panel().running:
             return
         self.profile_id = profile_id
-        self.ai_panel.profile_id = profile_id
-        self.ai_panel.new_conversation()
-        self.tools_panel.set_profile(profile_id)
-        self._refresh_profiles()
+        panel = self._panel()
+        panel.profile_id = profile_id
+        panel.new_conversation()
+        self._tools_panel().set_profile(profile_id)
+        self.refresh()
 
     def _commit_model(self) -> None:
         text = self.model_picker.currentText().strip()
         if text:
-            profile = self.live_services.profiles.get(self.profile_id)
+            profile = self._services().profiles.get(self.profile_id)
             if profile.model != text:
-                self.live_services.profiles.update(replace(profile, model=text))
+                self._services().profiles.update(replace(profile, model=text))
             self._show_model_warning(text)
 
     async def refresh_models(self) -> None:
@@ -166,7 +195,7 @@ class ProfileControls(_Window):
         from app.core.agent.models import default_model
         from app.core.agent.providers import list_model_infos
 
-        profile = self.live_services.profiles.get(self.profile_id)
+        profile = self._services().profiles.get(self.profile_id)
         self._model_infos = await list_model_infos(profile)
         models = [m.id for m in self._model_infos] or [default_model()]
         current = self.model_picker.currentText()
@@ -177,7 +206,7 @@ class ProfileControls(_Window):
         self.model_picker.blockSignals(False)
         self._show_model_warning(current)
 
-    def _prepare_for_runs(self) -> None:
+    def prepare_for_runs(self) -> None:
         """The person started writing: load what a run needs meanwhile (the model SDK, the
         web tools), then list the provider's models, which needs the SDK."""
         async def prepare() -> None:
@@ -193,10 +222,11 @@ class ProfileControls(_Window):
 
     def _after_settings(self) -> None:
         # A new key or base URL: the next run builds a new client, and the model list may grow.
-        if self.ai_panel.session is not None:
-            self.ai_panel.session.invalidate_client()
-        self._refresh_profiles()
-        self.tools_panel.rebuild()  # "Require the sandbox" may have changed what it says
+        session = self._panel().session
+        if session is not None:
+            session.invalidate_client()
+        self.refresh()
+        self._tools_panel().rebuild()  # "Require the sandbox" may have changed what it says
         import asyncio
 
         self._models_task = asyncio.ensure_future(self.refresh_models())
@@ -205,16 +235,16 @@ class ProfileControls(_Window):
         from app.core.agent.models import default_model
         from app.ui.dialogs.profile import ProfileDialog
 
-        profile = self.live_services.profiles.get(self.profile_id)
+        profile = self._services().profiles.get(self.profile_id)
         models = [m.id for m in self._model_infos] or [default_model()]
-        dialog = ProfileDialog(profile, models, self, available=self._model_infos)
+        dialog = ProfileDialog(profile, models, self._window, available=self._model_infos)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
 
         def done(code: int) -> None:
             updated = dialog.profile()
             if code and updated is not None:
-                self.live_services.profiles.update(updated)
-                self._refresh_profiles()
+                self._services().profiles.update(updated)
+                self.refresh()
             dialog.deleteLater()
 
         dialog.finished.connect(done)
@@ -223,7 +253,7 @@ class ProfileControls(_Window):
     def open_settings(self) -> SettingsDialog:
         from app.ui.dialogs.settings import SettingsDialog
 
-        dialog = SettingsDialog(self.live_services, self.profile_id, self)
+        dialog = SettingsDialog(self._services(), self.profile_id, self._window)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
 
         def done(_code: int) -> None:

@@ -3,76 +3,79 @@ title and toolbar name it) and the recent folders under File → Open Recent."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QLabel, QMenu
+from PySide6.QtWidgets import QLabel, QMainWindow, QMenu
 
 from app.core.config import APP_NAME
 
 if TYPE_CHECKING:
-    # Type-checked as the window it is mixed into; at run time a plain mixin.
-    from PySide6.QtCore import SignalInstance
-    from PySide6.QtWidgets import QMainWindow as _Window
-
     from app.core.services import Services
     from app.ui.task_set import TaskSet
-    from app.ui.widgets.ai_panel import AIPanel
-    from app.ui.widgets.tools_panel import ToolsPanel
-else:
-    _Window = object
 
 MAX_RECENT = 8
 
 
-class ProjectFolders(_Window):
-    """Mixin of MainWindow: the open project folder and the recent ones."""
+class ProjectFolders:
+    """``root``: the open project folder (None: none is open). The window's title and
+    ``label`` name it; ``recent_menu`` lists the last ``MAX_RECENT``.
 
-    project_root: Path | None
-    project_label: QLabel
-    recent_menu: QMenu
-    ai_panel: AIPanel
-    tools_panel: ToolsPanel
-    project_tools_loaded: SignalInstance
-    _project_tasks: TaskSet | None = None
+    ``opened`` is called with each folder opened (the panels follow it), ``tools_loaded`` once
+    its own tools (.tebiki/tools.toml) are read."""
 
-    if TYPE_CHECKING:
-        @property
-        def live_services(self) -> Services: ...
+    def __init__(self, window: QMainWindow, label: QLabel, recent_menu: QMenu,
+                 services: Callable[[], Services], *, opened: Callable[[Path | None], None],
+                 tools_loaded: Callable[[Path | None], None]) -> None:
+        self._window = window
+        self._label = label
+        self._recent_menu = recent_menu
+        self._services = services
+        self._opened = opened
+        self._tools_loaded = tools_loaded
+        self.root: Path | None = None
+        self._tasks: TaskSet | None = None
 
-    def choose_project(self) -> None:
+    def start_with(self, root: Path | None) -> None:
+        """The folder known when the services are attached (``root``, else the last one
+        opened): a Send uses it at once; ``open`` opens it fully once the tools are there."""
+        root = root or self._last_project()
+        self.root = root.resolve() if root is not None and root.is_dir() else None
+        self._services().set_project_root(self.root)
+        self.show()
+
+    def choose(self) -> None:
         from PySide6.QtWidgets import QFileDialog  # here: the ready window shows none
 
-        start = str(self.project_root or Path.home())
-        chosen = QFileDialog.getExistingDirectory(self, "Open project folder", start)
+        start = str(self.root or Path.home())
+        chosen = QFileDialog.getExistingDirectory(self._window, "Open project folder", start)
         if chosen:
-            self.open_project(Path(chosen))
+            self.open(Path(chosen))
 
-    def show_project(self) -> None:
+    def show(self) -> None:
         """The open folder in the title and the toolbar (known at ready, before the tools)."""
-        name = self.project_root.name if self.project_root else None
-        self.setWindowTitle(f"{name} — {APP_NAME}" if name else APP_NAME)
-        self.project_label.setText(f"Project: {self.project_root}  " if self.project_root
-                                   else "No project folder — File → Open Folder…  ")
+        name = self.root.name if self.root else None
+        self._window.setWindowTitle(f"{name} — {APP_NAME}" if name else APP_NAME)
+        self._label.setText(f"Project: {self.root}  " if self.root
+                            else "No project folder — File → Open Folder…  ")
 
-    def open_project(self, root: Path | None) -> None:
+    def open(self, root: Path | None) -> None:
         if root is not None and not root.is_dir():
             root = None
-        self.project_root = root.resolve() if root is not None else None
-        self._load_project_tools(self.project_root)
-        if self.ai_panel.session is not None and not self.ai_panel.running:
-            self.ai_panel.new_conversation()
-        self.ai_panel.project_opened(self.project_root)  # prunes old checkpoints, hourly
-        self.show_project()
-        if self.project_root is not None:
-            saved = self.live_services.settings.get("ui.recent_folders", [])
-            recent = ([str(self.project_root)] +
-                      [p for p in saved if p != str(self.project_root)])[:MAX_RECENT]
+        self.root = root.resolve() if root is not None else None
+        self._load_tools(self.root)
+        self._opened(self.root)
+        self.show()
+        if self.root is not None:
+            settings = self._services().settings
+            saved = settings.get("ui.recent_folders", [])
+            recent = ([str(self.root)] + [p for p in saved if p != str(self.root)])[:MAX_RECENT]
             if recent != saved:  # reopening the last folder at start-up writes nothing
-                self.live_services.settings.set("ui.recent_folders", recent)
-                self._refresh_recent()
+                settings.set("ui.recent_folders", recent)
+                self.refresh_recent()
 
-    def _load_project_tools(self, root: Path | None) -> None:
+    def _load_tools(self, root: Path | None) -> None:
         """The project's own .tebiki/tools.toml may add tools: read in a worker thread on the
         event loop (before the loop runs, at start-up, here and now)."""
         import asyncio
@@ -80,35 +83,30 @@ class ProjectFolders(_Window):
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            self.live_services.set_project_root(root)
-            self._project_tools_loaded(root)
+            self._services().set_project_root(root)
+            self._tools_loaded(root)
             return
-        if self._project_tasks is None:
+        if self._tasks is None:
             from app.ui.task_set import TaskSet
 
-            self._project_tasks = TaskSet("opening the project's tools", lambda _error: None)
-        self._project_tasks.run(self._open_project_tools(root))
+            self._tasks = TaskSet("opening the project's tools", lambda _error: None)
+        self._tasks.run(self._open_tools(root))
 
-    async def _open_project_tools(self, root: Path | None) -> None:
-        await self.live_services.open_project(root)
-        if root == self.project_root:  # not overtaken by a newer folder
-            self._project_tools_loaded(root)
-
-    def _project_tools_loaded(self, root: Path | None) -> None:
-        self.tools_panel.project_root = root
-        self.tools_panel.rebuild()
-        self.project_tools_loaded.emit()
+    async def _open_tools(self, root: Path | None) -> None:
+        await self._services().open_project(root)
+        if root == self.root:  # not overtaken by a newer folder
+            self._tools_loaded(root)
 
     def _last_project(self) -> Path | None:
-        for path in self.live_services.settings.get("ui.recent_folders", []):
+        for path in self._services().settings.get("ui.recent_folders", []):
             if Path(path).is_dir():
                 return Path(path)
         return None
 
-    def _refresh_recent(self) -> None:
-        self.recent_menu.clear()
-        folders = self.live_services.settings.get("ui.recent_folders", [])
+    def refresh_recent(self) -> None:
+        self._recent_menu.clear()
+        folders = self._services().settings.get("ui.recent_folders", [])
         for folder in folders:
-            action = self.recent_menu.addAction(folder)
-            action.triggered.connect(lambda _=False, f=folder: self.open_project(Path(f)))
-        self.recent_menu.setEnabled(bool(folders))
+            action = self._recent_menu.addAction(folder)
+            action.triggered.connect(lambda _=False, f=folder: self.open(Path(f)))
+        self._recent_menu.setEnabled(bool(folders))

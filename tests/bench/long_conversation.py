@@ -109,7 +109,6 @@ def measure_long_conversation() -> dict[str, float]:
     app.processEvents()
     gc.collect()
     before = _rss_mb()
-    from app.ui.widgets.conversation_pager import open_conversation
 
     gaps: list[float] = []
     last = [time.perf_counter()]
@@ -133,7 +132,7 @@ def measure_long_conversation() -> dict[str, float]:
     last[0] = start = time.perf_counter()
     # As AIPanel.load_conversation: the conversation's end at once, the rest of its window in
     # batches while the event loop runs.
-    pager = open_conversation(window.ai_panel, cid)
+    pager = window.ai_panel.conversations.open(cid)
     run_until(lambda: not pager.busy)
     app.processEvents()  # laid out and painted
     load_ms = (time.perf_counter() - start) * 1000

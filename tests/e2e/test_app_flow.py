@@ -23,7 +23,7 @@ def _cards(window) -> list[ToolCard]:
 
 
 def _texts(window) -> str:
-    from app.ui.widgets.ai_panel import MessageView
+    from app.ui.widgets.transcript_view import MessageView
 
     return "\n".join(w.markdown for w in window.ai_panel.transcript.items()
                      if isinstance(w, MessageView))
@@ -174,7 +174,7 @@ async def test_configure_change_applies_to_next_call(window, fake_anthropic, pro
 
 @pytest.mark.parametrize("status", [401, 500])
 async def test_api_errors_show_inline_with_retry(window, fake_anthropic, status):
-    from app.ui.widgets.ai_panel import ErrorCard
+    from app.ui.widgets.transcript_view import ErrorCard
 
     fake_anthropic.script(*[Response.error(status)] * 5)
     await _run_to_end(window, "hello")
@@ -209,7 +209,7 @@ async def test_provider_tab_tests_the_connection(window, fake_anthropic):
 async def test_model_picker_saves_on_finish_not_per_keystroke(window, qtbot):
     from PySide6.QtCore import Qt as QtNs
 
-    picker = window.model_picker
+    picker = window.profiles.model_picker
     editor = picker.lineEdit()
     editor.selectAll()
     qtbot.keyClicks(editor, "claude-x")
@@ -219,7 +219,8 @@ async def test_model_picker_saves_on_finish_not_per_keystroke(window, qtbot):
 
 
 async def test_model_picker_lists_the_providers_models(window, fake_anthropic):
-    await window.refresh_models()
-    offered = {window.model_picker.itemText(i) for i in range(window.model_picker.count())}
+    await window.profiles.refresh_models()
+    picker = window.profiles.model_picker
+    offered = {picker.itemText(i) for i in range(picker.count())}
     assert set(fake_anthropic.models) <= offered
-    assert window.model_picker.currentText() == DEFAULT_MODEL
+    assert window.profiles.model_picker.currentText() == DEFAULT_MODEL

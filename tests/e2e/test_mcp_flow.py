@@ -45,7 +45,7 @@ async def test_mcp_tool_needs_approval_showing_its_server(window, fake_anthropic
     # Reloaded from the database, the card still names the tool's server.
     from app.ui.widgets.tool_card import ToolCard
 
-    window.ai_panel.load_conversation(window.ai_panel.session.conversation_id)
+    window.ai_panel.conversations.open(window.ai_panel.session.conversation_id)
     cards = [w for w in window.ai_panel.transcript.items() if isinstance(w, ToolCard)]
     assert cards and "demo" in [label.text() for label in cards[0].findChildren(QLabel)]
 

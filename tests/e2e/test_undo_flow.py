@@ -79,7 +79,7 @@ async def test_approve_an_edit_then_undo_and_redo_it(window, fake_anthropic, pro
     assert row.label.text() == "✎ 1 file changed"
 
     # After a restart: the conversation reopened from history undoes the same call.
-    panel.load_conversation(panel.session.conversation_id)
+    panel.conversations.open(panel.session.conversation_id)
     reloaded = _cards(window)[0]
     assert reloaded is not card
     await wait_for(lambda: reloaded.changes is not None, timeout=20)

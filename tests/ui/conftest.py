@@ -53,8 +53,8 @@ def make_ai_panel(qtbot, services: Services, project: Path | None, *,
     widget the test owns), shown at ``size`` when ``show``."""
     from PySide6.QtWidgets import QWidget
 
+    from app.ui.ai_panel.panel import AIPanel
     from app.ui.approval_queue import ApprovalQueue
-    from app.ui.widgets.ai_panel import AIPanel
 
     host = QWidget()
     qtbot.addWidget(host)

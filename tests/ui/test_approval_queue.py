@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QDialog, QWidget
 
 from app.core.agent.events import ApprovalRequest, ApprovalResponse
 from app.core.services import Services
+from app.ui.ai_panel.panel import AIPanel
 from app.ui.approval_queue import ApprovalQueue
-from app.ui.widgets.ai_panel import AIPanel
 from tests.ui.conftest import wait_for
 
 

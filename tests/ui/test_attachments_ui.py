@@ -89,7 +89,7 @@ async def test_dropped_text_file_and_png_are_sent_as_blocks_and_shown_again_on_r
     conversation = panel.session.conversation_id
     await panel.shutdown()
     again = make_ai_panel(qtbot, services, project)
-    again.load_conversation(conversation)
+    again.conversations.open(conversation)
     replayed = [w for w in again.transcript.items() if isinstance(w, AttachmentNote)]
     assert len(replayed) == 1
     text = replayed[0].text()

@@ -19,6 +19,7 @@ from app.core.services import (
     CHECKPOINTS_ENABLED_KEY,
     Services,
 )
+from app.ui.ai_panel.panel import AIPanel
 from app.ui.controllers.checkpoints import CheckpointController, made_a_commit
 from app.ui.dialogs.restore_preview import (
     COMMIT_NOTE,
@@ -29,7 +30,6 @@ from app.ui.dialogs.restore_preview import (
     RestorePreviewDialog,
 )
 from app.ui.dialogs.settings import CheckpointsTab, SettingsDialog
-from app.ui.widgets.ai_panel import AIPanel
 from app.ui.widgets.conversation_replay import rebuild_call_changes
 from app.ui.widgets.tool_card import ToolCard
 from app.ui.widgets.transcript_view import MessageView
@@ -64,12 +64,12 @@ def _card(panel: AIPanel, changes: CallChanges, checkpointer: Checkpointer | Non
     card = ToolCard(changes.tool_use_id, tool_name, "builtin", tool_input or {}, "allow",
                     "allowed by a rule")
     card.finish("executed", False, 12, "ok")
-    panel.cards[card.tool_use_id] = card
-    panel._connect_card(card)
-    panel._run_cards.append(card)
+    panel.tool_cards.by_id[card.tool_use_id] = card
+    panel.undo.connect_card(card)
+    panel.tool_cards.this_run.append(card)
     panel.transcript.add(card)
     card.set_changes(changes, checkpointer)
-    panel._refresh_restore_actions()
+    panel.undo.refresh_restore_actions()
     return card
 
 
@@ -186,7 +186,7 @@ async def test_cancelled_preview_changes_nothing(panel: AIPanel, checkpointer: C
         return False
 
     panel.checkpoints.answer_preview = cancel
-    task = panel.undo_cards([card], "this call")
+    task = panel.undo.undo_cards([card], "this call")
     assert task is not None
     await task
     assert (project / "a.txt").read_text() == "made\n"
@@ -301,16 +301,16 @@ async def test_undo_this_run_and_restore_to_before_a_message(
                                    lambda: (project / "a.txt").write_text("a1\n")), checkpointer)
     two = _card(panel, await _call(checkpointer, "toolu_2",
                                    lambda: (project / "b.txt").write_text("b1\n")), checkpointer)
-    panel._end_run()
-    footer = panel._footers["toolu_1"]
-    assert footer is panel._footers["toolu_2"] and _shown(footer)
+    panel.undo.end_run()
+    footer = panel.tool_cards.footers["toolu_1"]
+    assert footer is panel.tool_cards.footers["toolu_2"] and _shown(footer)
     assert footer.label.text() == "This run changed 2 files in 2 calls."
     second = MessageView("second prompt", "user")
     panel.transcript.add(second)
     three = _card(panel, await _call(checkpointer, "toolu_3",
                                      lambda: (project / "a.txt").write_text("a2\n")),
                   checkpointer)
-    panel._end_run()
+    panel.undo.end_run()
     assert first.restore_button is not None and first._restore_shown
     assert second.restore_button is not None and second._restore_shown
     panel.checkpoints.answer_preview = _accept()
@@ -366,7 +366,7 @@ async def test_an_error_is_a_message_not_a_crash(panel: AIPanel, checkpointer: C
     panel.checkpoints.answer_preview = _accept()
     messages: list[str] = []
     panel.checkpoints.message.connect(messages.append)
-    task = panel.undo_cards([card], "this call")
+    task = panel.undo.undo_cards([card], "this call")
     assert task is not None
     await task
     assert not card.undone and not panel.checkpoints.busy
@@ -387,12 +387,12 @@ async def test_one_restore_at_a_time(panel: AIPanel, checkpointer: Checkpointer,
         return True
 
     panel.checkpoints.answer_preview = slow
-    first = panel.undo_cards([card], "this call")
+    first = panel.undo.undo_cards([card], "this call")
     await wait_for(lambda: panel.checkpoints.busy)
     assert not card.changes_row.undo_button.isEnabled()
     messages: list[str] = []
     panel.checkpoints.message.connect(messages.append)
-    second = panel.undo_cards([card], "this call")
+    second = panel.undo.undo_cards([card], "this call")
     assert second is not None
     await second
     assert any("Another restore is in progress" in m for m in messages)

@@ -11,9 +11,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QMessageBox
 
 from app.core.services import Services
-from app.ui.widgets.ai_panel import AIPanel
+from app.ui.ai_panel.panel import AIPanel
 from app.ui.widgets.conversation_list import ConversationList
-from app.ui.widgets.conversation_rows import relative_date
+from app.ui.widgets.conversation_rows import relative_date, row_of
 from tests.ui.conftest import make_ai_panel, wait_for
 
 
@@ -75,7 +75,7 @@ async def test_the_list_follows_the_project_folder(qtbot, services: Services, pr
     _with_message(services, "Elsewhere", other, minutes_ago=1)
     _with_message(services, "Here first", project)
     panel = _panel(qtbot, services, project)
-    conversations = panel.conversation_list
+    conversations = panel.conversations.conversation_list
     await _listed(conversations)
     assert _titles(conversations) == ["Here first", "Here second"]
     assert conversations.tree.isColumnHidden(2)  # one project: no project column
@@ -99,17 +99,17 @@ async def test_a_click_opens_the_conversation_and_it_is_reopened_with_its_projec
     older = _with_message(services, "Older", project, "the first question", minutes_ago=5)
     _with_message(services, "Newer", project)
     panel = _panel(qtbot, services, project)
-    panel.show_conversation_list(True)
-    assert panel.conversation_list.isVisible()
-    await _listed(panel.conversation_list)
-    item = panel.conversation_list._item(older)
+    panel.conversations.show_list(True)
+    assert panel.conversations.conversation_list.isVisible()
+    await _listed(panel.conversations.conversation_list)
+    item = row_of(panel.conversations.conversation_list.tree, older)
     assert item is not None
-    rect = panel.conversation_list.tree.visualItemRect(item)
-    qtbot.mouseClick(panel.conversation_list.tree.viewport(), Qt.MouseButton.LeftButton,
-                     pos=rect.center())
+    rect = panel.conversations.conversation_list.tree.visualItemRect(item)
+    qtbot.mouseClick(panel.conversations.conversation_list.tree.viewport(),
+                     Qt.MouseButton.LeftButton, pos=rect.center())
     assert panel.session is not None and panel.session.conversation_id == older
-    assert panel.conversation_title.text() == "Older"
-    assert panel.conversation_list.current_id == older
+    assert panel.conversations.title.text() == "Older"
+    assert panel.conversations.conversation_list.current_id == older
     assert services.settings.last_conversation(str(project)) == older
     await panel.shutdown()
 
@@ -118,12 +118,12 @@ async def test_a_click_opens_the_conversation_and_it_is_reopened_with_its_projec
     assert again.session is None
     again.project_opened(project)
     assert again.session is not None and again.session.conversation_id == older
-    assert again.conversation_title.text() == "Older"
+    assert again.conversations.title.text() == "Older"
     # Another folder has no last conversation: nothing is opened there.
     again.new_conversation()
     again.project_opened(other)
     assert again.session is None
-    assert again.conversation_title.text() == "New conversation"
+    assert again.conversations.title.text() == "New conversation"
     await again.shutdown()
 
 
@@ -145,9 +145,9 @@ async def test_a_last_conversation_of_another_folder_or_deleted_is_not_reopened(
 async def test_rename_in_place(qtbot, services: Services, project: Path) -> None:
     conv = _with_message(services, "Old title", project)
     panel = _panel(qtbot, services, project)
-    panel.load_conversation(conv)
-    panel.show_conversation_list(True)
-    conversations = panel.conversation_list
+    panel.conversations.open(conv)
+    panel.conversations.show_list(True)
+    conversations = panel.conversations.conversation_list
     await _listed(conversations)
     renamed: list[tuple[int, str]] = []
     conversations.renamed.connect(lambda *args: renamed.append(args))
@@ -161,11 +161,11 @@ async def test_rename_in_place(qtbot, services: Services, project: Path) -> None
     await wait_for(lambda: bool(renamed))
     assert renamed == [(conv, "A better title")]
     assert services.conversations.get(conv).title == "A better title"
-    assert panel.conversation_title.text() == "A better title"
+    assert panel.conversations.title.text() == "A better title"
     await wait_for(lambda: _titles(conversations) == ["A better title"])
 
     # An empty title is refused: the old one stays.
-    conversations.start_rename()
+    conversations.edits.start_rename()
     editor = conversations.tree.viewport().findChild(QLineEdit)
     assert editor is not None
     editor.setText("   ")
@@ -180,24 +180,24 @@ async def test_delete_asks_first_and_the_open_one_becomes_a_new_conversation(
     kept = _with_message(services, "Kept", project, minutes_ago=5)
     doomed = _with_message(services, "Doomed", project)
     panel = _panel(qtbot, services, project)
-    panel.load_conversation(doomed)
-    conversations = panel.conversation_list
+    panel.conversations.open(doomed)
+    conversations = panel.conversations.conversation_list
     await _listed(conversations)
     assert conversations.selected_id() == doomed
 
-    panel.show_conversation_list(True)
+    panel.conversations.show_list(True)
     conversations.tree.setFocus()
     qtbot.keyClick(conversations.tree, Qt.Key.Key_Delete)  # the Delete key asks too
-    box = conversations.confirm_box
+    box = conversations.edits.confirm_box
     assert box is not None and "Doomed" in box.text()
     box.button(QMessageBox.StandardButton.Cancel).click()  # the person changes their mind
-    assert conversations.confirm_box is None
+    assert conversations.edits.confirm_box is None
     assert services.conversations.get(doomed).title == "Doomed"
 
     deleted: list[int] = []
     conversations.deleted.connect(deleted.append)
     conversations.delete_button.click()
-    box = conversations.confirm_box
+    box = conversations.edits.confirm_box
     assert box is not None
     box.button(QMessageBox.StandardButton.Yes).click()
     await wait_for(lambda: bool(deleted))
@@ -205,7 +205,7 @@ async def test_delete_asks_first_and_the_open_one_becomes_a_new_conversation(
     with pytest.raises(KeyError):
         services.conversations.get(doomed)
     assert panel.session is None  # the open one went: a new, empty conversation
-    assert panel.conversation_title.text() == "New conversation"
+    assert panel.conversations.title.text() == "New conversation"
     assert services.settings.last_conversation(str(project)) is None
     await wait_for(lambda: _titles(conversations) == ["Kept"])
     assert services.conversations.get(kept).title == "Kept"
@@ -216,15 +216,15 @@ async def test_a_conversation_a_run_adds_to_cannot_be_deleted(
         qtbot, services: Services, project: Path) -> None:
     conv = _with_message(services, "Busy", project)
     panel = _panel(qtbot, services, project)
-    panel.load_conversation(conv)
-    await _listed(panel.conversation_list)
+    panel.conversations.open(conv)
+    await _listed(panel.conversations.conversation_list)
     messages: list[str] = []
     panel.status_message.connect(messages.append)
-    panel._running = True  # what Send sets until the run has ended
-    panel.conversation_list.request_delete()
-    assert panel.conversation_list.confirm_box is None
+    panel.runs._running = True  # what Send sets until the run has ended
+    panel.conversations.conversation_list.edits.request_delete()
+    assert panel.conversations.conversation_list.edits.confirm_box is None
     assert "Stop the run" in messages[-1]
-    panel._running = False
+    panel.runs._running = False
     await panel.shutdown()
 
 
@@ -283,7 +283,7 @@ async def test_export_as_markdown(qtbot, services: Services, project: Path,
     conversations.exported.connect(exported.append)
 
     conversations.export_button.click()
-    dialog = conversations.export_dialog
+    dialog = conversations.edits.export_dialog
     assert dialog is not None
     assert dialog.selectedFiles()[0].endswith("export-me.md")
     target = tmp_path / "out" / "chat.md"
@@ -308,6 +308,6 @@ async def test_an_export_that_cannot_be_written_says_so(qtbot, services: Service
     qtbot.addWidget(conversations)
     messages: list[str] = []
     conversations.status_message.connect(messages.append)
-    conversations.export(conv, tmp_path / "missing-folder" / "x.md")
+    conversations.edits.export(conv, tmp_path / "missing-folder" / "x.md")
     await wait_for(lambda: bool(messages))
     assert messages[-1].startswith("Export failed:")

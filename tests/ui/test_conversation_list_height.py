@@ -24,8 +24,8 @@ async def test_the_list_height_follows_the_rows(qtbot, services: Services,
     for n in range(4):
         _with_message(services, f"Conversation {n}", project, minutes_ago=n)
     panel = _panel(qtbot, services, project)
-    panel.show_conversation_list(True)
-    conversations = panel.conversation_list
+    panel.conversations.show_list(True)
+    conversations = panel.conversations.conversation_list
     await _listed(conversations)
     tree = conversations.tree
     await wait_for(lambda: tree.viewport().height() < 200)

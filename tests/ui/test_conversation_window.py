@@ -5,8 +5,8 @@ put), and edit and resend, regenerate and Find still act on the right stored mes
 from __future__ import annotations
 
 from app.core.agent.forking import prompt_rows
-from app.ui.widgets.conversation_pager import ConversationPager, open_conversation
-from app.ui.widgets.find_bar import FindBar
+from app.ui.ai_panel.conversation_pager import ConversationPager
+from app.ui.ai_panel.find_bar import FindBar
 from app.ui.widgets.tool_card import ToolCard
 from app.ui.widgets.transcript_view import MessageView, RunFooter
 from tests.fakes.anthropic_server import (  # noqa: F401  (fixtures)
@@ -59,7 +59,7 @@ def _texts(panel, role: str | None = None) -> list[str]:
 
 
 def _open(qtbot, panel, cid: int, batch_ms: float = 0.0) -> ConversationPager:
-    pager = open_conversation(panel, cid, window=WINDOW, page=PAGE, batch_ms=batch_ms)
+    pager = panel.conversations.open(cid, window=WINDOW, page=PAGE, batch_ms=batch_ms)
     qtbot.waitUntil(lambda: not pager.busy)
     return pager
 
@@ -81,7 +81,7 @@ def test_a_long_conversation_opens_with_its_last_window(qtbot, services, project
     assert str(first) in panel.transcript.earlier_button.text()
     cards = [w for w in panel.transcript.items() if isinstance(w, ToolCard)]
     footers = [w for w in panel.transcript.items() if isinstance(w, RunFooter)]
-    assert cards and all(panel._footers[c.tool_use_id] in footers for c in cards)
+    assert cards and all(panel.tool_cards.footers[c.tool_use_id] in footers for c in cards)
     assert len(panel.transcript.items()) < 40  # not 375 messages' worth of widgets
 
 
@@ -89,7 +89,7 @@ def test_the_first_batch_shows_the_end_before_the_event_loop_runs(
         qtbot, services, project) -> None:
     cid = _store(services, 150)
     panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
-    pager = open_conversation(panel, cid, window=WINDOW, page=PAGE, batch_ms=0.0)
+    pager = panel.conversations.open(cid, window=WINDOW, page=PAGE, batch_ms=0.0)
     assert pager.busy  # one run now, the rest of the window in later turns
     assert _texts(panel) == ["prompt 150", "answer 150"]
     qtbot.waitUntil(lambda: not pager.busy)
@@ -151,7 +151,7 @@ def test_find_says_it_searched_the_loaded_messages(qtbot, services, project) -> 
 def test_a_short_conversation_is_built_at_once(qtbot, services, project) -> None:
     cid = _store(services, 5)
     panel = make_ai_panel(qtbot, services, project, size=(700, 400), show=True)
-    pager = open_conversation(panel, cid, window=WINDOW, page=PAGE)
+    pager = panel.conversations.open(cid, window=WINDOW, page=PAGE)
     assert not pager.busy and pager.first_shown == 0
     assert _texts(panel, "user") == [f"prompt {n}" for n in range(1, 6)]
     assert not panel.transcript.earlier_button.isVisible()
@@ -163,9 +163,9 @@ def test_a_short_conversation_is_built_at_once(qtbot, services, project) -> None
 def test_another_conversation_stops_the_pager(qtbot, services, project) -> None:
     long_id, short_id = _store(services, 150), _store(services, 2)
     panel = make_ai_panel(qtbot, services, project, size=(700, 400), show=True)
-    pager = open_conversation(panel, long_id, window=WINDOW, page=PAGE, batch_ms=0.0)
+    pager = panel.conversations.open(long_id, window=WINDOW, page=PAGE, batch_ms=0.0)
     assert pager.busy
-    open_conversation(panel, short_id, window=WINDOW, page=PAGE)
+    panel.conversations.open(short_id, window=WINDOW, page=PAGE)
     qtbot.wait(50)  # the old pager's next batch would have run by now
     assert _texts(panel) == ["prompt 1", "answer 1", "prompt 2", "answer 2"]
     assert panel.transcript.hidden_prompts == 0
@@ -176,7 +176,7 @@ async def test_edit_and_resend_a_message_of_an_earlier_page(
     cid = _store(services, 150)
     fake_anthropic_env.script(Response.text("Edited answer."))
     panel = make_ai_panel(qtbot, services, project, size=(700, 400), show=True)
-    pager = open_conversation(panel, cid, window=WINDOW, page=PAGE, batch_ms=0.0)
+    pager = panel.conversations.open(cid, window=WINDOW, page=PAGE, batch_ms=0.0)
     await wait_for(lambda: not pager.busy)
     window_first = pager.first_shown
     pager.load_earlier()
@@ -208,7 +208,7 @@ async def test_regenerate_the_last_answer_of_a_long_conversation(
     cid = _store(services, 150)
     fake_anthropic_env.script(Response.text("A new answer."))
     panel = make_ai_panel(qtbot, services, project, size=(700, 400), show=True)
-    pager = open_conversation(panel, cid, window=WINDOW, page=PAGE, batch_ms=0.0)
+    pager = panel.conversations.open(cid, window=WINDOW, page=PAGE, batch_ms=0.0)
     await wait_for(lambda: not pager.busy)
     assert panel.conversation_actions.regenerate()
     await wait_for(lambda: not panel.running, timeout=20)
@@ -232,7 +232,7 @@ async def test_cards_of_an_earlier_page_get_their_changes_and_restore(
     assert changes is not None
     cid = _store(services, 150, changes={120: changes.to_json()})
     panel = make_ai_panel(qtbot, services, project, size=(700, 400), show=True)
-    pager = open_conversation(panel, cid, window=WINDOW, page=PAGE, batch_ms=0.0)
+    pager = panel.conversations.open(cid, window=WINDOW, page=PAGE, batch_ms=0.0)
     await wait_for(lambda: not pager.busy)
     assert "toolu_120" not in [w.tool_use_id for w in panel.transcript.items()
                                if isinstance(w, ToolCard)]
@@ -242,7 +242,7 @@ async def test_cards_of_an_earlier_page_get_their_changes_and_restore(
     card = next(w for w in panel.transcript.items()
                 if isinstance(w, ToolCard) and w.tool_use_id == "toolu_120")
     await wait_for(lambda: card.has_changes)
-    assert panel._footers["toolu_120"].isVisible()
+    assert panel.tool_cards.footers["toolu_120"].isVisible()
     prompt = next(w for w in panel.transcript.items()
                   if isinstance(w, MessageView) and w.markdown == "prompt 120")
     assert prompt.restore_button is not None and prompt.restore_button.isVisible()

@@ -119,7 +119,7 @@ async def test_edit_in_a_reopened_conversation_puts_the_attachments_back(
     await panel.shutdown()
 
     again = new_panel(qtbot, services, project)
-    again.load_conversation(conversation)
+    again.conversations.open(conversation)
     tray = await edited_last(again, 2)
     # A stored image block keeps no file name (the note after reload says "image" too).
     assert labels(tray) == [f"image · PNG, {shot.stat().st_size} B", "notes.md · text, 18 B"]
@@ -198,7 +198,7 @@ async def test_what_cannot_be_restored_is_left_out_and_said(
     panel = new_panel(qtbot, services, project)
     statuses: list[str] = []
     panel.status_message.connect(statuses.append)
-    panel.load_conversation(conv.id)
+    panel.conversations.open(conv.id)
     tray = await edited_last(panel, 1)
     assert labels(tray) == ["notes.md · text, 4 B"]
     said = [s for s in statuses if s.startswith("Not put back on the tray")]

@@ -34,7 +34,7 @@ def _focus(qtbot, widget) -> None:
 
 
 def _enabled(window: MainWindow) -> dict[str, bool]:
-    return {name: action.isEnabled() for name, action in window.edit_actions.actions.items()}
+    return {name: action.isEnabled() for name, action in window.menus.edit_actions.actions.items()}
 
 
 def test_edit_menu_has_the_standard_actions_and_settings(window):
@@ -42,9 +42,9 @@ def test_edit_menu_has_the_standard_actions_and_settings(window):
     texts = [a.text() for a in edit.actions() if not a.isSeparator()]
     assert texts[:6] == ["&Undo", "&Redo", "Cu&t", "&Copy", "&Paste", "Select &All"]
     assert "&Find in Conversation…" in texts and "&Settings…" in texts
-    assert window.edit_actions.actions["copy"].shortcut() == \
+    assert window.menus.edit_actions.actions["copy"].shortcut() == \
         QKeySequence(QKeySequence.StandardKey.Copy)
-    assert window.find_action.shortcut() == QKeySequence(QKeySequence.StandardKey.Find)
+    assert window.menus.find_action.shortcut() == QKeySequence(QKeySequence.StandardKey.Find)
 
 
 async def test_actions_follow_the_focused_field(qtbot, window):
@@ -57,19 +57,19 @@ async def test_actions_follow_the_focused_field(qtbot, window):
     qtbot.keyClicks(prompt, "hello world")
     assert _enabled(window)["undo"] and _enabled(window)["select_all"]
     assert not _enabled(window)["copy"]
-    window.edit_actions.actions["select_all"].trigger()
+    window.menus.edit_actions.actions["select_all"].trigger()
     assert prompt.textCursor().selectedText() == "hello world"
     assert _enabled(window)["copy"] and _enabled(window)["cut"]
-    window.edit_actions.actions["cut"].trigger()
+    window.menus.edit_actions.actions["cut"].trigger()
     assert prompt.toPlainText() == ""
     assert QGuiApplication.clipboard().text() == "hello world"
     assert _enabled(window)["paste"]
-    window.edit_actions.actions["paste"].trigger()
+    window.menus.edit_actions.actions["paste"].trigger()
     assert prompt.toPlainText() == "hello world"
-    window.edit_actions.actions["undo"].trigger()
+    window.menus.edit_actions.actions["undo"].trigger()
     assert prompt.toPlainText() == ""
     assert _enabled(window)["redo"]
-    window.edit_actions.actions["redo"].trigger()
+    window.menus.edit_actions.actions["redo"].trigger()
     assert prompt.toPlainText() == "hello world"
 
 
@@ -81,10 +81,10 @@ def test_nothing_to_act_on_disables_every_action(qtbot, window):
 def test_a_read_only_message_can_be_copied_but_not_cut(qtbot, window):
     view = window.ai_panel.transcript.add(MessageView("an answer to copy", "assistant"))
     _focus(qtbot, view)
-    window.edit_actions.actions["select_all"].trigger()
+    window.menus.edit_actions.actions["select_all"].trigger()
     assert _enabled(window)["copy"] and not _enabled(window)["cut"]
     assert not _enabled(window)["paste"]
-    window.edit_actions.actions["copy"].trigger()
+    window.menus.edit_actions.actions["copy"].trigger()
     assert QGuiApplication.clipboard().text() == "an answer to copy"
 
 
@@ -92,9 +92,9 @@ def test_find_highlights_jumps_and_closes_with_escape(qtbot, window):
     transcript = window.ai_panel.transcript
     views = [transcript.add(MessageView(f"message {i} about apples" if i % 10 == 0 else
                                         f"message {i}", "assistant")) for i in range(40)]
-    window.find_action.trigger()
-    bar = window._find_bar
-    assert bar is not None and bar.isVisible()
+    window.menus.find_action.trigger()
+    bar = window.ai_panel.find_bar()  # the one Edit → Find made and opened
+    assert bar.isVisible()
     assert QApplication.focusWidget() is bar.field
     qtbot.keyClicks(bar.field, "APPLES")  # case-insensitive
     assert len(bar.matches) == 4
@@ -118,9 +118,11 @@ def test_find_highlights_jumps_and_closes_with_escape(qtbot, window):
 
 def test_find_without_matches_says_so(qtbot, window):
     window.ai_panel.transcript.add(MessageView("nothing here", "assistant"))
-    window.find_action.trigger()
-    qtbot.keyClicks(window._find_bar.field, "zebra")
-    assert window._find_bar.count_label.text() == "no matches"
+    window.menus.find_action.trigger()
+    bar = window.ai_panel.find_bar()  # the one Edit → Find made and opened
+    assert bar.isVisible()
+    qtbot.keyClicks(bar.field, "zebra")
+    assert bar.count_label.text() == "no matches"
 
 
 def test_window_text_boxes_and_tables_let_tab_through(window):

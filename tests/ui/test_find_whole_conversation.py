@@ -12,9 +12,8 @@ import threading
 
 from PySide6.QtCore import QRect
 
-from app.ui.widgets import find_bar as find_bar_module
-from app.ui.widgets.conversation_pager import open_conversation
-from app.ui.widgets.find_bar import EarlierMatch, FindBar
+from app.ui.ai_panel import find_bar as find_bar_module
+from app.ui.ai_panel.find_bar import EarlierMatch, FindBar
 from app.ui.widgets.transcript_view import MessageView
 from tests.ui.conftest import make_ai_panel, wait_for
 
@@ -36,7 +35,7 @@ def _store(services, special: dict[int, str]) -> int:
 async def _open(qtbot, services, project, special: dict[int, str]):
     cid = _store(services, special)
     panel = make_ai_panel(qtbot, services, project, size=(700, 400), show=True)
-    pager = open_conversation(panel, cid)  # the default window: the last 40 messages
+    pager = panel.conversations.open(cid)  # the default window: the last 40 messages
     await wait_for(lambda: not pager.busy)
     assert pager.first_shown > 100  # only the end is built
     finder = FindBar(panel.transcript)

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QTimer
 
 from app.core.agent.attachments import attachment_from_bytes
-from app.ui.widgets import ai_panel
+from app.ui.ai_panel import panel as panel_module
 from tests.fakes.anthropic_server import (  # noqa: F401  (fixtures)
     Response,
     fake_anthropic,
@@ -25,7 +25,7 @@ HELD = "tests.ui.slow_imports.held"
 @pytest.fixture
 def held_session_import(monkeypatch: pytest.MonkeyPatch):
     """The panel's session module is one whose import waits until the test opens the gate."""
-    monkeypatch.setattr(ai_panel, "SESSION_MODULE", HELD)
+    monkeypatch.setattr(panel_module, "SESSION_MODULE", HELD)
     monkeypatch.delitem(sys.modules, HELD, raising=False)
     slow_imports.ENTERED.clear()
     slow_imports.GATE.clear()

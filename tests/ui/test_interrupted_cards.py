@@ -13,8 +13,8 @@ from app.core.agent.transcript import INTERRUPTED_RESULT
 from app.core.services import Services
 from app.core.store.audit import INTERRUPTED_WHILE_RUNNING, NOT_RUN_INTERRUPTED
 from app.core.store.db import transaction, utc_now
+from app.ui.ai_panel.panel import AIPanel
 from app.ui.models.history_model import HistoryTableModel
-from app.ui.widgets.ai_panel import AIPanel
 from app.ui.widgets.history_view import HistoryView
 from app.ui.widgets.tool_card import ToolCard
 from tests.fakes.anthropic_server import (  # noqa: F401  (the fixture)
@@ -59,7 +59,7 @@ def test_killed_while_approval_pending_card_and_history_say_not_run(
     history.table.selectRow(0)
     assert f"outcome: {NOT_RUN_INTERRUPTED}" in history.details.toPlainText()
 
-    panel.load_conversation(conversation_id)
+    panel.conversations.open(conversation_id)
     card = _cards(panel)[interrupted_child.APPROVAL_CALL_ID]
     assert card.status == "interrupted"
     assert card.status_label.text() == f"■ {NOT_RUN_INTERRUPTED}"
@@ -98,7 +98,7 @@ def _conversation_with_calls(services: Services) -> int:
 
 def test_reloaded_cards_say_what_happened(panel: AIPanel, services: Services) -> None:
     conversation_id = _conversation_with_calls(services)
-    panel.load_conversation(conversation_id)
+    panel.conversations.open(conversation_id)
     cards = _cards(panel)
 
     assert {i: c.status_label.text() for i, c in cards.items()} == {

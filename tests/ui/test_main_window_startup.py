@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QApplication, QLabel
 from app.core.config import resolve_paths
 from app.main import show_window
 from app.startup_threads import load_services
+from app.ui.ai_panel.panel import AIPanel
 from app.ui.main_window import MainWindow
-from app.ui.widgets.ai_panel import AIPanel
 from app.ui.widgets.tools_panel import ToolsPanel
 from tests.ui.conftest import wait_for
 
@@ -31,7 +31,8 @@ def test_shell_has_the_chrome_but_nothing_that_needs_services(qtbot):
     assert actions["Settings…"] is False and actions["New Conversation"] is False
     assert actions["Open Folder…"] is False and actions["Open Recent"] is False
     assert actions["Quit"] is True and actions["Tools"] is True
-    assert not window.model_picker.isEnabled() and not window.profile_picker.isEnabled()
+    profiles = window.profiles
+    assert not profiles.model_picker.isEnabled() and not profiles.profile_picker.isEnabled()
     assert isinstance(window.tabs.widget(0), QLabel)
     assert isinstance(window.tools_dock.widget(), QLabel)
     assert window.status_label.text() == "Starting…"
@@ -48,7 +49,8 @@ def test_attach_services_fills_the_shell_in(qtbot, services, project):
     assert isinstance(window.tabs.widget(0), AIPanel)
     assert isinstance(window.tools_dock.widget(), ToolsPanel)
     assert all(item.isEnabled() for item in window._needs_services)
-    assert window.model_picker.isEnabled() and window.profile_picker.currentText() == "Default"
+    profiles = window.profiles
+    assert profiles.model_picker.isEnabled() and profiles.profile_picker.currentText() == "Default"
     assert window.status_label.text() == "Ready"
     assert window.windowTitle() == f"{project.name} — Tebiki"
 
@@ -88,7 +90,7 @@ async def test_first_keystroke_prepares_runs_once(qtbot, services, project, monk
     async def fake_refresh() -> None:
         calls.append("models")
 
-    monkeypatch.setattr(window, "refresh_models", fake_refresh)
+    monkeypatch.setattr(window.profiles, "refresh_models", fake_refresh)
     with qtbot.waitSignal(window.ai_panel.writing_started, timeout=2000):
         qtbot.keyClicks(window.ai_panel.prompt, "li")
     qtbot.keyClicks(window.ai_panel.prompt, "st files")
@@ -112,19 +114,19 @@ def test_recent_folders_are_listed_remembered_and_not_rewritten(qtbot, services,
     window = MainWindow(services=services, project_root=folders[0])
     qtbot.addWidget(window)
     for folder in folders[1:]:
-        window.open_project(folder)
-    listed = [a.text() for a in window.recent_menu.actions()]
+        window.folders.open(folder)
+    listed = [a.text() for a in window.menus.recent_menu.actions()]
     assert listed == [str(f) for f in reversed(folders)][:8]  # newest first, capped
 
-    window.open_project(folders[3])  # an older one moves to the top
-    assert window.recent_menu.actions()[0].text() == str(folders[3])
+    window.folders.open(folders[3])  # an older one moves to the top
+    assert window.menus.recent_menu.actions()[0].text() == str(folders[3])
 
     def stamp() -> str:
         return services.db.conn.execute(
             "SELECT updated_at FROM settings WHERE key = 'ui.recent_folders'").fetchone()[0]
 
     before = stamp()
-    window.open_project(folders[3])  # already first: nothing to write
+    window.folders.open(folders[3])  # already first: nothing to write
     assert stamp() == before
 
     folders[3].rmdir()  # the last folder is gone: the next one that exists is opened
@@ -252,8 +254,9 @@ async def test_the_prompt_has_the_keyboard_once_ready(qtbot, services, project, 
     window = MainWindow()
     qtbot.addWidget(window)
 
-    monkeypatch.setattr(warmup, "warm_up", lambda *names: _nothing())  # the first keystroke's
-    monkeypatch.setattr(window, "refresh_models", _nothing)  # preparations: not tested here
+    # The first keystroke's preparations: not tested here.
+    monkeypatch.setattr(warmup, "warm_up", lambda *names: _nothing())
+    monkeypatch.setattr(window.profiles, "refresh_models", _nothing)
     window.show()
     qtbot.waitExposed(window)
     window.activateWindow()

@@ -57,7 +57,7 @@ def test_code_fence_cut_is_closed_and_reopened():
 def test_transcript_empty_hint_shows_only_when_empty(qtbot):
     from PySide6.QtWidgets import QLabel
 
-    from app.ui.widgets.ai_panel import MessageView, Transcript
+    from app.ui.widgets.transcript_view import MessageView, Transcript
 
     transcript = Transcript()
     qtbot.addWidget(transcript)
@@ -76,7 +76,7 @@ def test_transcript_survives_many_clears_without_stale_layout_items(qtbot):
     # stale QWidgetItem (AttributeError), as loading conversations did once in the e2e tests.
     from PySide6.QtCore import QCoreApplication, QEvent
 
-    from app.ui.widgets.ai_panel import MessageView, Transcript
+    from app.ui.widgets.transcript_view import MessageView, Transcript
 
     transcript = Transcript()
     qtbot.addWidget(transcript)

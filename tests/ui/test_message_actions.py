@@ -132,7 +132,7 @@ async def test_copy_after_reload_and_without_thinking(qtbot, services, project,
     await panel.shutdown()
 
     again = make_ai_panel(qtbot, services, project)
-    again.load_conversation(conversation)
+    again.conversations.open(conversation)
     answer = _views(again, "assistant")[-1]
     copy_message(answer)
     assert _clipboard() == MARKDOWN and "secret reasoning" not in _clipboard()
@@ -182,7 +182,7 @@ async def test_no_edit_or_regenerate_while_running(qtbot, services, project,
     panel.status_message.connect(messages.append)
     actions = panel.conversation_actions
     assert not actions.start_edit(_views(panel, "user")[0])
-    assert not actions.regenerate() and actions.compact() is None
+    assert not actions.regenerate() and panel.compaction.compact() is None
     assert messages.count("Stop or wait for the run to finish first.") == 3
     assert panel.prompt.toPlainText() == ""
     panel.stop()
@@ -213,7 +213,7 @@ async def test_regenerate_replaces_the_last_answer(qtbot, services, project,
 
 def test_the_context_bar_shows_use_and_offers_compact(qtbot, services, project) -> None:
     panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
-    bar = panel.conversation_actions.context_bar
+    bar = panel.compaction.context_bar
     assert not bar.isVisible()
     panel.handle_event(UsageUpdated("claude-sonnet-4-5", Usage(100_000, 10, 50_000, 20_000),
                                     {"claude-sonnet-4-5": Usage(100_000, 10, 50_000, 20_000)}))
@@ -233,7 +233,7 @@ async def test_compact_from_the_bar_then_the_summary_is_sent(
     panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
     assert panel.send("hi")
     await wait_for(lambda: not panel.running, timeout=20)
-    bar = panel.conversation_actions.context_bar
+    bar = panel.compaction.context_bar
     assert bar.compact_button.isVisible()
     bar.compact_button.click()
     await wait_for(lambda: not panel.running, timeout=20)
@@ -273,8 +273,8 @@ async def test_a_too_long_request_offers_compact_and_retry(
 
 def test_other_errors_offer_no_compaction(qtbot, services, project) -> None:
     panel = make_ai_panel(qtbot, services, project)
-    assert not panel.conversation_actions.offer_compaction("Overloaded")
-    assert panel.conversation_actions.offer_compaction(TOO_LONG)
+    assert not panel.compaction.offer_compaction("Overloaded")
+    assert panel.compaction.offer_compaction(TOO_LONG)
 
 
 async def test_edit_a_reloaded_conversation_with_tool_calls(
@@ -294,7 +294,7 @@ async def test_edit_a_reloaded_conversation_with_tool_calls(
     repo.append(conv.id, "assistant", [{"type": "text", "text": "Ok."}])
     fake_anthropic_env.script(Response.text("Ok, edited."))
     panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
-    panel.load_conversation(conv.id)
+    panel.conversations.open(conv.id)
     assert panel.conversation_actions.edit_last()  # Ctrl+Shift+E's action
     assert panel.prompt.toPlainText() == "second"
     panel.prompt.setPlainText("second, edited")
@@ -312,7 +312,7 @@ async def test_edit_a_reloaded_conversation_with_tool_calls(
 
 def test_keyboard_reaches_edit_and_escape_cancels(qtbot, services, project) -> None:
     panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
-    panel._ensure_session(project)
+    panel.sessions.ensure(project)
     panel.transcript.add(MessageView("a question", "user"))
     panel.activateWindow()
     panel.prompt.setFocus()
@@ -332,7 +332,7 @@ async def test_stop_cancels_a_compaction(qtbot, services, project,
     panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
     assert panel.send("hi")
     await wait_for(lambda: not panel.running, timeout=20)
-    assert panel.conversation_actions.compact() is not None
+    assert panel.compaction.compact() is not None
     await wait_for(lambda: len(server.message_requests) == 2, timeout=20)
     panel.stop()
     await wait_for(lambda: not panel.running, timeout=20)
@@ -355,15 +355,15 @@ async def test_a_reopened_conversation_shows_its_context(qtbot, services, projec
     UsageRepository(services.db).record(conv.id, "claude-sonnet-4-5",
                                         Usage(150_000, 5, 10_000, 5_000))
     panel = make_ai_panel(qtbot, services, project, size=(700, 500), show=True)
-    bar = panel.conversation_actions.context_bar
-    panel.load_conversation(conv.id)
+    bar = panel.compaction.context_bar
+    panel.conversations.open(conv.id)
     await wait_for(bar.isVisible)
     assert bar.used == 165_000 and bar.compact_button.isVisible()
 
     repo.append(conv.id, "user", marker_content("s" * 4000, 2))
     panel.new_conversation()
     assert not bar.isVisible()
-    panel.load_conversation(conv.id)
+    panel.conversations.open(conv.id)
     await wait_for(bar.isVisible)
     assert bar.used == 1000 and "about 1.0k" in bar.toolTip()
     assert [v.markdown for v in _views(panel)] == ["hi", "Hello."]  # the marker is not shown

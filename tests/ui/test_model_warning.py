@@ -30,31 +30,32 @@ def _window_with_model(qtbot, services, project, model: str) -> MainWindow:
 
 def test_toolbar_warns_about_the_old_default_and_keeps_it(qtbot, services, project):
     window = _window_with_model(qtbot, services, project, OLD_DEFAULT)
-    qtbot.waitUntil(window.model_warning.isVisible)  # the toolbar lays out on the next pass
-    text = window.model_warning.text()
+    # The toolbar lays out on the next pass.
+    qtbot.waitUntil(window.profiles.model_warning.isVisible)
+    text = window.profiles.model_warning.text()
     assert "2026-11-30" in text and DEFAULT_MODEL in text
-    sentence = window.model_warning.toolTip()
+    sentence = window.profiles.model_warning.toolTip()
     assert OLD_DEFAULT in sentence and "2026-11-30" in sentence and DEFAULT_MODEL in sentence
     # The person's choice stays: nothing was rewritten.
     assert services.profiles.get(window.profile_id).model == OLD_DEFAULT
-    assert window.model_picker.currentText() == OLD_DEFAULT
+    assert window.profiles.model_picker.currentText() == OLD_DEFAULT
 
 
 def test_picking_a_current_model_clears_the_warning(qtbot, services, project):
     window = _window_with_model(qtbot, services, project, OLD_DEFAULT)
-    editor = window.model_picker.lineEdit()
+    editor = window.profiles.model_picker.lineEdit()
     editor.selectAll()
     qtbot.keyClicks(editor, DEFAULT_MODEL)
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     assert services.profiles.get(window.profile_id).model == DEFAULT_MODEL
-    qtbot.waitUntil(lambda: not window.model_warning.isVisible())
-    assert window.model_warning.text() == ""
+    qtbot.waitUntil(lambda: not window.profiles.model_warning.isVisible())
+    assert window.profiles.model_warning.text() == ""
 
 
 def test_a_current_model_shows_no_warning(qtbot, services, project):
     window = _window_with_model(qtbot, services, project, DEFAULT_MODEL)
-    assert not window.model_warning.isVisibleTo(window)
-    assert window.model_warning.text() == ""
+    assert not window.profiles.model_warning.isVisibleTo(window)
+    assert window.profiles.model_warning.text() == ""
 
 
 def test_profile_dialog_warns_and_use_default_picks_the_newest_listed(qtbot, services):
@@ -84,9 +85,10 @@ async def test_the_providers_list_sets_the_default_and_the_warning(
          "lifecycle": "deprecated", "retires_at": "2026-11-30T00:00:00Z"},
     ]
     window = _window_with_model(qtbot, services, project, OLD_DEFAULT)
-    await window.refresh_models()
-    assert "Suggested replacement: claude-sonnet-6." in window.model_warning.toolTip()
-    assert window.model_warning.text().endswith("use claude-sonnet-6")
-    offered = {window.model_picker.itemText(i) for i in range(window.model_picker.count())}
+    await window.profiles.refresh_models()
+    assert "Suggested replacement: claude-sonnet-6." in window.profiles.model_warning.toolTip()
+    assert window.profiles.model_warning.text().endswith("use claude-sonnet-6")
+    picker = window.profiles.model_picker
+    offered = {picker.itemText(i) for i in range(picker.count())}
     assert {"claude-sonnet-6", DEFAULT_MODEL, OLD_DEFAULT} <= offered
-    assert window.model_picker.currentText() == OLD_DEFAULT
+    assert window.profiles.model_picker.currentText() == OLD_DEFAULT

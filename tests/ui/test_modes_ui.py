@@ -16,10 +16,10 @@ from app.core.permissions.flow import FlowLabel, FlowSource, FlowState
 from app.core.services import Services
 from app.core.store.migrations import DEFAULTS_CHANGED_NOTICE, PENDING_NOTICES_KEY
 from app.core.store.profiles import AgentProfile, ToolSetting
+from app.ui.ai_panel.mode_choice import MODE_CHOSEN_KEY
+from app.ui.ai_panel.notice_bar import NoticeBar
+from app.ui.ai_panel.panel import AIPanel
 from app.ui.main_window import MainWindow
-from app.ui.widgets.ai_panel import AIPanel
-from app.ui.widgets.notice_bar import NoticeBar
-from app.ui.widgets.panel_header import MODE_CHOSEN_KEY
 from tests.fakes.anthropic_server import (  # noqa: F401
     Response,
     fake_anthropic,
@@ -47,8 +47,9 @@ def window(qtbot, services: Services, project: Path) -> MainWindow:
 def _wait_for_first_run_panel(qtbot, panel: AIPanel) -> None:
     # Built after the panel's first paint; a widget added to a shown layout shows one event
     # later.
-    qtbot.waitUntil(lambda: panel.mode_intro_checked and (
-        panel.mode_intro is None or panel.mode_intro.isVisible()), timeout=5000)
+    choice = panel.mode_choice
+    qtbot.waitUntil(lambda: choice.intro_checked and (
+        choice.mode_intro is None or choice.mode_intro.isVisible()), timeout=5000)
 
 
 def _panel(qtbot, services: Services, project: Path | None) -> AIPanel:
@@ -58,16 +59,16 @@ def _panel(qtbot, services: Services, project: Path | None) -> AIPanel:
 
 
 def _pick_mode(window: MainWindow, mode: PermissionMode) -> None:
-    index = window.mode_picker.findData(mode.value)
-    window.mode_picker.setCurrentIndex(index)
-    window.mode_picker.activated.emit(index)  # what a person's choice emits
+    index = window.profiles.mode_picker.findData(mode.value)
+    window.profiles.mode_picker.setCurrentIndex(index)
+    window.profiles.mode_picker.activated.emit(index)  # what a person's choice emits
 
 
 # -- the toolbar's Mode picker -------------------------------------------------------------
 
 
 def test_mode_picker_offers_the_three_modes_with_their_descriptions(window: MainWindow):
-    picker = window.mode_picker
+    picker = window.profiles.mode_picker
     assert picker.isEnabled()
     assert [picker.itemText(i) for i in range(picker.count())] == ["Ask", "Auto", "Plan"]
     for i, mode in enumerate(PermissionMode):
@@ -79,7 +80,7 @@ def test_mode_picker_offers_the_three_modes_with_their_descriptions(window: Main
 def test_mode_picker_is_disabled_until_services_are_attached(qtbot):
     shell = MainWindow()
     qtbot.addWidget(shell)
-    assert not shell.mode_picker.isEnabled()
+    assert not shell.profiles.mode_picker.isEnabled()
     assert shell.close()
 
 
@@ -87,11 +88,11 @@ def test_picking_a_mode_saves_it_to_the_profile_at_once(window: MainWindow,
                                                         services: Services):
     _pick_mode(window, PermissionMode.AUTO)
     assert services.profiles.get(window.profile_id).permission_mode is PermissionMode.AUTO
-    assert PermissionMode.AUTO.description in window.mode_picker.toolTip()
+    assert PermissionMode.AUTO.description in window.profiles.mode_picker.toolTip()
     assert "Auto" in window.status_label.text()
     # Choosing in the toolbar counts as the first-run choice: the panel goes away.
     assert services.settings.get(MODE_CHOSEN_KEY) is True
-    assert window.ai_panel.mode_intro is None
+    assert window.ai_panel.mode_choice.mode_intro is None
 
 
 def test_mode_picker_follows_profile_switches(window: MainWindow, services: Services):
@@ -99,13 +100,13 @@ def test_mode_picker_follows_profile_switches(window: MainWindow, services: Serv
     assert other.id is not None
     services.profiles.set_permission_mode(other.id, PermissionMode.PLAN)
     first = window.profile_id
-    window.set_profile(other.id)
-    assert window.mode_picker.currentText() == "Plan"
+    window.profiles.set_profile(other.id)
+    assert window.profiles.mode_picker.currentText() == "Plan"
     _pick_mode(window, PermissionMode.AUTO)  # saved to the profile in use, not the first
     assert services.profiles.get(other.id).permission_mode is PermissionMode.AUTO
     assert services.profiles.get(first).permission_mode is PermissionMode.ASK
-    window.set_profile(first)
-    assert window.mode_picker.currentText() == "Ask"
+    window.profiles.set_profile(first)
+    assert window.profiles.mode_picker.currentText() == "Ask"
 
 
 # -- the first-run panel ---------------------------------------------------------------------
@@ -115,10 +116,10 @@ def test_first_run_panel_comes_after_the_panel_is_ready(qtbot, services: Service
                                                        project: Path):
     # Not built with the panel: typing and Send do not need it (start-up time).
     panel = make_ai_panel(qtbot, services, project, size=(800, 600), show=True)
-    assert panel.mode_intro is None and not panel.mode_intro_checked
+    assert panel.mode_choice.mode_intro is None and not panel.mode_choice.intro_checked
     assert panel.prompt.isEnabled()
     _wait_for_first_run_panel(qtbot, panel)
-    assert panel.mode_intro is not None and panel.mode_intro.isVisible()
+    assert panel.mode_choice.mode_intro is not None and panel.mode_choice.mode_intro.isVisible()
 
 
 def test_first_run_panel_is_not_built_when_a_mode_is_chosen_first(
@@ -126,11 +127,11 @@ def test_first_run_panel_is_not_built_when_a_mode_is_chosen_first(
     panel = make_ai_panel(qtbot, services, project, size=(800, 600), show=True)
     panel.choose_permission_mode(PermissionMode.AUTO.value)  # before the panel came
     _wait_for_first_run_panel(qtbot, panel)
-    assert panel.mode_intro is None
+    assert panel.mode_choice.mode_intro is None
 
 
 def test_first_run_panel_is_shown_and_not_modal(window: MainWindow):
-    intro = window.ai_panel.mode_intro
+    intro = window.ai_panel.mode_choice.mode_intro
     assert intro is not None and intro.isVisible()
     assert QApplication.activeModalWidget() is None
     assert window.ai_panel.prompt.isEnabled()  # the window stays usable behind it
@@ -144,20 +145,20 @@ def test_first_run_panel_is_shown_and_not_modal(window: MainWindow):
 
 def test_using_a_mode_from_the_panel_saves_it_and_updates_the_toolbar(
         window: MainWindow, services: Services):
-    intro = window.ai_panel.mode_intro
+    intro = window.ai_panel.mode_choice.mode_intro
     assert intro is not None
     intro.buttons[PermissionMode.PLAN].click()
     intro.use_button.click()
     assert services.profiles.get(window.profile_id).permission_mode is PermissionMode.PLAN
-    assert window.mode_picker.currentText() == "Plan"
+    assert window.profiles.mode_picker.currentText() == "Plan"
     assert services.settings.get(MODE_CHOSEN_KEY) is True
-    assert window.ai_panel.mode_intro is None and not intro.isVisible()
+    assert window.ai_panel.mode_choice.mode_intro is None and not intro.isVisible()
 
 
 def test_panel_is_not_shown_once_a_mode_was_chosen(qtbot, services: Services, project: Path):
     services.settings.set(MODE_CHOSEN_KEY, True)
     panel = _panel(qtbot, services, project)
-    assert panel.mode_intro is None
+    assert panel.mode_choice.mode_intro is None
 
 
 # -- the flow chip ---------------------------------------------------------------------------
@@ -165,7 +166,7 @@ def test_panel_is_not_shown_once_a_mode_was_chosen(qtbot, services: Services, pr
 
 def test_chip_is_clean_for_a_new_conversation(qtbot, services: Services, project: Path):
     panel = _panel(qtbot, services, project)
-    chip = panel.flow_chip
+    chip = panel.flow.chip
     assert chip.text().endswith("clean")
     assert not chip.reset_action.isEnabled()  # nothing to reset
     assert "Nothing sensitive" in chip.toolTip()
@@ -174,7 +175,7 @@ def test_chip_is_clean_for_a_new_conversation(qtbot, services: Services, project
 def test_chip_shows_flow_changed_events_with_colour_and_sources(qtbot, services: Services,
                                                                project: Path):
     panel = _panel(qtbot, services, project)
-    chip = panel.flow_chip
+    chip = panel.flow.chip
     clean_style = chip.styleSheet()
     panel.handle_event(FlowChanged("read sensitive", (SECRET_READ, WEB_PAGE)))
     assert chip.text().endswith("read sensitive")
@@ -192,8 +193,8 @@ async def test_chip_shows_the_labels_of_an_opened_conversation_and_resets_them(
     conversation = services.conversations.create(title="secrets")
     services.conversations.set_flow(conversation.id, FlowState([SECRET_READ]).to_json())
     panel = _panel(qtbot, services, project)
-    panel.load_conversation(conversation.id)
-    chip = panel.flow_chip
+    panel.conversations.open(conversation.id)
+    chip = panel.flow.chip
     assert chip.text().endswith("read sensitive")
     assert SECRET_READ.describe() in chip.toolTip()
     assert chip.reset_action.isEnabled()
@@ -211,11 +212,11 @@ async def test_trusting_the_project_applies_to_new_sessions(qtbot, services: Ser
                                                       project: Path):
     conversation = services.conversations.create(title="work")
     panel = _panel(qtbot, services, project)
-    panel.load_conversation(conversation.id)
+    panel.conversations.open(conversation.id)
     assert panel.session is not None and panel.session.project_trusted is False
     messages: list[str] = []
     panel.status_message.connect(messages.append)
-    chip = panel.flow_chip
+    chip = panel.flow.chip
     chip.menu_.aboutToShow.emit()
     assert chip.trust_action.isEnabled() and not chip.trust_action.isChecked()
     assert project.name in chip.trust_action.text()
@@ -225,7 +226,7 @@ async def test_trusting_the_project_applies_to_new_sessions(qtbot, services: Ser
     assert services.is_trusted(project) and chip.trust_action.isChecked()
     assert "applies to conversations started or reopened" in messages[-1]
     assert panel.session.project_trusted is False  # the open conversation keeps its trust
-    panel.load_conversation(conversation.id)  # reopened: a new session, trusted
+    panel.conversations.open(conversation.id)  # reopened: a new session, trusted
     assert panel.session is not None and panel.session.project_trusted is True
 
     chip.trust_action.trigger()  # unchecks it
@@ -236,8 +237,8 @@ async def test_trusting_the_project_applies_to_new_sessions(qtbot, services: Ser
 
 def test_trust_needs_an_open_folder(qtbot, services: Services):
     panel = _panel(qtbot, services, None)
-    panel.flow_chip.menu_.aboutToShow.emit()
-    assert not panel.flow_chip.trust_action.isEnabled()
+    panel.flow.chip.menu_.aboutToShow.emit()
+    assert not panel.flow.chip.trust_action.isEnabled()
 
 
 async def test_a_run_that_reads_untrusted_files_updates_the_chip(
@@ -249,12 +250,12 @@ async def test_a_run_that_reads_untrusted_files_updates_the_chip(
     fake_anthropic_env.script(Response.tool_use("read_file", {"path": "notes.txt"}),
                               Response.text("Read it."))
     panel = _panel(qtbot, services, project)
-    assert panel.flow_chip.text().endswith("clean")
+    assert panel.flow.chip.text().endswith("clean")
     assert panel.send("read my notes")
     await wait_for(lambda: not panel.running, timeout=20)
     # The project is not marked trusted: its files are untrusted content.
-    assert panel.flow_chip.text().endswith("untrusted content")
-    assert "notes" in panel.flow_chip.toolTip() or project.name in panel.flow_chip.toolTip()
+    assert panel.flow.chip.text().endswith("untrusted content")
+    assert "notes" in panel.flow.chip.toolTip() or project.name in panel.flow.chip.toolTip()
     await panel.shutdown()
 
 
@@ -266,23 +267,23 @@ def test_notices_are_shown_once_and_can_be_dismissed(qtbot, services: Services,
     services.settings.set(PENDING_NOTICES_KEY, [DEFAULTS_CHANGED_NOTICE])
     panel = _panel(qtbot, services, project)
     assert QApplication.activeModalWidget() is None
-    bars = panel.notices.bars() if panel.notices is not None else []
+    bars = panel.notices.view.bars() if panel.notices.view is not None else []
     assert len(bars) == 1
     assert DEFAULTS_CHANGED_NOTICE in bars[0].label.text()
     assert services.take_notices() == []  # taken: the next start shows nothing
     bars[0].dismiss_button.click()
-    assert panel.notices.bars() == []
+    assert panel.notices.view.bars() == []
 
     again = _panel(qtbot, services, project)
-    assert again.notices is None or again.notices.bars() == []
+    assert again.notices.view is None or again.notices.view.bars() == []
 
 
 def test_notices_wait_for_the_first_show(qtbot, services: Services, project: Path):
     services.settings.set(PENDING_NOTICES_KEY, ["Something changed."])
     panel = make_ai_panel(qtbot, services, project)
-    assert panel.notices is None  # not shown yet: still pending
+    assert panel.notices.view is None  # not shown yet: still pending
     assert services.settings.get(PENDING_NOTICES_KEY) == ["Something changed."]
     panel.show()
-    assert panel.notices is not None
-    assert [b.label.text() for b in panel.notices.findChildren(NoticeBar)] == \
+    assert panel.notices.view is not None
+    assert [b.label.text() for b in panel.notices.view.findChildren(NoticeBar)] == \
         ["ℹ Something changed."]

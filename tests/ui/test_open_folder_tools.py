@@ -17,7 +17,7 @@ TOOL = '[hello]\ndescription = "Say hello"\ncommand = "echo hello"\n'
 async def open_folder(window: MainWindow, folder: Path) -> None:
     loaded: list[bool] = []
     window.project_tools_loaded.connect(lambda: loaded.append(True))
-    window.open_project(folder)
+    window.folders.open(folder)
     await wait_for(lambda: bool(loaded))
 
 
@@ -29,7 +29,7 @@ async def test_a_fifo_tools_toml_does_not_freeze_open_folder(
     folder = (tmp_path / "hostile").resolve()
     make_fifo(folder / ".tebiki" / "tools.toml")
     with make_fifo.on_this_thread():
-        window.open_project(folder)  # returns at once: the file is read in a worker
+        window.folders.open(folder)  # returns at once: the file is read in a worker
     await wait_for(lambda: any("FIFO" in e for e in services.tool_notices()))
     custom = services.custom_tools
     assert custom is not None and custom.project_root == folder

@@ -176,7 +176,7 @@ def test_reloaded_cards_keep_their_decision_and_duration(qtbot, services, projec
     _record(services, "allowed", decision="allow", duration_ms=0, conversation_id=conv.id,
             rule_id=rule.id, decided_by=f"rule #{rule.id}: allow shell_exec")
     panel = make_ai_panel(qtbot, services, project)
-    panel.load_conversation(conv.id)
+    panel.conversations.open(conv.id)
     cards = _cards(panel)
     assert {i: c.decision_badge.text() for i, c in cards.items()} == {
         "approved": "approved by you", "declined": "declined", "allowed": "allowed by rule"}

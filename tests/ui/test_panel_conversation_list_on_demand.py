@@ -8,6 +8,7 @@ from pathlib import Path
 
 from app.core.services import Services
 from app.ui.widgets.conversation_list import ConversationList
+from app.ui.widgets.conversation_rows import row_of
 from tests.ui.conftest import make_ai_panel, wait_for
 
 
@@ -23,24 +24,24 @@ async def test_the_list_is_built_on_first_show_with_the_open_conversation_marked
     first = _conversation(services, "First", project)
     second = _conversation(services, "Second", project)
     panel = make_ai_panel(qtbot, services, project, size=(700, 600), show=True)
-    panel.load_conversation(second)
+    panel.conversations.open(second)
     panel.new_conversation()
-    panel.load_conversation(first)
+    panel.conversations.open(first)
     assert panel.findChildren(ConversationList) == []  # not built for the ready panel
 
-    panel.show_conversation_list(True)
+    panel.conversations.show_list(True)
     [conversations] = panel.findChildren(ConversationList)
-    assert panel.conversation_list is conversations  # built once
+    assert panel.conversations.conversation_list is conversations  # built once
     assert conversations.isVisible()
     assert conversations.project_root == str(project)
     assert conversations.current_id == first
-    await wait_for(lambda: conversations._item(first) is not None
-                   and conversations._item(second) is not None)
+    await wait_for(lambda: row_of(conversations.tree, first) is not None
+                   and row_of(conversations.tree, second) is not None)
     # Placed where it always was: under the conversation row, above the transcript.
-    assert panel.conversations_button.geometry().bottom() <= conversations.geometry().top()
+    assert panel.conversations.button.geometry().bottom() <= conversations.geometry().top()
     assert conversations.geometry().bottom() <= panel.transcript.geometry().top()
 
-    panel.show_conversation_list(False)
+    panel.conversations.show_list(False)
     assert not conversations.isVisible()
     await panel.shutdown()
 
@@ -51,9 +52,9 @@ async def test_the_list_follows_the_project_and_the_open_conversation_once_built
     other.mkdir()
     here = _conversation(services, "Here", project)
     panel = make_ai_panel(qtbot, services, project, size=(700, 600), show=True)
-    conversations = panel.conversation_list  # asked for: built, hidden
+    conversations = panel.conversations.conversation_list  # asked for: built, hidden
     assert not conversations.isVisible()
-    panel.load_conversation(here)
+    panel.conversations.open(here)
     assert conversations.current_id == here
     panel.new_conversation()
     panel.project_opened(other)

@@ -132,7 +132,7 @@ async def test_e2e_remembered_in_one_conversation_asks_again_in_another(
     assert panel.send("write them again")
     await wait_for(lambda: not panel.running, timeout=20)
     assert len(shown) == 1  # the second call of this conversation did not ask
-    assert panel.cards["t2"].decision_badge.text() == "allowed by rule"
+    assert panel.tool_cards.by_id["t2"].decision_badge.text() == "allowed by rule"
     panel.new_conversation()
     assert panel.send("write my notes in a new conversation")
     await wait_for(lambda: not panel.running, timeout=20)

@@ -38,7 +38,7 @@ def test_reload_shows_thumbnails_and_survives_damaged_blocks(qtbot, services: Se
     repo.append(conv.id, "assistant", [{"type": "text", "text": "It rises."}])
     panel = make_ai_panel(qtbot, services, project)
 
-    panel.load_conversation(conv.id)
+    panel.conversations.open(conv.id)
 
     texts = [w.source_text() if hasattr(w, "source_text") else w.toPlainText()
              for w in panel.transcript.items() if isinstance(w, MessageView)]

@@ -549,7 +549,7 @@ async def test_e2e_two_reviewers_approving_run_the_call_without_a_dialog(
     panel = make_ai_panel(qtbot, services, project, size=(800, 600), show=True)
     assert panel.send("read my notes")
     await wait_for(lambda: not panel.running, timeout=20)
-    (card,) = panel.cards.values()
+    (card,) = panel.tool_cards.by_id.values()
     assert card.decision_badge.text() == "approved by review"
     assert card.review_outcome == "approved"
     assert len(servers[0].requests) == 1 and len(servers[1].requests) == 1

@@ -18,8 +18,8 @@ from tests.ui.conftest import wait_for
 def _panel(qtbot, services, root_holder: list[Path | None]):
     from PySide6.QtWidgets import QWidget
 
+    from app.ui.ai_panel.panel import AIPanel
     from app.ui.approval_queue import ApprovalQueue
-    from app.ui.widgets.ai_panel import AIPanel
 
     host = QWidget()
     qtbot.addWidget(host)

@@ -42,7 +42,7 @@ async def test_thinking_is_collapsed_above_the_answer_and_comes_back_on_reload(
     conversation = panel.session.conversation_id
     await panel.shutdown()
     again = make_ai_panel(qtbot, services, project)
-    again.load_conversation(conversation)
+    again.conversations.open(conversation)
     replayed = [type(w).__name__ for w in again.transcript.items()]
     assert replayed.count("ThinkingView") == 2
     await again.shutdown()

@@ -61,7 +61,7 @@ def test_the_panel_routes_progress_and_images_to_the_card(qtbot, services, proje
     panel = make_ai_panel(qtbot, services, project)
     panel.handle_event(ToolRequested("t1", "long", "everything", {}, Decision("allow", None)))
     panel.handle_event(ToolProgress("t1", 1, 4, "first"))
-    card = panel.cards["t1"]
+    card = panel.tool_cards.by_id["t1"]
     assert card.progress_row is not None and card.progress_row.label.text() == "first (1 of 4)"
     panel.handle_event(ToolFinished("t1", "long", False, 3, "[image 1]", Outcome.EXECUTED,
                                     (ImagePart("image/png", _png(10, 10)),)))

@@ -55,8 +55,8 @@ def test_settings_has_the_usage_tab_and_the_panel_shows_usage(qtbot, services, p
     qtbot.addWidget(dialog)
     assert dialog.tabs.tabText(dialog.tabs.indexOf(dialog.usage_tab)) == "Usage && prices"
     panel = make_ai_panel(qtbot, services, project)
-    panel.show_usage("claude-sonnet-5-5", Usage(1000, 200),
+    panel.usage.show("claude-sonnet-5-5", Usage(1000, 200),
                      {"claude-sonnet-5-5": Usage(3000, 600, 0, 10_000)})
-    text = panel.usage_label.text()
+    text = panel.usage.label.text()
     assert text.startswith("Last turn: 1.0k in · 200 out · $0.0060")
     assert "Conversation: 3.0k in · 600 out · cache 0 written, 10.0k read · $0.0210" in text

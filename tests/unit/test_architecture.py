@@ -114,3 +114,32 @@ def test_app_has_no_import_cycles_but_the_known_ones():
     graph = grimp.build_graph("app", exclude_type_checking_imports=True, cache_dir=None)
     new = [sorted(cycle) for cycle in import_cycles(graph) if cycle not in KNOWN_CYCLES]
     assert new == []
+
+
+def test_the_ui_has_no_import_cycles_even_through_annotations():
+    import grimp
+
+    # A part that names its owner as a type, even under `if TYPE_CHECKING:`, is as tied to it
+    # as one that imports it: the UI's parts say what they need as protocols instead
+    # (app/ui/ai_panel/ports.py), so the UI's import graph stays a tree of layers.
+    graph = grimp.build_graph("app", exclude_type_checking_imports=False, cache_dir=None)
+    ui = [sorted(cycle) for cycle in import_cycles(graph)
+          if any(module.startswith("app.ui") for module in cycle)]
+    assert ui == []
+
+
+def test_ui_classes_have_one_base_at_most():
+    # A widget too big for one module is split into collaborators (own state, explicit
+    # constructor), not into mixins: apart from Generic and Protocol, a class of app/ui names
+    # one base class, its Qt class (AIPanel is a QWidget, MainWindow a QMainWindow).
+    def counted(base: ast.expr) -> bool:
+        name = base.value if isinstance(base, ast.Subscript) else base
+        return not (isinstance(name, ast.Name) and name.id in ("Generic", "Protocol"))
+
+    offenders = []
+    for path in (CORE.parent / "ui").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        offenders += [f"{path}:{node.lineno} {node.name}" for node in ast.walk(tree)
+                      if isinstance(node, ast.ClassDef)
+                      and sum(counted(base) for base in node.bases) > 1]
+    assert offenders == []

@@ -18,7 +18,7 @@ from app.core.agent.mcp_context import (
     resource_attachment,
     template_variables,
 )
-from app.ui.widgets.mcp_prompts import slash_token
+from app.ui.ai_panel.mcp_prompts import slash_token
 
 CHOICE = PromptChoice(server="s", name="p", label="p")
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 20).decode("ascii")

@@ -64,8 +64,8 @@ SQLITE_UTILS_AT_TOP = _top_level_imports_of("sqlite_utils")
 # store, the tools, the agent or the panels. Each of these cost start-up time while it was
 # imported before the first paint.
 NOT_AT_SHOWN = ("app.core.services", "app.core.agent", "app.core.tools", "app.core.permissions",
-                "app.core.store.db", "app.core.sandbox", "app.ui.widgets", "app.ui.dialogs",
-                "app.ui.approval_queue")
+                "app.core.store.db", "app.core.sandbox", "app.ui.widgets", "app.ui.ai_panel",
+                "app.ui.dialogs", "app.ui.approval_queue")
 # The tools part of the services (app.core.services.ToolServices): the registry, the tools, the
 # permission service, the sandbox, MCP; and the panels that show them. Built in a worker thread
 # right after ready (app.main.finish_start); a Send before then builds it on first use.
@@ -92,10 +92,17 @@ NOT_AT_READY = (*DEFERRED_UI_MODULES, *PANEL_LOADS_LATER, "app.core.permissions.
 # conversation list and replay, the undo preview, the checkpoint engine and the flow labels
 # where they are first used (Send, the first event, opening a conversation or the list, an
 # undo, a project), not when they load.
-PANEL_SOURCES = ("app/ui/widgets/ai_panel.py", "app/ui/widgets/undo_actions.py",
+PANEL_SOURCES = ("app/ui/ai_panel/panel.py", "app/ui/ai_panel/undo_actions.py",
                  "app/ui/widgets/transcript_view.py", "app/ui/controllers/checkpoints.py",
-                 "app/ui/widgets/run_events.py", "app/ui/widgets/conversation_switching.py",
-                 "app/ui/widgets/panel_header.py", "app/ui/widgets/flow_chip.py")
+                 "app/ui/ai_panel/run_events.py", "app/ui/ai_panel/conversations.py",
+                 "app/ui/ai_panel/mode_choice.py", "app/ui/ai_panel/flow_chip.py",
+                 "app/ui/ai_panel/flow_controls.py", "app/ui/ai_panel/tool_cards.py",
+                 "app/ui/ai_panel/answer_stream.py", "app/ui/ai_panel/session_holder.py",
+                 "app/ui/ai_panel/run_task.py", "app/ui/ai_panel/run_notes.py",
+                 "app/ui/ai_panel/compaction.py", "app/ui/ai_panel/conversation_actions.py",
+                 "app/ui/ai_panel/edit_attachments.py", "app/ui/ai_panel/usage_line.py",
+                 "app/ui/ai_panel/service_notices.py", "app/ui/ai_panel/ports.py",
+                 "app/ui/ai_panel/paging.py")
 PANEL_LATER = ("app.core.agent.session", "app.core.agent.events", "app.ui.widgets.tool_card",
                "app.ui.widgets.conversation_replay", "app.ui.dialogs.restore_preview",
                "app.ui.widgets.conversation_list", "app.core.checkpoints",

@@ -10,8 +10,8 @@ for a pause in typing (``SEARCH_DELAY_MS``). The query is taken literally
 (``ConversationRepository.search``), so FTS syntax such as ``"``, ``NEAR(`` or ``*`` is
 searched for, never an error.
 
-Rename, delete and export live in app.ui.widgets.conversation_list_edits (a mixin), how a
-conversation shows as a row in app.ui.widgets.conversation_rows.
+Rename, delete and export are the list's collaborator (app.ui.widgets.conversation_list_edits),
+how a conversation shows as a row is in app.ui.widgets.conversation_rows.
 """
 
 from __future__ import annotations
@@ -25,12 +25,10 @@ from PySide6.QtGui import QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QMenu,
-    QMessageBox,
     QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -45,6 +43,9 @@ from app.ui.widgets.conversation_rows import (
     PROJECT,
     TITLE,
     conversation_row,
+    row_of,
+    rows_of,
+    selected_conversation,
     set_up_columns,
 )
 from app.ui.widgets.db_worker import DatabaseWorker
@@ -57,7 +58,7 @@ LIST_LIMIT = 200
 MAX_VISIBLE_ROWS = 8  # the list grows with its rows up to this, then scrolls
 
 
-class ConversationList(ConversationEdits, QWidget):
+class ConversationList(QWidget):
     """Lists, searches, renames, deletes and exports conversations; ``opened`` asks the panel
     to show one, ``deleted`` tells it one is gone."""
 
@@ -75,13 +76,10 @@ class ConversationList(ConversationEdits, QWidget):
         self.project_root: str | None = None
         self.current_id: int | None = None
         self.conversations: list[Conversation] = []
-        self.confirm_box: QMessageBox | None = None
-        self.export_dialog: QFileDialog | None = None
         # Whether a conversation may be deleted now (the panel: not while a run adds to it).
         self.can_delete: Callable[[int], bool] = lambda _conversation_id: True
         self.secret_matchers: Callable[[int], Sequence[SecretMatcher]] = \
             lambda _conversation_id: ()
-        self.export_warning: QMessageBox | None = None
         self._generation = 0
         self._row_height = 0
         self._worker = DatabaseWorker(self)
@@ -108,6 +106,15 @@ class ConversationList(ConversationEdits, QWidget):
         self.delete_button = QPushButton("Delete…")
         self.export_button = QPushButton("Export…")
         self.export_button.setToolTip("Save the selected conversation as a Markdown file")
+        self.edits = ConversationEdits(
+            self, self.tree, repository, self._worker, rows=lambda: self.conversations,
+            refresh=self.refresh, can_delete=lambda cid: self.can_delete(cid),
+            secret_matchers=lambda cid: self.secret_matchers(cid),
+            show_failure=self.empty_label.setText)
+        for mine, edits in ((self.deleted, self.edits.deleted), (self.renamed, self.edits.renamed),
+                            (self.exported, self.edits.exported),
+                            (self.status_message, self.edits.status_message)):
+            edits.connect(mine)
 
         filters = QHBoxLayout()
         filters.addWidget(self.search, 1)
@@ -131,15 +138,14 @@ class ConversationList(ConversationEdits, QWidget):
         self.all_projects.toggled.connect(lambda _on: self.refresh())
         self.tree.itemClicked.connect(self._on_clicked)
         self.tree.itemActivated.connect(self._on_clicked)
-        self.tree.itemChanged.connect(self._on_item_changed)
         self.tree.currentItemChanged.connect(lambda *_: self._update_buttons())
         self.tree.customContextMenuRequested.connect(self._context_menu)
         delete_key = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.tree)
         delete_key.setContext(Qt.ShortcutContext.WidgetShortcut)
-        delete_key.activated.connect(self.request_delete)
-        self.rename_button.clicked.connect(self.start_rename)
-        self.delete_button.clicked.connect(self.request_delete)
-        self.export_button.clicked.connect(self.request_export)
+        delete_key.activated.connect(self.edits.request_delete)
+        self.rename_button.clicked.connect(self.edits.start_rename)
+        self.delete_button.clicked.connect(self.edits.request_delete)
+        self.export_button.clicked.connect(self.edits.request_export)
         self._update_buttons()
 
     # -- what is shown --------------------------------------------------------------------
@@ -176,11 +182,10 @@ class ConversationList(ConversationEdits, QWidget):
                      lambda exc: self._show_error(generation, exc))
 
     def selected_id(self) -> int | None:
-        item = self.tree.currentItem()
-        return None if item is None else item.data(TITLE, ID_ROLE)
+        return selected_conversation(self.tree)
 
     def select(self, conversation_id: int) -> bool:
-        item = self._item(conversation_id)
+        item = row_of(self.tree, conversation_id)
         if item is not None:
             self.tree.setCurrentItem(item)
         return item is not None
@@ -226,7 +231,7 @@ class ConversationList(ConversationEdits, QWidget):
 
     def _mark_current(self) -> None:
         self.tree.blockSignals(True)
-        for item in self._items():
+        for item in rows_of(self.tree):
             font = QFont(item.font(TITLE))
             font.setBold(item.data(TITLE, ID_ROLE) == self.current_id)
             item.setFont(TITLE, font)
@@ -240,14 +245,6 @@ class ConversationList(ConversationEdits, QWidget):
         for button in (self.rename_button, self.delete_button, self.export_button):
             button.setEnabled(chosen)
 
-    def _item(self, conversation_id: int) -> QTreeWidgetItem | None:
-        return next((item for item in self._items()
-                     if item.data(TITLE, ID_ROLE) == conversation_id), None)
-
-    def _items(self) -> list[QTreeWidgetItem]:
-        items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
-        return [item for item in items if item is not None]
-
     def _on_clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         conversation_id = item.data(TITLE, ID_ROLE)
         if conversation_id is not None and conversation_id != self.current_id:
@@ -260,10 +257,10 @@ class ConversationList(ConversationEdits, QWidget):
         self.tree.setCurrentItem(item)
         menu = QMenu(self)
         menu.addAction("Open", lambda: self._on_clicked(item))
-        menu.addAction("Rename", self.start_rename)
-        menu.addAction("Export as Markdown…", self.request_export)
+        menu.addAction("Rename", self.edits.start_rename)
+        menu.addAction("Export as Markdown…", self.edits.request_export)
         menu.addSeparator()
-        menu.addAction("Delete…", self.request_delete)
+        menu.addAction("Delete…", self.edits.request_delete)
         menu.popup(self.tree.viewport().mapToGlobal(position))
 
     # -- the worker -------------------------------------------------------------------------

@@ -1,107 +1,116 @@
 """What the conversation list does to a conversation: rename it in place, delete it (after
 asking) and export it as Markdown (to a file the person chooses).
 
-A mixin of ``ConversationList`` (app.ui.widgets.conversation_list), apart from listing and
-searching: it changes conversations, never what the list shows (it asks for a refresh). The
-confirmation box and the file dialog open without blocking; every write runs on the list's
-database worker thread.
+``ConversationEdits`` is the list's collaborator (app.ui.widgets.conversation_list), apart from
+listing and searching: it changes conversations, never what the list shows (it asks for a
+refresh). The confirmation box and the file dialog open without blocking; every write runs on
+the list's database worker thread.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, SignalInstance
-from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QTreeWidget, QTreeWidgetItem
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QTreeWidget, QTreeWidgetItem, QWidget
 
 from app.core.store.conversations import Conversation, ConversationRepository
-from app.ui.widgets.conversation_rows import ID_ROLE, TITLE, conversation_title
+from app.ui.widgets.conversation_rows import (
+    ID_ROLE,
+    TITLE,
+    conversation_title,
+    row_of,
+    selected_conversation,
+)
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QWidget
-
     from app.core.permissions.egress import SecretMatcher
-
-    _Base = QWidget
-else:
-    _Base = object
+    from app.ui.widgets.db_worker import DatabaseWorker
 
 
-class ConversationEdits(_Base):
-    """Mixin of ConversationList (see the module docstring)."""
+class ConversationEdits(QObject):
+    """Renames, deletes and exports the conversations shown in ``tree`` (``rows``: the
+    conversations its items show). ``owner``: the widget the boxes and dialogs are shown
+    over. ``can_delete`` and ``secret_matchers`` are asked when a delete or an export
+    happens; ``show_failure`` puts what went wrong where the list says what it shows."""
 
-    repository: ConversationRepository
-    project_root: str | None
-    conversations: list[Conversation]
-    confirm_box: QMessageBox | None
-    export_dialog: QFileDialog | None
-    can_delete: Callable[[int], bool]
-    # The secrets a conversation has seen (its flow's index, the machine's known ones).
-    secret_matchers: Callable[[int], Sequence[SecretMatcher]]
-    export_warning: QMessageBox | None
-    tree: QTreeWidget
-    empty_label: QLabel
-    deleted: SignalInstance
-    renamed: SignalInstance
-    exported: SignalInstance
-    status_message: SignalInstance
+    deleted = Signal(int)
+    renamed = Signal(int, str)
+    exported = Signal(str)
+    status_message = Signal(str)
 
-    if TYPE_CHECKING:
-        def refresh(self) -> None: ...
-        def selected_id(self) -> int | None: ...
-        def _item(self, conversation_id: int) -> QTreeWidgetItem | None: ...
-        def _submit(self, work: Callable[[], Any], done: Callable[[Any], None],
-                    failed: Callable[[BaseException], None]) -> None: ...
+    def __init__(self, owner: QWidget, tree: QTreeWidget, repository: ConversationRepository,
+                 worker: DatabaseWorker, *, rows: Callable[[], list[Conversation]],
+                 refresh: Callable[[], None], can_delete: Callable[[int], bool],
+                 secret_matchers: Callable[[int], Sequence[SecretMatcher]],
+                 show_failure: Callable[[str], None]) -> None:
+        super().__init__(owner)
+        self._owner = owner
+        self._tree = tree
+        self._repository = repository
+        self._worker = worker
+        self._rows = rows
+        self._refresh = refresh
+        self._can_delete = can_delete
+        self._secret_matchers = secret_matchers
+        self._show_failure = show_failure
+        self.confirm_box: QMessageBox | None = None
+        self.export_dialog: QFileDialog | None = None
+        self.export_warning: QMessageBox | None = None
+        tree.itemChanged.connect(self._on_item_changed)
+
+    def _conversation(self, conversation_id: int) -> Conversation | None:
+        return next((c for c in self._rows() if c.id == conversation_id), None)
 
     # -- rename -----------------------------------------------------------------------------
 
     def start_rename(self) -> None:
         """Edit the selected title in place (Enter saves, Escape keeps the old one)."""
-        item = self.tree.currentItem()
+        item = self._tree.currentItem()
         if item is not None:
-            self.tree.editItem(item, TITLE)
+            self._tree.editItem(item, TITLE)
 
     def _on_item_changed(self, item: QTreeWidgetItem, column: int) -> None:
         if column != TITLE:
             return
         conversation_id = item.data(TITLE, ID_ROLE)
-        old = next((c for c in self.conversations if c.id == conversation_id), None)
+        old = self._conversation(conversation_id)
         title = " ".join(item.text(TITLE).split())
         if old is None or not title or title == conversation_title(old):
-            self.tree.blockSignals(True)
+            self._tree.blockSignals(True)
             item.setText(TITLE, conversation_title(old) if old is not None else "")
-            self.tree.blockSignals(False)
+            self._tree.blockSignals(False)
             return
         self.rename(conversation_id, title)
 
     def rename(self, conversation_id: int, title: str) -> None:
-        repository = self.repository
+        repository = self._repository
 
         def done(_result: object) -> None:
             self.renamed.emit(conversation_id, title)
-            self.refresh()
+            self._refresh()
 
-        self._submit(lambda: repository.rename(conversation_id, title), done,
+        self._worker.submit(lambda: repository.rename(conversation_id, title), done,
                      lambda exc: self._failed("Renaming failed", exc))
 
     # -- delete -----------------------------------------------------------------------------
 
     def request_delete(self) -> None:
         """Ask first (a window-modal box, answered without blocking), then delete."""
-        conversation_id = self.selected_id()
+        conversation_id = selected_conversation(self._tree)
         if conversation_id is None:
             return
-        if not self.can_delete(conversation_id):
+        if not self._can_delete(conversation_id):
             self.status_message.emit("Stop the run before deleting its conversation.")
             return
-        item = self._item(conversation_id)
+        item = row_of(self._tree, conversation_id)
         title = item.text(TITLE) if item is not None else f"Conversation {conversation_id}"
         box = QMessageBox(QMessageBox.Icon.Question, "Delete conversation",
                           f"Delete “{title}” and all its messages? This cannot be undone.",
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-                          self)
+                          self._owner)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.button(QMessageBox.StandardButton.Yes).setText("Delete")
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -116,29 +125,29 @@ class ConversationEdits(_Base):
         box.open()
 
     def delete(self, conversation_id: int) -> None:
-        repository = self.repository
+        repository = self._repository
 
         def done(_result: object) -> None:
             self.deleted.emit(conversation_id)
-            self.refresh()
+            self._refresh()
 
-        self._submit(lambda: repository.delete(conversation_id), done,
+        self._worker.submit(lambda: repository.delete(conversation_id), done,
                      lambda exc: self._failed("Deleting failed", exc))
 
     # -- export -----------------------------------------------------------------------------
 
     def request_export(self) -> None:
         """Choose a file (a dialog opened without blocking), then write the Markdown there."""
-        conversation_id = self.selected_id()
+        conversation_id = selected_conversation(self._tree)
         if conversation_id is None:
             return
         from app.core.conversation_export import export_folder, suggested_filename
 
-        conversation = next((c for c in self.conversations if c.id == conversation_id), None)
+        conversation = self._conversation(conversation_id)
         if conversation is None:
             return
         folder = export_folder()  # Documents or home: never the project folder
-        dialog = QFileDialog(self, "Export conversation as Markdown",
+        dialog = QFileDialog(self._owner, "Export conversation as Markdown",
                              str(folder / suggested_filename(conversation)),
                              "Markdown (*.md);;All files (*)")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
@@ -150,9 +159,9 @@ class ConversationEdits(_Base):
         dialog.open()
 
     def export(self, conversation_id: int, path: Path) -> None:
-        repository = self.repository
+        repository = self._repository
 
-        matchers = list(self.secret_matchers(conversation_id))
+        matchers = list(self._secret_matchers(conversation_id))
 
         def write() -> tuple[str, int]:
             from app.core.conversation_export import redacted_markdown
@@ -172,12 +181,12 @@ class ConversationEdits(_Base):
                     f"{redacted} secret{'s' if redacted != 1 else ''} (API keys, passwords, "
                     f"values read from sensitive files) {'were' if redacted != 1 else 'was'} "
                     f"replaced by [secret redacted] in {written}.", QMessageBox.StandardButton.Ok,
-                    self)
+                    self._owner)
                 self.export_warning.open()
 
-        self._submit(write, done, lambda exc: self._failed("Export failed", exc))
+        self._worker.submit(write, done, lambda exc: self._failed("Export failed", exc))
 
     def _failed(self, what: str, exc: BaseException) -> None:
         message = f"{what}: {exc}"
-        self.empty_label.setText(message)
+        self._show_failure(message)
         self.status_message.emit(message)

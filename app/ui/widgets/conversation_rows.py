@@ -64,3 +64,20 @@ def conversation_row(conversation: Conversation, now: datetime) -> QTreeWidgetIt
     item.setToolTip(TITLE, f"{title}\nStarted {relative_date(conversation.created_at, now)}")
     item.setToolTip(PROJECT, conversation.project_root or "")
     return item
+
+
+def rows_of(tree: QTreeWidget) -> list[QTreeWidgetItem]:
+    items = (tree.topLevelItem(i) for i in range(tree.topLevelItemCount()))
+    return [item for item in items if item is not None]
+
+
+def row_of(tree: QTreeWidget, conversation_id: int) -> QTreeWidgetItem | None:
+    """The row showing ``conversation_id`` (None: not listed)."""
+    return next((item for item in rows_of(tree)
+                 if item.data(TITLE, ID_ROLE) == conversation_id), None)
+
+
+def selected_conversation(tree: QTreeWidget) -> int | None:
+    """The id of the conversation whose row is current (None: no row is)."""
+    item = tree.currentItem()
+    return None if item is None else item.data(TITLE, ID_ROLE)

@@ -23,16 +23,15 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QMouseEvent, QTextBlock, QTextFormat
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QMenu, QToolButton, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QMenu, QTextBrowser, QToolButton, QWidget
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import SignalInstance
     from PySide6.QtGui import QTextDocument
-
-    from app.ui.widgets.transcript_view import MessageView, Transcript
 
 EDIT = "edit"
 REGENERATE = "regenerate"
@@ -40,6 +39,25 @@ REGENERATE = "regenerate"
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _BUTTON_STYLE = ("QToolButton { border: 1px solid palette(mid); border-radius: 4px;"
                  " background: palette(base); padding: 1px 6px; font-size: 11px; }")
+
+
+@runtime_checkable
+class ShownMessage(Protocol):
+    """A message as its actions read it: transcript_view.MessageView, which imports this module
+    (so this one names it by what it has, not by its class)."""
+
+    role: str  # "user" | "assistant"
+    markdown: str  # its Markdown source
+
+    def document(self) -> QTextDocument: ...
+
+
+class MessageSink(Protocol):
+    """The transcript showing the messages: Edit and Regenerate are requests to it."""
+
+    message_action: SignalInstance
+
+    def items(self) -> list[QWidget]: ...
 
 
 @dataclass(frozen=True)
@@ -98,7 +116,7 @@ def code_runs(document: QTextDocument) -> list[tuple[QTextBlock, QTextBlock]]:
     return runs
 
 
-def message_source(view: MessageView) -> str:
+def message_source(view: ShownMessage) -> str:
     """The message's Markdown as it came (without the "incomplete" note the view adds)."""
     text = view.markdown
     mark = getattr(view, "INCOMPLETE_MARK", None)
@@ -107,7 +125,7 @@ def message_source(view: MessageView) -> str:
     return text
 
 
-def code_text(view: MessageView, index: int) -> str:
+def code_text(view: ShownMessage, index: int) -> str:
     """The ``index``-th code block's text: from the source; from the rendered document only
     when the two disagree on how many blocks there are (two fences with nothing between)."""
     blocks = code_blocks(message_source(view))
@@ -125,15 +143,15 @@ def code_text(view: MessageView, index: int) -> str:
     return "\n".join(lines)
 
 
-def copy_message(view: MessageView) -> None:
+def copy_message(view: ShownMessage) -> None:
     QGuiApplication.clipboard().setText(message_source(view))
 
 
-def copy_code(view: MessageView, index: int) -> None:
+def copy_code(view: ShownMessage, index: int) -> None:
     QGuiApplication.clipboard().setText(code_text(view, index))
 
 
-def transcript_of(view: QWidget) -> Transcript | None:
+def transcript_of(view: QWidget) -> MessageSink | None:
     """The transcript showing ``view`` (found by its ``message_action`` signal, not its class:
     transcript_view imports this module)."""
     parent = view.parentWidget()
@@ -142,30 +160,32 @@ def transcript_of(view: QWidget) -> Transcript | None:
     return parent  # type: ignore[return-value]
 
 
-def is_last_answer(view: MessageView) -> bool:
+def is_last_answer(view: QWidget, message: ShownMessage) -> bool:
     """An assistant message with no prompt after it: part of the answer Regenerate redoes."""
     transcript = transcript_of(view)
-    if view.role != "assistant" or transcript is None:
+    if message.role != "assistant" or transcript is None:
         return False
     items = transcript.items()
     if view not in items:
         return False
-    return not any(isinstance(w, type(view)) and w.role == "user"
+    return not any(isinstance(w, ShownMessage) and w.role == "user"
                    for w in items[items.index(view) + 1:])
 
 
-def request(view: MessageView, kind: str) -> None:
+def request(view: QWidget, kind: str) -> None:
     transcript = transcript_of(view)
     if transcript is not None:
         transcript.message_action.emit(kind, view)
 
 
 class MessageActions(QObject):
-    """The hover toolbar, the code-block button and the context menu of one message."""
+    """The hover toolbar, the code-block button and the context menu of one message: ``view``
+    is the widget, ``message`` what it shows (the same object, a MessageView)."""
 
-    def __init__(self, view: MessageView) -> None:
+    def __init__(self, view: QTextBrowser, message: ShownMessage) -> None:
         super().__init__(view)
         self.view = view
+        self.message = message
         self.toolbar: QFrame | None = None
         self.edit_button: QToolButton | None = None
         self.regenerate_button: QToolButton | None = None
@@ -197,9 +217,9 @@ class MessageActions(QObject):
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(4)
         copy = self._button(bar, "Copy", "copy-message", "Copy this message (Markdown)")
-        copy.clicked.connect(lambda: copy_message(self.view))
+        copy.clicked.connect(lambda: copy_message(self.message))
         row.addWidget(copy)
-        if self.view.role == "user":
+        if self.message.role == "user":
             self.edit_button = self._button(bar, "Edit", "edit-message",
                                             "Edit this message and send it again: the "
                                             "conversation continues from it")
@@ -217,7 +237,7 @@ class MessageActions(QObject):
     def show_toolbar(self) -> None:
         bar = self.ensure_toolbar()
         if self.regenerate_button is not None:
-            self.regenerate_button.setVisible(is_last_answer(self.view))
+            self.regenerate_button.setVisible(is_last_answer(self.view, self.message))
         bar.adjustSize()
         bar.move(self.view.width() - bar.width() - 4, 2)
         bar.show()
@@ -256,7 +276,7 @@ class MessageActions(QObject):
         if self.code_button is None:
             self.code_button = self._button(self.view.viewport(), "Copy code", "copy-code",
                                             "Copy this code block")
-            self.code_button.clicked.connect(lambda: copy_code(self.view, self.code_index))
+            self.code_button.clicked.connect(lambda: copy_code(self.message, self.code_index))
         self.code_index = index
         layout = self.view.document().documentLayout()
         top = layout.blockBoundingRect(runs[index][0]).top()
@@ -272,14 +292,14 @@ class MessageActions(QObject):
         """The standard menu (copy selection, select all) plus this message's actions."""
         menu = self.view.createStandardContextMenu()
         menu.addSeparator()
-        menu.addAction("Copy message (Markdown)", lambda: copy_message(self.view))
-        for index, block in enumerate(code_blocks(message_source(self.view))):
+        menu.addAction("Copy message (Markdown)", lambda: copy_message(self.message))
+        for index, block in enumerate(code_blocks(message_source(self.message))):
             label = f"Copy code block {index + 1}" + (f" ({block.language})"
                                                       if block.language else "")
-            menu.addAction(label, functools.partial(copy_code, self.view, index))
-        if self.view.role == "user":
+            menu.addAction(label, functools.partial(copy_code, self.message, index))
+        if self.message.role == "user":
             menu.addAction("Edit and resend…", lambda: request(self.view, EDIT))
-        elif is_last_answer(self.view):
+        elif is_last_answer(self.view, self.message):
             menu.addAction("Regenerate answer", lambda: request(self.view, REGENERATE))
         return menu
 
@@ -305,5 +325,5 @@ class MessageActions(QObject):
         return False
 
 
-def attach_message_actions(view: MessageView) -> MessageActions:
-    return MessageActions(view)
+def attach_message_actions(view: QTextBrowser, message: ShownMessage) -> MessageActions:
+    return MessageActions(view, message)

@@ -66,7 +66,7 @@ class MessageView(QTextBrowser):
         self.markdown = ""
         self.set_markdown(text)
         # Copy, copy code, edit / regenerate: on hover and in the context menu.
-        self.message_actions = attach_message_actions(self)
+        self.message_actions = attach_message_actions(self, self)
 
     def _fit_height(self, size) -> None:
         margins = self.contentsMargins()

@@ -1,7 +1,7 @@
 """The first-run panel at the top of the AI panel: choose a permission mode.
 
 Shown (never modal: the window stays usable behind it) until the person has chosen a mode once,
-here or in the toolbar's Mode picker; the AI panel's header (app.ui.widgets.panel_header)
+here or in the toolbar's Mode picker; the AI panel's mode choice (app.ui.ai_panel.mode_choice)
 remembers that choice in the settings and saves the mode to the current agent profile.
 """
 

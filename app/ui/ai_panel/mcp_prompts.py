@@ -12,7 +12,8 @@
 Failures (no server, a server error, content that cannot be attached) are shown — a status
 message, or a message box for an action the person chose — never raised.
 
-``install_mcp_prompts(panel)`` wires it all to an ``AIPanel`` (one line in the panel).
+``McpPrompts`` works on the panel's prompt box and attachment tray; the panel places its
+``button`` under Stop.
 """
 
 from __future__ import annotations
@@ -22,15 +23,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QRect, Qt
 from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import (
-    QBoxLayout,
-    QCompleter,
-    QLayout,
-    QListView,
-    QMenu,
-    QToolButton,
-    QWidget,
-)
+from PySide6.QtWidgets import QCompleter, QListView, QMenu, QToolButton, QWidget
 
 from app.ui.controllers.checkpoints import loop_running
 from app.ui.task_set import TaskSet
@@ -43,9 +36,11 @@ if TYPE_CHECKING:
     # Imported on first use: the panel is ready without the MCP client's modules.
     from app.core.agent.attachments import Attachment
     from app.core.agent.mcp_context import PromptChoice
+    from app.core.services import Services
     from app.core.tools.providers.mcp import McpProvider
+    from app.ui.ai_panel.ports import Status
     from app.ui.dialogs.mcp_resources import McpResourceBrowser
-    from app.ui.widgets.ai_panel import AIPanel
+    from app.ui.widgets.attachments import AttachmentTray, PromptEdit
 
 log = logging.getLogger(__name__)
 CHOICE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -63,16 +58,20 @@ def slash_token(text: str, cursor: int) -> str | None:
 
 
 class McpPrompts(QObject):
-    """The ``/`` completer, the MCP menu and their fetches for one panel."""
+    """The ``/`` completer, the MCP menu and their fetches for one prompt box (which owns
+    this, and over whose window the dialogs and message boxes are shown)."""
 
-    def __init__(self, panel: AIPanel) -> None:
-        super().__init__(panel)
-        self.panel = panel
-        self.prompt = panel.prompt
+    def __init__(self, services: Services, prompt: PromptEdit, tray: AttachmentTray,
+                 status: Status) -> None:
+        super().__init__(prompt)
+        self._services = services
+        self._tray = tray
+        self._status = status
+        self.prompt = prompt
         self.choices: list[PromptChoice] = []
         self._loaded = False  # for this "/" being typed; cleared when the prompt leaves it
         self._loading: asyncio.Future[None] | None = None
-        self._tasks = TaskSet("MCP prompt handling", lambda error: self.panel.status_message.emit(
+        self._tasks = TaskSet("MCP prompt handling", lambda error: self._status(
             f"MCP prompt failed: {error}"))
         self.browser: McpResourceBrowser | None = None
         self.form: QWidget | None = None
@@ -118,7 +117,7 @@ class McpPrompts(QObject):
         first "/" may come before the start-up built it)."""
         import asyncio
 
-        services = self.panel.services
+        services = self._services
         if not services.tools_built:
             await asyncio.to_thread(services.build_tools)
         return services.mcp
@@ -154,13 +153,13 @@ class McpPrompts(QObject):
         provider = await self.provider()
         if provider is None:
             self.choices = []
-            self.panel.status_message.emit("MCP servers are not available.")
+            self._status("MCP servers are not available.")
         else:
             self.choices, errors = await list_prompt_choices(provider)
             for error in errors:
-                self.panel.status_message.emit(error)
+                self._status(error)
             if not self.choices and not errors:
-                self.panel.status_message.emit("No running MCP server offers prompts.")
+                self._status("No running MCP server offers prompts.")
         self.model.clear()
         for index, choice in enumerate(self.choices):
             shown = f"/{choice.label}"
@@ -221,7 +220,7 @@ class McpPrompts(QObject):
         from app.ui.dialogs.mcp_prompt_form import McpPromptForm
 
         form = McpPromptForm(f"/{choice.label}", choice.description, choice.arguments,
-                             self.panel)
+                             self.prompt)
         self.form = form
         form.accepted.connect(lambda: self._tasks.run(self.insert_prompt(choice, form.values())))
         form.open()
@@ -236,7 +235,7 @@ class McpPrompts(QObject):
         if provider is None:
             self.show_error("MCP servers are not available.")
             return False
-        self.panel.status_message.emit(f"Fetching the MCP prompt {choice.label}…")
+        self._status(f"Fetching the MCP prompt {choice.label}…")
         try:
             result = await provider.get_prompt(choice.server, choice.name, values)
         except McpRequestError as exc:
@@ -248,7 +247,7 @@ class McpPrompts(QObject):
         for attachment in expansion.attachments:
             self.add_attachment(attachment)
         self.prompt.setFocus()
-        self.panel.status_message.emit(
+        self._status(
             "; ".join(expansion.problems) if expansion.problems else
             f"Inserted the MCP prompt {choice.label}: review it, then send.")
         return True
@@ -291,53 +290,28 @@ class McpPrompts(QObject):
 
         if self.browser is not None:
             self.browser.close()
-        self.browser = McpResourceBrowser(provider, self._attached, self.panel)
+        self.browser = McpResourceBrowser(provider, self._attached, self.prompt)
         self.browser.open()
         self.browser.load()
 
     def _attached(self, attachment: Attachment) -> None:
         self.add_attachment(attachment)
-        self.panel.status_message.emit(f"Attached {attachment.name} to your next message.")
+        self._status(f"Attached {attachment.name} to your next message.")
 
     def add_attachment(self, attachment: Attachment) -> None:
         """Into the panel's tray, checked against the message's limits like any file."""
-        self.panel.attachment_tray.add_attachment(attachment)
+        self._tray.add_attachment(attachment)
 
     # -- errors and tasks ----------------------------------------------------------------------
 
     def show_error(self, message: str) -> None:
         """A message box the person closes (not modal to the app: nothing waits on it)."""
-        self.panel.status_message.emit(message)
+        self._status(message)
         from PySide6.QtWidgets import QMessageBox  # here: the ready window shows none
 
         box = QMessageBox(QMessageBox.Icon.Warning, "MCP", message,
-                          QMessageBox.StandardButton.Ok, self.panel)
+                          QMessageBox.StandardButton.Ok, self.prompt)
         box.setObjectName("mcp-error")
         box.setTextFormat(Qt.TextFormat.PlainText)  # the server's text, not markup
         self.error_box = box
         box.open()
-
-
-
-def _layout_holding(layout: QLayout, widget: QWidget) -> QBoxLayout | None:
-    """The box layout (``layout`` or one nested in it) that holds ``widget``."""
-    if isinstance(layout, QBoxLayout) and layout.indexOf(widget) >= 0:
-        return layout
-    for i in range(layout.count()):
-        item = layout.itemAt(i)
-        child = item.layout() if item is not None else None
-        if child is not None:
-            found = _layout_holding(child, widget)
-            if found is not None:
-                return found
-    return None
-
-
-def install_mcp_prompts(panel: AIPanel) -> McpPrompts:
-    """The ``/`` completer on the panel's prompt box and the MCP button under Stop."""
-    extras = McpPrompts(panel)
-    root = panel.layout()
-    column = _layout_holding(root, panel.stop_button) if root is not None else None
-    if column is not None:
-        column.insertWidget(column.indexOf(panel.stop_button) + 1, extras.button)
-    return extras

@@ -1,4 +1,4 @@
-"""Edit and resend keeps the message's attachments (app.ui.widgets.conversation_actions).
+"""Edit and resend keeps the message's attachments (app.ui.ai_panel.conversation_actions).
 
 Editing a person's message sets the tray's chips aside (what they had attached for a new
 message) and puts the edited message's attachments on the tray: a chip "reading…" for each
@@ -27,16 +27,18 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
     from app.core.agent.session import AgentSession
-    from app.ui.widgets.ai_panel import AIPanel
+    from app.ui.ai_panel.ports import SessionSource, Status
+    from app.ui.widgets.attachments import AttachmentTray
+    from app.ui.widgets.transcript_view import Transcript
 
 log = logging.getLogger(__name__)
 
 NOT_RESTORED = "Not put back on the tray: "
 
 
-def note_of(panel: AIPanel, view: QWidget) -> AttachmentNote | None:
+def note_of(transcript: Transcript, view: QWidget) -> AttachmentNote | None:
     """The attachment note shown just above the message ``view``, if any."""
-    items = panel.transcript.items()
+    items = transcript.items()
     if view not in items:
         return None
     at = items.index(view)
@@ -47,8 +49,12 @@ def note_of(panel: AIPanel, view: QWidget) -> AttachmentNote | None:
 class EditAttachments:
     """The tray's side of one edit at a time: ``start``, then ``end``."""
 
-    def __init__(self, panel: AIPanel) -> None:
-        self.panel = panel
+    def __init__(self, transcript: Transcript, tray: AttachmentTray, sessions: SessionSource,
+                 status: Status) -> None:
+        self._transcript = transcript
+        self._tray = tray
+        self._sessions = sessions
+        self._status = status
         self._task: asyncio.Future[None] | None = None
 
     def start(self, view: QWidget, prompt_index: int, *, first: bool) -> None:
@@ -56,15 +62,15 @@ class EditAttachments:
         edit was open (the tray holds a new message's chips, set aside until ``end``)."""
         import asyncio
 
-        tray = self.panel.attachment_tray
+        tray = self._tray
         self.stop_loading()
         if first:
             tray.set_aside()
         else:  # another message's edit was open: its attachments go
             tray.clear()
-        note = note_of(self.panel, view)
+        note = note_of(self._transcript, view)
         chips = [tray.add_pending(info.name) for info in (note.infos if note else [])]
-        session = self.panel.session
+        session = self._sessions.session
         if session is None:
             self._settle(chips, [], [])
         elif loop_running():
@@ -79,7 +85,7 @@ class EditAttachments:
     def end(self) -> None:
         """The edit was cancelled or sent: the chips set aside are back on the tray."""
         self.stop_loading()
-        self.panel.attachment_tray.put_back()
+        self._tray.put_back()
 
     def stop_loading(self) -> None:
         """Stop restoring the edited message's attachments (the edit ended, or the panel is
@@ -116,7 +122,7 @@ class EditAttachments:
                 problems: list[str]) -> None:
         """Fill the pending chips in order (the note and the stored blocks have the same
         order); a chip the person removed meanwhile stays removed."""
-        tray = self.panel.attachment_tray
+        tray = self._tray
         for at, attachment in enumerate(restored):
             chip = chips[at] if at < len(chips) else None
             if attachment is None:
@@ -133,4 +139,4 @@ class EditAttachments:
         for chip in chips[len(restored):]:  # the store no longer has them
             tray.remove(chip)
         if problems:
-            self.panel.status_message.emit(NOT_RESTORED + "; ".join(problems) + ".")
+            self._status(NOT_RESTORED + "; ".join(problems) + ".")

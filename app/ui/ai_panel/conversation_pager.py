@@ -17,7 +17,6 @@ match there, has the pager ``reveal`` down to its message."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -26,24 +25,18 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.core.agent.forking import prompt_rows
-from app.ui.controllers.checkpoints import loop_running
-from app.ui.widgets.conversation_replay import (
-    StoredConversation,
-    read_conversation,
-    replay_messages,
-)
+from app.ui.ai_panel.paging import BATCH_MS, PAGE_MESSAGES, WINDOW_MESSAGES
+from app.ui.widgets.conversation_replay import StoredConversation, replay_messages
 
 if TYPE_CHECKING:
+    import asyncio
+
     from app.core.services import Services
-    from app.ui.widgets.ai_panel import AIPanel
     from app.ui.widgets.tool_card import ToolCard
     from app.ui.widgets.transcript_view import RunFooter, Transcript
 
 log = logging.getLogger(__name__)
 
-WINDOW_MESSAGES = 40  # shown on opening (the runs holding the last 40 stored messages)
-PAGE_MESSAGES = 40  # added above by each "Show earlier messages"
-BATCH_MS = 8.0  # building per turn of the event loop (an item costs 1-3 ms), at least a run
 
 Built = Callable[[dict[str, "ToolCard"], list["RunFooter"]], None]
 
@@ -187,39 +180,3 @@ def live_pager(transcript: Transcript) -> ConversationPager | None:
             return pager
     return None
 
-
-def open_conversation(panel: AIPanel, conversation_id: int, *,
-                      window: int = WINDOW_MESSAGES, page: int = PAGE_MESSAGES,
-                      batch_ms: float = BATCH_MS) -> ConversationPager:
-    """What ``AIPanel.load_conversation`` does, windowed: clear the panel, start a session on
-    ``conversation_id`` and show the conversation's end (the pager brings the rest)."""
-    panel._clear()
-    stored = read_conversation(panel.services, conversation_id)
-    root = panel._project_root()
-    panel._discard_session()
-    if root is not None:
-        panel.session = panel._new_session(root, conversation_id)
-    def connect(cards: dict[str, ToolCard], footers: list[RunFooter]) -> None:
-        for card in cards.values():
-            panel._connect_card(card)
-        for footer in footers:
-            panel._connect_footer(footer)
-            for card in footer.cards:
-                panel._footers[card.tool_use_id] = footer
-        panel._refresh_restore_actions()
-        executions = {tool_use_id: stored.executions[tool_use_id] for tool_use_id in cards
-                      if tool_use_id in stored.executions}
-        session = panel.session
-        checkpointer = session.checkpointer if session is not None else None
-        if checkpointer is not None and loop_running() and \
-                any(e.changes for e in executions.values()):
-            task = asyncio.ensure_future(panel._load_changes(checkpointer, cards, executions))
-            pager.tasks.add(task)
-            task.add_done_callback(pager.tasks.discard)
-
-    pager = ConversationPager(panel.services, stored, panel.transcript, connect,
-                              window=window, page=page, batch_ms=batch_ms)
-    pager.start()
-    panel.refresh_conversations()
-    panel._show_flow()
-    return pager

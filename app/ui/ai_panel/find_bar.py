@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.ui.ai_panel.conversation_pager import ConversationPager, live_pager
+from app.ui.ai_panel.find_in_store import ShownText, count_matches, shown_texts
 from app.ui.controllers.checkpoints import loop_running
-from app.ui.widgets.conversation_pager import ConversationPager, live_pager
-from app.ui.widgets.find_in_store import ShownText, count_matches, shown_texts
 from app.ui.widgets.transcript_view import MessageView, Transcript
 
 log = logging.getLogger(__name__)
