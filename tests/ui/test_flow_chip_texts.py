@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.core.permissions.flow import FlowSource
 from app.core.permissions.flow_labels import CLEAN, CLEAN_EXPLANATION, FlowLabel
-from app.ui.widgets.flow_chip import FlowChip, flow_tooltip
+from app.ui.ai_panel.flow_chip import FlowChip, flow_tooltip
 
 
 def test_tooltip_explains_the_summary_and_heads_each_labels_sources() -> None:
