@@ -214,8 +214,10 @@ class ToolCallRunner:
         started = time.perf_counter()
         reporter = ProgressReporter(call.id, self._emit)
         try:
+            # Validated when the call was checked (``_problem``): not again while the name
+            # still routes to the same tool.
             result = await self.registry.execute(call.name, call.input, replace(
-                ctx, progress=reporter, protected=(*ctx.protected, *protected)))
+                ctx, progress=reporter, protected=(*ctx.protected, *protected)), validated=tool)
         except asyncio.CancelledError:
             reporter.close()
             finish(Outcome.CANCELLED, f"Cancelled: the user stopped the run while {call.name} "
