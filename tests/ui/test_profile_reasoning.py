@@ -3,7 +3,7 @@ back, and what the next request sends (request_options)."""
 
 from __future__ import annotations
 
-from app.core.agent.session import request_options
+from app.core.agent.request_options import request_options
 
 
 def test_reasoning_options_round_trip_to_the_request(qtbot, services, tmp_path):

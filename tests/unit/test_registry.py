@@ -66,6 +66,28 @@ async def test_invalid_input_is_an_error_the_model_can_fix(ctx, tool_input, frag
     assert "call the tool again" in result.content.lower()
 
 
+async def test_input_validated_for_the_routed_tool_is_not_checked_again(ctx):
+    tool = EchoTool()
+    registry = ToolRegistry([StaticProvider([tool])])
+    calls: list[str] = []
+    registry.validate = lambda name, tool_input: calls.append(name)  # type: ignore[method-assign]
+
+    result = await registry.execute("echo", {"path": "a"}, ctx, validated=tool)
+
+    assert result == ToolResult("a", False) and calls == []
+
+
+async def test_input_validated_for_another_tool_is_checked_again(ctx):
+    registry = ToolRegistry([StaticProvider([EchoTool()])])
+    replaced = EchoTool()  # the name now routes elsewhere (the tool list changed meanwhile)
+
+    result = await registry.execute("echo", {}, ctx, validated=replaced)
+    gone = await registry.execute("nope", {"path": "a"}, ctx, validated=replaced)
+
+    assert result.is_error and "'path' is a required property" in result.content
+    assert gone.is_error and "Unknown tool: 'nope'" in gone.content
+
+
 async def test_unknown_tool_lists_available(ctx):
     registry = ToolRegistry([StaticProvider([EchoTool()])])
     result = await registry.execute("nope", {"path": "a"}, ctx)

@@ -107,10 +107,9 @@ PANEL_LATER = ("app.core.agent.session", "app.core.agent.events", "app.ui.widget
                "app.ui.widgets.conversation_replay", "app.ui.dialogs.restore_preview",
                "app.ui.widgets.conversation_list", "app.core.checkpoints",
                "app.core.agent.checkpointing", "app.core.permissions.flow")
-# What a ready window still loads only because app/core/agent/__init__.py imports the whole
-# agent (session, tool loop, context, providers) when any part of it is imported (app.core.services
-# imports app.core.agent.checkpointing). Nothing on the start path needs them: a lazy
-# ``__getattr__`` in that package would keep them out (~15-20 ms).
+# The agent's run modules (session, tool loop, context: ~15-20 ms), which nothing on the start
+# path needs. app.core.services imports app.core.agent.checkpointing; the package's
+# __init__.py imports none of its modules, so that loads none of these.
 AGENT_RUN_MODULES = ("app.core.agent.session", "app.core.agent.call_runner",
                      "app.core.agent.context")
 # asyncio (~20 ms with ssl) and qasync come with the event loop, after ready (app.main.

@@ -1,63 +1,80 @@
-"""The audit trail of tool calls, for AgentSession: each call is recorded before it waits or
+"""The audit trail of tool calls, for the call runner: each call is recorded before it waits or
 runs (pending / running) and completed after, so a record cut off by a crash says interrupted,
 never done (app.core.store.audit); completing a call also emits ToolFinished and builds the
 ``tool_result`` block the model gets."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.core.agent.checkpointing import CallChanges
-from app.core.agent.events import AgentEvent, FilesChanged, ToolFinished
+from app.core.agent.events import EventSink, FilesChanged, ToolFinished
 from app.core.agent.providers import ToolCall
 from app.core.outcomes import CallState, Outcome
 from app.core.permissions.service import Decision
+from app.core.review import QuorumResult
 from app.core.store.audit import AuditRepository
 from app.core.store.writer import BackgroundWriter
 from app.core.tools.images import ImagePart
 
 
 class CallAudit:
-    """Mixin of AgentSession: writes the audit rows through the session's background writer."""
+    """Writes one conversation's audit rows through its background ``writer``, in order.
+    ``conversation_id()`` is the conversation's id when a row is written (a new conversation
+    gets one on its first run); ``emit`` is told ToolFinished and FilesChanged."""
 
-    _audit: AuditRepository
-    _writer: BackgroundWriter
-    _conversation_id: int | None
+    def __init__(self, audit: AuditRepository, writer: BackgroundWriter,
+                 conversation_id: Callable[[], int | None], emit: EventSink) -> None:
+        self._audit = audit
+        self._writer = writer
+        self._conversation_id = conversation_id
+        self._emit = emit
 
-    if TYPE_CHECKING:
-        def _emit(self, event: AgentEvent) -> None: ...
-
-    def _begin(self, call: ToolCall, server_id: str, decision: Decision,
-               state: CallState) -> Future[int]:
+    def begin(self, call: ToolCall, server_id: str, decision: Decision,
+              state: CallState) -> Future[int]:
         """Record the call before it waits or runs; the future holds the audit row's id."""
         return self._writer.submit(
             self._audit.begin,
             tool_name=call.name, server_id=server_id, tool_input=call.input,
             decision=_audit_kind(decision), state=state,
             rule_id=decision.rule.id if decision.rule is not None else None,
-            conversation_id=self._conversation_id, tool_use_id=call.id,
+            conversation_id=self._conversation_id(), tool_use_id=call.id,
             decided_by=_decided_by(decision))
 
-    def _audit_set_state(self, row: Future[int], state: CallState) -> None:
+    def set_state(self, row: Future[int], state: CallState) -> None:
+        """The call moved on (approved: now running)."""
+        self._writer.submit(self._write_state, row, state)
+
+    def set_reviews(self, row: Future[int], result: QuorumResult) -> None:
+        """The reviewers' verdict on the call."""
+        self._writer.submit(self._write_reviews, row, result)
+
+    def changes_recorded(self, row: Future[int], call: ToolCall, changes: CallChanges) -> None:
+        """A call's change set (from the checkpoints): to its audit row and its card."""
+        self._writer.submit(self._write_changes, row, changes)
+        self._emit(FilesChanged(call.id, call.name, changes))
+
+    def _write_state(self, row: Future[int], state: CallState) -> None:
         row_id = _row_id(row)
         if row_id is not None:
             self._audit.set_state(row_id, state)
 
-    def _audit_set_changes(self, row: Future[int], changes: CallChanges) -> None:
+    def _write_changes(self, row: Future[int], changes: CallChanges) -> None:
         row_id = _row_id(row)
         if row_id is not None:
             self._audit.set_changes(row_id, changes.to_json())
 
-    def _changes_recorded(self, row: Future[int], call: ToolCall, changes: CallChanges) -> None:
-        """A call's change set (from the checkpoints): to its audit row and its card."""
-        self._writer.submit(self._audit_set_changes, row, changes)
-        self._emit(FilesChanged(call.id, call.name, changes))
+    def _write_reviews(self, row: Future[int], result: QuorumResult) -> None:
+        row_id = _row_id(row)
+        if row_id is not None:
+            self._audit.set_reviews(row_id, result.to_dict())
 
-    def _audit_finish(self, row: Future[int] | None, **fields: Any) -> None:
+    def _write_finish(self, row: Future[int] | None, **fields: Any) -> None:
         self._audit.finish(_row_id(row), **fields)
 
-    def _finish(self, call: ToolCall, server_id: str, decision: Decision, outcome: Outcome,
+    def finish(self, call: ToolCall, server_id: str, decision: Decision, outcome: Outcome,
                 content: str, is_error: bool, duration_ms: int | None,
                 row: Future[int] | None = None,
                 images: tuple[ImagePart, ...] = ()) -> dict[str, Any]:
@@ -69,13 +86,13 @@ class CallAudit:
         image notes do not. The conversation keeps the images (what the model saw; a reloaded
         conversation re-sends exactly that), bounded by app.core.tools.images' caps."""
         self._writer.submit(
-            self._audit_finish, row,
+            self._write_finish, row,
             tool_name=call.name, server_id=server_id,
             tool_input=call.input if call.error is None else call.raw_input,
             decision=_audit_kind(decision), outcome=outcome,
             output=content, is_error=is_error,
             rule_id=decision.rule.id if decision.rule is not None else None,
-            duration_ms=duration_ms, conversation_id=self._conversation_id,
+            duration_ms=duration_ms, conversation_id=self._conversation_id(),
             tool_use_id=call.id, decided_by=_decided_by(decision))
         self._emit(ToolFinished(call.id, call.name, is_error, duration_ms or 0, content, outcome,
                                 images))

@@ -1,6 +1,11 @@
 """Running the model's tool calls, for AgentSession: check each call, ask the permission
 service, wait for the approver when asked, execute through the registry and answer every
-``tool_use`` with exactly one ``tool_result``, also when the run is stopped half-way."""
+``tool_use`` with exactly one ``tool_result``, also when the run is stopped half-way.
+
+The runner owns the collaborators of one call: the audit rows (call_audit), the person's
+approval (call_approval), the reviewers (review_step), the checkpoints around a call that can
+change files (call_checkpoints) and the flow labels a result adds (flow_tracking).
+"""
 
 from __future__ import annotations
 
@@ -8,35 +13,27 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from app.core.agent.call_approval import STOPPED_BEFORE_APPROVAL, CallApproval
 from app.core.agent.call_audit import CallAudit
 from app.core.agent.call_checkpoints import CallCheckpoints
 from app.core.agent.checkpointing import UNRECORDED_ASK, CallChanges, Checkpointer
 from app.core.agent.context import build_tool_context
-from app.core.agent.events import (
-    ApprovalRequest,
-    ApprovalResponse,
-    Approver,
-    AwaitingApproval,
-    ToolRequested,
-    ToolStarted,
-)
+from app.core.agent.events import EventSink, ToolRequested, ToolStarted
 from app.core.agent.flow_tracking import FlowTracking
 from app.core.agent.progress import ProgressReporter
 from app.core.agent.providers import ToolCall
-from app.core.agent.review_step import PLAN_REJECTED, ReviewState, ReviewStep, wants_review
+from app.core.agent.review_step import PLAN_REJECTED, ReviewStep, wants_review
+from app.core.agent.run_state import RunState
 from app.core.outcomes import CallState, Outcome
-from app.core.permission_mode import PermissionMode
 from app.core.permissions.egress_history import egress_destination
-from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import Decision, DecisionContext, ToolPermissionService
 from app.core.review import QuorumResult, rejection_feedback
-from app.core.store.profiles import ToolSetting
 from app.core.tools.base import Tool, ToolContext, ToolSpec
 from app.core.tools.images import ImagePart
 from app.core.tools.registry import ToolRegistry
@@ -44,18 +41,8 @@ from app.core.tools.registry import ToolRegistry
 log = logging.getLogger(__name__)
 
 UNKNOWN_SERVER = "unknown"
-PREVIEW_TIMEOUT_S = 10.0
 
-STOPPED_BEFORE_APPROVAL = ("The user stopped the run before approving this tool call, so it was "
-                           "not run.")
 STOPPED_BEFORE_CALL = "Not run: the user stopped the run before this tool call was reached."
-
-
-def declined_message(reason: str) -> str:
-    reason = reason.strip()
-    if reason:
-        return f"The user declined this tool call. Reason: {reason}"
-    return "The user declined this tool call. No reason was given; ask the user how to proceed."
 
 
 def denied_message(decision: Decision) -> str:
@@ -68,39 +55,43 @@ def denied_message(decision: Decision) -> str:
             "approach or ask the user to change the permission rules.")
 
 
-@dataclass
-class _Run:
-    """What one run needs for every call: the profile's settings, read once at its start."""
+class ToolCallRunner:
+    """The tool calls of one model turn, in order, for one conversation.
 
-    settings: Mapping[str, ToolSetting]
-    offered: frozenset[str]
-    mode: PermissionMode = PermissionMode.ASK
-    review_before_asking: bool = False
-    review: ReviewState = field(default_factory=ReviewState)
-    position: tuple[int, int] | None = None  # the call being run: (n, of the turn's calls)
-    contexts: dict[str, ToolContext] = field(default_factory=dict)
-    announced: set[str] = field(default_factory=set)  # tool_use ids with a ToolRequested
-    input_tokens: int = 0
-    output_tokens: int = 0
+    What a call may use: the tools of ``registry`` (the profile picks among them), decided on
+    by ``permissions``, run in ``project_root`` with the profile ``profile_id``'s per-tool
+    configuration and the conversation's ``tool_session`` (background jobs, checkpoint
+    coverage). ``checkpointer`` (None: no checkpoints) records the project around each call
+    that can change files; ``conversation_id()`` is the conversation the decisions are for;
+    ``emit`` is told every event of a call.
+    """
 
+    def __init__(self, *, registry: ToolRegistry, permissions: ToolPermissionService,
+                 profile_id: int, project_root: Path, tool_session: dict[str, Any],
+                 audit: CallAudit, approval: CallApproval, review: ReviewStep,
+                 flow: FlowTracking, checkpoints: CallCheckpoints,
+                 checkpointer: Checkpointer | None,
+                 conversation_id: Callable[[], int | None], emit: EventSink) -> None:
+        self.registry = registry
+        self.permissions = permissions
+        self._profile_id = profile_id
+        self._project_root = project_root
+        self._tool_session = tool_session
+        self._audit = audit
+        self._approval = approval
+        self._review = review
+        self._flow_tracking = flow
+        self._checkpoints = checkpoints
+        self._checkpointer = checkpointer
+        self._conversation_id = conversation_id
+        self._emit = emit
+        # The second checkpoint of a stopped call, which runs on after its run has ended.
+        self._pending_checkpoints: set[asyncio.Future[CallChanges | None]] = set()
 
-class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
-    """Mixin of AgentSession: the tool calls of one model turn, in order."""
-
-    registry: ToolRegistry
-    permissions: ToolPermissionService
-    profile_id: int
-    project_root: Path
-    approver: Approver
-    checkpointer: Checkpointer | None
-    _tool_session: dict[str, Any]
-    _pending_checkpoints: set[asyncio.Future[CallChanges | None]]
-    _checkpoints: CallCheckpoints
-
-    if TYPE_CHECKING:
-        def _append(self, role: str, content: list[dict[str, Any]]) -> None: ...
-
-    async def _run_tools(self, calls: list[ToolCall], run: _Run) -> None:
+    async def run_calls(self, calls: list[ToolCall], run: RunState,
+                        answers: list[dict[str, Any]]) -> None:
+        """Run ``calls`` in order; each one's ``tool_result`` goes into ``answers``, in the
+        calls' order, also when this is stopped half-way (the open ones answered "not run")."""
         results: list[dict[str, Any] | None] = [None] * len(calls)
         try:
             for i, call in enumerate(calls):
@@ -110,18 +101,18 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
             why = STOPPED_BEFORE_CALL if isinstance(exc, asyncio.CancelledError) else \
                 "Not run: an internal error ended the run before this tool call."
             open_slots = [i for i, r in enumerate(results) if r is None]
-            answers: list[dict[str, Any]] = []
+            unreached: list[dict[str, Any]] = []
             try:
-                await self._answer_not_run([calls[i] for i in open_slots], run, why, answers)
+                await self.answer_not_run([calls[i] for i in open_slots], run, why, unreached)
             finally:
-                for i, answer in zip(open_slots, answers, strict=False):
+                for i, answer in zip(open_slots, unreached, strict=False):
                     results[i] = answer
             raise
         finally:
             # One user turn answering every tool_use, even when stopped half-way.
-            self._append("user", [r for r in results if r is not None])
+            answers.extend(r for r in results if r is not None)
 
-    async def _run_call(self, call: ToolCall, run: _Run, results: list[dict[str, Any] | None],
+    async def _run_call(self, call: ToolCall, run: RunState, results: list[dict[str, Any] | None],
                         i: int) -> None:
         tool = self.registry.get(call.name)
         spec = tool.spec if tool is not None else None
@@ -130,8 +121,8 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
 
         def finish(outcome: Outcome, content: str, is_error: bool, decision: Decision,
                    duration_ms: int | None = None, images: tuple[ImagePart, ...] = ()) -> None:
-            results[i] = self._finish(call, server_id, decision, outcome, content, is_error,
-                                      duration_ms, row, images)
+            results[i] = self._audit.finish(call, server_id, decision, outcome, content,
+                                            is_error, duration_ms, row, images)
 
         problem = self._problem(call, run)
         if problem is not None:
@@ -155,14 +146,14 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
                        True, decision.with_kind("deny", f"refused by capability: {refusal}"))
                 return
         if not spec.is_read_only(call.input):
-            plan = await self._review_plan(call, run.review, sorted(run.offered))
+            plan = await self._review.review_plan(call, run.review, sorted(run.offered))
             if plan is not None and plan.outcome == "rejected":
                 finish(Outcome.DECLINED, PLAN_REJECTED.format(
                     feedback=rejection_feedback(plan)), True,
                     decision.with_kind("ask", f"plan rejected by review: {plan.reason}"))
                 return
-        row = self._begin(call, server_id, decision,
-                          CallState.RUNNING if decision.kind == "allow" else CallState.PENDING)
+        row = self._audit.begin(call, server_id, decision, CallState.RUNNING
+                                if decision.kind == "allow" else CallState.PENDING)
         try:
             await self._approve_and_execute(call, tool, spec, server_id, decision, ctx, row,
                                             finish, run)
@@ -175,15 +166,16 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
     async def _approve_and_execute(self, call: ToolCall, tool: Tool, spec: ToolSpec,
                                    server_id: str, decision: Decision, ctx: ToolContext,
                                    row: Future[int], finish: Callable[..., None],
-                                   run: _Run) -> None:
+                                   run: RunState) -> None:
         unasked = decision.kind == "allow"  # by a rule, the mode or a review: no person
         if decision.kind != "allow":
             reviewed: QuorumResult | None = None
             try:
-                preview = await self._preview(tool, call.input, ctx)
+                preview = await self._approval.preview(tool, call.input, ctx)
                 if wants_review(decision, run.review_before_asking):
-                    reviewed = await self._review(call, server_id, decision, preview,
-                                                  run.review, row)
+                    reviewed = await self._review.review_call(call, server_id, decision,
+                                                              preview, run.review)
+                    self._audit.set_reviews(row, reviewed)
             except asyncio.CancelledError:
                 finish(Outcome.DECLINED, STOPPED_BEFORE_APPROVAL, True, decision)
                 raise
@@ -196,34 +188,36 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
                 return
             if reviewed is not None and reviewed.outcome == "approved":
                 decision = decision.with_kind("allow", f"approved by review: {reviewed.reason}")
-                self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
+                self._audit.set_state(row, CallState.RUNNING)
                 unasked = True  # reviewers are not the person: the same walls as a rule
             else:
-                if not await self._ask_person(call, spec, server_id, decision, preview,
-                                              reviewed, finish, run.position):
+                if not await self._approval.ask_person(call, spec, server_id, decision,
+                                                       preview, reviewed, finish, run.position):
                     return
-                self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
+                self._audit.set_state(row, CallState.RUNNING)
                 # The person saw the secrets this call names: the sandbox shows it those.
                 if decision.facts is not None:
                     ctx = replace(ctx, revealed=decision.facts.secret_paths)
             if decision.facts is not None and decision.facts.egress:  # joined scans see it
-                self.flow.record_egress(
+                self._flow_tracking.flow.record_egress(
                     egress_destination(spec.server_id, spec.name, call.input), call.input)
-        checkpointer = self.checkpointer if spec.may_change_files(call.input) else None
+        checkpointer = self._checkpointer if spec.may_change_files(call.input) else None
         before, protected = await self._checkpoints.before(call, spec, checkpointer, unasked)
         if protected is None and decision.rule is None:  # the mode's "reversible" fails
             decision = decision.with_kind("ask", UNRECORDED_ASK)
-            if not await self._ask_person(call, spec, server_id, decision, None, None,
-                                          finish, run.position):
+            if not await self._approval.ask_person(call, spec, server_id, decision, None,
+                                                   None, finish, run.position):
                 return
-            self._writer.submit(self._audit_set_state, row, CallState.RUNNING)
+            self._audit.set_state(row, CallState.RUNNING)
         protected = protected or ()
         self._emit(ToolStarted(call.id, call.name))
         started = time.perf_counter()
         reporter = ProgressReporter(call.id, self._emit)
         try:
+            # Validated when the call was checked (``_problem``): not again while the name
+            # still routes to the same tool.
             result = await self.registry.execute(call.name, call.input, replace(
-                ctx, progress=reporter, protected=(*ctx.protected, *protected)))
+                ctx, progress=reporter, protected=(*ctx.protected, *protected)), validated=tool)
         except asyncio.CancelledError:
             reporter.close()
             finish(Outcome.CANCELLED, f"Cancelled: the user stopped the run while {call.name} "
@@ -251,40 +245,11 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
         finish(Outcome.EXECUTED, content or "(no output)", result.is_error, decision,
                _ms_since(started), result.images)
         try:
-            self._track_flow(spec, call.input, decision, result.content or "")
+            self._flow_tracking.track_result(spec, call.input, decision, result.content or "")
         except Exception:  # labels are a guard's input: log, never break the run
             log.exception("flow labels were not updated after %s", call.name)
         if checkpointer is not None and not recorded:
             await self._checkpoints.record_changes(checkpointer, call, before, row)
-
-    async def _ask_person(self, call: ToolCall, spec: ToolSpec, server_id: str,
-                          decision: Decision, preview: str | None,
-                          reviewed: QuorumResult | None, finish: Callable[..., None],
-                          position: tuple[int, int] | None = None) -> bool:
-        """The approval dialog; False (the call answered) unless the person approved."""
-        request = ApprovalRequest(call.id, call.name, server_id, copy.deepcopy(call.input), spec,
-                                  decision, preview,
-                                  reviews=reviewed.reviews if reviewed is not None else (),
-                                  review_reason=reviewed.reason if reviewed is not None else "",
-                                  position=position)
-        try:
-            self._emit(AwaitingApproval(request))
-            response = await self.approver(request)
-        except asyncio.CancelledError:
-            finish(Outcome.DECLINED, STOPPED_BEFORE_APPROVAL, True, decision)
-            raise
-        except Exception as exc:  # a broken dialog must not approve anything
-            log.exception("approver failed for %s", call.name)
-            response = ApprovalResponse.decline(
-                f"the approval dialog failed ({type(exc).__name__})")
-        if not isinstance(response, ApprovalResponse):
-            response = ApprovalResponse.decline("the approval answer was not understood")
-        for rule in response.rules_to_remember:
-            self._remember(rule)
-        if not response.approved:
-            finish(Outcome.DECLINED, declined_message(response.reason), True, decision)
-            return False
-        return True
 
     async def _capability_refusal(self, spec: ToolSpec, call: ToolCall,
                                   ctx: ToolContext) -> str | None:
@@ -297,7 +262,7 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
             log.exception("capability check of %s failed", call.name)
             return None
 
-    def _problem(self, call: ToolCall, run: _Run) -> tuple[str, str] | None:
+    def _problem(self, call: ToolCall, run: RunState) -> tuple[str, str] | None:
         """(note, message for the model) when the call cannot run at all, else None."""
         if call.error is not None:
             return ("The tool input was not a valid JSON object, so the call was not run.",
@@ -314,18 +279,18 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
                     problem)
         return None
 
-    async def _decide(self, server_id: str, call: ToolCall, run: _Run,
+    async def _decide(self, server_id: str, call: ToolCall, run: RunState,
                       ctx: ToolContext | None = None) -> Decision:
         # Off the event loop: deciding parses the input (shell commands with tree-sitter),
         # and this loop is the GUI's. ToolPermissionService is safe for concurrent calls.
-        context = DecisionContext(mode=run.mode, flow=self.flow, tool_context=ctx,
-                                  checkpoints=self.checkpointer is not None,
-                                  conversation_id=self._conversation_id)
+        context = DecisionContext(mode=run.mode, flow=self._flow_tracking.flow,
+                                  tool_context=ctx, checkpoints=self._checkpointer is not None,
+                                  conversation_id=self._conversation_id())
         return await asyncio.to_thread(self.permissions.decide, server_id, call.name,
                                        call.input, context)
 
-    async def _answer_not_run(self, calls: list[ToolCall], run: _Run, message: str,
-                              answers: list[dict[str, Any]]) -> None:
+    async def answer_not_run(self, calls: list[ToolCall], run: RunState, message: str,
+                             answers: list[dict[str, Any]]) -> None:
         """Answer (and audit) calls that were never reached, into ``answers``. If this is
         itself interrupted (a second Stop), the rest are answered without consulting the
         rules: every tool_use must still get its result."""
@@ -337,7 +302,7 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
                            for call in calls[len(answers):])
             raise
 
-    async def _not_run(self, call: ToolCall, run: _Run, message: str) -> dict[str, Any]:
+    async def _not_run(self, call: ToolCall, run: RunState, message: str) -> dict[str, Any]:
         """Answer (and audit) a call that was never reached."""
         decision = None
         if call.error is None and call.name in run.offered:
@@ -347,53 +312,34 @@ class ToolCallRunner(CallAudit, FlowTracking, ReviewStep):
                 log.exception("permission check failed for %s", call.name)
         return self._not_run_as(call, run, message, decision)
 
-    def _not_run_as(self, call: ToolCall, run: _Run, message: str,
+    def _not_run_as(self, call: ToolCall, run: RunState, message: str,
                     decision: Decision | None) -> dict[str, Any]:
         server_id = self._server_id(call)
         decision = decision or Decision("deny", None, note="Not run.")
         self._announce(run, call, server_id, decision)
-        return self._finish(call, server_id, decision, Outcome.CANCELLED, message, True, None)
+        return self._audit.finish(call, server_id, decision, Outcome.CANCELLED, message, True,
+                                  None)
 
     def _server_id(self, call: ToolCall) -> str:
         tool = self.registry.get(call.name)
         return tool.spec.server_id if tool is not None else UNKNOWN_SERVER
 
-    def _announce(self, run: _Run, call: ToolCall, server_id: str, decision: Decision) -> None:
+    def _announce(self, run: RunState, call: ToolCall, server_id: str, decision: Decision) -> None:
         if call.id not in run.announced:
             run.announced.add(call.id)
             # A copy: whatever the UI does with it, what runs is what was decided on.
             self._emit(ToolRequested(call.id, call.name, server_id, copy.deepcopy(call.input),
                                      decision))
 
-    def _context(self, run: _Run, tool_name: str) -> ToolContext:
+    def _context(self, run: RunState, tool_name: str) -> ToolContext:
         ctx = run.contexts.get(tool_name)
         if ctx is None:
             tool = self.registry.get(tool_name)
             ctx = run.contexts[tool_name] = build_tool_context(
-                self.profile_id, run.settings, self.project_root, self._tool_session,
+                self._profile_id, run.settings, self._project_root, self._tool_session,
                 tool_name=tool_name, spec=tool.spec if tool is not None else None,
                 sandbox=self.permissions.sandbox)
         return ctx
-
-    async def _preview(self, tool: Tool, tool_input: Mapping[str, Any],
-                       ctx: ToolContext) -> str | None:
-        preview = getattr(tool, "preview", None)
-        if not callable(preview):
-            return None
-        try:
-            text = await asyncio.wait_for(preview(dict(tool_input), ctx), PREVIEW_TIMEOUT_S)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a preview is a courtesy; asking still works without it
-            log.exception("preview of %s failed", tool.spec.name)
-            return None
-        return text if isinstance(text, str) else None
-
-    def _remember(self, rule: PermissionRule) -> None:
-        try:
-            self.permissions.rules.add(rule)
-        except Exception:  # an invalid rule must not block the answer the person gave
-            log.exception("could not save the remembered permission rule")
 
 
 def _ms_since(started: float) -> int:

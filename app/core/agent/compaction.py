@@ -19,7 +19,6 @@ context-length error) is not summarised: it stays after the summary, so Retry se
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Sequence
@@ -37,8 +36,6 @@ from app.core.store.conversations import StoredMessage
 
 if TYPE_CHECKING:
     from app.core.store.conversations import ConversationRepository
-    from app.core.store.profiles import AgentProfile, ProfileRepository
-    from app.core.store.writer import BackgroundWriter
 
 MARKER_TYPE = "tebiki_compaction"
 # Offer compaction from this share of the context window on.
@@ -259,80 +256,10 @@ def summary_text(turn: ModelTurn) -> str:
                      if b.get("type") == "text").strip()
 
 
-class ConversationCompaction:
-    """Mixin of AgentSession: ``compact()``."""
-
-    _compacting = False
-    _compaction_task: asyncio.Task[object] | None = None
-    profile_id: int
-    _conversation_id: int | None
-    _conversations: ConversationRepository
-    _writer: BackgroundWriter
-    _history: list[Message] | None
-    _profiles: ProfileRepository
-
-    if TYPE_CHECKING:
-        @property
-        def running(self) -> bool: ...
-
-        async def _provider_for(self, profile: AgentProfile) -> ModelProvider: ...
-
-        def _record_usage(self, model: str, turn: ModelTurn, cache_ttl: str) -> None: ...
-
-    async def compact(self) -> CompactionResult:
-        """Summarise the conversation so far (one request) and send the summary instead of
-        the history from now on. Not while a run is going. Raises CompactionError."""
-        if self.running:
-            raise RuntimeError("this conversation is running; wait for it or stop it")
-        conversation_id = self._conversation_id
-        if conversation_id is None:
-            raise CompactionError("There is nothing to compact yet.")
-        self._compacting = True
-        self._compaction_task = asyncio.current_task()
-        try:
-            return await self._compact(conversation_id)
-        finally:
-            self._compacting = False
-            self._compaction_task = None
-
-    def _cancel_compaction(self) -> None:
-        """Stop: a compaction in progress is cancelled (nothing is stored then)."""
-        task = self._compaction_task
-        if task is not None and not task.done():
-            task.cancel()
-
-    async def _compact(self, conversation_id: int) -> CompactionResult:
-        await self._writer.flush()  # every message of the last run is on disk
-        stored = await asyncio.to_thread(self._conversations.messages, conversation_id)
-        plan = plan_compaction(stored)
-        try:
-            profile = self._profiles.get(self.profile_id)
-        except KeyError:
-            raise CompactionError("This agent profile no longer exists.") from None
-        try:
-            provider = await self._provider_for(profile)
-        except ProviderError as exc:
-            raise CompactionError(exc.message) from exc
-        turn = await request_summary(provider, profile.model, plan.summarised,
-                                     profile.max_tokens)
-        self._record_usage(profile.model, turn, "5m")  # the summary was paid for
-        summary = summary_text(turn)
-        if not summary:
-            raise CompactionError("The model returned an empty summary; nothing was changed.")
-        # Stopped while the marker is written (its thread finishes anyway): the next run
-        # reads the history back from the store rather than trusting memory.
-        self._history = None
-        await asyncio.to_thread(self._conversations.append, conversation_id, "user",
-                                marker_content(summary, plan.through))
-        self._history = normalize([summary_message(summary), *plan.kept])
-        return CompactionResult(summary, plan.count, turn.output_tokens)
-
-
 __all__ = [
     "COMPACT_THRESHOLD",
     "CompactionError",
     "CompactionResult",
-    "ConversationCompaction",
     "context_window",
     "effective_messages",
     "is_context_overflow",

@@ -5,13 +5,14 @@ conversation and announced with ``FlowChanged``."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from app.core.agent.events import AgentEvent, FlowChanged
+from app.core.agent.events import EventSink, FlowChanged
+from app.core.permissions.egress import SecretMatcher
 from app.core.permissions.flow import FlowLabel, FlowState
-from app.core.permissions.service import Decision, ToolPermissionService
+from app.core.permissions.service import Decision
 from app.core.store.conversations import ConversationRepository
 from app.core.store.writer import BackgroundWriter
 from app.core.tools.base import ToolSpec
@@ -25,28 +26,33 @@ MAX_SCANNED_CHARS = 1024 * 1024
 
 
 class FlowTracking:
-    """Mixin of AgentSession."""
+    """One conversation's flow labels. ``known_secrets`` are the machine's secrets a result is
+    scanned for; files of a project that is not ``project_trusted`` are untrusted content;
+    the labels are stored with the conversation ``conversation_id()`` names (none yet: kept in
+    memory) and announced through ``emit``."""
 
-    project_root: Path
-    project_trusted: bool
-    _conversation_id: int | None
-    _conversations: ConversationRepository
-    _writer: BackgroundWriter
-    _flow: FlowState | None
-    _vouched_messages: int
-    permissions: ToolPermissionService
-
-    if TYPE_CHECKING:
-        def _emit(self, event: AgentEvent) -> None: ...
+    def __init__(self, conversations: ConversationRepository, writer: BackgroundWriter,
+                 known_secrets: SecretMatcher, project_root: Path, project_trusted: bool,
+                 conversation_id: Callable[[], int | None], emit: EventSink) -> None:
+        self._conversations = conversations
+        self._writer = writer
+        self._known_secrets = known_secrets
+        self._project_root = project_root
+        self.project_trusted = project_trusted
+        self._conversation_id = conversation_id
+        self._emit = emit
+        self._flow: FlowState | None = None
+        self._vouched_messages = 0  # user messages of the history already vouched for
 
     @property
     def flow(self) -> FlowState:
         """The labels (loaded from the conversation on first use)."""
         if self._flow is None:
             stored = None
-            if self._conversation_id is not None:
+            conversation_id = self._conversation_id()
+            if conversation_id is not None:
                 try:
-                    stored = self._conversations.flow(self._conversation_id)
+                    stored = self._conversations.flow(conversation_id)
                 except KeyError:
                     stored = None
                 except Exception:  # unreadable: fail closed (from_json marks it)
@@ -55,12 +61,12 @@ class FlowTracking:
             self._flow = FlowState.from_json(stored)
         return self._flow
 
-    def reset_flow(self) -> None:
+    def reset(self) -> None:
         """Forget the labels (the person starts a different task in this conversation)."""
         self.flow.clear()
-        self._flow_changed()
+        self._changed()
 
-    def _track_flow(self, spec: ToolSpec, tool_input: Mapping[str, Any], decision: Decision,
+    def track_result(self, spec: ToolSpec, tool_input: Mapping[str, Any], decision: Decision,
                     content: str) -> None:
         """After a call ran and its result went to the model: what did the conversation just
         take in?"""
@@ -71,7 +77,7 @@ class FlowTracking:
         changed = False
         # A result that carries a secret the machine holds (a command printed the project's
         # .env, a search matched a key file) is a sensitive read, whatever the tool.
-        for hit in self.permissions.known_secrets.scan(content[:MAX_SCANNED_CHARS]):
+        for hit in self._known_secrets.scan(content[:MAX_SCANNED_CHARS]):
             changed |= flow.add(FlowLabel.READ_SENSITIVE, f"{hit.source} (in the result)",
                                 spec.name)
         # A call that read or named a secret (an approved ``cat .env`` too, whatever the
@@ -88,7 +94,7 @@ class FlowTracking:
         elif spec.server_id != "builtin":
             untrusted = f"{spec.server_id} tool results"
         elif not self.project_trusted and (spec.is_read_only(tool_input) or spec.runs_programs):
-            untrusted = (f"files of {self.project_root.name or self.project_root} "
+            untrusted = (f"files of {self._project_root.name or self._project_root} "
                          "(the project is not marked trusted)")
         if untrusted:
             changed |= flow.add(FlowLabel.UNTRUSTED, untrusted, spec.name)
@@ -98,9 +104,9 @@ class FlowTracking:
         elif spec.is_read_only(tool_input) and not facts.outside:
             flow.provenance.learn_vouched(content)  # a trusted project's own files
         if changed:
-            self._flow_changed()
+            self._changed()
 
-    def _vouch_person_text(self, history: Sequence[Mapping[str, Any]],
+    def vouch_person_text(self, history: Sequence[Mapping[str, Any]],
                            user_text: str | None) -> None:
         """What the person wrote (this prompt, and earlier ones of a reopened conversation):
         the values in it are theirs, whatever a page said too."""
@@ -118,7 +124,7 @@ class FlowTracking:
         if user_text:
             provenance.learn_vouched(user_text)
 
-    def _track_server_instructions(self, instructions: Mapping[str, str]) -> None:
+    def track_server_instructions(self, instructions: Mapping[str, str]) -> None:
         """MCP servers' instructions go into the system prompt: text a third party wrote,
         which the model reads like any tool result from that server."""
         changed = False
@@ -126,13 +132,13 @@ class FlowTracking:
             changed |= self.flow.add(FlowLabel.UNTRUSTED, f"{server} server instructions",
                                      server)
         if changed:
-            self._flow_changed()
+            self._changed()
 
-    def _flow_changed(self) -> None:
+    def _changed(self) -> None:
         flow = self.flow
-        if self._conversation_id is not None:
-            self._writer.submit(self._conversations.set_flow, self._conversation_id,
-                                flow.to_json())
+        conversation_id = self._conversation_id()
+        if conversation_id is not None:
+            self._writer.submit(self._conversations.set_flow, conversation_id, flow.to_json())
         self._emit(FlowChanged(flow.summary(), flow.sources))
 
 

@@ -19,26 +19,28 @@ file changes are not undone (the transcript's "Restore to before this message" d
 A cut through a compacted part deletes the compaction marker too, so the full history is sent
 again from there.
 
-Neither is allowed while a run is going (``AgentSession._drive`` refuses).
+Neither is allowed while a run is going: both run through the session's ``drive`` (its
+``_drive``), which refuses.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.core.agent.attachments import Attachment, content_blocks, default_prompt
 from app.core.agent.compaction import marker_of
 from app.core.agent.providers import ProviderBadRequest
-from app.core.store.conversations import StoredMessage
+from app.core.agent.session_history import ConversationHistory
+from app.core.store.conversations import ConversationRepository, StoredMessage
+from app.core.store.writer import BackgroundWriter
 
-if TYPE_CHECKING:
-    from app.core.agent.transcript import Message
-    from app.core.store.conversations import ConversationRepository
-    from app.core.store.writer import BackgroundWriter
-
+# Run before the request is sent: a fork cuts the conversation first.
 Prepare = Callable[[], Awaitable[None]]
+# Runs the conversation (the session's): the person's text (None: resend what is there), what
+# to do first, and the attachments' content blocks.
+Drive = Callable[[str | None, Prepare | None, list[dict[str, Any]] | None], Awaitable[None]]
 
 
 def prompt_rows(stored: Sequence[StoredMessage]) -> list[StoredMessage]:
@@ -54,18 +56,16 @@ def prompt_rows(stored: Sequence[StoredMessage]) -> list[StoredMessage]:
 
 
 class ConversationForking:
-    """Mixin of AgentSession: ``resend_from`` and ``regenerate``."""
+    """``resend_from`` and ``regenerate`` for the conversation of ``history``: they cut it in
+    the store (``conversations``, after ``writer`` has written everything) and in memory, then
+    run it through ``drive``."""
 
-    _conversation_id: int | None
-    _conversations: ConversationRepository
-    _writer: BackgroundWriter
-    _history: list[Message] | None
-
-    if TYPE_CHECKING:
-        async def _drive(self, user_text: str | None, prepare: Prepare | None = None,
-                         attachments: list[dict[str, Any]] | None = None) -> None: ...
-
-        def _history_from(self, rows: list[StoredMessage]) -> list[Message]: ...
+    def __init__(self, history: ConversationHistory, conversations: ConversationRepository,
+                 writer: BackgroundWriter, drive: Drive) -> None:
+        self._history = history
+        self._conversations = conversations
+        self._writer = writer
+        self._drive = drive
 
     async def resend_from(self, prompt_index: int, text: str,
                           attachments: Sequence[Attachment] = ()) -> None:
@@ -81,21 +81,22 @@ class ConversationForking:
             await self._cut_at_prompt(prompt_index, keep_prompt=False)
 
         blocks = await asyncio.to_thread(content_blocks, attachments) if attachments else []
-        await self._drive(text, cut, attachments=blocks)
+        await self._drive(text, cut, blocks)
 
     async def prompt_content(self, prompt_index: int) -> object:
         """The stored content of the ``prompt_index``-th prompt (its attachment blocks and its
         text), None when there is no such prompt."""
-        if self._conversation_id is None:
+        if self._history.conversation_id is None:
             return None
         await self._writer.flush()  # the last run's prompt is on disk
         return await asyncio.to_thread(self.stored_prompt_content, prompt_index)
 
     def stored_prompt_content(self, prompt_index: int) -> object:
         """``prompt_content`` without flushing the writer first (blocking: a worker's)."""
-        if self._conversation_id is None:
+        conversation_id = self._history.conversation_id
+        if conversation_id is None:
             return None
-        prompts = prompt_rows(self._conversations.messages(self._conversation_id))
+        prompts = prompt_rows(self._conversations.messages(conversation_id))
         if not -len(prompts) <= prompt_index < len(prompts):
             return None
         return prompts[prompt_index].content
@@ -106,10 +107,10 @@ class ConversationForking:
         async def cut() -> None:
             await self._cut_at_prompt(-1, keep_prompt=True)
 
-        await self._drive(None, cut)
+        await self._drive(None, cut, None)
 
     async def _cut_at_prompt(self, prompt_index: int, *, keep_prompt: bool) -> None:
-        conversation_id = self._conversation_id
+        conversation_id = self._history.conversation_id
         if conversation_id is None:
             raise ProviderBadRequest("This conversation has no messages yet.")
         await self._writer.flush()  # the last run's messages are all on disk
@@ -121,4 +122,4 @@ class ConversationForking:
         first = prompt.id + 1 if keep_prompt else prompt.id
         await asyncio.to_thread(self._conversations.delete_from, conversation_id, first)
         remaining = [m for m in stored if m.id < first]
-        self._history = await asyncio.to_thread(self._history_from, remaining)
+        self._history.replace(await asyncio.to_thread(self._history.from_rows, remaining))

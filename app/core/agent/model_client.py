@@ -1,6 +1,6 @@
 """The model client an AgentSession talks to: built on first use (off the event loop's
 thread, as keyring lookups may block), kept while the profile's provider and base URL stay
-the same, rebuilt after ``invalidate_client()`` (a new API key) and closed with the session."""
+the same, rebuilt after ``invalidate()`` (a new API key) and closed with the session."""
 
 from __future__ import annotations
 
@@ -18,29 +18,33 @@ ClientFactory = Callable[[AgentProfile], ModelProvider]
 
 
 class ModelClient:
-    """Mixin of AgentSession: the cached model client."""
+    """The cached model client, built by ``factory(profile)``."""
 
-    _client_factory: ClientFactory
-    _provider: ModelProvider | None
-    _provider_key: tuple[str, str | None] | None
+    def __init__(self, factory: ClientFactory) -> None:
+        self._factory = factory
+        self._provider: ModelProvider | None = None
+        self._provider_key: tuple[str, str | None] | None = None
 
-    def invalidate_client(self) -> None:
+    def invalidate(self) -> None:
         """Build a new model client on the next run (call after the API key changed)."""
         self._provider_key = None
 
-    async def _provider_for(self, profile: AgentProfile) -> ModelProvider:
+    async def provider_for(self, profile: AgentProfile) -> ModelProvider:
+        """The client for ``profile``: the kept one, unless its provider or base URL
+        changed (or it was invalidated)."""
         key = (profile.provider, profile.base_url)
         if self._provider is not None and self._provider_key == key:
             return self._provider
-        await self._close_provider()
+        await self.aclose()
         # The SDK and the tools' libraries are imported off the GUI thread (usually already
         # done when the person started typing; app.core.warmup).
         await warm_up()
-        self._provider = await asyncio.to_thread(self._client_factory, profile)
+        self._provider = await asyncio.to_thread(self._factory, profile)
         self._provider_key = key
         return self._provider
 
-    async def _close_provider(self) -> None:
+    async def aclose(self) -> None:
+        """Close the client (and release its HTTP connections); the next run builds one."""
         provider, self._provider, self._provider_key = self._provider, None, None
         if provider is not None:
             try:

@@ -1,4 +1,4 @@
-"""Quorum review in the agent loop, for AgentSession: a call that a ``review`` rule sends to
+"""Quorum review in the agent loop, for the call runner: a call that a ``review`` rule sends to
 the reviewers (or any call that would ask, when the profile says "review before asking me")
 is put before the reviewer models first (app.core.review).
 
@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
-from concurrent.futures import Future
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from app.core.agent.events import AgentEvent, ReviewArrived, ReviewFinished
+from app.core.agent.events import EventSink, ReviewArrived, ReviewFinished
 from app.core.agent.providers import ToolCall
 from app.core.agent.transcript import Message
 from app.core.permissions.flow import FlowState
@@ -34,9 +33,7 @@ from app.core.review import (
     intent_key,
     run_quorum,
 )
-from app.core.store.audit import AuditRepository
 from app.core.store.settings import SettingsRepository
-from app.core.store.writer import BackgroundWriter
 
 log = logging.getLogger(__name__)
 
@@ -143,29 +140,26 @@ def _result_text(content: Any) -> str:
 
 
 class ReviewStep:
-    """Mixin of AgentSession."""
+    """Puts calls and plans before the reviewer models. ``flow()`` is the conversation's
+    labels and ``transcript()`` its messages (None before it is loaded), both read when a
+    review starts; ``emit`` is told each review as it arrives and the verdict."""
 
-    _audit: AuditRepository
-    _writer: BackgroundWriter
-    _history: list[Message] | None
+    def __init__(self, flow: Callable[[], FlowState],
+                 transcript: Callable[[], Sequence[Message] | None], emit: EventSink) -> None:
+        self._flow = flow
+        self._transcript = transcript
+        self._emit = emit
 
-    if TYPE_CHECKING:
-        def _emit(self, event: AgentEvent) -> None: ...
-
-        @property
-        def flow(self) -> FlowState: ...
-
-    async def _review(self, call: ToolCall, server_id: str, decision: Decision,
-                      preview: str | None, state: ReviewState,
-                      row: Future[int]) -> QuorumResult:
+    async def review_call(self, call: ToolCall, server_id: str, decision: Decision,
+                          preview: str | None, state: ReviewState) -> QuorumResult:
         facts = decision.facts
         request = ReviewRequest(
             tool_name=call.name, server_id=server_id, tool_input=dict(call.input),
             preview=preview, deciding_rule=decision.explain(),
-            flow_labels=tuple(sorted(label.value for label in self.flow.labels)),
+            flow_labels=tuple(sorted(label.value for label in self._flow().labels)),
             contained=bool(facts and facts.contained),
             reversible=bool(facts and facts.reversible),
-            conversation_excerpt=excerpt(self._history))
+            conversation_excerpt=excerpt(self._transcript()))
 
         def arrived(review: Any) -> None:
             self._emit(ReviewArrived(call.id, review))
@@ -175,24 +169,24 @@ class ReviewStep:
                                   on_review=arrived, split="ask")
         result = state.rejections.apply(call.name, intent_key(call.name, call.input, server_id),
                                         result)
-        self._writer.submit(self._audit_set_reviews, row, result)
         self._emit(ReviewFinished(call.id, result))
         return result
 
-    async def _review_plan(self, call: ToolCall, state: ReviewState,
-                           tools: Sequence[str]) -> QuorumResult | None:
+    async def review_plan(self, call: ToolCall, state: ReviewState,
+                          tools: Sequence[str]) -> QuorumResult | None:
         """Before the run's first state-changing call: the reviewers read the model's stated
         plan. None when there is nothing to review (off, done, or no reviewer)."""
         if not state.review_plan or state.plan_done or not state.reviewers:
             return None
-        history = list(self._history or [])[state.history_start:]
+        transcript = self._transcript()
+        history = list(transcript or [])[state.history_start:]
         plan = "\n\n".join(
             str(block.get("text", "")) for message in history
             if message.get("role") == "assistant" and isinstance(message.get("content"), list)
             for block in message["content"]
             if isinstance(block, Mapping) and block.get("type") == "text").strip()
         request = PlanReviewRequest(plan=plan or "(the model stated no plan before acting)",
-                                    conversation_excerpt=excerpt(self._history),
+                                    conversation_excerpt=excerpt(transcript),
                                     tools=tuple(tools))
 
         def arrived(review: Any) -> None:
@@ -207,7 +201,3 @@ class ReviewStep:
             state.plan_done = True
         self._emit(ReviewFinished(call.id, result))
         return result
-
-    def _audit_set_reviews(self, row: Future[int], result: QuorumResult) -> None:
-        if row.done() and not row.cancelled() and row.exception() is None:
-            self._audit.set_reviews(row.result(), result.to_dict())

@@ -25,11 +25,18 @@ decline, answers every open ``tool_use`` and emits ``RunCancelled``.
 Messages are persisted as they complete, so a conversation reloads after a restart and
 continues; a reload also repairs a turn whose tools were cut off by a crash.
 
-Where the code lives: this module starts, guards and stops the run; model_turns.ModelTurns
-drives its model turns, call_runner.ToolCallRunner each turn's tool calls, call_audit.CallAudit
-their audit rows and tool results, session_history.ConversationHistory the transcript and its
-persistence, model_client.ModelClient the model client, usage_tracking.UsageTracking the
-tokens used, and request_options the profile's request options.
+Where the code lives: this module starts, guards and stops the run, and its constructor wires
+the collaborators together: model_turns.ModelTurns drives a run's model turns,
+call_runner.ToolCallRunner each turn's tool calls (with call_audit.CallAudit their audit rows
+and tool results, call_approval.CallApproval the person's approval, review_step.ReviewStep the
+reviewers, call_checkpoints.CallCheckpoints the checkpoints around them and
+flow_tracking.FlowTracking the flow labels their results add; run_state.RunState is what one
+run carries from call to call), session_history.ConversationHistory the transcript and its
+persistence, forking.ConversationForking edits and regenerations, compactor.Compactor
+compaction, model_client.ModelClient the model client, usage_tracking.UsageTracking the tokens
+used, and request_options the profile's request options. Each is built from exactly what it
+needs, so a session can be given a narrower registry, another permission service, approver or
+event sink, or a flow tracker it shares with another session.
 """
 
 from __future__ import annotations
@@ -42,29 +49,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.attachments import Attachment, content_blocks, default_prompt
+from app.core.agent.call_approval import CallApproval
+from app.core.agent.call_audit import CallAudit
 from app.core.agent.call_checkpoints import CallCheckpoints
 from app.core.agent.call_runner import ToolCallRunner
-from app.core.agent.checkpointing import CallChanges, Checkpointer
-from app.core.agent.compaction import ConversationCompaction
+from app.core.agent.checkpointing import Checkpointer
+from app.core.agent.compaction import CompactionResult
+from app.core.agent.compactor import Compactor
 from app.core.agent.events import AgentEvent, Approver, EventSink, RunCancelled, RunFailed
+from app.core.agent.flow_tracking import FlowTracking
 from app.core.agent.forking import ConversationForking, Prepare
 from app.core.agent.model_client import ClientFactory, ModelClient
 from app.core.agent.model_turns import ModelTurns
-from app.core.agent.providers import (
-    InternalError,
-    ModelProvider,
-    ProviderError,
-    default_client_factory,
-)
-from app.core.agent.request_options import request_options
+from app.core.agent.providers import InternalError, ProviderError, default_client_factory
+from app.core.agent.review_step import ReviewStep
 from app.core.agent.session_history import ConversationHistory
-from app.core.agent.transcript import Message
 from app.core.agent.usage_tracking import UsageTracking
+from app.core.permissions.flow import FlowState
 from app.core.permissions.service import ToolPermissionService
 from app.core.pricing import Usage
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
 from app.core.store.profiles import ProfileRepository
+from app.core.store.settings import SettingsRepository
 from app.core.store.usage import UsageRepository
 from app.core.store.writer import BackgroundWriter
 from app.core.tools.registry import ToolRegistry
@@ -73,20 +80,19 @@ from app.core.tools.shell_jobs import stop_jobs
 if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
     import sqlite_utils
 
-# ClientFactory and request_options lived here: their callers still import them from here.
-__all__ = ["AgentSession", "ClientFactory", "request_options"]
-
 log = logging.getLogger(__name__)
 
 
-class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
-                   ConversationCompaction, ModelTurns, ModelClient, UsageTracking):
+class AgentSession:
     """One conversation with one agent profile. Not thread-safe: use it from one event loop.
 
     ``client_factory(profile) -> ModelProvider`` builds the model client (default:
     ``providers.default_client_factory``: Anthropic or OpenAI-compatible from the profile, key
     from the environment or keyring). It runs in a worker thread, as keyring lookups may block.
     The client is kept for later runs while the profile's provider and base URL stay the same.
+
+    ``flow``: the flow labels to keep, when they are another conversation's too (default:
+    this conversation's own, stored with it).
     """
 
     def __init__(
@@ -102,37 +108,58 @@ class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
         client_factory: ClientFactory | None = None,
         checkpointer: Checkpointer | None = None,
         project_trusted: bool = False,
+        *,
+        flow: FlowTracking | None = None,
     ) -> None:
+        project_root = Path(project_root).resolve()
         self.db = db
-        # Files of a project the person has not marked trusted are untrusted content.
-        self.project_trusted = project_trusted
-        self._flow = None
-        self._vouched_messages = 0  # user messages of the history already vouched for
-        # Records the project around each call that can change files (None: no checkpoints).
-        self.checkpointer = checkpointer
-        self._pending_checkpoints: set[asyncio.Future[CallChanges | None]] = set()
         self.registry = registry
         self.permissions = permissions
         self.profile_id = profile_id
-        self.project_root = Path(project_root).resolve()
-        self.approver = approver
+        self.project_root = project_root
+        # Records the project around each call that can change files (None: no checkpoints).
+        self.checkpointer = checkpointer
         self.on_event = on_event
         self.last_failure: RunFailed | None = None
-        self._conversation_id = conversation_id
-        self._client_factory: ClientFactory = client_factory or default_client_factory
-        self._profiles = ProfileRepository(db)
-        self._conversations = ConversationRepository(db)
-        self._audit = AuditRepository(db)
-        self._writer = BackgroundWriter()
-        self._history: list[Message] | None = None
-        self._tool_session: dict[str, Any] = {}
-        self._checkpoints = CallCheckpoints(self._tool_session, self._changes_recorded)
-        self._usage_repo = UsageRepository(db)
-        self._usage: dict[str, Usage] | None = None
-        self._provider: ModelProvider | None = None
-        self._provider_key: tuple[str, str | None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._stop_requested = False
+        # Every store write of the conversation, in order, off the loop's (the GUI's) thread.
+        self.writer = BackgroundWriter()
+        conversations = ConversationRepository(db)
+        profiles = ProfileRepository(db)
+        history = self.history = ConversationHistory(
+            conversations, self.writer, profile_id, project_root, conversation_id)
+
+        def current_conversation() -> int | None:
+            return history.conversation_id
+
+        # Files of a project the person has not marked trusted are untrusted content.
+        self.flow_tracking = flow if flow is not None else FlowTracking(
+            conversations, self.writer, permissions.known_secrets, project_root,
+            project_trusted, current_conversation, self._emit)
+        self.usage = UsageTracking(UsageRepository(db), self.writer, current_conversation,
+                                   self._emit)
+        self.client = ModelClient(client_factory or default_client_factory)
+        # The conversation's state the tools keep between calls (background jobs, say).
+        self.tool_session: dict[str, Any] = {}
+        audit = CallAudit(AuditRepository(db), self.writer, current_conversation, self._emit)
+        self.approval = CallApproval(approver, permissions.rules, self._emit)
+        self.calls = ToolCallRunner(
+            registry=registry, permissions=permissions, profile_id=profile_id,
+            project_root=project_root, tool_session=self.tool_session, audit=audit,
+            approval=self.approval, flow=self.flow_tracking,
+            review=ReviewStep(lambda: self.flow_tracking.flow, lambda: history.messages,
+                              self._emit),
+            checkpoints=CallCheckpoints(self.tool_session, audit.changes_recorded),
+            checkpointer=checkpointer, conversation_id=current_conversation, emit=self._emit)
+        self.turns = ModelTurns(
+            profiles=profiles, settings=SettingsRepository(db), profile_id=profile_id,
+            project_root=project_root, registry=registry, permissions=permissions,
+            history=history, flow=self.flow_tracking, client=self.client, usage=self.usage,
+            calls=self.calls, emit=self._emit, fail=self._fail)
+        self.forking = ConversationForking(history, conversations, self.writer, self._drive)
+        self.compactor = Compactor(history, conversations, self.writer, profiles, profile_id,
+                                   self.client, self.usage)
         if checkpointer is not None:  # an undo stops this conversation's background jobs
             checkpointer.job_stoppers.add(self._stop_jobs)
 
@@ -141,11 +168,42 @@ class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
     @property
     def conversation_id(self) -> int | None:
         """The conversation's id; created (and set) by the first ``run``."""
-        return self._conversation_id
+        return self.history.conversation_id
 
     @property
     def running(self) -> bool:
-        return (self._task is not None and not self._task.done()) or self._compacting
+        return (self._task is not None and not self._task.done()) or self.compactor.compacting
+
+    @property
+    def approver(self) -> Approver:
+        """Answers the calls that ask (the UI's dialog)."""
+        return self.approval.approver
+
+    @approver.setter
+    def approver(self, approver: Approver) -> None:
+        self.approval.approver = approver
+
+    @property
+    def project_trusted(self) -> bool:
+        """Whether the project's files count as the person's (not untrusted content)."""
+        return self.flow_tracking.project_trusted
+
+    @property
+    def flow(self) -> FlowState:
+        """The conversation's flow labels (loaded from the conversation on first use)."""
+        return self.flow_tracking.flow
+
+    def reset_flow(self) -> None:
+        """Forget the labels (the person starts a different task in this conversation)."""
+        self.flow_tracking.reset()
+
+    def conversation_usage(self) -> dict[str, Usage]:
+        """This conversation's tokens per model so far (from the store on first use)."""
+        return self.usage.conversation_usage()
+
+    def invalidate_client(self) -> None:
+        """Build a new model client on the next run (call after the API key changed)."""
+        self.client.invalidate()
 
     async def run(self, user_text: str, attachments: Sequence[Attachment] = ()) -> None:
         """Send ``user_text`` (with the person's ``attachments`` as image and document blocks
@@ -165,10 +223,36 @@ class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
         the tool results the model has not answered yet."""
         await self._drive(None)
 
+    async def resend_from(self, prompt_index: int, text: str,
+                          attachments: Sequence[Attachment] = ()) -> None:
+        """Replace the ``prompt_index``-th prompt and everything after it, and run
+        (app.core.agent.forking)."""
+        await self.forking.resend_from(prompt_index, text, attachments)
+
+    async def regenerate(self) -> None:
+        """Delete the last answer (with its tool calls and results) and ask again."""
+        await self.forking.regenerate()
+
+    async def prompt_content(self, prompt_index: int) -> object:
+        """The stored content of the ``prompt_index``-th prompt, None when there is none."""
+        return await self.forking.prompt_content(prompt_index)
+
+    def stored_prompt_content(self, prompt_index: int) -> object:
+        """``prompt_content`` without flushing the writer first (blocking: a worker's)."""
+        return self.forking.stored_prompt_content(prompt_index)
+
+    async def compact(self) -> CompactionResult:
+        """Summarise the conversation so far and send the summary instead of the history from
+        now on (app.core.agent.compaction). Not while a run is going. Raises
+        CompactionError."""
+        if self.running:
+            raise RuntimeError("this conversation is running; wait for it or stop it")
+        return await self.compactor.compact()
+
     def cancel(self) -> None:
         """Stop: cancel the stream or the running tool; a pending approval counts as declined.
         Safe to call at any time; ``run`` returns after emitting ``RunCancelled``."""
-        self._cancel_compaction()
+        self.compactor.cancel()
         task = self._task
         if task is None or task.done():
             return
@@ -186,11 +270,11 @@ class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
         if self.checkpointer is not None:
             self.checkpointer.job_stoppers.discard(self._stop_jobs)
         await self._stop_jobs()
-        await self._close_provider()
-        await asyncio.to_thread(self._writer.close)
+        await self.client.aclose()
+        await asyncio.to_thread(self.writer.close)
 
     async def _stop_jobs(self) -> list[str]:
-        return await stop_jobs(self._tool_session)
+        return await stop_jobs(self.tool_session)
 
     # -- driving -----------------------------------------------------------------------------
 
@@ -213,14 +297,14 @@ class AgentSession(ToolCallRunner, ConversationHistory, ConversationForking,
         finally:
             # When run() returns, the transcript and the audit trail are on disk.
             with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(self._writer.flush())
+                await asyncio.shield(self.writer.flush())
 
     async def _guarded(self, user_text: str | None, prepare: Prepare | None,
                        attachments: list[dict[str, Any]]) -> None:
         try:
             if prepare is not None:  # a fork cuts the conversation first (app.core.agent.forking)
                 await prepare()
-            await self._run_loop(user_text, attachments)
+            await self.turns.run(user_text, attachments)
         except asyncio.CancelledError:
             raise
         except ProviderError as exc:  # the fork could not be made: nothing was sent

@@ -22,30 +22,48 @@ TITLE_LENGTH = 60
 
 
 class ConversationHistory:
-    """Mixin of AgentSession: the in-memory transcript and its persistence."""
+    """One conversation's transcript and its persistence. The conversation
+    ``conversation_id`` (None: created, for the profile ``profile_id`` in ``project_root``,
+    by the first ``load``); messages are written through ``writer``, in order."""
 
-    profile_id: int
-    project_root: Path
-    _conversation_id: int | None
-    _conversations: ConversationRepository
-    _writer: BackgroundWriter
-    _history: list[Message] | None
+    def __init__(self, conversations: ConversationRepository, writer: BackgroundWriter,
+                 profile_id: int, project_root: Path,
+                 conversation_id: int | None = None) -> None:
+        self._conversations = conversations
+        self._writer = writer
+        self._profile_id = profile_id
+        self._project_root = project_root
+        self._conversation_id = conversation_id
+        # The transcript in the API's shape; None until loaded (or to read it back again).
+        self.messages: list[Message] | None = None
 
-    def _load_history(self, title_hint: str | None) -> list[Message]:
-        if self._history is not None:
-            return self._history
+    @property
+    def conversation_id(self) -> int | None:
+        """The conversation's id; set when the first ``load`` creates it."""
+        return self._conversation_id
+
+    def load(self, title_hint: str | None) -> list[Message]:
+        """The transcript: from memory, else from the store; a new conversation is created
+        (titled after ``title_hint``). KeyError when the conversation was deleted."""
+        if self.messages is not None:
+            return self.messages
         if self._conversation_id is None:
             conv = self._conversations.create(title=_title(title_hint),
-                                              agent_id=self.profile_id,
-                                              project_root=str(self.project_root))
+                                              agent_id=self._profile_id,
+                                              project_root=str(self._project_root))
             self._conversation_id = conv.id
-            self._history = []
-            return self._history
+            self.messages = []
+            return self.messages
         self._conversations.get(self._conversation_id)  # KeyError: deleted meanwhile
-        self._history = self._history_from(self._conversations.messages(self._conversation_id))
-        return self._history
+        self.messages = self.from_rows(self._conversations.messages(self._conversation_id))
+        return self.messages
 
-    def _history_from(self, rows: list[StoredMessage]) -> list[Message]:
+    def replace(self, messages: list[Message] | None) -> None:
+        """The transcript is now ``messages`` (after a fork or a compaction changed what is
+        stored); None reads it back from the store on the next ``load``."""
+        self.messages = messages
+
+    def from_rows(self, rows: list[StoredMessage]) -> list[Message]:
         """The in-memory transcript for the stored ``rows`` (after a compaction: its summary
         and what came after it), repairing on disk a turn whose tools were cut off."""
         assert self._conversation_id is not None
@@ -55,18 +73,18 @@ class ConversationHistory:
             self._conversations.append(self._conversation_id, "user",
                                        interrupted_results(dangling))
         # In memory the transcript is kept in the API's shape (normalised once here, then
-        # maintained by _append), so a turn never re-walks the whole conversation.
+        # maintained by append), so a turn never re-walks the whole conversation.
         return normalize(stored)
 
-    def _append(self, role: str, content: list[dict[str, Any]]) -> None:
+    def append(self, role: str, content: list[dict[str, Any]]) -> None:
         """Persist a message as it is, and add it to the in-memory transcript the way
         ``normalize`` would (empty text dropped, a second turn of the same role merged)."""
-        assert self._conversation_id is not None and self._history is not None
+        assert self._conversation_id is not None and self.messages is not None
         self._writer.submit(self._conversations.append, self._conversation_id, role, content)
         blocks = [b for b in content if b.get("type") != "text" or b.get("text")]
         if not blocks:
             return
-        history = self._history
+        history = self.messages
         if history and history[-1]["role"] == role:
             history[-1] = {"role": role, "content": history[-1]["content"] + blocks}
         else:

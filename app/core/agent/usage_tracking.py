@@ -4,9 +4,9 @@ use, added to after every model turn (stored in the background) and announced as
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
-from app.core.agent.events import AgentEvent, UsageUpdated
+from app.core.agent.events import EventSink, UsageUpdated
 from app.core.agent.providers import ModelTurn
 from app.core.pricing import Usage
 from app.core.store.usage import UsageRepository
@@ -14,29 +14,32 @@ from app.core.store.writer import BackgroundWriter
 
 
 class UsageTracking:
-    """Mixin of AgentSession: ``conversation_usage()``."""
+    """The tokens of the conversation ``conversation_id()`` names, stored in ``usage`` through
+    ``writer`` and announced through ``emit``."""
 
-    _conversation_id: int | None
-    _usage_repo: UsageRepository
-    _usage: dict[str, Usage] | None
-    _writer: BackgroundWriter
-
-    if TYPE_CHECKING:
-        def _emit(self, event: AgentEvent) -> None: ...
+    def __init__(self, usage: UsageRepository, writer: BackgroundWriter,
+                 conversation_id: Callable[[], int | None], emit: EventSink) -> None:
+        self._repository = usage
+        self._writer = writer
+        self._conversation_id = conversation_id
+        self._emit = emit
+        self._totals: dict[str, Usage] | None = None
 
     def conversation_usage(self) -> dict[str, Usage]:
         """This conversation's tokens per model so far (from the store on first use)."""
-        if self._usage is None:
-            self._usage = (self._usage_repo.for_conversation(self._conversation_id)
-                           if self._conversation_id is not None else {})
-        return dict(self._usage)
+        if self._totals is None:
+            conversation_id = self._conversation_id()
+            self._totals = (self._repository.for_conversation(conversation_id)
+                            if conversation_id is not None else {})
+        return dict(self._totals)
 
-    def _record_usage(self, model: str, turn: ModelTurn, cache_ttl: str) -> None:
+    def record(self, model: str, turn: ModelTurn, cache_ttl: str) -> None:
+        """A model turn's tokens (a run's or a summary's): added, stored and announced."""
         usage = Usage(turn.input_tokens, turn.output_tokens, turn.cache_creation_input_tokens,
                       turn.cache_read_input_tokens)
         totals = self.conversation_usage()
         totals[model] = totals.get(model, Usage()) + usage
-        self._usage = totals
-        self._writer.submit(self._usage_repo.record, self._conversation_id, model, usage,
+        self._totals = totals
+        self._writer.submit(self._repository.record, self._conversation_id(), model, usage,
                             cache_ttl)
         self._emit(UsageUpdated(model, usage, dict(totals), cache_ttl))

@@ -277,7 +277,7 @@ ALTER TABLE agent_profiles ADD COLUMN review_plan INTEGER NOT NULL DEFAULT 0
 ALTER TABLE tool_executions ADD COLUMN reviews TEXT CHECK (reviews IS NULL OR json_valid(reviews));
 """
 
-# Reasoning and cost per profile (app.core.agent.session.request_options): adaptive thinking
+# Reasoning and cost per profile (app.core.agent.request_options): adaptive thinking
 # and how its text is shown, the effort level, prompt caching and the cache's lifetime (1h
 # for long approval waits). Values are checked by the CHECK constraints and again when read.
 _V8 = """

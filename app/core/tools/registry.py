@@ -140,10 +140,15 @@ class ToolRegistry:
                 f"\nExpected properties: {props or '(none)'}; required: "
                 f"{', '.join(required) or '(none)'}. Fix the input and call the tool again.")
 
-    async def execute(self, name: str, tool_input: Any, ctx: ToolContext) -> ToolResult:
-        problem = self.validate(name, tool_input)
-        if problem is not None:
-            return ToolResult.error(problem)
+    async def execute(self, name: str, tool_input: Any, ctx: ToolContext, *,
+                      validated: Tool | None = None) -> ToolResult:
+        """Run the call. ``validated``: the tool the caller already validated ``tool_input``
+        for (``validate``); while ``name`` still routes to that tool, it is not checked again."""
+        entry = self._routes.get(name)
+        if entry is None or validated is None or entry.tool is not validated:
+            problem = self.validate(name, tool_input)
+            if problem is not None:
+                return ToolResult.error(problem)
         tool = self._routes[name].tool
         try:
             result = await tool.execute(dict(tool_input), ctx)

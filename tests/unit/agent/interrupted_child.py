@@ -27,7 +27,7 @@ _session: Any = None
 
 async def _ready() -> None:
     # The audit row is written by the session's background writer; wait until it is on disk.
-    await _session._writer.flush()
+    await _session.writer.flush()
     print(f"READY {_session.conversation_id}", flush=True)
     await asyncio.Future()  # until killed
 

@@ -11,11 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
-from app.core.agent import session as session_module
 from app.core.agent.events import RunFinished
 from app.core.agent.providers import ModelRequest
 from app.core.agent.providers.anthropic import AnthropicProvider, _TurnAccumulator
 from app.core.agent.providers.anthropic_request import MAX_BREAKPOINTS, request_body
+from app.core.agent.request_options import request_options
 from tests.fakes.anthropic_server import (
     CACHE_LOOKBACK,
     FakeAnthropicServer,
@@ -159,17 +159,17 @@ def test_usage_is_read_from_message_start_and_cumulative_message_delta() -> None
 
 
 def test_request_options_read_the_profile_only_where_it_has_them() -> None:
-    assert session_module.request_options(SimpleNamespace()) == {
+    assert request_options(SimpleNamespace()) == {
         "thinking": "off", "thinking_display": None, "effort": None, "cache": True,
         "cache_ttl": "5m"}
     profile = SimpleNamespace(thinking="adaptive", thinking_display="omitted", effort="high",
                               cache_ttl="1h", prompt_cache=False)
-    assert session_module.request_options(profile) == {
+    assert request_options(profile) == {
         "thinking": "adaptive", "thinking_display": "omitted", "effort": "high",
         "cache": False, "cache_ttl": "1h"}
     odd = SimpleNamespace(thinking="always", thinking_display="loud", effort="extreme",
                           cache_ttl="1d")
-    assert session_module.request_options(odd) == {
+    assert request_options(odd) == {
         "thinking": "off", "thinking_display": None, "effort": None, "cache": True,
         "cache_ttl": "5m"}
 

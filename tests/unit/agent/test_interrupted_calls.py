@@ -69,7 +69,7 @@ async def test_a_waiting_call_is_on_record_before_the_approval_is_asked(
     seen_by_approver: list[ToolExecution] = []
 
     async def approver(_request: object) -> ApprovalResponse:
-        await session._writer.flush()
+        await session.writer.flush()
         seen_by_approver.extend(AuditRepository(harness.db).list())
         return ApprovalResponse.approve()
 
@@ -100,7 +100,7 @@ async def test_a_running_call_is_on_record_while_it_runs(harness: Harness) -> No
             lookers.append(asyncio.ensure_future(look_then_stop()))
 
     async def look_then_stop() -> None:
-        await session._writer.flush()
+        await session.writer.flush()
         seen_while_running.extend(AuditRepository(harness.db).list())
         session.cancel()
 
@@ -124,7 +124,7 @@ async def test_stop_during_the_preview_finishes_the_record(harness: Harness,
         await asyncio.Future()
         return ""
 
-    monkeypatch.setattr(session, "_preview", slow_preview)
+    monkeypatch.setattr(session.approval, "preview", slow_preview)
     harness.server.script(Response.tool_use("record", {"value": "p"}, id="toolu_p"))
     await session.run("go")
 

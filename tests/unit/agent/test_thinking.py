@@ -10,12 +10,12 @@ from typing import Any
 import httpx
 import pytest
 
-from app.core.agent import session as session_module
 from app.core.agent.events import RunFailed, RunFinished
 from app.core.agent.providers import MalformedStream, ModelRequest, ProviderBadRequest
 from app.core.agent.providers.anthropic import _TurnAccumulator
 from app.core.agent.providers.anthropic_request import request_body
 from app.core.agent.providers.openai_compat import build_body, to_openai_messages
+from app.core.agent.request_options import request_options
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,
     RedactedThinking,
@@ -37,7 +37,7 @@ def thinking_on(harness: Harness) -> dict[str, Any]:
     options = {"thinking": "adaptive", "thinking_display": None, "effort": "high",
                "cache": True, "cache_ttl": "5m"}
     harness.update_profile(thinking="adaptive", effort="high")
-    assert session_module.request_options(harness.profile()) == options
+    assert request_options(harness.profile()) == options
     return options
 
 

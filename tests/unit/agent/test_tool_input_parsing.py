@@ -129,3 +129,21 @@ async def test_lone_surrogates_in_streamed_input_do_not_break_the_next_request(
     (result,) = harness.server.last_request.tool_results()
     assert result["is_error"] and "surrogate" in result["content"]
     assert harness.record.calls == []
+
+
+async def test_a_call_is_validated_once_before_it_runs(harness: Harness, monkeypatch) -> None:
+    harness.allow("record")
+    harness.server.script(Response.tool_use("record", {"value": "v"}, id="toolu_1"),
+                          Response.text("done"))
+    validate = harness.registry.validate
+    checked: list[str] = []
+
+    def counting_validate(name: str, tool_input: object) -> str | None:
+        checked.append(name)
+        return validate(name, tool_input)
+
+    monkeypatch.setattr(harness.registry, "validate", counting_validate)
+    await harness.session().run("go")
+
+    assert harness.record.calls == [{"value": "v"}]
+    assert checked == ["record"]  # when the call was checked; not again to execute it

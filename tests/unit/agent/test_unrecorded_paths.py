@@ -239,7 +239,7 @@ async def test_git_ops_writes_run_unasked_and_undo_puts_head_index_and_branches_
 def jobs_of(session) -> dict:
     from app.core.tools.shell_jobs import SESSION_JOBS
 
-    return session._tool_session.get(SESSION_JOBS, {})
+    return session.tool_session.get(SESSION_JOBS, {})
 
 
 async def test_a_background_jobs_changes_go_to_the_next_checkpoint(
