@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QLabel, QMenu
 
 from app.core.config import APP_NAME
+from app.core.settings_fields import RECENT_FOLDERS
 
 if TYPE_CHECKING:
     # Type-checked as the window it is mixed into; at run time a plain mixin.
@@ -65,11 +66,11 @@ class ProjectFolders(_Window):
         self.ai_panel.project_opened(self.project_root)  # prunes old checkpoints, hourly
         self.show_project()
         if self.project_root is not None:
-            saved = self.live_services.settings.get("ui.recent_folders", [])
+            saved = list(self.live_services.settings.read(RECENT_FOLDERS))
             recent = ([str(self.project_root)] +
                       [p for p in saved if p != str(self.project_root)])[:MAX_RECENT]
             if recent != saved:  # reopening the last folder at start-up writes nothing
-                self.live_services.settings.set("ui.recent_folders", recent)
+                self.live_services.settings.write(RECENT_FOLDERS, tuple(recent))
                 self._refresh_recent()
 
     def _load_project_tools(self, root: Path | None) -> None:
@@ -100,14 +101,14 @@ class ProjectFolders(_Window):
         self.project_tools_loaded.emit()
 
     def _last_project(self) -> Path | None:
-        for path in self.live_services.settings.get("ui.recent_folders", []):
+        for path in self.live_services.settings.read(RECENT_FOLDERS):
             if Path(path).is_dir():
                 return Path(path)
         return None
 
     def _refresh_recent(self) -> None:
         self.recent_menu.clear()
-        folders = self.live_services.settings.get("ui.recent_folders", [])
+        folders = self.live_services.settings.read(RECENT_FOLDERS)
         for folder in folders:
             action = self.recent_menu.addAction(folder)
             action.triggered.connect(lambda _=False, f=folder: self.open_project(Path(f)))

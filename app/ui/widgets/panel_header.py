@@ -19,15 +19,13 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout
 
 from app.core.permission_mode import PermissionMode
+from app.core.settings_fields import PERMISSION_MODE_CHOSEN
 from app.ui.widgets.flow_chip import FlowChip
 
 # The first-run mode panel comes this long after the panel is first shown, so after its first
 # paint: typing and Send do not need it, and building it (word-wrapped labels, a bold face, a
 # style sheet) was ~8 ms of the window's start to ready (tests/bench/bench_ui_responsiveness.py).
 MODE_INTRO_DELAY_MS = 30
-# Settings key: True once the person chose a permission mode (the first-run panel or the
-# toolbar's Mode picker); until then the first-run panel is shown.
-MODE_CHOSEN_KEY = "ui.permission_mode_chosen"
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -109,7 +107,7 @@ class PanelHeader(_Base):
     def _show_mode_intro_soon(self) -> None:
         # Decided now, built after the first paint: the timer reads nothing from the store,
         # which may be closed by then (a quit right after the start).
-        if self.services.settings.get(MODE_CHOSEN_KEY, False):
+        if self.services.settings.read(PERMISSION_MODE_CHOSEN):
             self.mode_intro_checked = True
             return
         mode = self._profile_mode()
@@ -144,7 +142,7 @@ class PanelHeader(_Base):
     def permission_mode_chosen(self) -> None:
         """The person chose a mode (here or in the toolbar): no first-run panel any more."""
         self._mode_chosen = True
-        self.services.settings.set(MODE_CHOSEN_KEY, True)
+        self.services.settings.write(PERMISSION_MODE_CHOSEN, True)
         if self.mode_intro is not None:
             self.mode_intro.hide()
             self.mode_intro.deleteLater()
@@ -164,10 +162,11 @@ class PanelHeader(_Base):
         if not conversation:  # before the imports: a new conversation at start-up
             self.usage_label.setText("")
             return
-        from app.core.pricing import PRICES_KEY, Usage, cost, prices_from_setting
+        from app.core.pricing import Usage, cost, prices_from_setting
+        from app.core.settings_fields import PRICES
         from app.ui.dialogs.usage_settings import format_usage
 
-        table = prices_from_setting(self.services.settings.get(PRICES_KEY, {}))
+        table = prices_from_setting(self.services.settings.read(PRICES))
         total, dollars = Usage(), 0.0
         priced = True
         for name, usage in conversation.items():
