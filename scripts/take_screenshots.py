@@ -201,9 +201,9 @@ async def ask(window, text: str) -> None:
 async def scenario(app) -> None:
     from app.core.permissions.rules import PermissionRule
     from app.core.services import build_services
+    from app.core.settings_fields import PERMISSION_MODE_CHOSEN
     from app.core.store.db import open_database
     from app.core.store.profiles import ToolSetting
-    from app.ui.ai_panel.mode_choice import MODE_CHOSEN_KEY
     from app.ui.main_window import MainWindow
     from tests.fakes.anthropic_server import FakeAnthropicServer, Response, Text, tool
 
@@ -245,7 +245,7 @@ async def scenario(app) -> None:
         "".join(f"line {n}: rejected date '2026.03.{n % 28 + 1:02d}'\n" for n in range(400)))
     db = open_database(data / "tebiki.sqlite3")
     services = build_services(db, data, project)
-    services.settings.set(MODE_CHOSEN_KEY, True)
+    services.settings.write(PERMISSION_MODE_CHOSEN, True)
     profile_id = services.profiles.ensure_default().id
     services.profiles.set_tool(profile_id, ToolSetting("edit_file", True,
                                                        {"allowed_write_dirs": ["doc"]}))

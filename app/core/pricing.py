@@ -2,10 +2,10 @@
 arithmetic, shared by the usage display, the tool history and the review costs.
 
 The shipped table holds list prices as Tebiki knew them on ``PRICES_AS_OF``; prices change, so
-Settings → Usage & prices lets the person edit them (stored under ``PRICES_KEY`` and merged
-over these). A model is priced by the longest table key that starts its name
-("claude-sonnet-5-5-20261001" → "claude-sonnet"), so new versions of a family are priced
-without an update; an unknown model costs nothing and says so (``price_for`` → None).
+Settings → Usage & prices lets the person edit them (the ``PRICES`` setting of
+app.core.settings_fields, merged over these). A model is priced by the longest table key that
+starts its name ("claude-sonnet-5-5-20261001" → "claude-sonnet"), so new versions of a family
+are priced without an update; an unknown model costs nothing and says so (``price_for`` → None).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import Any
 __all__ = [
     "DEFAULT_PRICES",
     "PRICES_AS_OF",
-    "PRICES_KEY",
     "ModelPrice",
     "Usage",
     "cost",
@@ -26,7 +25,6 @@ __all__ = [
 ]
 
 PRICES_AS_OF = "2025-11-24"
-PRICES_KEY = "pricing.models"
 
 # Cache writes cost 1.25× input for the 5-minute cache and 2× for the 1-hour one; reads 0.1×.
 CACHE_WRITE_5M = 1.25

@@ -21,16 +21,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core.app_sandbox import (
-    SANDBOX_READ_ONLY_KEY,
-    SANDBOX_REQUIRED_KEY,
-    SENSITIVE_PATHS_KEY,
-    app_sandbox,
-    app_sensitive_paths,
-    sandbox_folders,
+from app.core.app_sandbox import app_sandbox, app_sensitive_paths, sandbox_folders
+from app.core.settings_fields import (
+    CHECKPOINT_MAX_FILE,
+    CHECKPOINT_RETENTION_DAYS,
+    CHECKPOINT_RETENTION_MB,
+    CHECKPOINTS_ENABLED,
+    MB,
+    PENDING_NOTICES,
+    SANDBOX_READ_ONLY,
+    SANDBOX_REQUIRED,
+    SENSITIVE_PATHS,
+    TRUSTED_PROJECTS,
 )
 from app.core.store.conversations import ConversationRepository
-from app.core.store.migrations import PENDING_NOTICES_KEY
 from app.core.store.profiles import ProfileRepository, ToolSetting
 from app.core.store.settings import SettingsRepository
 from app.core.tool_services import (
@@ -135,12 +139,9 @@ class Services:
             for name in sorted(set(defaults["enabled"]) | set(defaults["configs"])):
                 self.profiles.set_tool(self._new_profile_id, ToolSetting(
                     name, name in defaults["enabled"], dict(defaults["configs"].get(name, {}))))
-        additions = self.settings.get(SENSITIVE_PATHS_KEY, [])
         permissions = ToolPermissionService(
             self.db, registry=registry, working_dir=self.project_root, sandbox=sandbox,
-            sensitive=app_sensitive_paths(
-                sandbox, [a for a in additions if isinstance(a, str)]
-                if isinstance(additions, list) else []))
+            sensitive=app_sensitive_paths(sandbox, self.settings.read(SENSITIVE_PATHS)))
         # Every start, not only the first: a tool added in this version brings its default
         # rules to existing databases (each given once; see RuleRepository.seed_defaults).
         permissions.rules.seed_defaults(default_rules(specs))
@@ -194,8 +195,8 @@ class Services:
     def set_sandbox_read_only(self, folders: Iterable[str]) -> None:
         """Settings → Sandbox's read-only folders: saved, and shown to every program from the
         next call (MCP servers from their next start)."""
-        kept = [f.strip() for f in folders if f.strip()]
-        self.settings.set(SANDBOX_READ_ONLY_KEY, kept)
+        kept = SANDBOX_READ_ONLY.check_input(list(folders))
+        self.settings.write(SANDBOX_READ_ONLY, kept)
         self.sandbox = replace(self.sandbox, read_only=sandbox_folders(kept))
         self.permissions.sandbox = self.sandbox
         if self.mcp is not None:
@@ -203,7 +204,7 @@ class Services:
 
     def set_sandbox_required(self, required: bool) -> None:
         """The "Require the sandbox" setting: saved, and in force for the next call."""
-        self.settings.set(SANDBOX_REQUIRED_KEY, bool(required))
+        self.settings.write(SANDBOX_REQUIRED, bool(required))
         self.sandbox = replace(self.sandbox, required=bool(required))
         self.permissions.sandbox = self.sandbox
         if self.mcp is not None:
@@ -213,14 +214,12 @@ class Services:
         """The checkpoints of a project folder (None when switched off in Settings). Creating
         one does no I/O; the shadow repository appears with the first checkpoint."""
         # Here, not at the top: start-up builds services before any project is open.
-        from app.core.agent.checkpointing import DEFAULT_MAX_FILE_BYTES, Checkpointer
+        from app.core.agent.checkpointing import Checkpointer
 
-        if self.settings.get(CHECKPOINTS_ENABLED_KEY, True) is False:
+        if not self.settings.read(CHECKPOINTS_ENABLED):
             return None
         root = Path(project_root).resolve()
-        max_file = self.settings.get(CHECKPOINT_MAX_FILE_KEY, DEFAULT_MAX_FILE_BYTES)
-        if not isinstance(max_file, int) or isinstance(max_file, bool) or max_file <= 0:
-            max_file = DEFAULT_MAX_FILE_BYTES
+        max_file = self.settings.read(CHECKPOINT_MAX_FILE)
         current = self._checkpointers.get(root)
         if current is None or current.store.max_file_bytes != max_file:
             current = self._checkpointers[root] = Checkpointer(self.data_dir, root,
@@ -229,11 +228,9 @@ class Services:
 
     def checkpoint_retention(self) -> tuple[float | None, int | None]:
         """(days, bytes) to keep checkpoints for; None: no limit of that kind."""
-        days = self.settings.get(CHECKPOINT_RETENTION_DAYS_KEY, DEFAULT_RETENTION_DAYS)
-        megabytes = self.settings.get(CHECKPOINT_RETENTION_MB_KEY, DEFAULT_RETENTION_MB)
-        return (float(days) if isinstance(days, int | float) and days > 0 else None,
-                int(megabytes) * 1024 * 1024
-                if isinstance(megabytes, int | float) and megabytes > 0 else None)
+        days = self.settings.read(CHECKPOINT_RETENTION_DAYS)
+        megabytes = self.settings.read(CHECKPOINT_RETENTION_MB)
+        return (float(days) if days > 0 else None, megabytes * MB if megabytes > 0 else None)
 
     def set_project_root(self, root: Path | None) -> None:
         """The project folder the tools work in; before the tools are built, their build
@@ -255,36 +252,31 @@ class Services:
 
     def sensitive_additions(self) -> list[str]:
         """The person's additions to the sensitive paths (Settings → Permissions)."""
-        value = self.settings.get(SENSITIVE_PATHS_KEY, [])
-        return [v for v in value if isinstance(v, str) and v.strip()] \
-            if isinstance(value, list) else []
+        return list(self.settings.read(SENSITIVE_PATHS))
 
     def set_sensitive_additions(self, entries: Iterable[str]) -> None:
         """Save the additions (paths, or file-name patterns such as ``*.secret``) and use
         them from the next decision on."""
-        cleaned = [e.strip() for e in entries if isinstance(e, str) and e.strip()]
-        self.settings.set(SENSITIVE_PATHS_KEY, cleaned)
+        cleaned = SENSITIVE_PATHS.check_input(list(entries))
+        self.settings.write(SENSITIVE_PATHS, cleaned)
         self.permissions.sensitive = app_sensitive_paths(self.sandbox, cleaned)
 
     def is_trusted(self, project_root: Path) -> bool:
         """Whether the person marked this project folder trusted (its files are then not
         untrusted content for the conversation's flow labels)."""
-        value = self.settings.get(TRUSTED_PROJECTS_KEY, [])
-        return isinstance(value, list) and str(Path(project_root).resolve()) in value
+        return str(Path(project_root).resolve()) in self.settings.read(TRUSTED_PROJECTS)
 
     def set_trusted(self, project_root: Path, trusted: bool) -> None:
         root = str(Path(project_root).resolve())
-        value = self.settings.get(TRUSTED_PROJECTS_KEY, [])
-        current = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-        current = [v for v in current if v != root] + ([root] if trusted else [])
-        self.settings.set(TRUSTED_PROJECTS_KEY, current)
+        current = [v for v in self.settings.read(TRUSTED_PROJECTS) if v != root]
+        self.settings.write(TRUSTED_PROJECTS, (*current, *([root] if trusted else [])))
 
     def take_notices(self) -> list[str]:
         """Notices the app shows once (e.g. what a migration changed), removed as read."""
-        value = self.settings.get(PENDING_NOTICES_KEY, [])
-        if value:
-            self.settings.delete(PENDING_NOTICES_KEY)
-        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+        notices = self.settings.read(PENDING_NOTICES)
+        if notices:
+            self.settings.delete(PENDING_NOTICES.key)
+        return list(notices)
 
     @property
     def custom_tools(self) -> CustomToolsProvider | None:
@@ -332,20 +324,6 @@ def default_rules(specs: Iterable[ToolSpec]) -> list[PermissionRule]:
                            input_pattern=rule.input_pattern, priority=rule.priority,
                            description=rule.description)
             for spec in specs for rule in spec.default_rules]
-
-
-# Checkpoints (app.core.agent.checkpointing): on/off, the per-file size cap, and how long / how
-# much to keep per project before old ones are pruned in the background.
-CHECKPOINTS_ENABLED_KEY = "checkpoints.enabled"
-CHECKPOINT_MAX_FILE_KEY = "checkpoints.max_file_bytes"
-CHECKPOINT_RETENTION_DAYS_KEY = "checkpoints.retention_days"
-CHECKPOINT_RETENTION_MB_KEY = "checkpoints.retention_mb"
-DEFAULT_RETENTION_DAYS = 30
-DEFAULT_RETENTION_MB = 2048
-
-
-# Settings key: the project folders the person marked trusted.
-TRUSTED_PROJECTS_KEY = "permissions.trusted_projects"
 
 
 def build_store_services(db: sqlite_utils.Database, data_dir: Path,

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.config import APP_NAME
+from app.core.settings_fields import LAYOUT, WINDOW_GEOMETRY, WINDOW_STATE, SettingField
 from app.ui.profile_controls import ProfileControls
 from app.ui.project_folders import ProjectFolders
 from app.ui.tab_focus import tab_moves_focus
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from app.ui.server_requests import ServerRequestQueue
 
 # Read before the store opens (app.core.store.early) so the window appears where it was.
-LAYOUT_KEYS = ("ui.geometry", "ui.state")
+LAYOUT_KEYS = tuple(setting.key for setting in LAYOUT)
 
 
 def _placeholder(text: str) -> QLabel:
@@ -143,15 +144,14 @@ class MainWindow(QMainWindow):
 
     def restore_layout(self, saved: Mapping[str, Any]) -> None:
         """Size, place and dock layout saved at the last quit (``LAYOUT_KEYS``)."""
-        def decoded(key: str) -> QByteArray | None:
-            value = saved.get(key)
+        def decoded(setting: SettingField[str]) -> QByteArray | None:
+            value = setting.value_of(saved.get(setting.key))
             try:  # a damaged value only costs the saved layout, never the start
-                return QByteArray(base64.b64decode(value, validate=True)) \
-                    if isinstance(value, str) and value else None
+                return QByteArray(base64.b64decode(value, validate=True)) if value else None
             except ValueError:
                 return None
 
-        geometry, state = decoded("ui.geometry"), decoded("ui.state")
+        geometry, state = decoded(WINDOW_GEOMETRY), decoded(WINDOW_STATE)
         if geometry is not None:
             self.restoreGeometry(geometry)  # Qt ignores bytes it cannot read
             # Saved on a larger screen, or before a scale change: Send would be off-screen.
@@ -221,7 +221,7 @@ class MainWindow(QMainWindow):
         self.approvals.pending_changed.connect(
             lambda n: self.approvals_label.setText(f"{n} approval(s) pending" if n else ""))
         if not self._layout_restored:
-            self.restore_layout({key: services.settings.get(key) for key in LAYOUT_KEYS})
+            self.restore_layout({s.key: services.settings.read(s) for s in LAYOUT})
         # The project is known now (a Send uses it); opened fully by attach_tools.
         self.folders.start_with(project_root)
         self.status_label.setText("Loading tools…")
@@ -359,9 +359,9 @@ class MainWindow(QMainWindow):
             return
         self._mcp_unsubscribe()
         self.profiles.cancel_model_listing()
-        self.services.settings.set(
-            "ui.geometry", base64.b64encode(self.saveGeometry().data()).decode())
-        self.services.settings.set(
-            "ui.state", base64.b64encode(self.saveState().data()).decode())
+        self.services.settings.write(
+            WINDOW_GEOMETRY, base64.b64encode(self.saveGeometry().data()).decode())
+        self.services.settings.write(
+            WINDOW_STATE, base64.b64encode(self.saveState().data()).decode())
         self._closed = True
         event.accept()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QLabel, QMainWindow, QMenu
 
 from app.core.config import APP_NAME
+from app.core.settings_fields import RECENT_FOLDERS
 
 if TYPE_CHECKING:
     from app.core.services import Services
@@ -69,10 +70,10 @@ class ProjectFolders:
         self.show()
         if self.root is not None:
             settings = self._services().settings
-            saved = settings.get("ui.recent_folders", [])
+            saved = list(settings.read(RECENT_FOLDERS))
             recent = ([str(self.root)] + [p for p in saved if p != str(self.root)])[:MAX_RECENT]
             if recent != saved:  # reopening the last folder at start-up writes nothing
-                settings.set("ui.recent_folders", recent)
+                settings.write(RECENT_FOLDERS, tuple(recent))
                 self.refresh_recent()
 
     def _load_tools(self, root: Path | None) -> None:
@@ -98,14 +99,14 @@ class ProjectFolders:
             self._tools_loaded(root)
 
     def _last_project(self) -> Path | None:
-        for path in self._services().settings.get("ui.recent_folders", []):
+        for path in self._services().settings.read(RECENT_FOLDERS):
             if Path(path).is_dir():
                 return Path(path)
         return None
 
     def refresh_recent(self) -> None:
         self._recent_menu.clear()
-        folders = self._services().settings.get("ui.recent_folders", [])
+        folders = self._services().settings.read(RECENT_FOLDERS)
         for folder in folders:
             action = self._recent_menu.addAction(folder)
             action.triggered.connect(lambda _=False, f=folder: self.open(Path(f)))

@@ -30,13 +30,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication, QDialog, QWidget
 
-from app.core.agent.sampling import (
-    DEFAULT_MAX_TOKENS_CAP,
-    MAX_TOKENS_CAP_SETTING,
-    SamplingApproval,
-    SamplingBroker,
-    SamplingPrompt,
-)
+from app.core.agent.sampling import SamplingApproval, SamplingBroker, SamplingPrompt
+from app.core.settings_fields import SAMPLING_MAX_TOKENS_CAP
 from app.core.tools.providers.mcp_elicit_schema import UnsupportedSchema, parse_form
 from app.core.tools.providers.mcp_server_requests import ElicitationReply, ServerRequestHandler
 
@@ -189,9 +184,7 @@ class ServerRequestQueue(QObject):
 
 def sampling_token_cap(services: Services) -> int:
     """The most tokens a server's sampling request may get (a setting); reads the database."""
-    value = services.settings.get(MAX_TOKENS_CAP_SETTING, DEFAULT_MAX_TOKENS_CAP)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
-        else DEFAULT_MAX_TOKENS_CAP
+    return services.settings.read(SAMPLING_MAX_TOKENS_CAP)
 
 
 def install_server_requests(window: Any, services: Services) -> ServerRequestQueue:

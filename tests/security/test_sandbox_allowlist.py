@@ -21,6 +21,7 @@ import pytest
 
 from app.core.sandbox import Sandbox
 from app.core.sensitive_paths import sensitive_paths
+from app.core.settings_fields import SENSITIVE_PATHS
 from app.core.tools.base import GitPermission, ToolContext
 from app.core.tools.builtin.shell_exec import LEVEL_ANY_SANDBOXED, ShellExecTool
 from app.core.tools.process_runner import minimal_env, run_argv
@@ -212,14 +213,14 @@ def test_the_persons_own_sensitive_entries_are_hidden_from_programs(
         db, fresh_data_dir: Path, home: Path, mine: Path) -> None:
     from dataclasses import replace
 
-    from app.core.app_sandbox import SENSITIVE_PATHS_KEY, app_sandbox
+    from app.core.app_sandbox import app_sandbox
     from app.core.store.settings import SettingsRepository
 
     (mine / "deploy.secret").write_text(f"token {TOKEN}\n")
     (home / "vault").mkdir()
     (mine / "notes.txt").write_text(f"fine {TOKEN[:4]}\n")
     settings = SettingsRepository(db)
-    settings.set(SENSITIVE_PATHS_KEY, ["*.secret", str(mine / "private")])
+    settings.set(SENSITIVE_PATHS.key, ["*.secret", str(mine / "private")])
     (mine / "private").mkdir()
     (mine / "private" / "keys.txt").write_text(f"key {TOKEN}\n")
     sandbox = replace(app_sandbox(settings, fresh_data_dir), home=home, required=True)

@@ -15,10 +15,9 @@ from PySide6.QtWidgets import QWidget
 
 from app.core.agent.checkpointing import CallChanges, Checkpointer
 from app.core.services import (
-    CHECKPOINT_MAX_FILE_KEY,
-    CHECKPOINTS_ENABLED_KEY,
     Services,
 )
+from app.core.settings_fields import CHECKPOINT_MAX_FILE, CHECKPOINTS_ENABLED
 from app.ui.ai_panel.panel import AIPanel
 from app.ui.controllers.checkpoints import CheckpointController, made_a_commit
 from app.ui.dialogs.restore_preview import (
@@ -464,8 +463,8 @@ async def test_settings_round_trip_and_space_used(qtbot, services: Services, pro
     tab.retention_days.setValue(7)
     tab.retention_mb.setValue(0)  # no limit
     dialog._save()
-    assert services.settings.get(CHECKPOINTS_ENABLED_KEY) is False
-    assert services.settings.get(CHECKPOINT_MAX_FILE_KEY) == 3 * 1024 * 1024
+    assert services.settings.get(CHECKPOINTS_ENABLED.key) is False
+    assert services.settings.get(CHECKPOINT_MAX_FILE.key) == 3 * 1024 * 1024
     assert services.checkpoint_retention() == (7.0, None)
     assert services.checkpointer_for(project) is None
 

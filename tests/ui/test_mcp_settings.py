@@ -16,12 +16,12 @@ import pytest
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.core.secrets import KEYRING_SERVICE
+from app.core.settings_fields import MCP_SERVERS
 from app.core.store.settings import SettingsRepository
 from app.core.tools.base import ToolContext
 from app.core.tools.providers.mcp import McpProvider
 from app.core.tools.providers.mcp_config import (
     SECRET_PLACEHOLDER,
-    SETTINGS_KEY,
     McpConfigStore,
     parse_mcp_config,
 )
@@ -127,7 +127,7 @@ async def test_add_validates_json_and_starts_the_server_in_the_background(qtbot,
     assert _status_of(tab, "demo").startswith("running")
     assert "secret length 3" in provider.status("demo")[1]
     raw = services.db.conn.execute("SELECT value FROM settings WHERE key = ?",
-                                   (SETTINGS_KEY,)).fetchone()[0]
+                                   (MCP_SERVERS.key,)).fetchone()[0]
     assert "abc" not in raw and SECRET_PLACEHOLDER in raw
     assert keyring.get_password(KEYRING_SERVICE, "mcp:demo:env:DEMO_SECRET") == "abc"
 

@@ -14,9 +14,9 @@ from app.core.agent.events import FlowChanged
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.flow import FlowLabel, FlowSource, FlowState
 from app.core.services import Services
-from app.core.store.migrations import DEFAULTS_CHANGED_NOTICE, PENDING_NOTICES_KEY
+from app.core.settings_fields import PENDING_NOTICES, PERMISSION_MODE_CHOSEN
+from app.core.store.migrations import DEFAULTS_CHANGED_NOTICE
 from app.core.store.profiles import AgentProfile, ToolSetting
-from app.ui.ai_panel.mode_choice import MODE_CHOSEN_KEY
 from app.ui.ai_panel.notice_bar import NoticeBar
 from app.ui.ai_panel.panel import AIPanel
 from app.ui.main_window import MainWindow
@@ -91,7 +91,7 @@ def test_picking_a_mode_saves_it_to_the_profile_at_once(window: MainWindow,
     assert PermissionMode.AUTO.description in window.profiles.mode_picker.toolTip()
     assert "Auto" in window.status_label.text()
     # Choosing in the toolbar counts as the first-run choice: the panel goes away.
-    assert services.settings.get(MODE_CHOSEN_KEY) is True
+    assert services.settings.get(PERMISSION_MODE_CHOSEN.key) is True
     assert window.ai_panel.mode_choice.mode_intro is None
 
 
@@ -151,12 +151,12 @@ def test_using_a_mode_from_the_panel_saves_it_and_updates_the_toolbar(
     intro.use_button.click()
     assert services.profiles.get(window.profile_id).permission_mode is PermissionMode.PLAN
     assert window.profiles.mode_picker.currentText() == "Plan"
-    assert services.settings.get(MODE_CHOSEN_KEY) is True
+    assert services.settings.get(PERMISSION_MODE_CHOSEN.key) is True
     assert window.ai_panel.mode_choice.mode_intro is None and not intro.isVisible()
 
 
 def test_panel_is_not_shown_once_a_mode_was_chosen(qtbot, services: Services, project: Path):
-    services.settings.set(MODE_CHOSEN_KEY, True)
+    services.settings.set(PERMISSION_MODE_CHOSEN.key, True)
     panel = _panel(qtbot, services, project)
     assert panel.mode_choice.mode_intro is None
 
@@ -264,7 +264,7 @@ async def test_a_run_that_reads_untrusted_files_updates_the_chip(
 
 def test_notices_are_shown_once_and_can_be_dismissed(qtbot, services: Services,
                                                      project: Path):
-    services.settings.set(PENDING_NOTICES_KEY, [DEFAULTS_CHANGED_NOTICE])
+    services.settings.set(PENDING_NOTICES.key, [DEFAULTS_CHANGED_NOTICE])
     panel = _panel(qtbot, services, project)
     assert QApplication.activeModalWidget() is None
     bars = panel.notices.view.bars() if panel.notices.view is not None else []
@@ -279,10 +279,10 @@ def test_notices_are_shown_once_and_can_be_dismissed(qtbot, services: Services,
 
 
 def test_notices_wait_for_the_first_show(qtbot, services: Services, project: Path):
-    services.settings.set(PENDING_NOTICES_KEY, ["Something changed."])
+    services.settings.set(PENDING_NOTICES.key, ["Something changed."])
     panel = make_ai_panel(qtbot, services, project)
     assert panel.notices.view is None  # not shown yet: still pending
-    assert services.settings.get(PENDING_NOTICES_KEY) == ["Something changed."]
+    assert services.settings.get(PENDING_NOTICES.key) == ["Something changed."]
     panel.show()
     assert panel.notices.view is not None
     assert [b.label.text() for b in panel.notices.view.findChildren(NoticeBar)] == \

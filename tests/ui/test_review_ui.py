@@ -14,9 +14,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QLabel, QWidget
 
 from app.core.agent.events import ApprovalRequest
-from app.core.agent.review_step import REVIEWERS_KEY
 from app.core.permissions.rules import PermissionRule
 from app.core.review import QuorumResult, Review
+from app.core.settings_fields import REVIEWERS
 from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
 from tests.fakes.anthropic_server import fake_anthropic, fake_anthropic_env  # noqa: F401
 from tests.fakes.reviewer_server import reviewer_servers  # noqa: F401  (fixtures)
@@ -357,9 +357,9 @@ def test_review_tab_adds_edits_removes_and_saves(qtbot, services):
     editor.ok_button.click()
     assert tab.table.item(0, 5).text() == "3"
 
-    assert services.settings.get(REVIEWERS_KEY) is None  # nothing stored before Save
+    assert services.settings.get(REVIEWERS.key) is None  # nothing stored before Save
     assert tab.save()
-    assert services.settings.get(REVIEWERS_KEY) == [
+    assert services.settings.get(REVIEWERS.key) == [
         {"name": "local", "provider": "openai_compatible", "model": "qwen2.5:14b",
          "base_url": "http://localhost:11434/v1", "timeout_s": 30.0, "max_calls_per_run": 3},
         {"name": "sonnet", "provider": "anthropic", "model": "claude-sonnet-4-5",
@@ -370,7 +370,7 @@ def test_review_tab_adds_edits_removes_and_saves(qtbot, services):
     tab.table.selectRow(0)
     tab.remove_button.click()
     assert tab.table.rowCount() == 1 and tab.save()
-    assert [e["name"] for e in services.settings.get(REVIEWERS_KEY)] == ["sonnet"]
+    assert [e["name"] for e in services.settings.get(REVIEWERS.key)] == ["sonnet"]
 
 
 def test_saved_reviewers_load_in_the_agent_loop(qtbot, services):
@@ -391,7 +391,7 @@ def test_saved_reviewers_load_in_the_agent_loop(qtbot, services):
 def test_review_tab_flags_a_broken_stored_entry_and_refuses_to_save_it(qtbot, services):
     from app.ui.dialogs.review_settings import ReviewSettingsTab
 
-    services.settings.set(REVIEWERS_KEY, [{"name": "x", "provider": "openai_compatible",
+    services.settings.set(REVIEWERS.key, [{"name": "x", "provider": "openai_compatible",
                                            "model": "m"}])
     tab = ReviewSettingsTab(services)
     qtbot.addWidget(tab)
@@ -416,7 +416,7 @@ def test_settings_dialog_has_a_review_tab_saved_with_save(qtbot, services):
     dialog.review_tab.entries.append({"name": "bad", "provider": "anthropic", "model": ""})
     dialog._save()
     assert dialog.tabs.currentWidget() is dialog.review_tab and dialog.result() == 0
-    assert services.settings.get(REVIEWERS_KEY) is None
+    assert services.settings.get(REVIEWERS.key) is None
 
 
 def _reviewed_row(services, result: QuorumResult, *, decision="allow", outcome="executed",
@@ -541,7 +541,7 @@ async def test_e2e_two_reviewers_approving_run_the_call_without_a_dialog(
     services.permissions.rules.add(PermissionRule("review", server_id="builtin",
                                                   tool_name="read_file", priority=50))
     servers = reviewer_servers(2, Answer.verdict("approve", "low", "Reads a project file."))
-    services.settings.set(REVIEWERS_KEY, [
+    services.settings.set(REVIEWERS.key, [
         {"name": f"r{i}", "provider": "anthropic", "model": "fake-reviewer",
          "base_url": s.base_url, "timeout_s": 5.0} for i, s in enumerate(servers)])
     fake_anthropic_env.script(Response.tool_use("read_file", {"path": "notes.txt"}),

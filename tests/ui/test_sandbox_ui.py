@@ -8,8 +8,8 @@ from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QLabel
 
 from app.core.agent.events import ApprovalRequest
-from app.core.app_sandbox import SANDBOX_READ_ONLY_KEY, SANDBOX_REQUIRED_KEY
 from app.core.sandbox import Sandbox, SandboxBackend, SandboxStatus
+from app.core.settings_fields import SANDBOX_READ_ONLY, SANDBOX_REQUIRED
 from app.core.store.profiles import ToolSetting
 from app.core.tools.builtin.shell_exec import LEVEL_ALLOWLIST, LEVEL_ANY_SANDBOXED
 from app.ui.dialogs.approval import ApprovalDialog, approval_sandbox
@@ -150,30 +150,30 @@ def test_settings_require_the_sandbox_round_trips(qtbot, services, profile_id):
     assert group.title() == "Sandbox"
     assert group.status.text().startswith("✓ Sandboxed (bubblewrap at /usr/bin/bwrap)")
     assert group.required.isChecked()
-    assert "instead of running them unsandboxed" in group.findChild(
-        QLabel, "sandbox-required-help").text()
+    # The field's help is the checkbox's own text (one sentence), as in a Configure… dialog.
+    assert "instead of running them unsandboxed" in group.required.text()
 
     group.required.setChecked(False)
     dialog._save()
-    assert services.settings.get(SANDBOX_REQUIRED_KEY) is False
+    assert services.settings.get(SANDBOX_REQUIRED.key) is False
     assert services.sandbox.required is False and services.permissions.sandbox.required is False
 
     again = _settings(qtbot, services, profile_id)
     assert not again.sandbox_group.required.isChecked()
     again.sandbox_group.required.setChecked(True)
     again._save()
-    assert services.settings.get(SANDBOX_REQUIRED_KEY) is True
+    assert services.settings.get(SANDBOX_REQUIRED.key) is True
     assert services.sandbox.required is True
 
 
 def test_settings_untouched_box_is_not_pinned(qtbot, services, profile_id):
     _use(services, MISSING)
-    assert services.settings.get(SANDBOX_REQUIRED_KEY) is None  # a fresh database
+    assert services.settings.get(SANDBOX_REQUIRED.key) is None  # a fresh database
     dialog = _settings(qtbot, services, profile_id)
     assert not dialog.sandbox_group.required.isChecked()
     assert dialog.sandbox_group.status.text() == f"⚠ Not sandboxed: {REASON}."
     dialog._save()
-    assert services.settings.get(SANDBOX_REQUIRED_KEY) is None  # still follows the default
+    assert services.settings.get(SANDBOX_REQUIRED.key) is None  # still follows the default
 
 
 def test_settings_read_only_folders_reach_the_sandbox_and_the_view(qtbot, services,
@@ -190,7 +190,7 @@ def test_settings_read_only_folders_reach_the_sandbox_and_the_view(qtbot, servic
     group = dialog.sandbox_group
     group.read_only.setPlainText(f"{datasets}\n\n")
     dialog._save()
-    assert services.settings.get(SANDBOX_READ_ONLY_KEY) == [str(datasets)]
+    assert services.settings.get(SANDBOX_READ_ONLY.key) == [str(datasets)]
     assert services.sandbox.read_only == (datasets,)
     assert services.permissions.sandbox.read_only == (datasets,)
     group.show_view()

@@ -18,8 +18,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QWidget
 
-from app.core.agent.sampling import MAX_TOKENS_CAP_SETTING, SAMPLING_TOOL
+from app.core.agent.sampling import SAMPLING_TOOL
 from app.core.services import Services, build_store_services
+from app.core.settings_fields import SAMPLING_MAX_TOKENS_CAP
 from app.core.tools.base import ToolContext
 from app.core.tools.providers.mcp_config import parse_mcp_config
 from app.ui.dialogs.elicitation import ElicitationDialog
@@ -127,7 +128,7 @@ async def test_sampling_asks_the_person_who_edits_and_approves_and_it_is_recorde
 
 
 async def test_the_token_cap_setting_limits_what_the_person_can_allow(start, services):
-    services.settings.set(MAX_TOKENS_CAP_SETTING, 50)
+    services.settings.set(SAMPLING_MAX_TOKENS_CAP.key, 50)
     async with start(loop=LOOP_SERVER) as app:
         call = app.call("loop", "ask_model", {"prompt": "x", "max_tokens": 500})
         dialog = await app.dialog(SamplingDialog)

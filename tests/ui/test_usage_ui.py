@@ -3,7 +3,8 @@ per-day table shows tokens and cost from the recorded turns."""
 
 from __future__ import annotations
 
-from app.core.pricing import PRICES_KEY, Usage
+from app.core.pricing import Usage
+from app.core.settings_fields import PRICES
 from app.core.store.usage import UsageRepository
 from app.ui.dialogs.usage_settings import UsageTab, format_usage
 
@@ -19,10 +20,10 @@ def test_prices_save_only_edits_and_refuse_bad_rows(qtbot, services, tmp_path):
     row = models.index("claude-sonnet")
     tab.prices.item(row, 1).setText("2.5")
     assert tab.save()
-    assert services.settings.get(PRICES_KEY) == {"claude-sonnet": [2.5, 15.0]}
+    assert services.settings.get(PRICES.key) == {"claude-sonnet": [2.5, 15.0]}
     tab.prices.item(row, 2).setText("lots")
     assert not tab.save() and "Row" in tab.error.text()
-    assert services.settings.get(PRICES_KEY) == {"claude-sonnet": [2.5, 15.0]}
+    assert services.settings.get(PRICES.key) == {"claude-sonnet": [2.5, 15.0]}
 
 
 def test_days_show_tokens_and_cost(qtbot, services, tmp_path):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from app.core.settings_fields import LAST_CONVERSATIONS
 from app.core.store.conversations import ConversationRepository
-from app.core.store.settings import LAST_CONVERSATIONS_KEY, SettingsRepository
+from app.core.store.settings import SettingsRepository
 
 HOSTILE = ['"', '""', "NEAR(", "NEAR(a b)", "*", "wor*", "(", "a OR", "AND", "content:x",
            "{a b}: c", "'", "\\", "\x00", "  ", ""]
@@ -80,7 +81,7 @@ def test_the_last_conversation_is_remembered_per_project(db) -> None:
                                     {"/p/a": 1.5}])
 def test_a_damaged_setting_means_nothing_remembered(db, stored: object) -> None:
     settings = SettingsRepository(db)
-    settings.set(LAST_CONVERSATIONS_KEY, stored)
+    settings.set(LAST_CONVERSATIONS.key, stored)
     assert settings.last_conversation("/p/a") is None
     settings.set_last_conversation("/p/a", 9)  # and it is repaired by the next one
     assert settings.last_conversation("/p/a") == 9

@@ -11,12 +11,12 @@ from app.core.permissions.flow import FlowLabel, FlowState
 from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import PermissionRule
 from app.core.services import build_services
+from app.core.settings_fields import PENDING_NOTICES
 from app.core.store.conversations import ConversationRepository
 from app.core.store.db import open_database
 from app.core.store.migrations import (
     DEFAULTS_CHANGED_NOTICE,
     MIGRATIONS,
-    PENDING_NOTICES_KEY,
     split_sql,
 )
 from app.core.store.profiles import AgentProfile, ProfileRepository
@@ -83,7 +83,7 @@ def test_a_new_database_gets_the_new_defaults_and_no_notice(db, fresh_data_dir):
     reads = [r for r in rules if r.tool_name == "read_file"]
     assert [r.input_pattern for r in reads] == ["{project}/**"]
     assert not [r for r in rules if r.tool_name is None and r.tool_pattern is None]
-    assert services.settings.get(PENDING_NOTICES_KEY) is None
+    assert services.settings.get(PENDING_NOTICES.key) is None
 
 
 def test_permission_mode_round_trips_and_bad_values_are_refused(db):

@@ -31,13 +31,11 @@ from app.core.checkpoints import (
 )
 from app.core.checkpoints.coverage import Coverage
 from app.core.checkpoints.model import Resolution
+from app.core.settings_fields import CHECKPOINT_MAX_FILE
 
-__all__ = ["DEFAULT_MAX_FILE_BYTES", "UNRECORDED_ASK", "CallChanges", "Checkpointer",
-           "UndoRecord"]
+__all__ = ["UNRECORDED_ASK", "CallChanges", "Checkpointer", "UndoRecord"]
 
 log = logging.getLogger(__name__)
-
-DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 
 UNRECORDED_ASK = ("the checkpoint before this call could not be taken (or could not keep what "
                   "it does not record read-only), so it could not be undone: a person decides")
@@ -120,7 +118,7 @@ class Checkpointer:
     """The checkpoints of one project folder (see the module docstring)."""
 
     def __init__(self, data_dir: Path, project_root: Path, *,
-                 max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+                 max_file_bytes: int = CHECKPOINT_MAX_FILE.default,
                  extra_excludes: Sequence[str] = ()) -> None:
         self.project_root = Path(project_root).resolve()
         self.store = CheckpointStore(data_dir, self.project_root, max_file_bytes=max_file_bytes,

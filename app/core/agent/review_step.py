@@ -33,13 +33,11 @@ from app.core.review import (
     intent_key,
     run_quorum,
 )
+from app.core.settings_fields import REVIEWERS
 from app.core.store.settings import SettingsRepository
 
 log = logging.getLogger(__name__)
 
-# Settings key: the reviewer models, a list of {name, provider, model, base_url, timeout_s,
-# max_calls_per_run}; their keys are the providers' keys (keyring or environment).
-REVIEWERS_KEY = "review.reviewers"
 EXCERPT_CHARS = 6000
 
 
@@ -69,11 +67,8 @@ def load_reviewers(settings: SettingsRepository) -> tuple[ReviewerConfig, ...]:
     the event loop. A malformed entry is skipped (logged): fewer reviewers can only ask more."""
     from app.core.agent.credentials import get_api_key
 
-    value = settings.get(REVIEWERS_KEY, [])
     out: list[ReviewerConfig] = []
-    for entry in value if isinstance(value, list) else []:
-        if not isinstance(entry, Mapping):
-            continue
+    for entry in settings.read(REVIEWERS):
         try:
             provider = str(entry.get("provider", "anthropic"))
             key = None

@@ -26,6 +26,7 @@ from app.core.agent.providers import ModelProvider, ModelRequest, ProviderError,
 from app.core.agent.providers.factory import default_client_factory
 from app.core.outcomes import Outcome
 from app.core.permissions.service import Decision, ToolPermissionService
+from app.core.settings_fields import SAMPLING_MAX_TOKENS_CAP
 from app.core.store.audit import AuditRepository
 from app.core.store.profiles import AgentProfile
 from app.core.tools.providers.mcp_server_requests import (
@@ -38,9 +39,6 @@ from app.core.tools.providers.mcp_server_requests import (
 log = logging.getLogger(__name__)
 
 SAMPLING_TOOL = "sampling/createMessage"
-DEFAULT_MAX_TOKENS_CAP = 4096
-# (No "token" in the key: the settings table refuses keys that look like secrets.)
-MAX_TOKENS_CAP_SETTING = "mcp.sampling.max_output_cap"
 _STOP_REASONS = {"end_turn": "endTurn", "max_tokens": "maxTokens",
                  "stop_sequence": "stopSequence"}
 
@@ -78,7 +76,8 @@ class SamplingBroker:
                  profile: Callable[[], AgentProfile], ask: SamplingAsker,
                  ask_elicitation: ElicitationAsker | None = None,
                  client_factory: Callable[[AgentProfile], ModelProvider] = default_client_factory,
-                 max_tokens_cap: Callable[[], int] = lambda: DEFAULT_MAX_TOKENS_CAP) -> None:
+                 max_tokens_cap: Callable[[], int] = lambda: SAMPLING_MAX_TOKENS_CAP.default
+                 ) -> None:
         # A getter is accepted: the app builds its tools (and the service) after the window.
         self._permissions = permissions if callable(permissions) else (lambda: permissions)
         self._audit = audit

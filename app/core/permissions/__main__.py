@@ -29,7 +29,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from app.core.app_sandbox import SENSITIVE_PATHS_KEY, app_sandbox, app_sensitive_paths
+from app.core.app_sandbox import app_sandbox, app_sensitive_paths
 from app.core.config import resolve_paths
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.call_check import (
@@ -42,15 +42,12 @@ from app.core.permissions.call_check import (
 from app.core.permissions.decision import DecisionContext
 from app.core.permissions.flow_labels import FlowLabel
 from app.core.permissions.service import ToolPermissionService
+from app.core.settings_fields import CHECKPOINTS_ENABLED, SENSITIVE_PATHS
 from app.core.store.db import Database, schema_version
 from app.core.store.migrations import SCHEMA_VERSION
 from app.core.store.settings import SettingsRepository
 from app.core.tools.builtin import default_registry
 from app.core.tools.providers.custom import CustomToolsProvider
-
-# The key Settings → Checkpoints writes (app.core.services.CHECKPOINTS_ENABLED_KEY): named
-# again because this layer may not import the services, which import the agent.
-CHECKPOINTS_ENABLED_KEY = "checkpoints.enabled"
 
 EXIT_STATUS = {"allow": 0, "deny": 1, "ask": 3, "review": 4}
 NOT_DECIDED = 2
@@ -112,9 +109,7 @@ def permission_service(db: Database, data_dir: Path,
     sandbox = app_sandbox(settings, data_dir)
     registry = default_registry()
     registry.register_provider(CustomToolsProvider(data_dir, project))
-    additions = settings.get(SENSITIVE_PATHS_KEY, [])
-    sensitive = app_sensitive_paths(sandbox, [a for a in additions if isinstance(a, str)]
-                                    if isinstance(additions, list) else [])
+    sensitive = app_sensitive_paths(sandbox, settings.read(SENSITIVE_PATHS))
     return ToolPermissionService(db, registry=registry, working_dir=project, sandbox=sandbox,
                                  sensitive=sensitive), settings
 
@@ -135,7 +130,7 @@ def run_check(args: argparse.Namespace) -> int:
         permissions, settings = permission_service(db, data_dir, project)
         context = DecisionContext(
             mode=PermissionMode(args.mode), flow=simulated_flow(FlowLabel(v) for v in args.flow),
-            checkpoints=settings.get(CHECKPOINTS_ENABLED_KEY, True) is not False)
+            checkpoints=settings.read(CHECKPOINTS_ENABLED))
         found = permissions.registry.get(args.tool)
         if found is None or found.spec.server_id != args.server:
             print(f"note: {args.server}/{args.tool} is not a tool known here (MCP servers are "

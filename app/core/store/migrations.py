@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 # split_sql stays importable from here: tests and older callers use it.
+from app.core.settings_fields import PENDING_NOTICES
 from app.core.store.sql_script import _fts_sql, _quote, split_sql  # noqa: F401
 
 if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
@@ -208,8 +209,6 @@ LEAKING_DEFAULT_RULES: tuple[tuple[str | None, str, int, str], ...] = (
 )
 CATCH_ALL_ASK = (None, "ask", -1000, "Everything else asks before it runs")
 
-# Settings key: notices the app shows once (a list of strings), then clears.
-PENDING_NOTICES_KEY = "notices.pending"
 
 DEFAULTS_CHANGED_NOTICE = (
     "Permission defaults changed: reading files is now allowed without asking only inside the "
@@ -234,14 +233,14 @@ def _v6_modes_and_flow(db: sqlite_utils.Database) -> None:
         removed += cur.rowcount
     if existing and removed:
         row = conn.execute("SELECT value FROM settings WHERE key = ?",
-                           (PENDING_NOTICES_KEY,)).fetchone()
-        notices = json.loads(row[0]) if row else []
-        notices = [*(notices if isinstance(notices, list) else []), DEFAULTS_CHANGED_NOTICE]
+                           (PENDING_NOTICES.key,)).fetchone()
+        notices = [*PENDING_NOTICES.value_of(json.loads(row[0]) if row else None),
+                   DEFAULTS_CHANGED_NOTICE]
         conn.execute(
             "INSERT INTO settings (key, value, updated_at) VALUES (?, ?,"
             " strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) ON CONFLICT(key) DO UPDATE SET"
             " value = excluded.value, updated_at = excluded.updated_at",
-            (PENDING_NOTICES_KEY, json.dumps(notices)))
+            (PENDING_NOTICES.key, json.dumps(notices)))
 
 
 # Quorum review (app.core.review): a rule decision ``review`` (the table is rebuilt: SQLite

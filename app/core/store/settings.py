@@ -1,18 +1,23 @@
-"""Key/value application settings stored as JSON (never secrets: those go to the keyring)."""
+"""Key/value application settings stored as JSON (never secrets: those go to the keyring).
+
+Each setting is declared once, with its kind and default, in app.core.settings_fields; read and
+write one through its field (``read``/``write``): a reader gets the declared type, the default
+standing in for a value never stored or of the wrong kind.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from app.core.settings_fields import LAST_CONVERSATIONS, SettingField
 from app.core.store.db import store_of, utc_now
 
 if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
     import sqlite_utils
 
 _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
-# {project folder: id of the conversation last open in it}, to reopen it with the folder.
-LAST_CONVERSATIONS_KEY = "conversations.last_by_project"
+T = TypeVar("T")
 
 
 class SettingsRepository:
@@ -25,6 +30,14 @@ class SettingsRepository:
             row = self.db.conn.execute("SELECT value FROM settings WHERE key = ?",
                                        (key,)).fetchone()
         return default if row is None else json.loads(row[0])
+
+    def read(self, setting: SettingField[T]) -> T:
+        """The setting's value; its default when unset or of the wrong kind (the table only
+        holds valid JSON: a CHECK constraint)."""
+        return setting.value_of(self.get(setting.key))
+
+    def write(self, setting: SettingField[T], value: T) -> None:
+        self.set(setting.key, value)
 
     def set(self, key: str, value: Any) -> None:
         if not key:
@@ -46,19 +59,17 @@ class SettingsRepository:
 
     def last_conversation(self, project_root: str) -> int | None:
         """The conversation last open in ``project_root`` (None: none remembered)."""
-        remembered = self.get(LAST_CONVERSATIONS_KEY, {})
-        value = remembered.get(project_root) if isinstance(remembered, dict) else None
+        value = self.read(LAST_CONVERSATIONS).get(project_root)
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     def set_last_conversation(self, project_root: str, conversation_id: int | None) -> None:
         """Remember ``conversation_id`` as open in ``project_root`` (None forgets it)."""
         with self.store.lock:  # read-modify-write of one key: no other writer in between
-            remembered = self.get(LAST_CONVERSATIONS_KEY, {})
-            remembered = dict(remembered) if isinstance(remembered, dict) else {}
+            remembered = dict(self.read(LAST_CONVERSATIONS))
             if remembered.get(project_root) == conversation_id:
                 return
             if conversation_id is None:
                 remembered.pop(project_root, None)
             else:
                 remembered[project_root] = conversation_id
-            self.set(LAST_CONVERSATIONS_KEY, remembered)
+            self.write(LAST_CONVERSATIONS, remembered)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from app.core.permission_mode import PermissionMode
+from app.core.settings_fields import PERMISSION_MODE_CHOSEN
 
 if TYPE_CHECKING:
     from app.core.services import Services
@@ -19,9 +20,6 @@ if TYPE_CHECKING:
 # paint: typing and Send do not need it, and building it (word-wrapped labels, a bold face, a
 # style sheet) was ~8 ms of the window's start to ready (tests/bench/bench_ui_responsiveness.py).
 MODE_INTRO_DELAY_MS = 30
-# Settings key: True once the person chose a permission mode (the first-run panel or the
-# toolbar's Mode picker); until then the first-run panel is shown.
-MODE_CHOSEN_KEY = "ui.permission_mode_chosen"
 
 
 class ModeChoice:
@@ -44,7 +42,7 @@ class ModeChoice:
         """The mode the first-run panel would preselect, or None when a mode was chosen.
         Decided at the first show, built after the first paint (``show_intro``): the store
         may be closed by then (a quit right after the start)."""
-        if self._services.settings.get(MODE_CHOSEN_KEY, False):
+        if self._services.settings.read(PERMISSION_MODE_CHOSEN):
             self.intro_checked = True
             return None
         return self._profile_mode()
@@ -78,7 +76,7 @@ class ModeChoice:
     def mark_chosen(self) -> None:
         """The person chose a mode (here or in the toolbar): no first-run panel any more."""
         self._chosen = True
-        self._services.settings.set(MODE_CHOSEN_KEY, True)
+        self._services.settings.write(PERMISSION_MODE_CHOSEN, True)
         if self.mode_intro is not None:
             self.mode_intro.hide()
             self.mode_intro.deleteLater()

@@ -30,10 +30,11 @@ class UsageLine:
         if not conversation:  # before the imports: a new conversation at start-up
             self.label.setText("")
             return
-        from app.core.pricing import PRICES_KEY, Usage, cost, prices_from_setting
+        from app.core.pricing import Usage, cost, prices_from_setting
+        from app.core.settings_fields import PRICES
         from app.ui.dialogs.usage_settings import format_usage
 
-        table = prices_from_setting(self._settings.get(PRICES_KEY, {}))
+        table = prices_from_setting(self._settings.read(PRICES))
         total, dollars = Usage(), 0.0
         priced = True
         for name, usage in conversation.items():

@@ -8,12 +8,12 @@ import contextlib
 import os
 import shutil
 from pathlib import Path
+from typing import TypeVar
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -27,20 +27,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.agent.checkpointing import DEFAULT_MAX_FILE_BYTES
 from app.core.checkpoints import CheckpointStore
-from app.core.services import (
-    CHECKPOINT_MAX_FILE_KEY,
-    CHECKPOINT_RETENTION_DAYS_KEY,
-    CHECKPOINT_RETENTION_MB_KEY,
-    CHECKPOINTS_ENABLED_KEY,
-    DEFAULT_RETENTION_DAYS,
-    DEFAULT_RETENTION_MB,
-    Services,
+from app.core.services import Services
+from app.core.settings_fields import (
+    CHECKPOINT_MAX_FILE,
+    CHECKPOINT_RETENTION_DAYS,
+    CHECKPOINT_RETENTION_MB,
+    CHECKPOINTS_ENABLED,
 )
+from app.ui.dialogs.setting_form import SettingsForm
 from app.ui.markup import escape
 
-_MB = 1024 * 1024
+_W = TypeVar("_W", bound=QWidget)
 
 
 def checkpoint_usage(data_dir: Path) -> list[tuple[str, Path, int]]:
@@ -98,41 +96,17 @@ class CheckpointsTab(QWidget):
         super().__init__(parent)
         self.setObjectName("checkpoints-tab")
         self.services = services
-        settings = services.settings
-        self.enabled = QCheckBox("Take checkpoints around tool calls that can change files "
-                                 "(undo / redo)")
-        self.enabled.setObjectName("checkpoints-enabled")
-        self.enabled.setChecked(settings.get(CHECKPOINTS_ENABLED_KEY, True) is not False)
-        max_file = settings.get(CHECKPOINT_MAX_FILE_KEY, DEFAULT_MAX_FILE_BYTES)
-        if not isinstance(max_file, int) or isinstance(max_file, bool) or max_file <= 0:
-            max_file = DEFAULT_MAX_FILE_BYTES
-        self.max_file_mb = QSpinBox()
-        self.max_file_mb.setObjectName("checkpoints-max-file")
-        self.max_file_mb.setRange(1, 4096)
-        self.max_file_mb.setSuffix(" MB")
-        self.max_file_mb.setValue(max(1, round(max_file / _MB)))
-        self.retention_days = QSpinBox()
-        self.retention_days.setObjectName("checkpoints-retention-days")
-        self.retention_days.setRange(0, 3650)
-        self.retention_days.setSuffix(" days")
-        self.retention_days.setSpecialValueText("no limit")
-        self.retention_days.setValue(_int_setting(
-            settings.get(CHECKPOINT_RETENTION_DAYS_KEY, DEFAULT_RETENTION_DAYS),
-            DEFAULT_RETENTION_DAYS))
-        self.retention_mb = QSpinBox()
-        self.retention_mb.setObjectName("checkpoints-retention-mb")
-        self.retention_mb.setRange(0, 1_000_000)
+        form = self.form = SettingsForm(services.settings, (
+            CHECKPOINTS_ENABLED, CHECKPOINT_MAX_FILE, CHECKPOINT_RETENTION_DAYS,
+            CHECKPOINT_RETENTION_MB))
+        self.enabled = _named(form.input(CHECKPOINTS_ENABLED), QCheckBox, "checkpoints-enabled")
+        self.max_file_mb = _named(form.input(CHECKPOINT_MAX_FILE), QSpinBox,
+                                  "checkpoints-max-file")
+        self.retention_days = _named(form.input(CHECKPOINT_RETENTION_DAYS), QSpinBox,
+                                     "checkpoints-retention-days")
+        self.retention_mb = _named(form.input(CHECKPOINT_RETENTION_MB), QSpinBox,
+                                   "checkpoints-retention-mb")
         self.retention_mb.setSingleStep(256)
-        self.retention_mb.setSuffix(" MB per project")
-        self.retention_mb.setSpecialValueText("no limit")
-        self.retention_mb.setValue(_int_setting(
-            settings.get(CHECKPOINT_RETENTION_MB_KEY, DEFAULT_RETENTION_MB),
-            DEFAULT_RETENTION_MB))
-        form = QFormLayout()
-        form.addRow("", self.enabled)
-        form.addRow("Size cap per file", self.max_file_mb)
-        form.addRow("Keep checkpoints for", self.retention_days)
-        form.addRow("… and at most", self.retention_mb)
         note = QLabel(self.NOTE)
         note.setObjectName("checkpoints-note")
         note.setWordWrap(True)
@@ -265,15 +239,12 @@ class CheckpointsTab(QWidget):
             return
         await self._load_usage()
 
-    def save(self) -> None:
-        settings = self.services.settings
-        settings.set(CHECKPOINTS_ENABLED_KEY, self.enabled.isChecked())
-        settings.set(CHECKPOINT_MAX_FILE_KEY, self.max_file_mb.value() * _MB)
-        settings.set(CHECKPOINT_RETENTION_DAYS_KEY, self.retention_days.value())
-        settings.set(CHECKPOINT_RETENTION_MB_KEY, self.retention_mb.value())
+    def save(self) -> bool:
+        """Store the settings; False (the reason shown) while one is not valid."""
+        return self.form.save()
 
 
-def _int_setting(value: object, default: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return default
-    return max(0, int(value))
+def _named(widget: QWidget, kind: type[_W], name: str) -> _W:
+    assert isinstance(widget, kind), f"{name} is a {type(widget).__name__}"
+    widget.setObjectName(name)
+    return widget

@@ -2,7 +2,7 @@
 
 Each reviewer is a name, a provider ("anthropic" or an OpenAI-compatible endpoint such as a
 local Ollama), a model, a base URL, a timeout and a budget of calls per run; the list is saved
-to ``REVIEWERS_KEY`` on Save. The API keys are the providers' keys (Settings → Provider, the
+to the ``REVIEWERS`` setting on Save. The API keys are the providers' keys (Settings → Provider, the
 keyring or the environment): none is stored here. Each entry is checked with ``ReviewerConfig``
 (the same check the agent loop makes) and its error shown in the editor, so an entry the loop
 would skip cannot be saved.
@@ -32,10 +32,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.agent.review_step import REVIEWERS_KEY
-from app.core.pricing import PRICES_KEY, prices_from_setting
+from app.core.pricing import prices_from_setting
 from app.core.review.usage import review_usage_by_day
 from app.core.services import Services
+from app.core.settings_fields import PRICES, REVIEWERS
 from app.core.visible_text import make_visible
 from app.ui.dialogs.reviewer_editor import (
     ERROR_STYLE,
@@ -59,8 +59,7 @@ class ReviewSettingsTab(QWidget):
         super().__init__(parent)
         self.setObjectName("review-tab")
         self.services = services
-        stored = services.settings.get(REVIEWERS_KEY, [])
-        self.entries: list[Any] = list(stored) if isinstance(stored, list) else []
+        self.entries: list[dict[str, Any]] = list(services.settings.read(REVIEWERS))
         intro = QLabel(
             "Reviewer models look at a tool call before you are asked: for a permission rule "
             "with the decision <i>review</i>, and for any call that would ask you when the "
@@ -129,12 +128,11 @@ class ReviewSettingsTab(QWidget):
         self.table.setRowCount(len(self.entries))
         for row, entry in enumerate(self.entries):
             error = entry_error(entry)
-            data = entry if isinstance(entry, Mapping) else {}
-            timeout = data.get("timeout_s", 90.0)
-            values = (str(data.get("name", "?")),
-                      _PROVIDER_LABEL.get(str(data.get("provider")), str(data.get("provider"))),
-                      str(data.get("model", "")), str(data.get("base_url") or "default"),
-                      f"{number_or(timeout, 90.0):g} s", str(data.get("max_calls_per_run", 50)))
+            timeout = entry.get("timeout_s", 90.0)
+            values = (str(entry.get("name", "?")),
+                      _PROVIDER_LABEL.get(str(entry.get("provider")), str(entry.get("provider"))),
+                      str(entry.get("model", "")), str(entry.get("base_url") or "default"),
+                      f"{number_or(timeout, 90.0):g} s", str(entry.get("max_calls_per_run", 50)))
             for column, value in enumerate(values):
                 item = QTableWidgetItem(make_visible(value))
                 if error:
@@ -165,8 +163,7 @@ class ReviewSettingsTab(QWidget):
         self.remove_button.setEnabled(selected)
 
     def _names(self, skip: int | None = None) -> list[str]:
-        return [str(e.get("name", "")) for i, e in enumerate(self.entries)
-                if i != skip and isinstance(e, Mapping)]
+        return [str(e.get("name", "")) for i, e in enumerate(self.entries) if i != skip]
 
     def _open_editor(self, entry: Mapping[str, Any] | None, row: int | None) -> ReviewerEditor:
         dialog = ReviewerEditor(entry, self, taken_names=self._names(row))
@@ -195,8 +192,7 @@ class ReviewSettingsTab(QWidget):
         row = self.table.currentRow()
         if not 0 <= row < len(self.entries):
             return None
-        entry = self.entries[row]
-        return self._open_editor(entry if isinstance(entry, Mapping) else None, row)
+        return self._open_editor(self.entries[row], row)
 
     def remove_reviewer(self) -> None:
         row = self.table.currentRow()
@@ -212,7 +208,7 @@ class ReviewSettingsTab(QWidget):
                 self.status.setText(f"Not saved: {make_visible(error)}. Edit or remove it.")
                 self.status.setStyleSheet(ERROR_STYLE)
                 return False
-        self.services.settings.set(REVIEWERS_KEY, [dict(e) for e in self.entries])
+        self.services.settings.write(REVIEWERS, tuple(dict(e) for e in self.entries))
         return True
 
     # -- usage -----------------------------------------------------------------------------
@@ -230,7 +226,7 @@ class ReviewSettingsTab(QWidget):
         return self._task
 
     def _usage(self) -> list[tuple[str, int, int, int, float | None]]:
-        prices = prices_from_setting(self.services.settings.get(PRICES_KEY, {}))
+        prices = prices_from_setting(self.services.settings.read(PRICES))
         return review_usage_by_day(self.services.audit.list(limit=USAGE_ROWS), prices)
 
     async def _load_usage(self) -> None:

@@ -1,4 +1,5 @@
-"""Settings → Sandbox: whether programs run contained here, and "Require the sandbox"."""
+"""Settings → Sandbox: whether programs run contained here, "Require the sandbox" and the
+read-only folders (both fields of app.core.settings_fields, rendered by its form)."""
 
 from __future__ import annotations
 
@@ -14,16 +15,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.app_sandbox import SANDBOX_READ_ONLY_KEY
 from app.core.sandbox.view import format_view, project_confinement, sandbox_view
 from app.core.services import Services
+from app.core.settings_fields import SANDBOX_READ_ONLY, SANDBOX_REQUIRED
+from app.ui.dialogs.setting_form import SettingsForm
 
 
 class SandboxGroup(QGroupBox):
     """The OS sandbox: what the probe found, and whether programs must run in it."""
-
-    HELP = ("Refuse to run programs when the sandbox is not available, instead of running them "
-            "unsandboxed.")
 
     def __init__(self, services: Services, parent: QWidget | None = None) -> None:
         super().__init__("Sandbox", parent)
@@ -45,21 +44,17 @@ class SandboxGroup(QGroupBox):
                                 .rstrip(".") + ".")
             self.status.setStyleSheet("QLabel { background: #fff1e5; color: #762c00; border: "
                                       "1px solid #fb8f44; border-radius: 6px; padding: 6px; }")
-        self.required = QCheckBox("Require the sandbox")
+        # The box shows the requirement in force: unsaved, it follows the machine.
+        self.form = SettingsForm(services.settings, (SANDBOX_REQUIRED, SANDBOX_READ_ONLY),
+                                 shown={SANDBOX_REQUIRED.key: services.sandbox.required})
+        self.required = self.form.input(SANDBOX_REQUIRED)
+        assert isinstance(self.required, QCheckBox)
         self.required.setObjectName("sandbox-required")
-        self.required.setChecked(services.sandbox.required)
-        hint = QLabel(self.HELP)
-        hint.setObjectName("sandbox-required-help")
-        hint.setWordWrap(True)
-        hint.setStyleSheet("QLabel { color: palette(placeholder-text); }")
-        self.read_only = QPlainTextEdit()
+        self.read_only = self.form.input(SANDBOX_READ_ONLY)
+        assert isinstance(self.read_only, QPlainTextEdit)
         self.read_only.setObjectName("sandbox-read-only")
-        self.read_only.setPlaceholderText("one folder per line, e.g. ~/datasets")
         self.read_only.setFixedHeight(70)
-        saved = services.settings.get(SANDBOX_READ_ONLY_KEY)
-        self._saved_folders = [f for f in saved if isinstance(f, str)] if isinstance(
-            saved, list) else []
-        self.read_only.setPlainText("\n".join(self._saved_folders))
+        self._saved_folders = self.folders()
         self.view = QPlainTextEdit()
         self.view.setObjectName("sandbox-view")
         self.view.setReadOnly(True)
@@ -74,19 +69,12 @@ class SandboxGroup(QGroupBox):
         layout = QVBoxLayout(self)
         layout.addWidget(self.status)
         layout.addSpacing(6)
-        layout.addWidget(self.required)
-        layout.addWidget(hint)
-        layout.addSpacing(6)
-        layout.addWidget(QLabel("Read-only folders: every sandboxed program may read these "
-                                "(it sees nothing of your home folder but the project, the "
-                                "write folders and the toolchains otherwise)."))
-        layout.addWidget(self.read_only)
+        layout.addLayout(self.form)
         layout.addWidget(show)
         layout.addWidget(self.view)
 
     def folders(self) -> list[str]:
-        return [line.strip() for line in self.read_only.toPlainText().splitlines()
-                if line.strip()]
+        return list(self.form.value(SANDBOX_READ_ONLY))
 
     def show_view(self) -> None:
         """The mounts a command tool's program gets in the open project (core's listing)."""
@@ -101,8 +89,9 @@ class SandboxGroup(QGroupBox):
     def save(self) -> None:
         """Saved only when changed: an untouched box keeps following the default (on where
         the sandbox works), e.g. after bubblewrap is installed."""
-        if self.required.isChecked() != self.services.sandbox.required:
-            self.services.set_sandbox_required(self.required.isChecked())
+        required = self.form.value(SANDBOX_REQUIRED)
+        if required != self.services.sandbox.required:
+            self.services.set_sandbox_required(required)
         if self.folders() != self._saved_folders:
             self.services.set_sandbox_read_only(self.folders())
             self._saved_folders = self.folders()

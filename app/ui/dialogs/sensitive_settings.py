@@ -28,14 +28,12 @@ from app.core.sensitive_paths import (
     SYSTEM_SECRET_PATHS,
 )
 from app.core.services import Services
+from app.core.settings_fields import SENSITIVE_PATHS
 from app.ui.markup import escape
 
 HELP = ("Reading a sensitive path asks you first, even inside the project and under a rule "
         "that allows the tool; once a conversation has read one, calls that can send data out "
         "ask too.")
-ADDITIONS_HELP = ("One per line. A path (absolute, or starting with ~) covers that file or "
-                  "folder and everything in it; a name without a / (such as *.secret or "
-                  "token.txt) covers files of that name anywhere, inside projects too.")
 
 
 def builtin_text(services: Services) -> str:
@@ -90,12 +88,12 @@ class SensitivePathsTab(QWidget):
         builtin_layout.addWidget(self.builtin, 1)
         self.builtin_toggle.toggled.connect(self._show_builtin)
 
-        additions = QGroupBox("Your additions")
+        additions = QGroupBox(SENSITIVE_PATHS.label)
         self.additions = QPlainTextEdit("\n".join(services.sensitive_additions()))
         self.additions.setObjectName("sensitive-additions")
         self.additions.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.additions.setPlaceholderText("~/work/deploy-keys\n/etc/myapp/secret.conf\n*.secret")
-        additions_help = QLabel(ADDITIONS_HELP)
+        self.additions.setPlaceholderText(SENSITIVE_PATHS.placeholder)
+        additions_help = QLabel(SENSITIVE_PATHS.help)
         additions_help.setWordWrap(True)
         additions_help.setStyleSheet("QLabel { color: palette(placeholder-text); }")
         self.error = QLabel()
@@ -124,8 +122,7 @@ class SensitivePathsTab(QWidget):
         self._layout.setStretchFactor(self._builtin_box, 1 if shown else 0)
 
     def entries(self) -> list[str]:
-        return [line.strip() for line in self.additions.toPlainText().splitlines()
-                if line.strip()]
+        return list(SENSITIVE_PATHS.check_input(self.additions.toPlainText().splitlines()))
 
     def save(self) -> bool:
         """Save the additions (only when changed); False, with the reason shown, when one of

@@ -217,8 +217,10 @@ class SettingsDialog(QDialog):
         if not self.usage_tab.save():  # a price that is not a number: say so
             self.tabs.setCurrentWidget(self.usage_tab)
             return
+        if not self.checkpoints_tab.save():  # a value out of its range: say so
+            self.tabs.setCurrentWidget(self.checkpoints_tab)
+            return
         self.sandbox_group.save()
-        self.checkpoints_tab.save()
         if self.provider_tab.save():
             self.accept()
 

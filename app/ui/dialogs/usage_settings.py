@@ -21,13 +21,13 @@ from PySide6.QtWidgets import (
 from app.core.pricing import (
     DEFAULT_PRICES,
     PRICES_AS_OF,
-    PRICES_KEY,
     ModelPrice,
     Usage,
     cost,
     prices_from_setting,
 )
 from app.core.services import Services
+from app.core.settings_fields import PRICES
 from app.core.store.usage import UsageRepository
 
 PRICE_COLUMNS = ("Model (name starts with)", "Input $ / M tokens", "Output $ / M tokens")
@@ -63,7 +63,7 @@ class UsageTab(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.prices.verticalHeader().hide()
-        table = prices_from_setting(services.settings.get(PRICES_KEY, {}))
+        table = prices_from_setting(services.settings.read(PRICES))
         for model, price in sorted(table.items()):
             self._add_row(model, price)
         add, remove = QPushButton("Add model"), QPushButton("Remove")
@@ -146,7 +146,7 @@ class UsageTab(QWidget):
         removed = [m for m in DEFAULT_PRICES if m not in table]
         for model in removed:  # a removed shipped entry: price it at nothing
             edits[model] = [0.0, 0.0]
-        self.services.settings.set(PRICES_KEY, edits)
+        self.services.settings.write(PRICES, edits)
         return True
 
     # -- usage per day ---------------------------------------------------------------------
@@ -169,7 +169,7 @@ class UsageTab(QWidget):
         self._load_task = asyncio.ensure_future(load())
 
     def _show_days(self, rows: list[tuple[str, str, Usage]]) -> None:
-        table = prices_from_setting(self.services.settings.get(PRICES_KEY, {}))
+        table = prices_from_setting(self.services.settings.read(PRICES))
         self.days.setRowCount(len(rows))
         for row, (day, model, usage) in enumerate(rows):
             dollars = cost(model, usage, table)

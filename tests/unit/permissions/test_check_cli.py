@@ -17,7 +17,8 @@ from app.core.permissions import __main__ as cli
 from app.core.permissions.call_check import PLAIN_TEXT, check_call
 from app.core.permissions.flow_labels import FlowLabel
 from app.core.permissions.rules import PermissionRule
-from app.core.services import CHECKPOINTS_ENABLED_KEY, build_services
+from app.core.services import build_services
+from app.core.settings_fields import CHECKPOINTS_ENABLED
 from app.core.store.db import open_database
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -163,13 +164,12 @@ def test_mode_and_simulated_labels(data_dir: Path, visible: Path, capsys) -> Non
 
 
 def test_checkpoints_follow_the_setting(data_dir: Path, visible: Path, capsys) -> None:
-    assert cli.CHECKPOINTS_ENABLED_KEY == CHECKPOINTS_ENABLED_KEY  # the app's key
     args = ("write_file", '{"path": "a.txt", "content": "x"}', "--mode", "auto",
             "--data-dir", str(data_dir), "--project", str(visible))
     _, with_checkpoints, _ = _main(capsys, *args)
     assert "checkpoints are off" not in "\n".join(with_checkpoints)
     db = open_database(data_dir / "tebiki.sqlite3")
-    build_services(db, data_dir, visible).settings.set(CHECKPOINTS_ENABLED_KEY, False)
+    build_services(db, data_dir, visible).settings.write(CHECKPOINTS_ENABLED, False)
     db.close()
     status, without, _ = _main(capsys, *args)
     assert status == ASK

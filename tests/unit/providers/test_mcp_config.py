@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from app.core.secrets import SecretStoreError
+from app.core.settings_fields import MCP_SERVERS
 from app.core.store.settings import SettingsRepository
 from app.core.tools.base import RiskLevel, ToolCategory
 from app.core.tools.providers.mcp_config import (
     SECRET_PLACEHOLDER,
-    SETTINGS_KEY,
     McpConfigError,
     McpConfigStore,
     McpServerConfig,
@@ -194,7 +194,7 @@ def store(db, keyring_: FakeKeyring) -> McpConfigStore:
 
 def _raw_setting(db) -> str:
     return db.conn.execute("SELECT value FROM settings WHERE key = ?",
-                           (SETTINGS_KEY,)).fetchone()[0]
+                           (MCP_SERVERS.key,)).fetchone()[0]
 
 
 def test_env_and_header_values_go_to_the_keyring_not_sqlite(db, store, keyring_):

@@ -13,10 +13,10 @@ import pytest
 
 from app.core import secrets
 from app.core.permissions.rules import InvalidRuleError, PermissionRule, validate_rule
+from app.core.settings_fields import MCP_SERVERS
 from app.core.store.settings import SettingsRepository
 from app.core.tools.providers.mcp import McpProvider
 from app.core.tools.providers.mcp_config import (
-    SETTINGS_KEY,
     McpConfigError,
     McpConfigStore,
     McpServerConfig,
@@ -68,7 +68,7 @@ async def test_a_stored_name_rules_cannot_express_shows_a_clear_failure(db):
     """A config saved before the check keeps loading: the other servers start, and the
     renamed-needed one is listed as failed with a message saying what to do."""
     settings = SettingsRepository(db)
-    settings.set(SETTINGS_KEY, {"mcpServers": {
+    settings.set(MCP_SERVERS.key, {"mcpServers": {
         "my files": demo_server_entry(), "good": demo_server_entry()}})
     store = McpConfigStore(settings, get_secret_fn=lambda _n: None,
                            set_secret_fn=lambda _n, _v: None)

@@ -65,18 +65,12 @@ from app.core.tools.providers.mcp_config_schema import (
     server_name_problem,
     suggested_server_name,
 )
-from app.core.tools.providers.mcp_config_store import (
-    SETTINGS_KEY,
-    McpConfigStore,
-    SecretGetter,
-    SecretSetter,
-)
+from app.core.tools.providers.mcp_config_store import McpConfigStore, SecretGetter, SecretSetter
 
 __all__ = [
     "MAX_SERVER_NAME_LENGTH",
     "RESERVED_SERVER_NAMES",
     "SECRET_PLACEHOLDER",
-    "SETTINGS_KEY",
     "McpConfigError",
     "McpConfigStore",
     "McpSandbox",

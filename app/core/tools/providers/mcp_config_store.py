@@ -1,4 +1,5 @@
-"""Storing MCP servers: public parts in the settings table, env/header values in the keyring."""
+"""Storing MCP servers: public parts in the ``MCP_SERVERS`` setting, env/header values in the
+keyring."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from app.core.secrets import (
     keyring_failure,
     set_secret,
 )
+from app.core.settings_fields import MCP_SERVERS
 from app.core.store.settings import SettingsRepository
 from app.core.tools.providers.mcp_config_env import has_references
 from app.core.tools.providers.mcp_config_model import (
@@ -24,8 +26,6 @@ from app.core.tools.providers.mcp_config_model import (
     dump_mcp_config_text,
 )
 from app.core.tools.providers.mcp_config_schema import parse_mcp_config
-
-SETTINGS_KEY = "mcp.servers"
 
 SecretGetter = Callable[[str], "str | None"]
 SecretSetter = Callable[[str, "str | None"], None]
@@ -73,7 +73,7 @@ class McpConfigStore:
 
     def load_public(self) -> dict[str, McpServerConfig]:
         """The servers as stored, secret values shown as SECRET_PLACEHOLDER (no keyring I/O)."""
-        stored = self.settings.get(SETTINGS_KEY)
+        stored = self.settings.read(MCP_SERVERS)
         if not stored:
             return {}
         try:
@@ -126,7 +126,7 @@ class McpConfigStore:
             # Not the keyring's own message: it names an "environment variable" made from the
             # keyring entry's name, which is no variable name and which nothing reads.
             raise McpConfigError(_keyring_unavailable(servers, writes)) from None
-        self.settings.set(SETTINGS_KEY, dump_mcp_config(public))
+        self.settings.write(MCP_SERVERS, dump_mcp_config(public))
 
     def _split(self, server: str, old_name: str | None, kind: str,
                values: Mapping[str, str], writes: list[tuple[str, str | None]],
