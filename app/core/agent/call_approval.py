@@ -24,6 +24,7 @@ from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import Decision
 from app.core.review import QuorumResult
 from app.core.tools.base import Tool, ToolContext, ToolSpec
+from app.core.tools.capability_lift import CapabilityLift
 
 log = logging.getLogger(__name__)
 
@@ -45,22 +46,26 @@ class CallApproval:
     e.g. by a different dialog), the rules they remember go to ``rules``, and ``emit`` is told
     that a call awaits approval."""
 
-    def __init__(self, approver: Approver, rules: RuleRepository, emit: EventSink) -> None:
+    def __init__(self, approver: Approver, rules: RuleRepository, emit: EventSink,
+                 keep_lift: Callable[[str, CapabilityLift], object] | None = None) -> None:
         self.approver = approver
         self._rules = rules
         self._emit = emit
+        self._keep_lift = keep_lift
 
     async def ask_person(self, call: ToolCall, spec: ToolSpec, server_id: str,
                          decision: Decision, preview: str | None,
                          reviewed: QuorumResult | None, finish: Callable[..., None],
-                         position: tuple[int, int] | None = None) -> bool:
+                         position: tuple[int, int] | None = None,
+                         lift: CapabilityLift | None = None) -> bool:
         """The approval dialog; False (the call answered through ``finish``) unless the
-        person approved."""
+        person approved. ``lift``: the configuration change approving runs the call with (kept
+        in the profile when the person ticks it)."""
         request = ApprovalRequest(call.id, call.name, server_id, copy.deepcopy(call.input), spec,
                                   decision, preview,
                                   reviews=reviewed.reviews if reviewed is not None else (),
                                   review_reason=reviewed.reason if reviewed is not None else "",
-                                  position=position)
+                                  position=position, lift=lift)
         try:
             self._emit(AwaitingApproval(request))
             response = await self.approver(request)
@@ -78,6 +83,11 @@ class CallApproval:
         if not response.approved:
             finish(Outcome.DECLINED, declined_message(response.reason), True, decision)
             return False
+        if lift is not None and response.keep_lift and self._keep_lift is not None:
+            try:
+                self._keep_lift(call.name, lift)
+            except Exception:  # the call was approved either way; the setting is a courtesy
+                log.exception("could not keep the configuration change for %s", call.name)
         return True
 
     async def preview(self, tool: Tool, tool_input: Mapping[str, Any],

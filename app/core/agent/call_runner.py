@@ -13,7 +13,7 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import Any
 from app.core.agent.call_approval import STOPPED_BEFORE_APPROVAL, CallApproval
 from app.core.agent.call_audit import CallAudit
 from app.core.agent.call_checkpoints import CallCheckpoints
+from app.core.agent.capability_lifts import working_lift
 from app.core.agent.checkpointing import UNRECORDED_ASK, CallChanges, Checkpointer
 from app.core.agent.context import build_tool_context
 from app.core.agent.events import EventSink, ToolRequested, ToolStarted
@@ -34,13 +35,18 @@ from app.core.outcomes import CallState, Outcome
 from app.core.permissions.egress_history import egress_destination
 from app.core.permissions.service import Decision, DecisionContext, ToolPermissionService
 from app.core.review import QuorumResult, rejection_feedback
+from app.core.store.profiles import ToolSetting
 from app.core.tools.base import Tool, ToolContext, ToolSpec
+from app.core.tools.capability_lift import CapabilityLift
 from app.core.tools.images import ImagePart
 from app.core.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
 UNKNOWN_SERVER = "unknown"
+
+LIFT_REASON = ("{tool}'s configuration does not allow this call. Approving runs it once with "
+               "the change shown below; nothing else is widened.")
 
 STOPPED_BEFORE_CALL = "Not run: the user stopped the run before this tool call was reached."
 
@@ -138,13 +144,20 @@ class ToolCallRunner:
         if decision.kind == "deny":
             finish(Outcome.DENIED, denied_message(decision), True, decision)
             return
+        lift: CapabilityLift | None = None
         if decision.kind != "allow" and spec.capability_refusal is not None:
             refusal = await self._capability_refusal(spec, call, ctx)
-            if refusal is not None:  # approving could not make it run: nobody is asked
+            offered = await self._lift_for(spec, call, ctx, refusal, run) if refusal else None
+            if refusal is not None and offered is None:  # approving could not make it run
                 finish(Outcome.DENIED, f"{refusal}\n(Not run, and the user was not asked: "
                                        "the tool's configuration does not allow this call.)",
                        True, decision.with_kind("deny", f"refused by capability: {refusal}"))
                 return
+            if offered is not None:  # the person may lift the limit: only they, never a review
+                lift, ctx = offered
+                decision = decision.with_kind(
+                    "ask", f"refused by capability; the person may lift it: {lift.summary}",
+                    flow_reason=LIFT_REASON.format(tool=call.name))
         if not spec.is_read_only(call.input):
             plan = await self._review.review_plan(call, run.review, sorted(run.offered))
             if plan is not None and plan.outcome == "rejected":
@@ -156,7 +169,7 @@ class ToolCallRunner:
                                 if decision.kind == "allow" else CallState.PENDING)
         try:
             await self._approve_and_execute(call, tool, spec, server_id, decision, ctx, row,
-                                            finish, run)
+                                            finish, run, lift)
         except BaseException:
             if results[i] is None:  # a bug between begin and finish: the row must not dangle
                 finish(Outcome.CANCELLED, "Not run: an internal error ended the run during "
@@ -166,7 +179,7 @@ class ToolCallRunner:
     async def _approve_and_execute(self, call: ToolCall, tool: Tool, spec: ToolSpec,
                                    server_id: str, decision: Decision, ctx: ToolContext,
                                    row: Future[int], finish: Callable[..., None],
-                                   run: RunState) -> None:
+                                   run: RunState, lift: CapabilityLift | None = None) -> None:
         unasked = decision.kind == "allow"  # by a rule, the mode or a review: no person
         if decision.kind != "allow":
             reviewed: QuorumResult | None = None
@@ -192,7 +205,8 @@ class ToolCallRunner:
                 unasked = True  # reviewers are not the person: the same walls as a rule
             else:
                 if not await self._approval.ask_person(call, spec, server_id, decision,
-                                                       preview, reviewed, finish, run.position):
+                                                       preview, reviewed, finish, run.position,
+                                                       lift):
                     return
                 self._audit.set_state(row, CallState.RUNNING)
                 # The person saw the secrets this call names: the sandbox shows it those.
@@ -261,6 +275,17 @@ class ToolCallRunner:
         except Exception:  # a broken check must not block the call: the tool checks again
             log.exception("capability check of %s failed", call.name)
             return None
+
+    async def _lift_for(self, spec: ToolSpec, call: ToolCall, ctx: ToolContext, refusal: str,
+                        run: RunState) -> tuple[CapabilityLift, ToolContext] | None:
+        """The lift the tool proposes for a refused call, with the context it gives the call,
+        when under it the call is no longer refused (off the loop: a command is parsed)."""
+        def context_for(settings: Mapping[str, ToolSetting]) -> ToolContext:
+            return build_tool_context(self._profile_id, settings, self._project_root,
+                                      self._tool_session, tool_name=call.name, spec=spec,
+                                      sandbox=self.permissions.sandbox)
+        return await asyncio.to_thread(working_lift, spec, call.input, ctx, refusal,
+                                       run.settings, context_for)
 
     def _problem(self, call: ToolCall, run: RunState) -> tuple[str, str] | None:
         """(note, message for the model) when the call cannot run at all, else None."""

@@ -53,6 +53,7 @@ from app.core.agent.call_approval import CallApproval
 from app.core.agent.call_audit import CallAudit
 from app.core.agent.call_checkpoints import CallCheckpoints
 from app.core.agent.call_runner import ToolCallRunner
+from app.core.agent.capability_lifts import keep_lift
 from app.core.agent.checkpointing import Checkpointer
 from app.core.agent.compaction import CompactionResult
 from app.core.agent.compactor import Compactor
@@ -143,7 +144,11 @@ class AgentSession:
         # The conversation's state the tools keep between calls (background jobs, say).
         self.tool_session: dict[str, Any] = {}
         audit = CallAudit(AuditRepository(db), self.writer, current_conversation, self._emit)
-        self.approval = CallApproval(approver, permissions.rules, self._emit)
+        self.approval = CallApproval(
+            approver, permissions.rules, self._emit,
+            # A lift the person keeps goes into the profile, in order with the other writes.
+            keep_lift=lambda tool, lift: self.writer.submit(
+                keep_lift, profiles, profile_id, tool, lift))
         self.calls = ToolCallRunner(
             registry=registry, permissions=permissions, profile_id=profile_id,
             project_root=project_root, tool_session=self.tool_session, audit=audit,

@@ -342,32 +342,21 @@ async def test_approval_requests_say_which_call_of_the_turn_they_are(harness: Ha
     assert [r.position for r in harness.approver.requests] == [(1, 2), (2, 2), None]
 
 
-async def test_a_call_its_capabilities_refuse_is_not_put_to_the_person(harness: Harness) -> None:
+async def test_a_call_no_configuration_could_allow_is_not_put_to_the_person(
+        harness: Harness) -> None:
     harness.enable("write_file", allowed_write_dirs=["doc"])
     (harness.project / "doc").mkdir()
+    outside = harness.project.parent / "outside.py"
     harness.server.script(
-        Response.tools(tool("write_file", {"path": "src/app.py", "content": "x"}, id="t1")),
+        Response.tools(tool("write_file", {"path": str(outside), "content": "x"}, id="t1")),
         Response.tools(tool("write_file", {"path": "doc/notes.md", "content": "x"}, id="t2")),
         Response.text("done"))
     harness.approver.then(ApprovalResponse(True))  # only the second call is asked about
     await harness.session().run("write")
     assert [r.input["path"] for r in harness.approver.requests] == ["doc/notes.md"]
+    assert harness.approver.requests[0].lift is None
     refused = harness.server.requests[1].tool_results()[0]
-    assert refused["is_error"] and "outside the allowed write directories" in refused["content"]
-    assert not (harness.project / "src" / "app.py").exists()
+    assert refused["is_error"] and "not asked" in refused["content"]
+    assert not outside.exists()
     assert (harness.project / "doc" / "notes.md").read_text() == "x"
     assert harness.audit()[0].decided_by.startswith("refused by capability")
-
-
-async def test_a_command_whose_program_is_not_allowed_is_refused_without_asking(
-        harness: Harness) -> None:
-    # The allowlist level (new profiles run any program sandboxed where the sandbox works).
-    harness.enable("shell_exec", program_level="allowlist", allowed_commands=["ls"])
-    harness.server.script(
-        Response.tools(tool("shell_exec", {"command": "touch made-by-agent"}, id="t1")),
-        Response.text("done"))
-    await harness.session().run("touch")  # the approver has no answer: asking would fail
-    assert harness.approver.requests == []
-    assert not (harness.project / "made-by-agent").exists()
-    result = harness.server.requests[-1].tool_results()[0]
-    assert result["is_error"] and "touch" in result["content"]
