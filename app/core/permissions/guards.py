@@ -107,7 +107,10 @@ def _provenance_guard(decision: Decision, spec: ToolSpec, tool_input: Mapping[st
     person asks", never "for whatever a page asks"."""
     if decision.kind == "deny" or not acts_for_content(spec, facts):
         return decision
-    chosen = flow.provenance.chosen_values(tool_input, verbatim_urls_ok=spec.needs_network)
+    # What a third-party tool does with its input nobody sees: its numbers may be amounts or
+    # ids, and an identifier nobody wrote as it stands was put together by the model.
+    chosen = flow.provenance.chosen_values(tool_input, verbatim_urls_ok=spec.needs_network,
+                                           third_party=spec.server_id != "builtin")
     if not chosen and spec.needs_network:
         chosen = _unvouched_destination(tool_input, flow)
     if not chosen:

@@ -17,11 +17,20 @@ in the second. ``chosen_values`` answers that for the flow guard
 (``app.core.permissions.guards``), which asks the person for a call that sends data out or acts
 outside the project with such a value — under an allow rule too.
 
-What counts as a value, so that ordinary words do not make every call ask: URLs and their
-hosts, e-mail addresses, handles (``@name``, ``#channel``), and tokens of six or more letters,
-digits, ``_`` or ``-`` with a digit in them (accounts, IBANs, phone numbers, ids); in a short
-argument (a name, a recipient, a channel: at most ``SHORT_VALUE_WORDS`` words) every word of
-three or more letters that is not a common English word as well.
+What counts as a value, so that ordinary words do not make every call ask, is the business of
+``app.core.permissions.provenance_values``: URLs, hosts, e-mail addresses, handles, account- and
+id-like tokens (also written in groups), in a short argument its uncommon words, and for a
+third-party tool an argument that is a number (an amount, a code, an id).
+
+An injection need not show a value as the call will carry it: it can spell a host out ("x dot
+com"), encode an address (base64, backwards) or split an account into pieces, and the model
+puts it together. So for a third-party tool (``third_party``) an *identifier* that neither the
+person wrote nor anything the conversation read holds as it stands is chosen too: a URL or
+e-mail address anywhere in the input, a ``www.`` host, in a short argument any host or id
+token. Only what the model may well make up itself stays out: dates and times, file names,
+words and plain numbers. A URL is the person's when they wrote it, with or without its scheme;
+naming only its host does not vouch for other pages there (reading a site is not posting to
+it).
 
 A web request to a URL that appeared verbatim in what the conversation read carries nothing of
 the person's: that page offered the link. ``chosen_values`` leaves such a URL alone when told
@@ -38,50 +47,30 @@ worker threads; every update swaps a whole dict in.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+
+from app.core.permissions.provenance_values import (
+    BARE_URL,
+    NUMBER_PREFIX,
+    URL,
+    argument_values,
+    bare_url,
+    candidate_values,
+    learnable_values,
+    normal_url,
+)
 
 __all__ = ["ChosenValue", "ValueProvenance", "candidate_values"]
 
 MAX_VALUES = 200_000
 MAX_LEARNT_CHARS = 512 * 1024
-SHORT_VALUE_WORDS = 6
 MAX_LEAF_CHARS = 4096  # of one argument string, scanned for values
 UNKNOWN_SOURCE = "content read before this conversation was reopened"
-
-_URL = re.compile(r"https?://[^\s\"'<>()\[\]{}`\\]+", re.IGNORECASE)
-_EMAIL = re.compile(r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
-_HOST = re.compile(r"\b(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}\b")
-_HANDLE = re.compile(r"(?<![\w@#])[@#][A-Za-z0-9][\w.-]{2,}")
-_ID = re.compile(r"(?<![\w-])(?=[\w-]*\d)[\w-]{6,}(?![\w-])")
-_WORD = re.compile(r"[^\W\d_]{3,}")
-
-# Common words that say nothing about who chose a value ("send the report to …").
-_COMMON = frozenset({
-    "about", "account", "add", "after", "all", "also", "amount", "and", "any", "are", "back",
-    "balance", "been", "body", "both", "boy", "but", "can", "change", "channel", "channels",
-    "check", "com", "come", "content", "could", "create", "data", "date", "day", "dear", "delete",
-    "did", "each", "edit", "email", "every", "false", "file", "files", "find", "first", "for",
-    "from", "get", "good", "had", "has", "have", "hello", "her", "here", "him", "his", "how",
-    "html", "http", "https", "info", "information", "into", "item", "items", "its", "json",
-    "just", "know", "let", "like", "link", "links", "list", "long", "made", "mail", "make", "man",
-    "many", "meeting", "message", "messages", "money", "more", "most", "much", "name", "names",
-    "net", "new", "none", "not", "note", "notes", "now", "null", "number", "old", "one", "only",
-    "open", "org", "other", "our", "out", "over", "page", "pages", "payment", "please", "post",
-    "put", "read", "remove", "reply", "report", "same", "say", "search", "see", "send", "sent",
-    "set", "she", "should", "show", "some", "subject", "such", "summary", "take", "team", "text",
-    "than", "thank", "thanks", "that", "the", "their", "them", "then", "there", "these", "they",
-    "this", "those", "time", "title", "today", "tomorrow", "too", "transfer", "true", "two",
-    "update", "use", "user", "users", "value", "values", "very", "want", "was", "way", "well",
-    "were", "what", "when", "where", "which", "while", "who", "will", "with", "would", "write",
-    "www", "year", "yes", "yesterday", "you", "your",
-})
-# Hosts so common in pages that a call naming them says nothing about an injection.
-_TRIVIAL_HOSTS = frozenset({"example.com", "localhost"})
+UNSEEN_SOURCE = ("no message of yours, and nothing this conversation read holds it as it "
+                 "stands (untrusted content may have spelt it out or encoded it)")
 
 
 @dataclass(frozen=True)
@@ -94,64 +83,9 @@ class ChosenValue:
     source: str
 
     def describe(self) -> str:
-        shown = self.value if len(self.value) <= 60 else self.value[:57] + "…"
+        value = self.value.removeprefix(NUMBER_PREFIX)
+        shown = value if len(value) <= 60 else value[:57] + "…"
         return f"{shown!r} in {self.field} came from {self.source}"
-
-
-def _url_values(url: str) -> Iterator[str]:
-    url = url.rstrip(".,;:!?")
-    try:
-        parts = urlsplit(url)
-        host = (parts.hostname or "").lower()
-    except ValueError:
-        return
-    if host:
-        yield host
-        if host.startswith("www."):
-            yield host[4:]
-    yield _normal_url(url)
-
-
-def _normal_url(url: str) -> str:
-    """A URL without its fragment, scheme and host in lower case."""
-    url = url.split("#", 1)[0].rstrip(".,;:!?")
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    return parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower(),
-                          fragment="").geturl()
-
-
-def candidate_values(text: str, *, short: bool = False) -> Iterator[str]:
-    """The identifier-like values in ``text`` (lower case; see the module docstring)."""
-    for match in _URL.finditer(text):
-        yield from _url_values(match.group())
-    for match in _EMAIL.finditer(text):
-        yield match.group().lower()
-    for match in _HOST.finditer(text):
-        host = match.group().lower()
-        if host not in _TRIVIAL_HOSTS and not host.replace(".", "").isdigit():
-            yield host
-            if host.startswith("www."):
-                yield host[4:]
-    for match in _HANDLE.finditer(text):
-        yield match.group().lower()
-    for match in _ID.finditer(text):
-        token = match.group()
-        if not token.isdigit() or len(token) >= 6:
-            yield token.lower()
-    if short:
-        for match in _WORD.finditer(text):
-            word = match.group().lower()
-            if word not in _COMMON:
-                yield word
-
-
-def _learnable(text: str) -> Iterator[str]:
-    """Every value a later argument could be checked against: the candidates of ``text`` as
-    a short value would have them (words included)."""
-    yield from candidate_values(text, short=True)
 
 
 def _leaves(value: Any, where: str = "") -> Iterator[tuple[str, str]]:
@@ -188,8 +122,8 @@ class ValueProvenance:
     def learn_untrusted(self, text: str, source: str) -> None:
         text = text[:MAX_LEARNT_CHARS]
         new: dict[str, str] = {}
-        urls = {_normal_url(m.group()) for m in _URL.finditer(text)}
-        for value in _learnable(text):
+        urls = {normal_url(m.group()) for m in URL.finditer(text)}
+        for value in learnable_values(text):
             new.setdefault(value, source)
         with self._lock:
             merged = dict(self._untrusted)
@@ -202,8 +136,13 @@ class ValueProvenance:
 
     def learn_vouched(self, text: str) -> None:
         """Values the person wrote, or a trusted source said."""
-        values = set(_learnable(text[:MAX_LEARNT_CHARS]))
-        urls = {_normal_url(m.group()) for m in _URL.finditer(text)}
+        text = text[:MAX_LEARNT_CHARS]
+        values = set(learnable_values(text))
+        urls = {normal_url(m.group()) for m in URL.finditer(text)}
+        for match in (*URL.finditer(text), *BARE_URL.finditer(text)):
+            bare = bare_url(match.group())
+            if bare is not None:
+                values.add(bare)
         with self._lock:
             self._vouched = self._vouched | values
             self._seen_urls = self._seen_urls | urls
@@ -222,14 +161,17 @@ class ValueProvenance:
     def seen_url(self, url: str) -> bool:
         """Was ``url`` (without its fragment) in something the conversation read or the
         person wrote?"""
-        return _normal_url(url) in self._seen_urls
+        return normal_url(url) in self._seen_urls
 
     def chosen_values(self, tool_input: Mapping[str, Any], *, verbatim_urls_ok: bool = False,
-                      limit: int = 5) -> list[ChosenValue]:
+                      third_party: bool = False, limit: int = 5) -> list[ChosenValue]:
         """The values of ``tool_input`` that came from untrusted content (at most ``limit``).
 
         ``verbatim_urls_ok``: a whole argument that is a URL the conversation saw as it is
-        (a link a page offered) is not a choice of that page's."""
+        (a link a page offered) is not a choice of that page's. ``third_party``: the input
+        goes to a tool of a server Tebiki cannot see into, where a whole-argument number is
+        a value (an amount, an id) and an identifier the person never wrote counts as chosen
+        even when nothing read holds it as it stands (module docstring)."""
         untrusted, vouched, complete = self._untrusted, self._vouched, self.complete
         if not untrusted and complete:
             return []
@@ -237,22 +179,28 @@ class ValueProvenance:
         seen: set[str] = set()
         for field, text in _leaves(tool_input):
             stripped = text.strip()
-            if verbatim_urls_ok and _URL.fullmatch(stripped) and self.seen_url(stripped):
+            if verbatim_urls_ok and URL.fullmatch(stripped) and self.seen_url(stripped):
                 continue
-            if _URL.fullmatch(stripped):  # an address: its host and itself, not its words
-                values: Iterator[str] = _url_values(stripped)
-            else:
-                values = candidate_values(stripped,
-                                          short=len(stripped.split()) <= SHORT_VALUE_WORDS)
-            for value in values:
+            for value, identifier in argument_values(stripped, numbers=third_party):
                 if value in seen or value in vouched:
                     continue
                 seen.add(value)
                 source = untrusted.get(value)
                 if source is None and not complete:
                     source = UNKNOWN_SOURCE
+                if source is None and identifier and third_party and \
+                        not _vouched_url(value, vouched):
+                    source = UNSEEN_SOURCE
                 if source is not None:
                     out.append(ChosenValue(field, value, source))
                     if len(out) >= limit:
                         return out
         return out
+
+
+def _vouched_url(value: str, vouched: frozenset[str]) -> bool:
+    """Is ``value`` a URL the person wrote (with or without its scheme)?"""
+    if not URL.fullmatch(value):
+        return False
+    bare = bare_url(value)
+    return bare is not None and bare in vouched
