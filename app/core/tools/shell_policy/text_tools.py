@@ -29,12 +29,16 @@ class _SedCursor:
         return self.pos < len(self.script)
 
     def skip_while(self, chars: str) -> None:
-        while self.more() and self.script[self.pos] in chars:
-            self.pos += 1
+        script, pos, n = self.script, self.pos, len(self.script)
+        while pos < n and script[pos] in chars:
+            pos += 1
+        self.pos = pos
 
     def skip_until(self, chars: str) -> None:
-        while self.more() and self.script[self.pos] not in chars:
-            self.pos += 1
+        script, pos, n = self.script, self.pos, len(self.script)
+        while pos < n and script[pos] not in chars:
+            pos += 1
+        self.pos = pos
 
     def skip_delimited(self, delim: str) -> bool:
         """Move just past the closing ``delim``, honouring backslash escapes; False when the
@@ -60,8 +64,8 @@ class _SedCursor:
 
     def skip_addresses(self) -> str | None:
         """Numbers, $, /re/, \\cREc, ranges, steps, +N, ~N, and the trailing !."""
-        script = self.script
-        while self.more():
+        script, n = self.script, len(self.script)
+        while self.pos < n:
             c = script[self.pos]
             if c.isdigit() or c in "$,~+ \t!":
                 self.pos += 1
@@ -70,7 +74,7 @@ class _SedCursor:
                 if not self.skip_delimited("/"):
                     return "unterminated address"
                 self.skip_while("IM")
-            elif c == "\\" and self.pos + 1 < len(script):
+            elif c == "\\" and self.pos + 1 < n:
                 self.pos += 2
                 if not self.skip_delimited(script[self.pos - 1]):
                     return "unterminated address"
