@@ -75,11 +75,30 @@ def read_project_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_
     Raises UnsafeReadError (or a subclass) with a message naming the file.
     """
     shown = os.fspath(path)
+    fd = _open_without_blocking(path, shown, follow_symlinks)
+    try:
+        data = _read_regular_file(fd, shown, max_bytes, refuse_large=too_large == "refuse")
+    except UnsafeReadError:
+        raise
+    except OSError as exc:
+        raise _cannot_read(shown, exc) from None
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        if too_large == "refuse":  # it grew while we read it
+            raise _too_large(shown, max_bytes)
+        data = data[:max_bytes]
+    return data
+
+
+def _open_without_blocking(path: str | os.PathLike[str], shown: str,
+                           follow_symlinks: bool) -> int:
+    """A descriptor opened ``O_NONBLOCK`` (a FIFO or device does not make the open wait)."""
     flags = os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY
     if not follow_symlinks:
         flags |= _O_NOFOLLOW
     try:
-        fd = os.open(path, flags)
+        return os.open(path, flags)
     except FileNotFoundError:
         raise FileMissingError(f"{shown} does not exist.", errno.ENOENT) from None
     except IsADirectoryError:
@@ -91,38 +110,37 @@ def read_project_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_
         if exc.errno == errno.ENXIO:  # a socket (or a FIFO on some systems) opened O_NONBLOCK
             raise NotRegularFileError(f"{shown} is not a regular file; it was not read.",
                                       exc.errno) from None
-        raise UnsafeReadError(f"{shown} cannot be read: {exc.strerror or exc}.",
-                              exc.errno) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFileError(f"{shown} is {_kind(st.st_mode)}, not a regular file; "
-                                      "it was not read.")
-        if too_large == "refuse" and st.st_size > max_bytes:
-            raise FileTooLargeError(f"{shown} is larger than {_size(max_bytes)}; it was not read.")
-        if _O_NONBLOCK:
-            os.set_blocking(fd, True)  # a regular file: reads never wait on anyone
-        chunks: list[bytes] = []
-        left = max_bytes + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-    except OSError as exc:
-        if isinstance(exc, UnsafeReadError):
-            raise
-        raise UnsafeReadError(f"{shown} cannot be read: {exc.strerror or exc}.",
-                              exc.errno) from None
-    finally:
-        os.close(fd)
-    if len(data) > max_bytes:
-        if too_large == "refuse":  # it grew while we read it
-            raise FileTooLargeError(f"{shown} is larger than {_size(max_bytes)}; it was not read.")
-        data = data[:max_bytes]
-    return data
+        raise _cannot_read(shown, exc) from None
+
+
+def _read_regular_file(fd: int, shown: str, max_bytes: int, *, refuse_large: bool) -> bytes:
+    """Up to ``max_bytes + 1`` bytes (one more: the file is too large) of what ``fd`` is
+    open on, when ``fstat`` says it is a regular file (and not too large, ``refuse_large``)."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegularFileError(f"{shown} is {_kind(st.st_mode)}, not a regular file; "
+                                  "it was not read.")
+    if refuse_large and st.st_size > max_bytes:
+        raise _too_large(shown, max_bytes)
+    if _O_NONBLOCK:
+        os.set_blocking(fd, True)  # a regular file: reads never wait on anyone
+    chunks: list[bytes] = []
+    left = max_bytes + 1
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _cannot_read(shown: str, exc: OSError) -> UnsafeReadError:
+    return UnsafeReadError(f"{shown} cannot be read: {exc.strerror or exc}.", exc.errno)
+
+
+def _too_large(shown: str, max_bytes: int) -> FileTooLargeError:
+    return FileTooLargeError(f"{shown} is larger than {_size(max_bytes)}; it was not read.")
 
 
 def read_project_text(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES,

@@ -99,89 +99,130 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
     call runs with (None: the tool's defaults), ``checkpoints`` whether the session records
     checkpoints of ``project``."""
     read_only = spec.is_read_only(tool_input)
-    named: list[str] = []
-    if spec.named_paths is not None:
-        try:
-            named = spec.named_paths(tool_input, project)
-        except Exception:  # unreadable: the subjects check already marks such a call
-            named = []
+    named = _named_paths(spec, tool_input, project)
     outside = tuple(p for p in (*path_subjects, *named) if not _inside(p, project))
     # What the call reads or writes by its paths and by the paths it names in free text (a
     # command's ``cat .env``): one answer for the guard, the flow labels and the audit.
-    found = ((p, sensitive.match(p)) for p in dict.fromkeys((*path_subjects, *named))) \
-        if sensitive is not None else ()
-    secrets = tuple((p, entry) for p, entry in found if entry is not None)
-    builtin = spec.server_id in BUILTIN_SERVERS
-    config = ctx.config_for(spec.name) if ctx is not None else {}
-
-    network = spec.needs_network
-    if spec.runs_programs and NETWORK_FIELD in spec.config_fields:
-        network = network or NETWORK_FIELD.parse(config.get(NETWORK_FIELD.key)) is True
-    egress = network or (not builtin and not (spec.sandboxed and not spec.needs_network))
+    secrets = _secrets((*path_subjects, *named), sensitive)
+    call = _Call.of(spec, tool_input, path_subjects, project, ctx)
+    egress = call.network or (not call.builtin and not (spec.sandboxed and not spec.needs_network))
 
     in_git = [] if read_only else [p for p in path_subjects if _GIT_DIR in p.split(os.sep)]
     persistence = () if read_only or project is None else _persistence(path_subjects, project)
     git_code = None if read_only or project is None or in_git or outside else \
         _git_protected(path_subjects, project)
-    why_not = ""
-    if project is None:
-        why_not = "no project folder is open"
-    elif outside:
-        why_not = f"{outside[0]} is outside the project"
-    elif in_git:
-        # Hooks and config there run later, outside the sandbox, when the person uses git;
-        # and checkpoints do not record .git.
-        why_not = f"{in_git[0]} is inside a git repository's .git folder"
-    elif git_code is not None:
-        path, protected = git_code
-        why_not = (f"{path} is part of what git runs ({protected}): the person's git would "
-                   "run it later, outside the sandbox")
-    elif spec.runs_programs:
-        containment = program_containment(spec, sandbox)
-        if not containment.contained:
-            why_not = containment.label
-        elif network:
-            why_not = "its programs may reach the network"
-        elif not builtin:
-            why_not = f"a tool of {spec.server_id}, which Tebiki cannot see into"
-        elif WRITE_FOLDERS_FIELD in spec.config_fields and ctx is not None:
-            outside_folders = [f for f in write_folders(ctx, config)
-                               if not _inside(str(f), project)]
-            if outside_folders:
-                why_not = f"it may write to {outside_folders[0]}, outside the project"
-        if not why_not and ctx is not None:
-            # what the sandbox must keep read-only could not all be found
-            folders = write_folders(ctx, config) if WRITE_FOLDERS_FIELD in spec.config_fields \
-                else (project,)
-            unchecked = git_metadata([project, *folders]).incomplete
-            if unchecked:
-                why_not = unchecked
-    elif not builtin:
-        why_not = f"a tool of {spec.server_id}, which Tebiki cannot see into"
-    contained = not why_not
-
-    why_not_undo = ""
-    records_git = builtin and spec.annotations.get(RECORDS_GIT_STATE) is True
-    if not read_only:
-        if not spec.undoable:
-            why_not_undo = "its effects are not only file changes a checkpoint records"
-        elif not checkpoints:
-            why_not_undo = "checkpoints are off"
-        elif not contained:
-            why_not_undo = "its effects may reach outside the project"
-        elif records_git and not _repository_recorded(project, ctx):
-            why_not_undo = "checkpoints do not record this project's git repository"
-        elif spec.runs_programs and ctx is not None and not records_git and \
-                ctx.git_permission is GitPermission.READ_WRITE:
-            why_not_undo = "its commands may change the project's git repository"
-        elif ctx is not None:
-            why_not_undo = _unrecorded_reason(spec, tool_input, path_subjects, ctx)
-    reversible = not why_not_undo
-
-    return CallFacts(read_only=read_only, contained=contained, reversible=reversible,
+    why_not = call.not_contained_because(outside, in_git, git_code, sandbox)
+    why_not_undo = "" if read_only else call.not_reversible_because(not why_not, checkpoints)
+    return CallFacts(read_only=read_only, contained=not why_not, reversible=not why_not_undo,
                      egress=egress, destination=_destination(spec, tool_input) if egress else "",
                      outside=outside, sensitive=secrets, not_contained_because=why_not,
                      not_reversible_because=why_not_undo, persistence=persistence)
+
+
+def _named_paths(spec: ToolSpec, tool_input: Mapping[str, Any],
+                 project: Path | None) -> list[str]:
+    """The paths the call names in free text (the spec's ``named_paths``)."""
+    if spec.named_paths is None:
+        return []
+    try:
+        return spec.named_paths(tool_input, project)
+    except Exception:  # unreadable: the subjects check already marks such a call
+        return []
+
+
+def _secrets(paths: Sequence[str],
+             sensitive: SensitivePaths | None) -> tuple[tuple[str, str], ...]:
+    """(path, the sensitive entry it matches) for each distinct path that is a secret."""
+    if sensitive is None:
+        return ()
+    found = ((p, sensitive.match(p)) for p in dict.fromkeys(paths))
+    return tuple((p, entry) for p, entry in found if entry is not None)
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One call as its containment and reversibility are judged: the tool, its input and
+    paths, the context it runs with and the tool's configuration there."""
+
+    spec: ToolSpec
+    tool_input: Mapping[str, Any]
+    path_subjects: Sequence[str]
+    project: Path | None
+    ctx: ToolContext | None
+    config: Mapping[str, Any]
+    builtin: bool
+    network: bool  # its programs may reach the network (the spec, or the tool's setting)
+
+    @classmethod
+    def of(cls, spec: ToolSpec, tool_input: Mapping[str, Any], path_subjects: Sequence[str],
+           project: Path | None, ctx: ToolContext | None) -> _Call:
+        builtin = spec.server_id in BUILTIN_SERVERS
+        config = ctx.config_for(spec.name) if ctx is not None else {}
+        network = spec.needs_network
+        if spec.runs_programs and NETWORK_FIELD in spec.config_fields:
+            network = network or NETWORK_FIELD.parse(config.get(NETWORK_FIELD.key)) is True
+        return cls(spec, tool_input, path_subjects, project, ctx, config, builtin, network)
+
+    def not_contained_because(self, outside: tuple[str, ...], in_git: list[str],
+                              git_code: tuple[str, Path] | None, sandbox: Sandbox) -> str:
+        """Why the call's effects may leave the project ("" when they cannot)."""
+        if self.project is None:
+            return "no project folder is open"
+        if outside:
+            return f"{outside[0]} is outside the project"
+        if in_git:
+            # Hooks and config there run later, outside the sandbox, when the person uses git;
+            # and checkpoints do not record .git.
+            return f"{in_git[0]} is inside a git repository's .git folder"
+        if git_code is not None:
+            path, protected = git_code
+            return (f"{path} is part of what git runs ({protected}): the person's git would "
+                    "run it later, outside the sandbox")
+        if self.spec.runs_programs:
+            return self._programs_not_contained_because(self.project, sandbox)
+        if not self.builtin:
+            return f"a tool of {self.spec.server_id}, which Tebiki cannot see into"
+        return ""
+
+    def _programs_not_contained_because(self, project: Path, sandbox: Sandbox) -> str:
+        spec, ctx = self.spec, self.ctx
+        containment = program_containment(spec, sandbox)
+        if not containment.contained:
+            return containment.label
+        if self.network:
+            return "its programs may reach the network"
+        if not self.builtin:
+            return f"a tool of {spec.server_id}, which Tebiki cannot see into"
+        if ctx is None:
+            return ""
+        has_write_folders = WRITE_FOLDERS_FIELD in spec.config_fields
+        if has_write_folders:
+            outside_folders = [f for f in write_folders(ctx, self.config)
+                               if not _inside(str(f), project)]
+            if outside_folders:
+                return f"it may write to {outside_folders[0]}, outside the project"
+        # what the sandbox must keep read-only could not all be found
+        folders = write_folders(ctx, self.config) if has_write_folders else (project,)
+        return git_metadata([project, *folders]).incomplete or ""
+
+    def not_reversible_because(self, contained: bool, checkpoints: bool) -> str:
+        """Why checkpoints could not undo what the call changes ("" when they can)."""
+        spec, ctx = self.spec, self.ctx
+        records_git = self.builtin and spec.annotations.get(RECORDS_GIT_STATE) is True
+        if not spec.undoable:
+            return "its effects are not only file changes a checkpoint records"
+        if not checkpoints:
+            return "checkpoints are off"
+        if not contained:
+            return "its effects may reach outside the project"
+        if records_git and not _repository_recorded(self.project, ctx):
+            return "checkpoints do not record this project's git repository"
+        if ctx is None:
+            return ""
+        if spec.runs_programs and not records_git and \
+                ctx.git_permission is GitPermission.READ_WRITE:
+            return "its commands may change the project's git repository"
+        return _unrecorded_reason(spec, self.tool_input, self.path_subjects, ctx)
 
 
 def _persistence(paths: Sequence[str], project: Path) -> tuple[tuple[str, str], ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -96,49 +97,84 @@ def _prefixed(text: str, start: int, prefix: str, not_before: frozenset[str]) ->
             and (begin == 0 or text[begin - 1] not in not_before))
 
 
+# -- per kind: which matches are secrets, and their span -------------------------------------
+
+_SpanCheck = Callable[[str, re.Match[str]], tuple[int, int] | None]
+
+
+def _after_first_letter(letters: str, not_before: frozenset[str]) -> _SpanCheck:
+    """For a pattern found without its first letter (a rarer needle searches faster): the
+    match with one of ``letters`` in front, not glued to a word; None without."""
+    def check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+        start, end = m.span()
+        if any(_prefixed(text, start, letter, not_before) for letter in letters):
+            return start - 1, end
+        return None
+    return check
+
+
+def _unless_example_key_id(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    # the documentation's example key, AKIAIOSFODNN7EXAMPLE
+    return None if m.group().endswith("EXAMPLE") else m.span()
+
+
+def _secret_access_key_value(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """The value of an ``aws_secret_access_key = ...`` (any case, with or without "_"), unless
+    it is the documentation's example."""
+    start = m.start()
+    before = text[max(0, start - 9):start].lower().replace("_", "")
+    if not before.endswith("secreta") or m.group("v").endswith("EXAMPLEKEY"):
+        return None
+    return m.span("v")
+
+
+_SPAN_CHECKS: Final[dict[str, _SpanCheck]] = {
+    "aws_access_key_id": _unless_example_key_id,
+    "anthropic_api_key": _after_first_letter("s", _TOKENCH),
+    "openai_api_key": _after_first_letter("s", _TOKENCH),
+    "jwt": _after_first_letter("e", _TOKENCH),
+    "stripe_secret_key": _after_first_letter("sr", _ALNUM),
+    "aws_secret_access_key": _secret_access_key_value,
+}
+
+
+def _private_key_hit(m: re.Match[str]) -> SecretHit | None:
+    """A PEM header is shown as is; base64 of one (a whole key file encoded) is shown decoded,
+    when it really is a private key's."""
+    value = m.group()
+    if not value.startswith("LS0t"):
+        return SecretHit("private_key", KIND_LABELS["private_key"], value, *m.span())
+    decoded = base64.b64decode(value[: len(value) // 4 * 4])
+    if b"PRIVATE KEY" not in decoded:
+        return None
+    header = decoded.split(b"\n", 1)[0].decode("ascii", "replace")
+    return SecretHit("private_key", KIND_LABELS["private_key"], header, *m.span(), "base64")
+
+
+def _token_hit(kind: str, text: str, m: re.Match[str]) -> SecretHit | None:
+    if kind == "private_key":
+        return _private_key_hit(m)
+    check = _SPAN_CHECKS.get(kind)
+    span = m.span() if check is None else check(text, m)
+    if span is None:
+        return None
+    start, end = span
+    return SecretHit(kind, KIND_LABELS[kind], mask(text[start:end]), start, end)
+
+
 def token_hits(text: str) -> list[SecretHit]:
     hits: list[SecretHit] = []
     for needle, pattern, fixed_kind, not_before in _TOKEN_PATTERNS:
         if needle and needle not in text:
             continue
         for m in pattern.finditer(text):
-            start, end = m.span()
+            start = m.start()
             if start and text[start - 1] in not_before:
                 continue
             kind = fixed_kind if fixed_kind is not None else m.lastgroup
-            encoding = ""
-            value = m.group()
-            if kind == "aws_access_key_id" and value.endswith("EXAMPLE"):
-                continue  # the documentation's example key, AKIAIOSFODNN7EXAMPLE
-            if kind in ("anthropic_api_key", "openai_api_key"):
-                if not _prefixed(text, start, "s", _TOKENCH):
-                    continue
-                start -= 1
-            elif kind == "jwt":
-                if not _prefixed(text, start, "e", _TOKENCH):
-                    continue
-                start -= 1
-            elif kind == "stripe_secret_key":
-                if not (_prefixed(text, start, "s", _ALNUM)
-                        or _prefixed(text, start, "r", _ALNUM)):
-                    continue
-                start -= 1
-            elif kind == "aws_secret_access_key":
-                before = text[max(0, start - 9):start].lower().replace("_", "")
-                if not before.endswith("secreta"):
-                    continue
-                start, end = m.span("v")
-                if m.group("v").endswith("EXAMPLEKEY"):
-                    continue
-            elif kind == "private_key" and value.startswith("LS0t"):
-                blob = value[: len(value) // 4 * 4]
-                decoded = base64.b64decode(blob)
-                if b"PRIVATE KEY" not in decoded:
-                    continue
-                encoding = "base64"
-                value = decoded.split(b"\n", 1)[0].decode("ascii", "replace")
             if kind is None:  # pragma: no cover - every group-less pattern has a fixed kind
                 continue
-            shown = value if kind == "private_key" else mask(text[start:end])
-            hits.append(SecretHit(kind, KIND_LABELS[kind], shown, start, end, encoding))
+            hit = _token_hit(kind, text, m)
+            if hit is not None:
+                hits.append(hit)
     return hits

@@ -94,6 +94,77 @@ def _strip_quotes(value: str) -> str:
     return value.strip()
 
 
+class _Found(dict[str, None]):
+    """The values found so far: stripped, cut to MAX_SECRET_LEN, in order, deduplicated (the
+    keys of a dict: an ordered set)."""
+
+    def take(self, value: str) -> None:
+        value = value.strip()[:MAX_SECRET_LEN]
+        if value:
+            self[value] = None
+
+
+def _pem_block(lines: list[str], i: int) -> tuple[str, int] | None:
+    """The body of the PEM block that begins on line ``i`` (its lines joined, header lines
+    left out) and the index of the line after the block; None when no block begins there or
+    it never ends."""
+    line = lines[i]
+    begin = _PEM_BEGIN.search(line)
+    if begin is None:
+        return None
+    end_marker = f"-----END {begin.group(1)}-----"
+    same_line = line.find(end_marker, begin.end())
+    if same_line >= 0:
+        # A key inside a JSON string, lines joined by "\n" escapes (service accounts).
+        block = line[begin.end():same_line].replace("\\n", "\n").splitlines()
+        end_line = i
+    else:
+        end_line = next((j for j in range(i + 1, len(lines)) if end_marker in lines[j]), -1)
+        if end_line < 0:
+            return None
+        block = lines[i + 1:end_line]
+    body = "".join(part.strip() for part in block
+                   if part.strip() and not _PEM_HEADER_LINE.match(part.strip()))
+    return body, end_line + 1
+
+
+def _assigned_secrets(name: str, value: str) -> list[str]:
+    """The secrets in the assignment of ``value`` to the key ``name``: a URL's password (as
+    written and unquoted), or the value itself when it looks random or the name says secret."""
+    credentials = _URL_CREDENTIALS.match(value)
+    if credentials is not None:
+        password = credentials.group(2) or ""
+        if len(password) >= MIN_SECRET_LEN and not _is_trivial(password):
+            return [unquote(password), password]
+        return []
+    if _looks_random(value) or (_SECRETISH_KEY.search(name) and not _is_trivial(value)):
+        return [value]
+    return []
+
+
+def _take_from_line(found: _Found, line: str) -> None:
+    """A line's secrets: an assignment's value, or the whole line when it looks random; then
+    the random-looking tokens inside that value or line."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith(("#", ";", "//", "[")):
+        return
+    assignment = _ASSIGNMENT.match(stripped)
+    if assignment is not None:
+        rest = _strip_quotes(assignment.group(2))
+        for secret in _assigned_secrets(assignment.group(1), rest):
+            found.take(secret)
+    else:
+        rest = stripped
+        if _looks_random(stripped):
+            found.take(stripped)
+    if rest in found:
+        return  # its pieces are found as pieces of it
+    for token in _TOKEN_RUN.findall(rest):
+        token = token.strip(".~=-")
+        if token not in found and not _URL.match(token) and _looks_random(token):
+            found.take(token)
+
+
 def extract_secrets(text: str) -> list[str]:
     """The candidate secret values in the content of a sensitive file, in order, deduplicated.
 
@@ -102,60 +173,16 @@ def extract_secrets(text: str) -> list[str]:
     secret and the value is not trivial; a URL gives its password); other lines give
     themselves when they look random; any long token in a line that looks random is taken too.
     """
-    found: dict[str, None] = {}
-
-    def take(value: str) -> None:
-        value = value.strip()[:MAX_SECRET_LEN]
-        if value:
-            found[value] = None
-
+    found = _Found()
     lines = text.splitlines()
     i = 0
     while i < len(lines):
-        line = lines[i]
-        begin = _PEM_BEGIN.search(line)
-        if begin is not None:
-            end_marker = f"-----END {begin.group(1)}-----"
-            same_line = line.find(end_marker, begin.end())
-            if same_line >= 0:
-                # A key inside a JSON string, lines joined by "\n" escapes (service accounts).
-                block = line[begin.end():same_line].replace("\\n", "\n").splitlines()
-                end_line = i
-            else:
-                end_line = next((j for j in range(i + 1, len(lines)) if end_marker in lines[j]),
-                                -1)
-                block = lines[i + 1:end_line] if end_line >= 0 else []
-            if end_line >= 0:
-                body = "".join(part.strip() for part in block
-                               if part.strip() and not _PEM_HEADER_LINE.match(part.strip()))
-                if len(body) >= MIN_SECRET_LEN:
-                    take(body)
-                i = end_line + 1
-                continue
-        i += 1
-        stripped = line.strip()
-        if not stripped or stripped.startswith(("#", ";", "//", "[")):
+        block = _pem_block(lines, i)
+        if block is None:
+            _take_from_line(found, lines[i])
+            i += 1
             continue
-        assignment = _ASSIGNMENT.match(stripped)
-        if assignment is not None:
-            name, value = assignment.group(1), _strip_quotes(assignment.group(2))
-            credentials = _URL_CREDENTIALS.match(value)
-            if credentials is not None:
-                password = credentials.group(2) or ""
-                if len(password) >= MIN_SECRET_LEN and not _is_trivial(password):
-                    take(unquote(password))
-                    take(password)
-            elif _looks_random(value) or (_SECRETISH_KEY.search(name) and not _is_trivial(value)):
-                take(value)
-            rest = value
-        else:
-            if _looks_random(stripped):
-                take(stripped)
-            rest = stripped
-        if rest in found:
-            continue  # its pieces are found as pieces of it
-        for token in _TOKEN_RUN.findall(rest):
-            token = token.strip(".~=-")
-            if token not in found and not _URL.match(token) and _looks_random(token):
-                take(token)
+        body, i = block
+        if len(body) >= MIN_SECRET_LEN:
+            found.take(body)
     return list(found)

@@ -32,7 +32,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from app.core.sandbox.policy import SandboxPolicy
-from app.core.sandbox.scanner import TreeScanner
+from app.core.sandbox.scanner import TreeFindings, TreeScanner
 from app.core.sandbox.toolchains import toolchain_roots
 
 __all__ = ["Access", "Mount", "MountPlan", "own_runtime", "plan_mounts", "scanner_for",
@@ -239,6 +239,112 @@ def worktree_git_dirs(folder: Path) -> list[Path]:
     return [p for p in found if p.is_dir()]
 
 
+@dataclass(frozen=True)
+class _GivenFolders:
+    """The policy's folders, resolved: what no longer exists is left out, duplicates once."""
+
+    writable: list[Path]
+    read_only: list[Path]  # the policy's, the shared ones, the repositories of linked worktrees
+    shared: list[Path]  # added in Settings → Sandbox
+    revealed: list[Path]
+    given: list[Path]  # writable + read_only
+
+    @classmethod
+    def of(cls, policy: SandboxPolicy) -> _GivenFolders:
+        writable = list(dict.fromkeys(p for p in map(_real, policy.writable)
+                                      if p is not None and p.is_dir()))
+        read_only = list(dict.fromkeys(p for p in map(_real, policy.read_only) if p is not None))
+        shared = [p for p in map(_real, policy.shared_read_only)
+                  if p is not None and p not in read_only]
+        read_only += shared
+        revealed = [p for p in map(_real, policy.revealed) if p is not None]
+        given = writable + read_only
+        for folder in [p for p in given if p.is_dir()]:
+            read_only += [p for p in worktree_git_dirs(folder) if not _within(p, given)]
+        return cls(writable, read_only, shared, revealed, writable + read_only)
+
+
+def _add_given(planner: _Planner, folders: _GivenFolders) -> None:
+    for path in folders.writable:
+        planner.add(Mount(path, Access.WRITABLE, "write folder"), "writable")
+    for path in folders.read_only:
+        reason = ("added in Settings → Sandbox" if path in folders.shared
+                  else "read-only folder of this tool")
+        planner.add(Mount(path, Access.READ_ONLY, reason, folder=path.is_dir()), "read-only")
+
+
+def _add_installs(planner: _Planner, home: Path | None, given: list[Path],
+                  system_roots: list[Path], executable: str | None) -> list[Path]:
+    """Tebiki's runtime and the toolchains, read-only, where nothing shallower shows them
+    already; returns the ones mounted."""
+    installs: list[tuple[Path, str]] = [(p, "Tebiki's own runtime") for p in own_runtime()]
+    if home is not None:
+        folders = [p for p in given if p.is_dir()]
+        installs += [(p, "toolchain") for p in toolchain_roots(home, folders, executable)]
+    shown: list[Path] = []
+    for path, reason in sorted(installs, key=lambda item: len(item[0].parts)):
+        if path.exists() and not _within(path, [*system_roots, *given, *shown]):
+            shown.append(path)
+            planner.add(Mount(path, Access.READ_ONLY, reason), "toolchain")
+    return shown
+
+
+def _add_private_home(planner: _Planner, home: Path | None, given: list[Path]) -> Path | None:
+    """An empty home with the sandbox's git identity, unless a given folder shows the home
+    (or it is /); returns it."""
+    if home is None or home == Path("/") or _within(home, given):
+        return None
+    planner.add(Mount(home, Access.EMPTY, "private, empty home"), "home")
+    planner.add(Mount(home / ".gitconfig", Access.READ_ONLY, "git identity of the sandbox",
+                      generated_gitconfig(), folder=False), "home")
+    return home
+
+
+class _Hider:
+    """Hides secrets inside what the program sees (``shown``), except what the person revealed
+    to this call; keeps the hidden folders (a revealed path inside one is mounted again)."""
+
+    def __init__(self, planner: _Planner, shown: list[Path], revealed: list[Path]) -> None:
+        self.planner, self.shown, self.revealed = planner, shown, revealed
+        self.hidden_folders: list[Path] = []
+
+    def hide(self, path: Path, reason: str) -> None:
+        if _within(path, self.revealed) or not _within(path, self.shown):
+            return
+        is_dir = path.is_dir() and not path.is_symlink()
+        if is_dir:
+            self.hidden_folders.append(path)
+        self.planner.add(Mount(path, Access.HIDDEN, reason, folder=is_dir), "hidden")
+
+    def hide_listed(self, entries: tuple[Path, ...]) -> None:
+        for entry in entries:
+            real = _real(entry)
+            if real is not None and real != Path("/"):
+                self.hide(real, "on the sensitive list")
+
+    def hide_found(self, found: TreeFindings) -> None:
+        for path in (*found.secret_files, *found.secret_folders):
+            self.hide(path, "a secret's name")
+        for path in found.special_files:
+            self.hide(path, "a special file (a socket, FIFO or device: a door to another "
+                            "program, or a read that never ends)")
+
+
+def _add_revealed(planner: _Planner, hider: _Hider) -> None:
+    """A revealed path that nothing shows, or that lies in a hidden folder, is mounted."""
+    for path in hider.revealed:
+        if not _within(path, hider.shown) or _within(path, hider.hidden_folders):
+            planner.add(Mount(path, Access.READ_ONLY, "revealed to this call by the person",
+                              folder=path.is_dir()), "revealed")
+
+
+def _add_name_resolution(planner: _Planner, shown: list[Path]) -> None:
+    resolv = _real(Path("/etc/resolv.conf"))
+    if resolv is not None and not _within(resolv, shown):
+        planner.add(Mount(resolv, Access.READ_ONLY, "name resolution (network is on)",
+                          folder=False), "toolchain")
+
+
 def plan_mounts(policy: SandboxPolicy, *, executable: str | None = None,
                 scanner: TreeScanner | None = None) -> MountPlan:
     """The mounts of one program start (see the module docstring)."""
@@ -248,75 +354,24 @@ def plan_mounts(policy: SandboxPolicy, *, executable: str | None = None,
         planner.add(mount, "hidden" if mount.access is Access.HIDDEN else "system")
     system_roots = [m.path for m in system_mounts() if m.access is Access.READ_ONLY]
     home = _real(policy.home or Path(os.path.expanduser("~")))
-    writable = list(dict.fromkeys(p for p in map(_real, policy.writable)
-                                  if p is not None and p.is_dir()))
-    read_only = list(dict.fromkeys(p for p in map(_real, policy.read_only) if p is not None))
-    shared = [p for p in map(_real, policy.shared_read_only)
-              if p is not None and p not in read_only]
-    read_only += shared
-    revealed = [p for p in map(_real, policy.revealed) if p is not None]
-    given = writable + read_only
-    for folder in [p for p in given if p.is_dir()]:
-        read_only += [p for p in worktree_git_dirs(folder) if not _within(p, given)]
-    given = writable + read_only
-    for path in writable:
-        planner.add(Mount(path, Access.WRITABLE, "write folder"), "writable")
-    for path in read_only:
-        reason = ("added in Settings → Sandbox" if path in shared
-                  else "read-only folder of this tool")
-        planner.add(Mount(path, Access.READ_ONLY, reason, folder=path.is_dir()), "read-only")
-    static: list[tuple[Path, str]] = [(p, "Tebiki's own runtime") for p in own_runtime()]
-    if home is not None:
-        folders = [p for p in given if p.is_dir()]
-        static += [(p, "toolchain") for p in toolchain_roots(home, folders, executable)]
-    shown_static: list[Path] = []
-    for path, reason in sorted(static, key=lambda item: len(item[0].parts)):
-        if path.exists() and not _within(path, [*system_roots, *given, *shown_static]):
-            shown_static.append(path)
-            planner.add(Mount(path, Access.READ_ONLY, reason), "toolchain")
-    private_home = None
-    if home is not None and home != Path("/") and not _within(home, given):
-        private_home = home
-        planner.add(Mount(home, Access.EMPTY, "private, empty home"), "home")
-        planner.add(Mount(home / ".gitconfig", Access.READ_ONLY, "git identity of the sandbox",
-                          generated_gitconfig(), folder=False), "home")
-    real_roots = [*system_roots, *given, *shown_static]
-    hidden_folders: list[Path] = []
-
-    def hide(path: Path, reason: str) -> None:
-        if _within(path, revealed) or not _within(path, real_roots):
-            return
-        is_dir = path.is_dir() and not path.is_symlink()
-        if is_dir:
-            hidden_folders.append(path)
-        planner.add(Mount(path, Access.HIDDEN, reason, folder=is_dir), "hidden")
-
-    for entry in policy.hidden:
-        real = _real(entry)
-        if real is not None and real != Path("/"):
-            hide(real, "on the sensitive list")
+    folders = _GivenFolders.of(policy)
+    _add_given(planner, folders)
+    installs = _add_installs(planner, home, folders.given, system_roots, executable)
+    private_home = _add_private_home(planner, home, folders.given)
+    hider = _Hider(planner, [*system_roots, *folders.given, *installs], folders.revealed)
+    hider.hide_listed(policy.hidden)
     # The folders given to this program are walked for secrets by name, special files and hard
     # links; the toolchains and the runtime are installs (their *.pem are CA bundles and test
     # keys), where only the sensitive list above applies.
-    for root in given:
+    for root in folders.given:
         if not root.is_dir():
             continue
         found = scanner.scan(root)
-        for path in (*found.secret_files, *found.secret_folders):
-            hide(path, "a secret's name")
-        for path in found.special_files:
-            hide(path, "a special file (a socket, FIFO or device: a door to another program, "
-                       "or a read that never ends)")
-        if root in writable:
-            links = tuple(p for p in found.hard_links if not _within(p, read_only))
+        hider.hide_found(found)
+        if root in folders.writable:
+            links = tuple(p for p in found.hard_links if not _within(p, folders.read_only))
             _hard_link_mounts(links, root, planner)
-    for path in revealed:
-        if not _within(path, real_roots) or _within(path, hidden_folders):
-            planner.add(Mount(path, Access.READ_ONLY, "revealed to this call by the person",
-                              folder=path.is_dir()), "revealed")
+    _add_revealed(planner, hider)
     if policy.network:
-        resolv = _real(Path("/etc/resolv.conf"))
-        if resolv is not None and not _within(resolv, real_roots):
-            planner.add(Mount(resolv, Access.READ_ONLY, "name resolution (network is on)",
-                              folder=False), "toolchain")
+        _add_name_resolution(planner, hider.shown)
     return MountPlan(planner.mounts(), private_home, tuple(planner.notes))

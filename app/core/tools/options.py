@@ -159,82 +159,95 @@ class OptionTable:
 
 def parse_args(table: OptionTable, args: Sequence[str]) -> ParsedArgs:
     """Split ``args`` (without the program name) into canonical options and operands."""
-    out = ParsedArgs(stop=len(args))
-    i, n = 0, len(args)
+    return _ArgvParser(table, args).parse()
 
-    def fail(message: str) -> ParsedArgs:
-        out.error = message
-        out.stop = i
+
+class _ArgvParser:
+    """One run of :func:`parse_args`: the index of the word being read and the result so far.
+    Reading an option returns the error the program would report for it (None: read)."""
+
+    def __init__(self, table: OptionTable, args: Sequence[str]) -> None:
+        self.table, self.args = table, args
+        self.i = 0
+        self.out = ParsedArgs(stop=len(args))
+
+    def parse(self) -> ParsedArgs:
+        table, args, out = self.table, self.args, self.out
+        while self.i < len(args):
+            word = args[self.i]
+            if word in table.end_markers:
+                out.operands.extend(args[self.i + 1:])
+                out.stop = self.i + 1
+                break
+            if not word.startswith("-") or word == "-":
+                if not table.permute:
+                    out.operands.extend(args[self.i:])
+                    out.stop = self.i
+                    break
+                out.operands.append(word)
+            else:
+                error = (self.read_long(word) if word.startswith("--") or table.long_only
+                         else self.read_short_cluster(word))
+                if error is not None:
+                    out.error, out.stop = error, self.i
+                    break
+            self.i += 1
         return out
 
-    while i < n:
-        a = args[i]
-        if a in table.end_markers:
-            out.operands.extend(args[i + 1:])
-            out.stop = i + 1
-            break
-        if not a.startswith("-") or a == "-":
-            if not table.permute:
-                out.operands.extend(args[i:])
-                out.stop = i
-                break
-            out.operands.append(a)
-            i += 1
-            continue
-        if a.startswith("--") or table.long_only:
-            name, eq, value = a.lstrip("-").partition("=") if table.long_only else \
-                a[2:].partition("=")
-            opt, error = table.lookup_long(name)
-            if error:
-                return fail(error)
+    def read_long(self, word: str) -> str | None:
+        """``--name``, ``--name=value`` or ``--name value`` (one dash for a long_only table)."""
+        table = self.table
+        name, eq, value = (word.lstrip("-") if table.long_only else word[2:]).partition("=")
+        opt, error = table.lookup_long(name)
+        if error:
+            return error
+        if opt is None:
+            if table.closed:
+                return f"unknown option '{word.split('=', 1)[0]}'"
+            dash = "-" if table.long_only else "--"
+            self.out.options.append(ParsedOption(dash + name, value if eq else None, word, False))
+            return None
+        if opt.arg == "none" and eq:
+            return f"option '{opt.canonical}' doesn't allow an argument"
+        if opt.arg != "required" or eq:
+            self.out.options.append(ParsedOption(opt.canonical, value if eq else None, word, True,
+                                                 opt.display))
+            return None
+        if not self.read_value_word(opt, word):
+            return f"option '{opt.canonical}' requires an argument"
+        return None
+
+    def read_short_cluster(self, word: str) -> str | None:
+        """A cluster of short options: -abc, -ovalue, -vo value."""
+        table, options = self.table, self.out.options
+        for j in range(1, len(word)):
+            ch = word[j]
+            opt = table.short.get(ch)
             if opt is None:
                 if table.closed:
-                    return fail(f"unknown option '{a.split('=', 1)[0]}'")
-                dash = "-" if table.long_only else "--"
-                out.options.append(ParsedOption(dash + name, value if eq else None, a, False))
-                i += 1
-                continue
-            if opt.arg == "none":
-                if eq:
-                    return fail(f"option '{opt.canonical}' doesn't allow an argument")
-                out.options.append(ParsedOption(opt.canonical, None, a, True, opt.display))
-            elif eq or opt.arg == "optional":
-                out.options.append(ParsedOption(opt.canonical, value if eq else None, a, True,
+                    return f"invalid option -- '{ch}'"
+                options.append(ParsedOption("-" + ch, None, word, False))
+            elif opt.arg == "none":
+                options.append(ParsedOption(opt.canonical, None, word, True, opt.display))
+            else:
+                # The option's value: the rest of the cluster, else (required) the next word.
+                rest = word[j + 1:]
+                if rest or opt.arg == "optional":
+                    options.append(ParsedOption(opt.canonical, rest or None, word, True,
                                                 opt.display))
-            else:
-                if i + 1 >= n:
-                    return fail(f"option '{opt.canonical}' requires an argument")
-                i += 1
-                out.options.append(ParsedOption(opt.canonical, args[i], a, True, opt.display))
-            i += 1
-            continue
-        # A cluster of short options: -abc, -ovalue, -vo value.
-        j = 1
-        while j < len(a):
-            ch = a[j]
-            sopt = table.short.get(ch)
-            if sopt is None:
-                if table.closed:
-                    return fail(f"invalid option -- '{ch}'")
-                out.options.append(ParsedOption("-" + ch, None, a, False))
-                j += 1
-                continue
-            if sopt.arg == "none":
-                out.options.append(ParsedOption(sopt.canonical, None, a, True, sopt.display))
-                j += 1
-                continue
-            rest = a[j + 1:]
-            if rest or sopt.arg == "optional":
-                out.options.append(ParsedOption(sopt.canonical, rest or None, a, True,
-                                                sopt.display))
-            else:
-                if i + 1 >= n:
-                    return fail(f"option requires an argument -- '{ch}'")
-                i += 1
-                out.options.append(ParsedOption(sopt.canonical, args[i], a, True, sopt.display))
-            break
-        i += 1
-    return out
+                elif not self.read_value_word(opt, word):
+                    return f"option requires an argument -- '{ch}'"
+                return None
+        return None
+
+    def read_value_word(self, opt: _Opt, spelled: str) -> bool:
+        """Take the next word as ``opt``'s value; False when there is none."""
+        if self.i + 1 >= len(self.args):
+            return False
+        self.i += 1
+        self.out.options.append(ParsedOption(opt.canonical, self.args[self.i], spelled, True,
+                                             opt.display))
+        return True
 
 
 # --- wrappers --------------------------------------------------------------------------------

@@ -10,6 +10,132 @@ from app.core.tools.shell_refusals import _NODE_PROBLEMS
 # Words made only of these characters are literal as written (fast path for lex_word).
 _PLAIN_WORD_RE = re.compile(r"[A-Za-z0-9_./:=@%+,^-]+")
 _BRACE_RE = re.compile(r"\{.*(,|\.\.).*\}", re.DOTALL)  # conservative: any { , } order
+_LINE_CONTINUATION = ("backslash-newline line continuation is not allowed; put the command on "
+                      "one line")
+_GLOB = ("unquoted glob character {!r} is not allowed (no shell expands it); quote the pattern to "
+         "pass it literally, e.g. find . -name '*.py', or use the glob_search tool")
+_TILDE = ("tilde expansion ~ is not allowed (no shell expands it); write the path explicitly or "
+          "relative to the project")
+_METACHARACTER = "unexpected shell metacharacter {!r} inside a word; quote it"
+# What the character after a $ makes of it ("": the word ends there); other characters: a
+# variable. "$((" is checked before this table.
+_AFTER_DOLLAR = {
+    "(": _NODE_PROBLEMS["command_substitution"],
+    "{": _NODE_PROBLEMS["expansion"],
+    "'": _NODE_PROBLEMS["ansi_c_string"],
+    '"': _NODE_PROBLEMS["translated_string"],
+    "": "a bare $ is not allowed; quote it as '$'",
+}
+# The unquoted characters that need a look (everything else is literal).
+_UNQUOTED_SPECIAL = frozenset("$`*?[~ \t\n|&;<>()")
+
+
+def _dollar_problem(text: str, at: int) -> str:
+    """What a shell would expand at the ``$`` at ``at``."""
+    if text.startswith("$((", at):
+        return _NODE_PROBLEMS["arithmetic_expansion"]
+    return _AFTER_DOLLAR.get(text[at + 1:at + 2], _NODE_PROBLEMS["simple_expansion"])
+
+
+class _WordLexer:
+    """One word being resolved: its literal value so far (``out``), its shape for brace
+    detection (unquoted characters kept, quoted ones masked) and the problems found. Each
+    ``*_at`` step lexes one quoted part, escape or character and returns the index after it."""
+
+    __slots__ = ("out", "problems", "shape", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.out: list[str] = []
+        self.shape: list[str] = []
+        self.problems: list[str] = []
+
+    def lex(self) -> tuple[str, list[str]]:
+        text, out, shape = self.text, self.out, self.shape
+        i, n = 0, len(text)
+        while i < n:
+            c = text[i]
+            if c == "'":
+                i = self.single_quoted_at(i)
+            elif c == '"':
+                i = self.double_quoted_at(i)
+            elif c == "\\":
+                i = self.escape_at(i)
+            else:
+                if c in _UNQUOTED_SPECIAL:
+                    self.check_unquoted(i)
+                out.append(c)
+                shape.append(c)
+                i += 1
+        if _BRACE_RE.search("".join(shape)):
+            self.problems.append(_NODE_PROBLEMS["brace_expression"])
+        return "".join(out), self.problems
+
+    def single_quoted_at(self, i: int) -> int:
+        text = self.text
+        j = text.find("'", i + 1)
+        if j < 0:
+            self.problems.append("unterminated single quote")
+            self.out.append(text[i + 1:])
+            return len(text)
+        self.out.append(text[i + 1:j])
+        self.shape.append("_" * (j - i + 1))
+        return j + 1
+
+    def double_quoted_at(self, i: int) -> int:
+        text, out, problems = self.text, self.out, self.problems
+        j, n = i + 1, len(text)
+        closed = False
+        while j < n:
+            d = text[j]
+            if d == '"':
+                closed = True
+                break
+            if d == "\\" and j + 1 < n:
+                e = text[j + 1]
+                if e == "\n":
+                    problems.append(_LINE_CONTINUATION)
+                else:
+                    out.append(e if e in '$`"\\' else "\\" + e)
+                j += 2
+                continue
+            if d == "$":
+                problems.append(_dollar_problem(text, j))
+            elif d == "`":
+                problems.append(_NODE_PROBLEMS["command_substitution"])
+            out.append(d)
+            j += 1
+        if not closed:
+            problems.append("unterminated double quote")
+        self.shape.append("_" * (j - i + 1))
+        return j + 1
+
+    def escape_at(self, i: int) -> int:
+        if i + 1 >= len(self.text):
+            self.problems.append("a trailing backslash is not allowed")
+            return i + 1
+        e = self.text[i + 1]
+        if e == "\n":
+            self.problems.append(_LINE_CONTINUATION)
+        else:
+            self.out.append(e)
+        self.shape.append("__")
+        return i + 2
+
+    def check_unquoted(self, i: int) -> None:
+        c, shape = self.text[i], self.shape
+        if c == "$":
+            self.problems.append(_dollar_problem(self.text, i))
+        elif c == "`":
+            self.problems.append(_NODE_PROBLEMS["command_substitution"])
+        elif c in "*?[":
+            self.problems.append(_GLOB.format(c))
+        elif c == "~":
+            # bash also expands ~ after = or : in assignment-like words (--prefix=~/x)
+            if i == 0 or (shape and shape[-1][-1] in "=:"):
+                self.problems.append(_TILDE)
+        else:
+            self.problems.append(_METACHARACTER.format(c))
 
 
 def lex_word(text: str) -> tuple[str, list[str]]:
@@ -19,99 +145,4 @@ def lex_word(text: str) -> tuple[str, list[str]]:
     """
     if _PLAIN_WORD_RE.fullmatch(text):
         return text, []
-    out: list[str] = []
-    shape: list[str] = []  # unquoted chars kept, quoted ones masked: for brace detection
-    problems: list[str] = []
-    i, n = 0, len(text)
-
-    def dollar(j: int) -> str:
-        nxt = text[j + 1] if j + 1 < n else ""
-        if text.startswith("$((", j):
-            return _NODE_PROBLEMS["arithmetic_expansion"]
-        if nxt == "(":
-            return _NODE_PROBLEMS["command_substitution"]
-        if nxt == "{":
-            return _NODE_PROBLEMS["expansion"]
-        if nxt == "'":
-            return _NODE_PROBLEMS["ansi_c_string"]
-        if nxt == '"':
-            return _NODE_PROBLEMS["translated_string"]
-        if nxt == "":
-            return "a bare $ is not allowed; quote it as '$'"
-        return _NODE_PROBLEMS["simple_expansion"]
-
-    while i < n:
-        c = text[i]
-        if c == "'":
-            j = text.find("'", i + 1)
-            if j < 0:
-                problems.append("unterminated single quote")
-                out.append(text[i + 1:])
-                break
-            out.append(text[i + 1:j])
-            shape.append("_" * (j - i + 1))
-            i = j + 1
-        elif c == '"':
-            j = i + 1
-            closed = False
-            while j < n:
-                d = text[j]
-                if d == '"':
-                    closed = True
-                    break
-                if d == "\\" and j + 1 < n:
-                    e = text[j + 1]
-                    if e == "\n":
-                        problems.append("backslash-newline line continuation is not allowed; "
-                                        "put the command on one line")
-                    elif e in '$`"\\':
-                        out.append(e)
-                    else:
-                        out.append("\\" + e)
-                    j += 2
-                    continue
-                if d == "$":
-                    problems.append(dollar(j))
-                elif d == "`":
-                    problems.append(_NODE_PROBLEMS["command_substitution"])
-                out.append(d)
-                j += 1
-            if not closed:
-                problems.append("unterminated double quote")
-            shape.append("_" * (j - i + 1))
-            i = j + 1
-        elif c == "\\":
-            if i + 1 >= n:
-                problems.append("a trailing backslash is not allowed")
-                i += 1
-                continue
-            e = text[i + 1]
-            if e == "\n":
-                problems.append("backslash-newline line continuation is not allowed; put the "
-                                "command on one line")
-            else:
-                out.append(e)
-            shape.append("__")
-            i += 2
-        else:
-            if c == "$":
-                problems.append(dollar(i))
-            elif c == "`":
-                problems.append(_NODE_PROBLEMS["command_substitution"])
-            elif c in "*?[":
-                problems.append(f"unquoted glob character {c!r} is not allowed (no shell expands "
-                                "it); quote the pattern to pass it literally, e.g. "
-                                "find . -name '*.py', or use the glob_search tool")
-            elif c == "~" and (i == 0 or (shape and shape[-1][-1] in "=:")):
-                # bash also expands ~ after = or : in assignment-like words (--prefix=~/x)
-                problems.append("tilde expansion ~ is not allowed (no shell expands it); write "
-                                "the path explicitly or relative to the project")
-            elif c in " \t\n|&;<>()":
-                problems.append(f"unexpected shell metacharacter {c!r} inside a word; quote it")
-            out.append(c)
-            shape.append(c)
-            i += 1
-    if _BRACE_RE.search("".join(shape)):
-        problems.append(_NODE_PROBLEMS["brace_expression"])
-    return "".join(out), problems
-
+    return _WordLexer(text).lex()

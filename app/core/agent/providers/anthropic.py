@@ -25,6 +25,7 @@ import functools
 import json
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -189,77 +190,80 @@ class _TurnAccumulator:
 
     def _take(self, event: str | None, payload: Any) -> None:
         kind = payload.get("type") if isinstance(payload, dict) else None
-        if kind == "content_block_delta":
-            delta = payload["delta"]
-            block = self._blocks.get(payload["index"])
-            if block is None:
-                return
-            dtype = delta.get("type")
-            if dtype == "text_delta":
-                text = delta.get("text", "")
-                if not isinstance(text, str):
-                    raise TypeError("text_delta")
-                block["parts"].append(text)
-                if text and block["type"] == "text":
-                    self._on_text(text)
-            elif dtype == "input_json_delta":
-                part = delta.get("partial_json", "")
-                if not isinstance(part, str):
-                    raise TypeError("partial_json")
-                block["parts"].append(part)
-            elif dtype == "thinking_delta":
-                part = delta.get("thinking", "")
-                if not isinstance(part, str) or block["type"] != "thinking":
-                    raise TypeError("thinking_delta")
-                block["parts"].append(part)
-            elif dtype == "signature_delta":
-                sig = delta.get("signature", "")
-                if not isinstance(sig, str) or block["type"] != "thinking":
-                    raise TypeError("signature_delta")
-                block["signature"] += sig
-        elif kind == "content_block_start":
-            cb = payload.get("content_block") or {}
-            ctype = cb.get("type")
-            if ctype not in _KEPT_BLOCKS:
-                return  # other block types (server tools) are not requested and not kept
-            index = payload["index"]
-            if type(index) is not int:  # finish() sorts the indexes
-                raise TypeError("content_block_start")
-            if ctype in ("text", "tool_use"):
-                text = cb.get("text") or ""
-                block = {"type": ctype, "parts": [], "id": cb.get("id", ""),
-                         "name": cb.get("name", "")}
-                # finish() joins the parts: they must be text.
-                if not (isinstance(block["id"], str) and isinstance(block["name"], str)
-                        and isinstance(text, str)):
-                    raise TypeError("content_block_start")
-                if ctype == "text" and text:
-                    block["parts"].append(text)
-                    self._on_text(text)
-                self._blocks[index] = block
-            elif ctype == "thinking":
-                text, sig = cb.get("thinking") or "", cb.get("signature") or ""
-                if not (isinstance(text, str) and isinstance(sig, str)):
-                    raise TypeError("content_block_start")
-                self._blocks[index] = {"type": "thinking", "parts": [text] if text else [],
-                                       "signature": sig}
-            elif ctype == "redacted_thinking":
-                data = cb.get("data")
-                if not isinstance(data, str):
-                    raise TypeError("content_block_start")
-                self._blocks[index] = {"type": "redacted_thinking", "parts": [], "data": data}
-        elif kind == "message_start":
-            self.started = True
-            self._usage((payload.get("message") or {}).get("usage") or {})
-        elif kind == "message_delta":
-            self.stop_reason = (payload.get("delta") or {}).get("stop_reason") or self.stop_reason
-            usage = payload.get("usage") or {}
-            self.output_tokens = int(usage.get("output_tokens") or self.output_tokens)
-            self._usage(usage)  # newer API versions repeat the input counts here, cumulative
-        elif kind == "message_stop":
-            self.stopped = True
-        elif kind == "error" or event == "error":
+        take = _EVENT_TAKERS.get(kind) if isinstance(kind, str) else None
+        if take is not None:
+            take(self, payload)
+        elif event == "error":
             raise error_from_body(None, payload, LABEL)
+
+    def _content_block_delta(self, payload: dict[str, Any]) -> None:
+        delta = payload["delta"]
+        block = self._blocks.get(payload["index"])
+        if block is None:
+            return
+        dtype = delta.get("type")
+        spec = _DELTAS.get(dtype) if isinstance(dtype, str) else None
+        if spec is None:
+            return
+        key, only_in = spec
+        part = delta.get(key, "")
+        if not isinstance(part, str) or (only_in is not None and block["type"] != only_in):
+            raise TypeError(dtype)
+        if dtype == "signature_delta":
+            block["signature"] += part
+            return
+        block["parts"].append(part)
+        if dtype == "text_delta" and part and block["type"] == "text":
+            self._on_text(part)
+
+    def _content_block_start(self, payload: dict[str, Any]) -> None:
+        cb = payload.get("content_block") or {}
+        ctype = cb.get("type")
+        if ctype not in _KEPT_BLOCKS:
+            return  # other block types (server tools) are not requested and not kept
+        index = payload["index"]
+        if type(index) is not int:  # finish() sorts the indexes
+            raise TypeError("content_block_start")
+        self._blocks[index] = self._started_block(ctype, cb)
+
+    def _started_block(self, ctype: str, cb: dict[str, Any]) -> dict[str, Any]:
+        """A kept block as it starts; the start of a text block is shown at once."""
+        if ctype == "thinking":
+            text, sig = cb.get("thinking") or "", cb.get("signature") or ""
+            if not (isinstance(text, str) and isinstance(sig, str)):
+                raise TypeError("content_block_start")
+            return {"type": "thinking", "parts": [text] if text else [], "signature": sig}
+        if ctype == "redacted_thinking":
+            data = cb.get("data")
+            if not isinstance(data, str):
+                raise TypeError("content_block_start")
+            return {"type": "redacted_thinking", "parts": [], "data": data}
+        text = cb.get("text") or ""
+        block = {"type": ctype, "parts": [], "id": cb.get("id", ""), "name": cb.get("name", "")}
+        # finish() joins the parts: they must be text.
+        if not (isinstance(block["id"], str) and isinstance(block["name"], str)
+                and isinstance(text, str)):
+            raise TypeError("content_block_start")
+        if ctype == "text" and text:
+            block["parts"].append(text)
+            self._on_text(text)
+        return block
+
+    def _message_start(self, payload: dict[str, Any]) -> None:
+        self.started = True
+        self._usage((payload.get("message") or {}).get("usage") or {})
+
+    def _message_delta(self, payload: dict[str, Any]) -> None:
+        self.stop_reason = (payload.get("delta") or {}).get("stop_reason") or self.stop_reason
+        usage = payload.get("usage") or {}
+        self.output_tokens = int(usage.get("output_tokens") or self.output_tokens)
+        self._usage(usage)  # newer API versions repeat the input counts here, cumulative
+
+    def _message_stop(self, payload: dict[str, Any]) -> None:
+        self.stopped = True
+
+    def _error(self, payload: dict[str, Any]) -> None:
+        raise error_from_body(None, payload, LABEL)
 
     def _usage(self, usage: dict[str, Any]) -> None:
         for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
@@ -300,3 +304,21 @@ class _TurnAccumulator:
         return ModelTurn(content, calls, self.stop_reason or "end_turn", self.input_tokens,
                          self.output_tokens, self.cache_creation_input_tokens,
                          self.cache_read_input_tokens)
+
+
+# The stream's events by type (other types are ignored; an ``event: error`` line raises).
+_EVENT_TAKERS: dict[str, Callable[[_TurnAccumulator, dict[str, Any]], None]] = {
+    "content_block_delta": _TurnAccumulator._content_block_delta,
+    "content_block_start": _TurnAccumulator._content_block_start,
+    "message_start": _TurnAccumulator._message_start,
+    "message_delta": _TurnAccumulator._message_delta,
+    "message_stop": _TurnAccumulator._message_stop,
+    "error": _TurnAccumulator._error,
+}
+# A content block delta's type: (the key of its text, the block type it may extend; None: any).
+_DELTAS: dict[str, tuple[str, str | None]] = {
+    "text_delta": ("text", None),
+    "input_json_delta": ("partial_json", None),
+    "thinking_delta": ("thinking", "thinking"),
+    "signature_delta": ("signature", "thinking"),
+}

@@ -143,24 +143,43 @@ class ScopedFs:
         """Decide whether a write may happen, without touching anything. Raises FsError."""
         if mode not in WRITE_MODES:
             raise FsError(f"Unknown mode {mode!r}; use one of {', '.join(WRITE_MODES)}.")
-        check_path_text(path)
-        stripped = path.rstrip("/" + os.sep)
-        if path != stripped or os.path.basename(stripped) in (".", "..", "~"):
-            raise InvalidPathError(f"{path!r} names a directory, not a file. Give the path of "
-                                   "the file to write, e.g. 'doc/notes.md'.")
+        _check_names_a_file(path)
         if not self.allowed_write_dirs:
             raise OutsideScopeError(
                 "File writing is disabled: no allowed write directories are configured for this "
                 "tool. Ask the person to add one in the tool's Configure dialog.")
         target = self.resolve(path)
+        root = self._write_root(path, target)
+        self._refuse_protected(target)
+        if target == root:
+            raise IsADirectoryFsError(f"{self.display(target)} is an allowed write directory "
+                                      "itself; give a file path inside it.")
+        parts = target.relative_to(root).parts
+        missing = self._missing_folders(root, target, parts)
+        if missing and not create_dirs:
+            raise NotFoundError(
+                f"The directory {self.display(missing[0])} does not exist. Call again with "
+                "create_dirs=true to create it (inside the allowed directory).")
+        exists, size = (False, None) if missing else self._existing_file(target)
+        if exists and mode == "create":
+            raise WriteConflictError(
+                f"{self.display(target)} already exists. Use mode 'overwrite' to replace it, "
+                "'append' to add to it, or edit_file to change part of it.")
+        return WritePlan(path, target, root, parts, exists, size, tuple(missing))
+
+    def _write_root(self, path: str, target: Path) -> Path:
+        """The (deepest) allowed write dir holding ``target``; OutsideScopeError when none."""
         root = next((r for r in self.allowed_write_dirs if is_within(target, r)), None)
-        if root is None:
-            allowed = ", ".join(self.display(r) for r in self.allowed_write_dirs)
-            via = "" if os.path.normpath(absolute_path(path, self.working_dir)) == str(target) \
-                else f" (resolves to {printable(str(target))})"
-            raise OutsideScopeError(
-                f"Refused: {printable(path)}{via} is outside the allowed write directories "
-                f"({allowed}). Write to a path inside one of them.")
+        if root is not None:
+            return root
+        allowed = ", ".join(self.display(r) for r in self.allowed_write_dirs)
+        via = "" if os.path.normpath(absolute_path(path, self.working_dir)) == str(target) \
+            else f" (resolves to {printable(str(target))})"
+        raise OutsideScopeError(
+            f"Refused: {printable(path)}{via} is outside the allowed write directories "
+            f"({allowed}). Write to a path inside one of them.")
+
+    def _refuse_protected(self, target: Path) -> None:
         shielded = next((p for p in self.protected if is_within(target, p)), None)
         if shielded is not None:
             raise ProtectedPathError(
@@ -168,11 +187,11 @@ class ScopedFs:
                 f"not record {self.display(shielded)} (ignored, too large, special, or a "
                 "repository of its own), so undo could not bring it back. Only a call the "
                 "person approves may change it; calling again will ask them.")
-        if target == root:
-            raise IsADirectoryFsError(f"{self.display(target)} is an allowed write directory "
-                                      "itself; give a file path inside it.")
-        parts = target.relative_to(root).parts
-        # What exists now (informative only; the write re-checks everything through dir fds).
+
+    def _missing_folders(self, root: Path, target: Path, parts: tuple[str, ...]) -> list[Path]:
+        """The folders on the way from ``root`` to ``target`` that do not exist yet (what exists
+        now is informative only: the write re-checks everything through dir fds). FsError when
+        something on the way is not a folder."""
         missing: list[Path] = []
         cur = root
         for name in (None, *parts[:-1]):
@@ -188,27 +207,20 @@ class ScopedFs:
             if missing or not stat.S_ISDIR(st.st_mode):
                 raise FsError(f"{self.display(cur)} exists but is not a directory, so "
                               f"{self.display(target)} cannot be created there.")
-        if missing and not create_dirs:
-            raise NotFoundError(
-                f"The directory {self.display(missing[0])} does not exist. Call again with "
-                "create_dirs=true to create it (inside the allowed directory).")
-        exists, size = False, None
-        if not missing:
-            try:
-                st = os.lstat(target)
-                exists, size = True, st.st_size
-                if stat.S_ISDIR(st.st_mode):
-                    raise IsADirectoryFsError(f"{self.display(target)} is a directory; give "
-                                              "the path of a file.")
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise FsError(describe_os_error(exc, self.display(target))) from None
-        if exists and mode == "create":
-            raise WriteConflictError(
-                f"{self.display(target)} already exists. Use mode 'overwrite' to replace it, "
-                "'append' to add to it, or edit_file to change part of it.")
-        return WritePlan(path, target, root, parts, exists, size, tuple(missing))
+        return missing
+
+    def _existing_file(self, target: Path) -> tuple[bool, int | None]:
+        """(exists, size) of what is at ``target`` now; IsADirectoryFsError for a folder."""
+        try:
+            st = os.lstat(target)
+        except FileNotFoundError:
+            return False, None
+        except OSError as exc:
+            raise FsError(describe_os_error(exc, self.display(target))) from None
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryFsError(f"{self.display(target)} is a directory; give the path "
+                                      "of a file.")
+        return True, st.st_size
 
     def write_bytes(self, path: str, data: bytes, mode: str = "overwrite", *,
                     create_dirs: bool = False, expect: FileStamp | None = None) -> WriteReport:
@@ -230,6 +242,16 @@ class ScopedFs:
 
     def walk(self, root: Path, **kwargs: Any) -> Iterator[WalkItem]:
         return walk_tree(str(root), **kwargs)
+
+
+def _check_names_a_file(path: str) -> None:
+    """InvalidPathError unless ``path`` is well-formed text naming a file (not ending in a
+    separator, ".", ".." or "~")."""
+    check_path_text(path)
+    stripped = path.rstrip("/" + os.sep)
+    if path != stripped or os.path.basename(stripped) in (".", "..", "~"):
+        raise InvalidPathError(f"{path!r} names a directory, not a file. Give the path of "
+                               "the file to write, e.g. 'doc/notes.md'.")
 
 
 def read_file_fast(path: str, max_bytes: int) -> bytes | None:

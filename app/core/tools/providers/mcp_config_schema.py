@@ -49,6 +49,34 @@ def parse_mcp_config(data: str | bytes | Mapping[str, Any], *,
     ``keep_unusable_names``: for a configuration stored before names had to be valid rule
     server ids, such a name is not an error; the entry is kept with ``problem`` set (so it is
     shown as failed with what to do, instead of vanishing) and a warning."""
+    servers_json = _servers_object(data, source)
+    errors: list[str] = []
+    warnings: list[str] = []
+    servers: dict[str, McpServerConfig] = {}
+    names = _ServerNames(keep_unusable_names)
+    for name, entry in servers_json.items():
+        where = f"mcpServers[{json.dumps(name, ensure_ascii=False)}]"
+        before = len(errors)
+        problem = names.check(name, where, errors)
+        if not isinstance(entry, Mapping):
+            errors.append(f"{where}: must be an object with \"command\" (stdio) or \"url\" (HTTP)")
+            continue
+        config = _parse_entry(str(name), entry, where, errors, warnings)
+        if config is not None and len(errors) == before:
+            if problem is not None:
+                warnings.append(f"{where}: {problem}")
+                config = replace(config, problem=problem)
+            servers[str(name)] = config
+    if errors:
+        raise McpConfigError(errors)
+    for config in servers.values():
+        if not config.disabled:
+            warnings += reference_warnings(config)
+    return ParsedConfig(servers, warnings)
+
+
+def _servers_object(data: str | bytes | Mapping[str, Any], source: str) -> Mapping[str, Any]:
+    """The ``mcpServers`` object of the configuration (decoded first when it is text)."""
     if isinstance(data, bytes | str):
         text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
         if not text.strip():
@@ -69,39 +97,32 @@ def parse_mcp_config(data: str | bytes | Mapping[str, Any], *,
     servers_json = data["mcpServers"]
     if not isinstance(servers_json, Mapping):
         raise McpConfigError(["mcpServers must be an object mapping server names to entries"])
-    errors: list[str] = []
-    warnings: list[str] = []
-    servers: dict[str, McpServerConfig] = {}
-    lowered: dict[str, str] = {}
-    for name, entry in servers_json.items():
-        where = f"mcpServers[{json.dumps(name, ensure_ascii=False)}]"
-        before = len(errors)
+    return servers_json
+
+
+class _ServerNames:
+    """The server names of one configuration, checked one by one; remembers the names seen
+    (server ids must be unique ignoring case)."""
+
+    def __init__(self, keep_unusable: bool) -> None:
+        self.keep_unusable = keep_unusable
+        self.lowered: dict[str, str] = {}
+
+    def check(self, name: Any, where: str, errors: list[str]) -> str | None:
+        """Adds the name's errors to ``errors``; returns why permission rules could not name
+        this server (an error too, unless such names are kept), or None."""
         _check_name(name, where, errors)
         # (Leading/trailing spaces and control characters are refused by _check_name already.)
         problem = server_name_problem(name) \
             if isinstance(name, str) and name.strip() and name == name.strip() else None
-        if problem is not None and not keep_unusable_names:
+        if problem is not None and not self.keep_unusable:
             errors.append(f"{where}: {problem}")
-        other = lowered.get(str(name).lower())
+        other = self.lowered.get(str(name).lower())
         if other is not None:
             errors.append(f"{where}: the name differs from {other!r} only by case; server ids "
                           "must be unique ignoring case")
-        lowered[str(name).lower()] = str(name)
-        if not isinstance(entry, Mapping):
-            errors.append(f"{where}: must be an object with \"command\" (stdio) or \"url\" (HTTP)")
-            continue
-        config = _parse_entry(str(name), entry, where, errors, warnings)
-        if config is not None and len(errors) == before:
-            if problem is not None:
-                warnings.append(f"{where}: {problem}")
-                config = replace(config, problem=problem)
-            servers[str(name)] = config
-    if errors:
-        raise McpConfigError(errors)
-    for config in servers.values():
-        if not config.disabled:
-            warnings += reference_warnings(config)
-    return ParsedConfig(servers, warnings)
+        self.lowered[str(name).lower()] = str(name)
+        return problem
 
 
 # Characters a permission rule's server_id refuses (app.core.permissions.rules._check_text):
@@ -159,6 +180,22 @@ def _check_name(name: Any, where: str, errors: list[str]) -> None:
 
 def _parse_entry(name: str, entry: Mapping[str, Any], where: str, errors: list[str],
                  warnings: list[str]) -> McpServerConfig | None:
+    _warn_unused_keys(name, entry, where, warnings)
+    transport = _transport(entry, where, errors)
+    if transport is None:
+        return None
+    timeout = _parse_timeout(entry.get("timeout"), f"{where}.timeout", errors)
+    disabled = entry.get("disabled", False)
+    if not isinstance(disabled, bool):
+        errors.append(f"{where}.disabled: must be true or false")
+        disabled = False
+    if transport == "stdio":
+        return _stdio_server(name, entry, where, errors, timeout, disabled)
+    return _http_server(name, entry, where, errors, timeout, disabled)
+
+
+def _warn_unused_keys(name: str, entry: Mapping[str, Any], where: str,
+                      warnings: list[str]) -> None:
     for key in entry:
         if key in _AUTO_APPROVE_KEYS:
             warnings.append(f"{where}.{key} is ignored: Tebiki never auto-approves from a server "
@@ -166,6 +203,12 @@ def _parse_entry(name: str, entry: Mapping[str, Any], where: str, errors: list[s
                             f"{name!r} instead")
         elif key not in _KNOWN_KEYS:
             warnings.append(f"{where}.{key} is not used by Tebiki and was dropped")
+
+
+def _transport(entry: Mapping[str, Any], where: str, errors: list[str]) -> str | None:
+    """The transport: "stdio" (a command) or "http" (a URL), agreeing with ``type`` when it
+    is given; None (with the error added) when the entry is neither, both, or contradicts its
+    type."""
     transport: str | None = None
     if "type" in entry:
         kind = entry["type"]
@@ -189,31 +232,34 @@ def _parse_entry(name: str, entry: Mapping[str, Any], where: str, errors: list[s
         given = '"url"' if has_url else '"command"'
         errors.append(f"{where}: \"type\": {entry['type']!r} does not match {given}")
         return None
-    timeout = _parse_timeout(entry.get("timeout"), f"{where}.timeout", errors)
-    disabled = entry.get("disabled", False)
-    if not isinstance(disabled, bool):
-        errors.append(f"{where}.disabled: must be true or false")
-        disabled = False
-    if has_command:
-        command = entry["command"]
-        if not isinstance(command, str) or not command.strip():
-            errors.append(f"{where}.command: must be a non-empty string (the program to run)")
-            command = ""
-        elif "\0" in command:
-            errors.append(f"{where}.command: contains a NUL character")
-        args = _string_list(entry.get("args", []), f"{where}.args", errors)
-        env = _string_map(entry.get("env", {}), f"{where}.env", errors, _ENV_NAME,
-                          "an environment variable name (letters, digits, _)")
-        cwd = entry.get("cwd")
-        if cwd is not None and (not isinstance(cwd, str) or not cwd.strip()):
-            errors.append(f"{where}.cwd: must be a non-empty string (a folder)")
-            cwd = None
-        if "headers" in entry:
-            errors.append(f"{where}.headers: only HTTP servers (with \"url\") take headers; "
-                          "pass settings to a stdio server through \"env\"")
-        sandbox = _parse_sandbox(entry.get("sandbox"), f"{where}.sandbox", errors)
-        return McpServerConfig(name=name, command=command, args=tuple(args), env=env,
-                               cwd=cwd, timeout_s=timeout, disabled=disabled, sandbox=sandbox)
+    return "stdio" if has_command else "http"
+
+
+def _stdio_server(name: str, entry: Mapping[str, Any], where: str, errors: list[str],
+                  timeout: float | None, disabled: bool) -> McpServerConfig:
+    command = entry["command"]
+    if not isinstance(command, str) or not command.strip():
+        errors.append(f"{where}.command: must be a non-empty string (the program to run)")
+        command = ""
+    elif "\0" in command:
+        errors.append(f"{where}.command: contains a NUL character")
+    args = _string_list(entry.get("args", []), f"{where}.args", errors)
+    env = _string_map(entry.get("env", {}), f"{where}.env", errors, _ENV_NAME,
+                      "an environment variable name (letters, digits, _)")
+    cwd = entry.get("cwd")
+    if cwd is not None and (not isinstance(cwd, str) or not cwd.strip()):
+        errors.append(f"{where}.cwd: must be a non-empty string (a folder)")
+        cwd = None
+    if "headers" in entry:
+        errors.append(f"{where}.headers: only HTTP servers (with \"url\") take headers; "
+                      "pass settings to a stdio server through \"env\"")
+    sandbox = _parse_sandbox(entry.get("sandbox"), f"{where}.sandbox", errors)
+    return McpServerConfig(name=name, command=command, args=tuple(args), env=env,
+                           cwd=cwd, timeout_s=timeout, disabled=disabled, sandbox=sandbox)
+
+
+def _http_server(name: str, entry: Mapping[str, Any], where: str, errors: list[str],
+                 timeout: float | None, disabled: bool) -> McpServerConfig | None:
     url = entry["url"]
     if not isinstance(url, str) or not url.strip():
         errors.append(f"{where}.url: must be a non-empty string")

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from app.core.tools.options import GIT_GLOBAL_TABLE, GIT_HARMLESS_GLOBALS, OptionTable, parse_args
+from app.core.tools.options import (
+    GIT_GLOBAL_TABLE,
+    GIT_HARMLESS_GLOBALS,
+    OptionTable,
+    ParsedArgs,
+    parse_args,
+)
 from app.core.tools.shell_policy._helpers import _RUNS, _WRITES, Checker
 
 # git: the configuration, pager and external tools can all run programs, so global options are
@@ -145,18 +151,34 @@ def _check_git_config(rest: list[str]) -> list[str]:
     return []
 
 
+# Subcommands refused with one action word anywhere after them: subcommand -> (word, problem).
+_GIT_REFUSED_ACTIONS = {
+    "bisect": ("run", "`git bisect run` is not allowed: it runs a program for each step"),
+    "worktree": ("add", "`git worktree add` is not allowed: it writes a work tree outside the "
+                        "checks"),
+    "bundle": ("create", f"`git bundle create` is not allowed: {_WRITES}"),
+}
+
+
 def _check_git(name: str, args: list[str]) -> list[str]:
     glob = parse_args(GIT_GLOBAL_TABLE, args)
+    problems = _global_option_problems(glob)
+    if problems or not glob.operands:
+        return problems
+    return _subcommand_problems(glob.operands[0], glob.operands[1:])
+
+
+def _global_option_problems(glob: ParsedArgs) -> list[str]:
     if glob.error:
         return [f"git global option not supported here: {glob.error}"]
     for o in glob.options:
-        if o.name in GIT_HARMLESS_GLOBALS:
-            continue
-        why = _GIT_GLOBAL_REASONS.get(o.name, "is not supported here")
-        return [f"`git {o}` is not allowed: it {why}"]
-    if not glob.operands:
-        return []
-    sub, rest = glob.operands[0], glob.operands[1:]
+        if o.name not in GIT_HARMLESS_GLOBALS:
+            why = _GIT_GLOBAL_REASONS.get(o.name, "is not supported here")
+            return [f"`git {o}` is not allowed: it {why}"]
+    return []
+
+
+def _subcommand_problems(sub: str, rest: list[str]) -> list[str]:
     if sub in _GIT_REFUSED_SUBCOMMANDS:
         return [f"`git {sub}` is not allowed: {_GIT_REFUSED_SUBCOMMANDS[sub]}"]
     if sub not in _GIT_KNOWN:
@@ -164,12 +186,13 @@ def _check_git(name: str, args: list[str]) -> list[str]:
                 "shell commands)"]
     if sub == "config":
         return _check_git_config(rest)
-    if sub == "bisect" and "run" in rest:
-        return ["`git bisect run` is not allowed: it runs a program for each step"]
-    if sub == "worktree" and "add" in rest:
-        return ["`git worktree add` is not allowed: it writes a work tree outside the checks"]
-    if sub == "bundle" and "create" in rest:
-        return [f"`git bundle create` is not allowed: {_WRITES}"]
+    refused_action = _GIT_REFUSED_ACTIONS.get(sub)
+    if refused_action is not None and refused_action[0] in rest:
+        return [refused_action[1]]
+    return _subcommand_option_problems(sub, rest)
+
+
+def _subcommand_option_problems(sub: str, rest: list[str]) -> list[str]:
     parsed = parse_args(_GIT_SUB_TABLES.get(sub, _GIT_COMMON), rest)
     if parsed.error:
         return [f"`git {sub}` option not supported here: {parsed.error}"]
@@ -184,5 +207,6 @@ def _check_git(name: str, args: list[str]) -> list[str]:
     if sub == "tag" and parsed.find("--annotate") and not parsed.find("--message", "--file"):
         return ["`git tag -a` without -m MESSAGE is not allowed: it opens an editor"]
     return []
+
 
 GIT_CHECKERS: dict[str, Checker] = {"git": _check_git}

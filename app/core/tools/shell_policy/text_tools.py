@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from app.core.tools.options import OptionTable, ParsedOption
 from app.core.tools.shell_policy._helpers import _WRITES, Checker, _parse
@@ -10,112 +11,146 @@ from app.core.tools.shell_policy._helpers import _WRITES, Checker, _parse
 # sed: a small scanner over the script, refusing the commands/flags that run programs or write
 # files (e, w, W, s///e, s///w). Unknown syntax is refused (fail closed).
 
-_SED_SIMPLE = set("=dDgGhHlnNpPxzF{}!")
+_SED_SIMPLE = frozenset("=dDgGhHlnNpPxzF{}!")
+_SED_REFUSED = {"w": "the w command (writes a file)", "W": "the W command (writes a file)",
+                "e": "the e command (runs a program)"}
+_SED_S_FLAGS_REFUSED = {"e": "the s///e flag", "w": "the s///w flag", "W": "the s///w flag"}
 
 
-def _sed_script_problem(script: str) -> str | None:
-    i, n = 0, len(script)
+class _SedCursor:
+    """A position in one sed script, moved past one address or command at a time. The
+    ``skip_*`` steps that can fail return the problem that ends the scan (None: go on)."""
 
-    def skip_ws(j: int) -> int:
-        while j < n and script[j] in " \t;\n":
-            j += 1
-        return j
+    def __init__(self, script: str) -> None:
+        self.script = script
+        self.pos = 0
 
-    def read_delimited(j: int, delim: str) -> int | None:
-        """Index just after the closing delimiter, honouring backslash escapes."""
+    def more(self) -> bool:
+        return self.pos < len(self.script)
+
+    def skip_while(self, chars: str) -> None:
+        script, pos, n = self.script, self.pos, len(self.script)
+        while pos < n and script[pos] in chars:
+            pos += 1
+        self.pos = pos
+
+    def skip_until(self, chars: str) -> None:
+        script, pos, n = self.script, self.pos, len(self.script)
+        while pos < n and script[pos] not in chars:
+            pos += 1
+        self.pos = pos
+
+    def skip_delimited(self, delim: str) -> bool:
+        """Move just past the closing ``delim``, honouring backslash escapes; False when the
+        line or the script ends first."""
+        script, j, n = self.script, self.pos, len(self.script)
         while j < n:
             if script[j] == "\\":
                 j += 2
                 continue
             if script[j] == delim:
-                return j + 1
+                self.pos = j + 1
+                return True
             if script[j] == "\n":
-                return None
+                return False
             j += 1
-        return None
+        return False
 
-    while True:
-        i = skip_ws(i)
-        if i >= n:
-            return None
-        # addresses: numbers, $, /re/, \cREc, ranges, steps, +N, ~N, and the trailing !
-        while i < n:
-            c = script[i]
+    def skip_two_parts(self) -> bool:
+        """The ``/A/B/`` of s and y, delimited by the character at the cursor."""
+        delim = self.script[self.pos]
+        self.pos += 1
+        return self.skip_delimited(delim) and self.skip_delimited(delim)
+
+    def skip_addresses(self) -> str | None:
+        """Numbers, $, /re/, \\cREc, ranges, steps, +N, ~N, and the trailing !."""
+        script, n = self.script, len(self.script)
+        while self.pos < n:
+            c = script[self.pos]
             if c.isdigit() or c in "$,~+ \t!":
-                i += 1
+                self.pos += 1
             elif c == "/":
-                end = read_delimited(i + 1, "/")
-                if end is None:
+                self.pos += 1
+                if not self.skip_delimited("/"):
                     return "unterminated address"
-                i = end
-                while i < n and script[i] in "IM":
-                    i += 1
-            elif c == "\\" and i + 1 < n:
-                end = read_delimited(i + 2, script[i + 1])
-                if end is None:
+                self.skip_while("IM")
+            elif c == "\\" and self.pos + 1 < n:
+                self.pos += 2
+                if not self.skip_delimited(script[self.pos - 1]):
                     return "unterminated address"
-                i = end
             else:
                 break
-        if i >= n:
-            return None
-        cmd = script[i]
-        i += 1
+        return None
+
+    def skip_command(self) -> str | None:
+        cmd = self.script[self.pos]
+        self.pos += 1
         if cmd in _SED_SIMPLE:
-            continue
-        if cmd == "#":
-            while i < n and script[i] != "\n":
-                i += 1
-            continue
-        if cmd in "s":
-            if i >= n or script[i] in "\\\n":
-                return "unsupported s delimiter"
-            delim = script[i]
-            end = read_delimited(i + 1, delim)
-            end = read_delimited(end, delim) if end is not None else None
-            if end is None:
-                return "unterminated s command"
-            i = end
-            while i < n and script[i] not in ";\n}":
-                if script[i] in "ew":
-                    return f"the s///{script[i]} flag"
-                if script[i] in "W":
-                    return "the s///w flag"
-                i += 1
-            continue
-        if cmd == "y":
-            if i >= n:
-                return "unterminated y command"
-            delim = script[i]
-            end = read_delimited(i + 1, delim)
-            end = read_delimited(end, delim) if end is not None else None
-            if end is None:
-                return "unterminated y command"
-            i = end
-            continue
-        if cmd in "aic":  # text to end of line (GNU one-liner form)
-            while i < n and script[i] != "\n":
-                if script[i] == "\\":
-                    i += 1
-                i += 1
-            continue
-        if cmd in "rR":  # read a file: a read, allowed
-            while i < n and script[i] != "\n":
-                i += 1
-            continue
-        if cmd in ":btTv":
-            while i < n and script[i] not in ";\n":
-                i += 1
-            continue
-        if cmd in "qQlL":
-            while i < n and (script[i].isdigit() or script[i] in " \t"):
-                i += 1
-            continue
-        if cmd in "wW":
-            return f"the {cmd} command (writes a file)"
-        if cmd == "e":
-            return "the e command (runs a program)"
-        return f"the command {cmd!r}"
+            return None
+        if cmd in _SED_REFUSED:
+            return _SED_REFUSED[cmd]
+        skip_arguments = _SED_ARGUMENTS.get(cmd)
+        return f"the command {cmd!r}" if skip_arguments is None else skip_arguments(self)
+
+    # -- the arguments of the commands that take some ------------------------------------------
+
+    def skip_substitute(self) -> str | None:
+        if not self.more() or self.script[self.pos] in "\\\n":
+            return "unsupported s delimiter"
+        if not self.skip_two_parts():
+            return "unterminated s command"
+        while self.more() and self.script[self.pos] not in ";\n}":
+            flag = self.script[self.pos]
+            if flag in _SED_S_FLAGS_REFUSED:
+                return _SED_S_FLAGS_REFUSED[flag]
+            self.pos += 1
+        return None
+
+    def skip_transliterate(self) -> str | None:
+        if not (self.more() and self.skip_two_parts()):
+            return "unterminated y command"
+        return None
+
+    def skip_text(self) -> None:
+        """a, i, c: text to the end of the line (GNU one-liner form); a backslash escapes."""
+        while self.more() and self.script[self.pos] != "\n":
+            if self.script[self.pos] == "\\":
+                self.pos += 1
+            self.pos += 1
+
+    def skip_line(self) -> None:
+        self.skip_until("\n")
+
+    def skip_label(self) -> None:
+        self.skip_until(";\n")
+
+    def skip_exit_code(self) -> None:
+        while self.more() and (self.script[self.pos].isdigit() or self.script[self.pos] in " \t"):
+            self.pos += 1
+
+
+# The commands with arguments, by letter. l is in _SED_SIMPLE, so a length after it scans as
+# an address (harmless); r/R read a file: a read, allowed.
+_SED_ARGUMENTS: dict[str, Callable[[_SedCursor], str | None]] = {
+    "s": _SedCursor.skip_substitute, "y": _SedCursor.skip_transliterate,
+    "#": _SedCursor.skip_line, "r": _SedCursor.skip_line, "R": _SedCursor.skip_line,
+    **dict.fromkeys("aic", _SedCursor.skip_text),
+    **dict.fromkeys(":btTv", _SedCursor.skip_label),
+    **dict.fromkeys("qQL", _SedCursor.skip_exit_code),
+}
+
+
+def _sed_script_problem(script: str) -> str | None:
+    cursor = _SedCursor(script)
+    while True:
+        cursor.skip_while(" \t;\n")
+        problem = cursor.skip_addresses()
+        if problem is not None or not cursor.more():
+            return problem
+        problem = cursor.skip_command()
+        if problem is not None:
+            return problem
+
 
 _SED = OptionTable("n|quiet|silent e|expression= f|file= l|line-length= i|in-place? "
                    "E|r|regexp-extended s|separate z|null-data|zero-terminated u|unbuffered "

@@ -22,6 +22,7 @@ from app.core.tools.providers.custom.template import (
     Param,
     RenderError,
     TemplateError,
+    Word,
     parse_template,
 )
 from app.core.tools.providers.custom.tool import CustomTool, ToolSource
@@ -147,47 +148,86 @@ def build_tool(name: str, table: Any, source: ToolSource | None = None) -> Custo
     if not isinstance(table, Mapping):
         raise ToolDefinitionError("must be a table with description and command")
     _check_keys(table, TOOL_KEYS, "tool")
-    description = table.get("description")
-    if not isinstance(description, str) or not description.strip():
-        raise ToolDefinitionError("description is missing: say what the tool does, for the "
-                                  "model and in the approval dialog")
-    command = table.get("command")
-    if not isinstance(command, str):
-        raise ToolDefinitionError("command is missing: a string such as "
-                                  "\"gh issue view {number}\"")
-    try:
-        words = parse_template(command)
-    except TemplateError as exc:
-        raise ToolDefinitionError(str(exc)) from None
-    if "risk" in table and "risk_level" in table:
-        raise ToolDefinitionError("give risk_level or risk, not both")
-    risk_text = table.get("risk_level", table.get("risk", "high"))
-    try:
-        risk = RiskLevel(risk_text)
-    except ValueError:
-        raise ToolDefinitionError(f"risk_level {risk_text!r} is unknown; use \"low\" or "
-                                  "\"high\" (default high)") from None
-    category_text = table.get("category", ToolCategory.EXECUTION.value)
-    try:
-        category = ToolCategory(category_text)
-    except ValueError:
-        raise ToolDefinitionError(f"category {category_text!r} is unknown; use one of "
-                                  f"{', '.join(c.value for c in ToolCategory)}") from None
-    timeout = table.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
-                                or not 0 < timeout <= MAX_TIMEOUT_S):
-        raise ToolDefinitionError(f"timeout must be a number of seconds above 0 and at most "
-                                  f"{MAX_TIMEOUT_S:g}, got {timeout!r}")
+    description = _description(table)
+    command, words = _command(table)
+    risk = _risk(table)
+    category = _category(table)
+    timeout = _timeout(table)
     network = table.get("network", False)
     if not isinstance(network, bool):
         raise ToolDefinitionError(f"network must be true or false (default false: the program "
                                   f"runs without network access), got {network!r}")
     write_folders = _write_folders(table)
+    params = _params(name, table)
+    _check_placeholders(words, params)
+    return CustomTool(name=name, description=description, command=command,
+                      words=words, params=params, risk=risk, category=category,
+                      timeout_s=timeout, source=source,
+                      network=network, write_folders=write_folders)
+
+
+def _description(table: Mapping[str, Any]) -> str:
+    description = table.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise ToolDefinitionError("description is missing: say what the tool does, for the "
+                                  "model and in the approval dialog")
+    return description.strip()
+
+
+def _command(table: Mapping[str, Any]) -> tuple[str, list[Word]]:
+    """The command template as written, and its words."""
+    command = table.get("command")
+    if not isinstance(command, str):
+        raise ToolDefinitionError("command is missing: a string such as "
+                                  "\"gh issue view {number}\"")
+    try:
+        return command, parse_template(command)
+    except TemplateError as exc:
+        raise ToolDefinitionError(str(exc)) from None
+
+
+def _risk(table: Mapping[str, Any]) -> RiskLevel:
+    if "risk" in table and "risk_level" in table:
+        raise ToolDefinitionError("give risk_level or risk, not both")
+    risk_text = table.get("risk_level", table.get("risk", "high"))
+    try:
+        return RiskLevel(risk_text)
+    except ValueError:
+        raise ToolDefinitionError(f"risk_level {risk_text!r} is unknown; use \"low\" or "
+                                  "\"high\" (default high)") from None
+
+
+def _category(table: Mapping[str, Any]) -> ToolCategory:
+    category_text = table.get("category", ToolCategory.EXECUTION.value)
+    try:
+        return ToolCategory(category_text)
+    except ValueError:
+        raise ToolDefinitionError(f"category {category_text!r} is unknown; use one of "
+                                  f"{', '.join(c.value for c in ToolCategory)}") from None
+
+
+def _timeout(table: Mapping[str, Any]) -> float | None:
+    timeout = table.get("timeout")
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) \
+            or not 0 < timeout <= MAX_TIMEOUT_S:
+        raise ToolDefinitionError(f"timeout must be a number of seconds above 0 and at most "
+                                  f"{MAX_TIMEOUT_S:g}, got {timeout!r}")
+    return float(timeout)
+
+
+def _params(name: str, table: Mapping[str, Any]) -> dict[str, Param]:
     raw_params = table.get("parameters", {})
     if not isinstance(raw_params, Mapping):
         raise ToolDefinitionError("parameters must be a table of tables, e.g. "
                                   f"[{name}.parameters.path]")
-    params = {pname: _build_param(pname, ptable) for pname, ptable in raw_params.items()}
+    return {pname: _build_param(pname, ptable) for pname, ptable in raw_params.items()}
+
+
+def _check_placeholders(words: list[Word], params: Mapping[str, Param]) -> None:
+    """Every placeholder is a declared parameter (a flagged one a word of its own), and every
+    parameter is used."""
     used: set[str] = set()
     for word in words:
         for pname in word.placeholders:
@@ -204,10 +244,6 @@ def build_tool(name: str, table: Any, source: ToolSource | None = None) -> Custo
         if pname not in used:
             raise ToolDefinitionError(f"parameter '{pname}' is declared but command has no "
                                       f"{{{pname}}}", pname)
-    return CustomTool(name=name, description=description.strip(), command=command,
-                      words=words, params=params, risk=risk, category=category,
-                      timeout_s=float(timeout) if timeout is not None else None, source=source,
-                      network=network, write_folders=write_folders)
 
 
 # -- reading files ----------------------------------------------------------------------------
