@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from app.core.tools.providers.mcp_config import McpServerConfig, parse_mcp_config
+from app.core.tools.providers.mcp.config.model import McpServerConfig
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
 
 REFERENCE_DIR = Path(__file__).with_name(".mcp-reference")
 NPM_PACKAGES = REFERENCE_DIR / "node" / "node_modules" / "@modelcontextprotocol"

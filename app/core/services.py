@@ -54,8 +54,8 @@ if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Dat
     from app.core.store.audit import AuditRepository
     from app.core.tools.base import ToolSpec
     from app.core.tools.providers.custom import CustomToolsProvider
-    from app.core.tools.providers.mcp import McpProvider
-    from app.core.tools.providers.mcp_config import McpConfigStore
+    from app.core.tools.providers.mcp.config.store import McpConfigStore
+    from app.core.tools.providers.mcp.provider import McpProvider
     from app.core.tools.registry import ToolRegistry
 
 
@@ -113,12 +113,12 @@ class Services:
     def _build_tools(self) -> ToolServices:
         # Here, not at the top: ~150 ms of imports the ready window does not need.
         from app.core.permissions.service import ToolPermissionService
-        from app.core.tools.builtin import default_registry
+        from app.core.tools.default_registry import default_registry
         from app.core.tools.providers.cli import CliProvider
         from app.core.tools.providers.custom import CustomToolsProvider
-        from app.core.tools.providers.mcp import McpProvider
-        from app.core.tools.providers.mcp_config import McpConfigStore
-        from app.core.tools.providers.mcp_oauth import McpOAuth
+        from app.core.tools.providers.mcp.config.store import McpConfigStore
+        from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth
+        from app.core.tools.providers.mcp.provider import McpProvider
 
         sandbox = app_sandbox(self.settings, self.data_dir)  # before MCP, which starts programs
         mcp: McpProvider | None = None
@@ -140,7 +140,7 @@ class Services:
                 self.profiles.set_tool(self._new_profile_id, ToolSetting(
                     name, name in defaults["enabled"], dict(defaults["configs"].get(name, {}))))
         permissions = ToolPermissionService(
-            self.db, registry=registry, working_dir=self.project_root, sandbox=sandbox,
+            self.db, registry=registry, project_root=self.project_root, sandbox=sandbox,
             sensitive=app_sensitive_paths(sandbox, self.settings.read(SENSITIVE_PATHS)))
         # Every start, not only the first: a tool added in this version brings its default
         # rules to existing databases (each given once; see RuleRepository.seed_defaults).
@@ -232,21 +232,21 @@ class Services:
         megabytes = self.settings.read(CHECKPOINT_RETENTION_MB)
         return (float(days) if days > 0 else None, megabytes * MB if megabytes > 0 else None)
 
-    def set_project_root(self, root: Path | None) -> None:
+    def set_project_root(self, project_root: Path | None) -> None:
         """The project folder the tools work in; before the tools are built, their build
         reads it."""
         with self._root_lock:
-            self.project_root = root
+            self.project_root = project_root
             if self._tools is not None:
-                apply_project_root(self._tools, root)
+                apply_project_root(self._tools, project_root)
 
-    async def open_project(self, root: Path | None) -> None:
+    async def open_project(self, project_root: Path | None) -> None:
         """``set_project_root`` for File → Open Folder: the project's tools.toml is read in a
         worker thread; of folders opened in quick succession the last one's tools win."""
         with self._root_lock:
-            self.project_root, tools = root, self._tools
+            self.project_root, tools = project_root, self._tools
         if tools is not None:
-            await self._project_tools.follow(tools, root, lambda: self.project_root)
+            await self._project_tools.follow(tools, project_root, lambda: self.project_root)
 
     # -- what is secret, what is trusted -----------------------------------------------------
 

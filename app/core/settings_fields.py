@@ -120,7 +120,7 @@ REVIEWERS = SettingField[tuple[dict[str, Any], ...]](
 # million tokens, merged over the shipped one by app.core.pricing.prices_from_setting.
 PRICES = SettingField[Mapping[str, Any]](
     "pricing.models", "Model prices", FieldKind.MAPPING, _NO_ENTRIES)
-# {"mcpServers": {…}} without secret values (app.core.tools.providers.mcp_config_store).
+# {"mcpServers": {…}} without secret values (app.core.tools.providers.mcp.config.store).
 MCP_SERVERS = SettingField[Mapping[str, Any]](
     "mcp.servers", "MCP servers", FieldKind.MAPPING, _NO_ENTRIES)
 # (No "token" in the key: the store refuses keys that look like secrets.)

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from app.core.permissions.service import ToolPermissionService
     from app.core.sandbox import Sandbox
     from app.core.tools.providers.custom import CustomToolsProvider
-    from app.core.tools.providers.mcp import McpProvider
-    from app.core.tools.providers.mcp_config import McpConfigStore
+    from app.core.tools.providers.mcp.config.store import McpConfigStore
+    from app.core.tools.providers.mcp.provider import McpProvider
     from app.core.tools.registry import ToolRegistry
 
 
@@ -40,20 +40,21 @@ def custom_tools(registry: ToolRegistry) -> CustomToolsProvider | None:
     return next((p for p in registry.providers() if isinstance(p, CustomToolsProvider)), None)
 
 
-def point_tools_at(tools: ToolServices, root: Path | None) -> None:
+def point_tools_at(tools: ToolServices, project_root: Path | None) -> None:
     """What follows the project folder at once: the permission checks and the MCP roots."""
-    tools.permissions.working_dir = root.resolve() if root is not None else None
+    tools.permissions.project_root = project_root.resolve() if project_root is not None else None
     if tools.mcp is not None:  # the servers' roots: the open project folder
-        tools.mcp.set_roots([root] if root is not None else [])
+        tools.mcp.set_roots([project_root] if project_root is not None else [])
 
 
-def apply_project_root(tools: ToolServices, root: Path | None, *, reread: bool = True) -> None:
+def apply_project_root(tools: ToolServices, project_root: Path | None, *,
+                       reread: bool = True) -> None:
     """All of it on this thread (start-up's worker, tests)."""
-    point_tools_at(tools, root)
+    point_tools_at(tools, project_root)
     custom = custom_tools(tools.registry)
     # reread=False: only when the folder changed since the provider read its files.
-    if custom is not None and (reread or custom.project_root != root):
-        custom.set_project_root(root)  # the project's .tebiki/tools.toml
+    if custom is not None and (reread or custom.project_root != project_root):
+        custom.set_project_root(project_root)  # the project's .tebiki/tools.toml
         tools.registry.refresh()
 
 
@@ -63,22 +64,22 @@ class ProjectToolsReloader:
     def __init__(self) -> None:
         self._lock = threading.Lock()  # one reader at a time
 
-    async def follow(self, tools: ToolServices, root: Path | None,
+    async def follow(self, tools: ToolServices, project_root: Path | None,
                      current: Callable[[], Path | None]) -> None:
-        """Point the tools at ``root``; reread its tools.toml unless ``current()`` (the folder
-        open now) has moved on meanwhile, in which case that folder's own call loads it."""
+        """Point the tools at ``project_root``; reread its tools.toml unless ``current()`` (the
+        folder open now) has moved on meanwhile, in which case that folder's own call loads it."""
         import asyncio
 
-        point_tools_at(tools, root)
+        point_tools_at(tools, project_root)
         custom = custom_tools(tools.registry)
         if custom is None:
             return
 
         def reread() -> bool:
             with self._lock:
-                if current() != root:
+                if current() != project_root:
                     return False
-                custom.set_project_root(root)
+                custom.set_project_root(project_root)
                 return True
 
         if await asyncio.to_thread(reread):

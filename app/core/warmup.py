@@ -34,9 +34,9 @@ log = logging.getLogger(__name__)
 # What a run needs that start-up does not import, apart from the tool modules' own
 # ``WARMUP_IMPORTS`` (app.core.tools.builtin): the model client (httpx), tool-input
 # validation for tools without typed params (MCP, custom), and the libraries of helpers several
-# tools share: the shell parser (app.core.tools.shell_syntax), .gitignore matching.
+# tools share: the shell parser (app.core.tools.shell.syntax), .gitignore matching.
 BASE_RUN_MODULES: tuple[str, ...] = (
-    "app.core.agent.providers.anthropic",
+    "app.core.agent.models.anthropic",
     "jsonschema",
     "tree_sitter",
     "tree_sitter_bash",

@@ -85,12 +85,12 @@ class ApprovalQueue(QObject):
     pending_changed = Signal(int)
 
     def __init__(self, parent_widget: QWidget,
-                 working_dir_getter: Callable[[], Path | None] = lambda: None,
+                 project_root_getter: Callable[[], Path | None] = lambda: None,
                  sandbox_getter: Callable[[ApprovalRequest], dict[str, Any]] = lambda _r: {},
                  ) -> None:
         super().__init__(parent_widget)
         self._parent_widget = parent_widget
-        self._working_dir = working_dir_getter
+        self._project_root = project_root_getter
         # The dialog's sandbox line: the app's sandbox and the tool's settings for a request.
         self._sandbox_for = sandbox_getter
         self._waiting: deque[_Pending] = deque()
@@ -167,7 +167,7 @@ class ApprovalQueue(QObject):
         from app.ui.dialogs.approval import ApprovalDialog
 
         pending = self._waiting.popleft()
-        dialog = ApprovalDialog(pending.request, self._parent_widget, self._working_dir(),
+        dialog = ApprovalDialog(pending.request, self._parent_widget, self._project_root(),
                                 **self._sandbox_for(pending.request))
         self._current = (pending, dialog)
         dialog.set_conversation_scope_available(self.remember_for_conversation is not None)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from PySide6.QtCore import SignalInstance
 
-    from app.core.agent.models import ModelInfo
+    from app.core.agent.models.catalog import ModelInfo
     from app.core.agent.session import AgentSession
     from app.core.services import Services
     from app.ui.dialogs.settings import SettingsDialog
@@ -112,7 +112,7 @@ class ProfileControls:
 
     def refresh(self) -> None:
         """The pickers show the stored profiles and the current one's model and mode."""
-        from app.core.agent.models import default_model
+        from app.core.agent.models.catalog import default_model
 
         self.profile_picker.blockSignals(True)
         self.profile_picker.clear()
@@ -163,7 +163,7 @@ class ProfileControls:
         """Warn (never change the model) when the saved model is deprecated or retired."""
         from datetime import date
 
-        from app.core.agent.models import deprecation
+        from app.core.agent.models.catalog import deprecation
 
         found = deprecation(model, date.today(), self._model_infos)
         # Short in the toolbar (it overflows otherwise), the whole sentence as the tooltip.
@@ -192,8 +192,8 @@ class ProfileControls:
 
     async def refresh_models(self) -> None:
         """Offer the models the provider lists (when a key is set); keep the current choice."""
-        from app.core.agent.models import default_model
-        from app.core.agent.providers import list_model_infos
+        from app.core.agent.models import list_model_infos
+        from app.core.agent.models.catalog import default_model
 
         profile = self._services().profiles.get(self.profile_id)
         self._model_infos = await list_model_infos(profile)
@@ -232,7 +232,7 @@ class ProfileControls:
         self._models_task = asyncio.ensure_future(self.refresh_models())
 
     def edit_profile(self) -> None:
-        from app.core.agent.models import default_model
+        from app.core.agent.models.catalog import default_model
         from app.ui.dialogs.profile import ProfileDialog
 
         profile = self._services().profiles.get(self.profile_id)

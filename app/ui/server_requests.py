@@ -9,7 +9,7 @@ resolved exactly once:
 
 - the person answers the dialog (closing it is Decline for sampling, Cancel for a form);
 - the awaiting task is cancelled (the server withdrew the request, or it timed out in
-  ``mcp_server_requests``) → its dialog closes, its answer is dropped;
+  ``mcp.server_requests``) → its dialog closes, its answer is dropped;
 - ``abort(reason)`` (the window closes, the app quits) → everything shown or queued is
   declined / cancelled.
 
@@ -32,12 +32,12 @@ from PySide6.QtWidgets import QApplication, QDialog, QWidget
 
 from app.core.agent.sampling import SamplingApproval, SamplingBroker, SamplingPrompt
 from app.core.settings_fields import SAMPLING_MAX_TOKENS_CAP
-from app.core.tools.providers.mcp_elicit_schema import UnsupportedSchema, parse_form
-from app.core.tools.providers.mcp_server_requests import ElicitationReply, ServerRequestHandler
+from app.core.tools.providers.mcp.elicit_schema import UnsupportedSchema, parse_form
+from app.core.tools.providers.mcp.server_requests import ElicitationReply, ServerRequestHandler
 
 if TYPE_CHECKING:
     from app.core.services import Services
-    from app.core.tools.providers.mcp import McpProvider
+    from app.core.tools.providers.mcp.provider import McpProvider
 
 log = logging.getLogger(__name__)
 

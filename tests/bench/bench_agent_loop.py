@@ -157,7 +157,7 @@ async def raw_read(client: httpx.AsyncClient, url: str, body: dict[str, Any]) ->
 
 class Bench:
     def __init__(self, url: str, workdir: Path) -> None:
-        from app.core.agent.providers import client_factory
+        from app.core.agent.models import client_factory
         from app.core.permissions.rules import PermissionRule
         from app.core.permissions.service import ToolPermissionService
         from app.core.store.db import open_database
@@ -243,7 +243,7 @@ class Bench:
 
     async def client_tools(self, n: int = N_CALLS) -> float:
         """The same N+1 turns read by our client alone (no loop): its share of a turn."""
-        from app.core.agent.providers import ModelRequest
+        from app.core.agent.models import ModelRequest
 
         request = ModelRequest(model=MODEL, max_tokens=8192, cache=False,
                                messages=[{"role": "user",
@@ -255,7 +255,7 @@ class Bench:
         return time.perf_counter() - started
 
     async def client_stream(self) -> tuple[float, int]:
-        from app.core.agent.providers import ModelRequest
+        from app.core.agent.models import ModelRequest
 
         deltas = 0
 
@@ -341,7 +341,7 @@ def _tee(sink: Any, into: list[Any]) -> Any:
 
 
 async def main_async(url: str, cache_url: str) -> None:
-    from app.core.agent.providers import client_factory
+    from app.core.agent.models import client_factory
 
     with tempfile.TemporaryDirectory() as tmp:
         bench = Bench(url, Path(tmp))

@@ -130,8 +130,8 @@ def main() -> int:
         print(f"tree_files: {files}")
         print(f"tree_generate_s: {gen_s:.1f}")
         tool = create()
-        ctx_rg = ToolContext(working_dir=tmp, tool_config={"grep_search": {"use_rg": True}})
-        ctx_py = ToolContext(working_dir=tmp, tool_config={"grep_search": {"use_rg": False}})
+        ctx_rg = ToolContext(project_root=tmp, tool_config={"grep_search": {"use_rg": True}})
+        ctx_py = ToolContext(project_root=tmp, tool_config={"grep_search": {"use_rg": False}})
 
         def run_tool(ctx: ToolContext, pattern: str, ci: bool) -> str:
             result = asyncio.run(tool.execute({"pattern": pattern, "case_insensitive": ci}, ctx))

@@ -150,7 +150,7 @@ def modes_and_flow() -> None:
     from app.core.permissions.service import DecisionContext
     from app.core.services import default_rules
     from app.core.tools.base import ToolContext
-    from app.core.tools.builtin import default_registry
+    from app.core.tools.default_registry import default_registry
 
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
@@ -160,7 +160,7 @@ def modes_and_flow() -> None:
             (project / "src" / f"m{i}.py").write_text("x = 1\n")
         db = open_database(Path(tmp) / "bench.sqlite3")
         registry = default_registry()
-        service = ToolPermissionService(db, registry=registry, working_dir=project)
+        service = ToolPermissionService(db, registry=registry, project_root=project)
         service.rules.seed_defaults(default_rules(registry.specs()))
         calls = []
         for i in range(200):
@@ -185,7 +185,7 @@ def modes_and_flow() -> None:
             flow.secrets.add_secret("".join(rng.choice(alphabet) for _ in range(32)),
                                     f"secret {n}")
         context = DecisionContext(mode=PermissionMode.AUTO, flow=flow, checkpoints=True,
-                                  tool_context=ToolContext(working_dir=project))
+                                  tool_context=ToolContext(project_root=project))
         for server, tool, tool_input in calls:  # warm the candidate cache for all three
             service.decide(server, tool, tool_input, context)
 
@@ -206,7 +206,7 @@ def modes_and_flow() -> None:
         untrusted.provenance.learn_vouched("Read https://docs.example.org/page/1?q=python")
         with_provenance_ctx = DecisionContext(mode=PermissionMode.AUTO, flow=untrusted,
                                               checkpoints=True,
-                                              tool_context=ToolContext(working_dir=project))
+                                              tool_context=ToolContext(project_root=project))
         with_provenance = _median_us(
             lambda s, t, i: service.decide(s, t, i, with_provenance_ctx), calls)
         db.close()

@@ -27,8 +27,8 @@ from app.core.sandbox import Sandbox, probe_sandbox
 from app.core.sensitive_paths import sensitive_paths
 from app.core.tools.base import ToolContext
 from app.core.tools.builtin.shell_exec import ShellExecTool
-from app.core.tools.shell_policy import check_command
-from app.core.tools.shell_syntax import MAX_COMMAND_LENGTH, parse_command
+from app.core.tools.shell.policy import check_command
+from app.core.tools.shell.syntax import MAX_COMMAND_LENGTH, parse_command
 from tests.security.fuzz_parser import corpus, short
 
 ALLOWED = ("ls", "cat", "head", "tail", "wc", "find", "grep", "tree", "git", "echo", "sed",
@@ -105,7 +105,7 @@ def time_per_command(fn, commands: list[str], runs: int) -> float:
 async def exec_overhead(runs: int) -> dict[str, float]:
     project = Path(tempfile.mkdtemp(prefix="tebiki-bench-")).resolve()
     # Unsandboxed: this measures shell_exec's own overhead (the sandbox's is measured below).
-    ctx = ToolContext(working_dir=project, allowed_commands=("true", "echo"),
+    ctx = ToolContext(project_root=project, allowed_commands=("true", "echo"),
                       sandbox=Sandbox.off("shell_exec's own overhead"))
     tool = ShellExecTool()
 
@@ -144,9 +144,9 @@ async def sandbox_overhead(runs: int) -> dict[str, float | str]:
     if not status.available:
         return {"sandbox": status.summary}
     project = Path(tempfile.mkdtemp(prefix="tebiki-bench-")).resolve()
-    plain = ToolContext(working_dir=project, allowed_commands=("true",),
+    plain = ToolContext(project_root=project, allowed_commands=("true",),
                         sandbox=Sandbox.off("the unsandboxed baseline"))
-    boxed = ToolContext(working_dir=project, allowed_commands=("true",),
+    boxed = ToolContext(project_root=project, allowed_commands=("true",),
                         sandbox=Sandbox(status, True, sensitive_paths()))
     tool = ShellExecTool()
 

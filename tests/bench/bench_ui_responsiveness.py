@@ -137,7 +137,7 @@ def measure_stall(tool_seconds: float) -> tuple[float, float, int]:
     from app.core.services import build_services
     from app.core.store.db import open_database
     from app.core.store.profiles import ToolSetting
-    from app.core.tools.builtin import builtin_provider
+    from app.core.tools.default_registry import builtin_provider
     from app.core.tools.providers.base import StaticProvider
     from app.core.tools.registry import ToolRegistry
     from app.main import finish_start

@@ -7,7 +7,7 @@ import time
 from PySide6.QtWidgets import QLabel
 
 from app.core.store.profiles import ToolSetting
-from app.core.tools.providers.mcp_config import parse_mcp_config
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
 from tests.fakes.anthropic_server import Response
 from tests.mcp_servers import demo_server_entry
 from tests.ui.conftest import wait_for

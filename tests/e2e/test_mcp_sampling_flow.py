@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from app.core.store.profiles import ToolSetting
-from app.core.tools.providers.mcp_config import parse_mcp_config
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
 from tests.fakes.anthropic_server import Response
 from tests.ui.conftest import wait_for
 

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script: make `app` importable
     sys.path.insert(0, str(ROOT))
 
-from app.core.tools.shell_syntax import MAX_COMMAND_LENGTH  # noqa: E402
+from app.core.tools.shell.syntax import MAX_COMMAND_LENGTH  # noqa: E402
 
 CORPUS_SEED = 20_261_123
 # A parse (plus one decide) taking this much CPU time counts as a failure. Far above the
@@ -54,7 +54,7 @@ from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import ToolPermissionService
 from app.core.store.db import open_database
-from app.core.tools.shell_syntax import parse_command
+from app.core.tools.shell.syntax import parse_command
 
 db = open_database(Path(request["db"]))
 # decide() only parses the command when some shell_exec rule has an input pattern.

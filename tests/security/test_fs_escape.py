@@ -21,15 +21,12 @@ from hypothesis import strategies as st
 
 import app.core.tools.fs.writer as scoped_fs  # the writer reads HAVE_DIR_FD, so patch it there
 from app.core.tools.base import ToolContext
-from app.core.tools.builtin import default_registry
 from app.core.tools.builtin.edit_file import create as create_edit
 from app.core.tools.builtin.write_file import create as create_write
-from app.core.tools.scoped_fs import (
-    FsError,
-    OutsideScopeError,
-    ScopedFs,
-    resolve_for_subject,
-)
+from app.core.tools.default_registry import default_registry
+from app.core.tools.fs.errors import FsError, OutsideScopeError
+from app.core.tools.fs.paths import resolve_for_subject
+from app.core.tools.fs.scope import ScopedFs
 
 
 def snapshot(root: Path, skip: Path) -> dict[str, tuple]:
@@ -79,7 +76,7 @@ class World:
         os.symlink(str(self.project / "top.txt"), self.doc / "abs_link")
         os.symlink("loop_b", self.doc / "loop_a")
         os.symlink("loop_a", self.doc / "loop_b")
-        self.ctx = ToolContext(working_dir=self.project, allowed_write_dirs=("doc",))
+        self.ctx = ToolContext(project_root=self.project, allowed_write_dirs=("doc",))
 
     def snap(self) -> dict[str, tuple]:
         return snapshot(self.tmp, self.doc)
@@ -267,7 +264,7 @@ while True:
 
 
 async def test_context_resolved_before_the_allowed_dir_became_a_symlink(world: World) -> None:
-    ctx = ToolContext(working_dir=world.project, allowed_write_dirs=("later",))
+    ctx = ToolContext(project_root=world.project, allowed_write_dirs=("later",))
     os.symlink(world.outside, world.project / "later")
     before = world.snap()
     for mode in ("create", "overwrite", "append"):

@@ -126,7 +126,7 @@ READS = [
 async def test_read_actions_run_nothing(hostile: tuple[Path, Path], action: str,
                                         args: dict) -> None:
     repo, marker = hostile
-    ctx = context(working_dir=repo, git_permission=GitPermission.READ_ONLY)
+    ctx = context(project_root=repo, git_permission=GitPermission.READ_ONLY)
     result = await GitOpsTool().execute({"action": action, "args": args}, ctx)
     assert not result.is_error, result.content
     assert fired(marker) == ""
@@ -134,14 +134,14 @@ async def test_read_actions_run_nothing(hostile: tuple[Path, Path], action: str,
 
 async def test_read_output_is_real(hostile: tuple[Path, Path]) -> None:
     repo, _ = hostile
-    ctx = context(working_dir=repo)
+    ctx = context(project_root=repo)
     diff = json.loads((await GitOpsTool().execute({"action": "diff"}, ctx)).content)["output"]
     assert "+three" in diff
 
 
 async def test_write_actions_run_no_hooks_or_drivers(hostile: tuple[Path, Path]) -> None:
     repo, marker = hostile
-    ctx = context(working_dir=repo, git_permission=GitPermission.READ_WRITE)
+    ctx = context(project_root=repo, git_permission=GitPermission.READ_WRITE)
     tool = GitOpsTool()
     (repo / "b.txt").write_text("b\n")
     for action, args in [("add", {"files": ["a.txt", "b.txt", ".gitattributes"]}),
@@ -156,7 +156,7 @@ async def test_write_actions_run_no_hooks_or_drivers(hostile: tuple[Path, Path])
 
 async def test_hooks_run_when_configured(hostile: tuple[Path, Path]) -> None:
     repo, marker = hostile
-    ctx = context(working_dir=repo, git_permission=GitPermission.READ_WRITE,
+    ctx = context(project_root=repo, git_permission=GitPermission.READ_WRITE,
                       tool_config={"git_ops": {"run_hooks": True}})
     (repo / "c.txt").write_text("c\n")
     await GitOpsTool().execute({"action": "add", "args": {"files": ["c.txt"]}}, ctx)
@@ -183,7 +183,7 @@ SHELL_GIT = [
 @pytest.mark.parametrize("command", SHELL_GIT)
 async def test_shell_exec_git_runs_nothing(hostile: tuple[Path, Path], command: str) -> None:
     repo, marker = hostile
-    ctx = context(working_dir=repo, allowed_commands=("git",))
+    ctx = context(project_root=repo, allowed_commands=("git",))
     result = await ShellExecTool().execute({"command": command}, ctx)
     assert not result.is_error, result.content
     assert fired(marker) == "", (command, json.loads(result.content))
@@ -196,7 +196,7 @@ async def test_shell_exec_git_runs_nothing(hostile: tuple[Path, Path], command: 
                                      "git grep -O one", "git --exec-path=/tmp status"])
 async def test_shell_exec_git_escapes_refused(hostile: tuple[Path, Path], command: str) -> None:
     repo, marker = hostile
-    ctx = context(working_dir=repo, allowed_commands=("git",))
+    ctx = context(project_root=repo, allowed_commands=("git",))
     result = await ShellExecTool().execute({"command": command}, ctx)
     assert result.is_error
     assert fired(marker) == ""
@@ -205,7 +205,7 @@ async def test_shell_exec_git_escapes_refused(hostile: tuple[Path, Path], comman
 async def test_ref_injection_output_option(hostile: tuple[Path, Path], tmp_path: Path) -> None:
     repo, _ = hostile
     target = tmp_path / "written-by-git"
-    ctx = context(working_dir=repo, git_permission=GitPermission.READ_WRITE)
+    ctx = context(project_root=repo, git_permission=GitPermission.READ_WRITE)
     for action in ("show", "diff", "log"):
         result = await GitOpsTool().execute({"action": action,
                                              "args": {"ref": f"--output={target}"}}, ctx)
@@ -215,7 +215,7 @@ async def test_ref_injection_output_option(hostile: tuple[Path, Path], tmp_path:
 
 async def test_branch_name_injection(hostile: tuple[Path, Path]) -> None:
     repo, _ = hostile
-    ctx = context(working_dir=repo, git_permission=GitPermission.READ_WRITE)
+    ctx = context(project_root=repo, git_permission=GitPermission.READ_WRITE)
     before = git(repo, "rev-parse", "HEAD").stdout
     for name in ("--orphan", "--orphan=x", "-f", "--detach", "--force"):
         for action in ("branch_create", "checkout"):
@@ -230,7 +230,7 @@ async def test_branch_name_injection(hostile: tuple[Path, Path]) -> None:
 # --- git reached through a wrapper or another program ---------------------------------------------
 
 async def shell(repo: Path, command: str, **config: object) -> dict:
-    ctx = context(working_dir=repo, allowed_commands=("git", "timeout"),
+    ctx = context(project_root=repo, allowed_commands=("git", "timeout"),
                       tool_config={"shell_exec": dict(config)})
     result = await ShellExecTool().execute({"command": command}, ctx)
     assert not result.is_error, result.content
@@ -261,7 +261,7 @@ async def test_plain_commit_runs_programs(hostile: tuple[Path, Path]) -> None:
 async def test_custom_tool_git_runs_nothing(hostile: tuple[Path, Path], command: str) -> None:
     repo, marker = hostile
     tool = build_tool("repo_state", {"description": "repository state", "command": command})
-    result = await tool.execute({}, context(working_dir=repo))
+    result = await tool.execute({}, context(project_root=repo))
     payload = json.loads(result.content)
     assert payload["exit_code"] is not None, payload
     assert fired(marker) == "", (command, payload)
@@ -274,7 +274,7 @@ async def test_self_eval_make_running_git_runs_nothing(hostile: tuple[Path, Path
     subprocess.run(["make", "-s", "check"], cwd=repo, env=BASE_ENV, capture_output=True)
     assert fired(marker), "positive control: make's git runs the fixture's programs"
     marker.unlink()
-    ctx = context(working_dir=repo, max_output_bytes=20_000,
+    ctx = context(project_root=repo, max_output_bytes=20_000,
                       tool_config={"self_eval": {"checks": {"build": "make -s check"}}})
     result = await SelfEvalTool().execute({"checks": ["build"]}, ctx)
     check = json.loads(result.content)["checks"]["build"]
@@ -393,7 +393,7 @@ async def test_submodule_config_is_neutralised(with_submodule: tuple[Path, Path]
 
 async def test_submodule_status_through_git_ops(with_submodule: tuple[Path, Path]) -> None:
     repo, marker = with_submodule
-    ctx = context(working_dir=repo, git_permission=GitPermission.READ_ONLY)
+    ctx = context(project_root=repo, git_permission=GitPermission.READ_ONLY)
     result = await GitOpsTool().execute({"action": "status"}, ctx)
     assert not result.is_error, result.content
     assert "sub" in json.loads(result.content)["output"]
@@ -460,7 +460,7 @@ async def test_global_config_gives_identity_but_no_programs(
     assert fired(marker), "positive control: the global filter runs with plain git"
     marker.unlink()
     monkeypatch.setenv("HOME", str(home))
-    ctx = context(working_dir=repo, git_permission=GitPermission.READ_WRITE)
+    ctx = context(project_root=repo, git_permission=GitPermission.READ_WRITE)
     for action, args in (("status", {}), ("add", {"files": ["a.txt", ".gitattributes"]}),
                          ("commit", {"message": "by the person"})):
         result = await GitOpsTool().execute({"action": action, "args": args}, ctx)
@@ -572,7 +572,7 @@ async def test_old_git_is_refused_not_run(project: Path, tmp_path: Path,
     payload = await shell(project, "git status")
     assert payload["exit_code"] != 0 and "too old" in payload["stderr"], payload
     assert not marker.exists()
-    ctx = context(working_dir=project, git_permission=GitPermission.READ_ONLY)
+    ctx = context(project_root=project, git_permission=GitPermission.READ_ONLY)
     result = await GitOpsTool().execute({"action": "status"}, ctx)
     assert result.is_error and "too old" in result.content
     assert not marker.exists()
@@ -598,7 +598,7 @@ async def test_conditional_include_is_neutralised_before_its_condition_holds(
     assert fired(marker), "positive control"
     marker.unlink()
     git(repo, "checkout", "-q", "main")
-    ctx = context(working_dir=repo, max_output_bytes=20_000,
+    ctx = context(project_root=repo, max_output_bytes=20_000,
                       tool_config={"self_eval": {"checks": {"build": "make -s check"}}})
     result = await SelfEvalTool().execute({"checks": ["build"]}, ctx)
     check = json.loads(result.content)["checks"]["build"]

@@ -78,7 +78,8 @@ def project(visible: Path) -> Path:
 def _ctx(project: Path, home: Path, git: GitPermission) -> ToolContext:
     assert STATUS.available, STATUS.reason
     sandbox = Sandbox(STATUS, True, sensitive_paths(home=home))
-    return ToolContext(working_dir=project, sandbox=sandbox, git_permission=git, shell_timeout_s=60,
+    return ToolContext(project_root=project, sandbox=sandbox, git_permission=git,
+                       shell_timeout_s=60,
                        tool_config={"shell_exec": {"program_level": LEVEL_ANY_SANDBOXED}})
 
 

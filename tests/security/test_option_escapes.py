@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from app.core.tools.base import ToolContext
 from app.core.tools.builtin.shell_exec import ShellExecTool
-from app.core.tools.shell_policy import check_command
+from app.core.tools.shell.policy import check_command
 
 ALLOW = ("ls", "cat", "grep", "find", "tree", "sort", "uniq", "tee", "sed", "awk", "gawk",
          "mawk", "nawk", "git", "zip", "ssh", "scp", "sftp", "rsync", "curl", "wget", "tar",
@@ -293,7 +293,7 @@ def setup(project: Path) -> tuple[ToolContext, Path]:
     (project / "prog.awk").write_text('BEGIN { print "x" > "M" }\n')
     # A planted symlink whose name looks like an option: writing "through" it creates M.
     os.symlink(project / "M", project / "-link")
-    ctx = ToolContext(working_dir=project, allowed_commands=ALLOW, shell_timeout_s=10)
+    ctx = ToolContext(project_root=project, allowed_commands=ALLOW, shell_timeout_s=10)
     return ctx, project
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.tools.shell_syntax import MAX_COMMAND_LENGTH
+from app.core.tools.shell.syntax import MAX_COMMAND_LENGTH
 from tests.security.fuzz_parser import (
     BatchResult,
     corpus,
@@ -82,10 +82,10 @@ def test_harness_reports_problems_found_inside_the_child(tmp_path: Path) -> None
     from tests.security.fuzz_parser import CHILD_SCRIPT
 
     broken = CHILD_SCRIPT.replace(
-        "from app.core.tools.shell_syntax import parse_command",
-        "import app.core.tools.shell_syntax as _s\n"
+        "from app.core.tools.shell.syntax import parse_command",
+        "import app.core.tools.shell.syntax as _s\n"
         "_s._parse = lambda command: 1 / 0\n"
-        "from app.core.tools.shell_syntax import parse_command")
+        "from app.core.tools.shell.syntax import parse_command")
     assert broken != CHILD_SCRIPT
     result = run_batch(["ls -la"], db_path=tmp_path / "t.sqlite3", script=broken, repeats=1)
     assert not result.ok

@@ -68,7 +68,7 @@ def mine(home: Path) -> Path:
 def _ctx(project: Path, home: Path, revealed: tuple[Path, ...] = ()) -> ToolContext:
     assert STATUS.available, STATUS.reason
     sandbox = Sandbox(STATUS, True, sensitive_paths(home=home), home=home)
-    return ToolContext(working_dir=project, sandbox=sandbox,
+    return ToolContext(project_root=project, sandbox=sandbox,
                        git_permission=GitPermission.READ_WRITE,
                        tool_config={"shell_exec": {"program_level": LEVEL_ANY_SANDBOXED}},
                        shell_timeout_s=60, revealed=revealed)
@@ -224,7 +224,7 @@ def test_the_persons_own_sensitive_entries_are_hidden_from_programs(
     (mine / "private").mkdir()
     (mine / "private" / "keys.txt").write_text(f"key {TOKEN}\n")
     sandbox = replace(app_sandbox(settings, fresh_data_dir), home=home, required=True)
-    ctx = ToolContext(working_dir=mine, sandbox=sandbox,
+    ctx = ToolContext(project_root=mine, sandbox=sandbox,
                       tool_config={"shell_exec": {"program_level": LEVEL_ANY_SANDBOXED}},
                       shell_timeout_s=60)
     out = _run(ctx, _reader([mine / "deploy.secret", mine / "private" / "keys.txt",

@@ -45,7 +45,7 @@ def _ctx(project: Path, home: Path, *, data_dir: Path | None = None,
     assert STATUS.available, STATUS.reason
     hidden = sensitive_paths(home=home, extra=[data_dir] if data_dir else [])
     shell_config = {"program_level": LEVEL_ANY_SANDBOXED, **config}
-    return ToolContext(working_dir=project, sandbox=Sandbox(STATUS, True, hidden),
+    return ToolContext(project_root=project, sandbox=Sandbox(STATUS, True, hidden),
                        git_permission=git, tool_config={"shell_exec": shell_config},
                        shell_timeout_s=60)
 

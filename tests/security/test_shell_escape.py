@@ -75,7 +75,7 @@ def setup(project: Path) -> tuple[ToolContext, Path]:
     (project / "x").write_text("touch M\n")
     with tarfile.open(project / "a.tar", "w") as tar:
         tar.add(project / "f.txt", arcname="f.txt")
-    ctx = ToolContext(working_dir=project, allowed_commands=ALLOWED, shell_timeout_s=10)
+    ctx = ToolContext(project_root=project, allowed_commands=ALLOWED, shell_timeout_s=10)
     return ctx, project
 
 

@@ -61,7 +61,7 @@ async def tool(resolver, backend: LoopbackOnlyBackend):
 
 
 def make_ctx(tmp_path: Path, *, private: bool = False, **config: object) -> ToolContext:
-    return ToolContext(working_dir=tmp_path, allow_private_network=private, http_timeout_s=10,
+    return ToolContext(project_root=tmp_path, allow_private_network=private, http_timeout_s=10,
                        tool_config={"web_fetch": config} if config else {})
 
 

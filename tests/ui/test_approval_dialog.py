@@ -152,7 +152,7 @@ def test_hidden_characters_in_the_input_are_shown_marked(qtbot, services, projec
 
 
 def test_unparsed_shell_command_is_still_shown(qtbot, services, project):
-    from app.core.tools.builtin import default_registry
+    from app.core.tools.default_registry import default_registry
 
     spec = default_registry().get("shell_exec").spec
     command = "ls \x1b]0;title\x07 $(whoami)"

@@ -441,7 +441,7 @@ async def test_old_checkpoints_are_pruned_at_most_hourly(
 
 async def test_settings_round_trip_and_space_used(qtbot, services: Services, project: Path,
                                                   checkpointer: Checkpointer) -> None:
-    services.permissions.working_dir = project
+    services.permissions.project_root = project
     await checkpointer.snapshot("one")
     dialog = SettingsDialog(services, services.profiles.ensure_default().id)
     qtbot.addWidget(dialog)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QListWidget
 
-from app.core.tools.providers.mcp_elicit_schema import parse_form
+from app.core.tools.providers.mcp.elicit_schema import parse_form
 from app.ui.dialogs.elicitation import ElicitationDialog
 from tests.mcp_servers.human_loop_server import PERSON_FORM
 

@@ -162,7 +162,7 @@ def test_ready_before_the_tools_then_the_tools_attach(qtbot, db, fresh_data_dir,
     assert all(item.isEnabled() for item in window._needs_services)
     assert window.status_label.text() == "Ready"
     assert window.windowTitle() == f"{project.name} — Tebiki"
-    assert services.permissions.working_dir == project
+    assert services.permissions.project_root == project
 
 
 def test_tools_built_after_the_window_closed_are_not_attached(qtbot, db, fresh_data_dir,

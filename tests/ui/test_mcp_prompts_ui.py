@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from app.core.agent.mcp_context import PromptChoice
-from app.core.tools.providers.mcp_config import parse_mcp_config
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
 from app.ui.dialogs.mcp_prompt_form import McpPromptForm
 from tests.fakes.anthropic_server import (  # noqa: F401  (fixtures)
     Response,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from app.core.tools.providers.mcp_config import parse_mcp_config
-from app.core.tools.providers.mcp_server_status import ServerStatus
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.server_status import ServerStatus
 from app.ui.models.mcp_servers_model import McpServersModel, status_text
 
 SERVERS = parse_mcp_config({"mcpServers": {

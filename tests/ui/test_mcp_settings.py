@@ -19,12 +19,10 @@ from app.core.secrets import KEYRING_SERVICE
 from app.core.settings_fields import MCP_SERVERS
 from app.core.store.settings import SettingsRepository
 from app.core.tools.base import ToolContext
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import (
-    SECRET_PLACEHOLDER,
-    McpConfigStore,
-    parse_mcp_config,
-)
+from app.core.tools.providers.mcp.config.model import SECRET_PLACEHOLDER
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.config.store import McpConfigStore
+from app.core.tools.providers.mcp.provider import McpProvider
 from app.ui.dialogs.mcp_settings import McpServerEditor, McpServersTab
 from app.ui.models.mcp_servers_model import McpServersModel
 from tests.mcp_servers import demo_server_entry
@@ -87,7 +85,7 @@ async def test_status_shows_failure_with_stderr_and_restart_recovers(qtbot, mcp,
     assert "demo__echo" in tab.detail_label.text()
     assert services.registry.get("demo__echo") is not None  # the tools list can show it
 
-    result = await provider.call("demo", "crash", {}, ToolContext(working_dir=project))
+    result = await provider.call("demo", "crash", {}, ToolContext(project_root=project))
     assert result.is_error
     await wait_for(lambda: _status_of(tab, "demo").startswith("failed"))
     _select(tab, "demo")
@@ -98,7 +96,7 @@ async def test_status_shows_failure_with_stderr_and_restart_recovers(qtbot, mcp,
     assert "Restarting demo" in tab.status.text()
     await wait_for(lambda: "demo: running." in tab.status.text(), timeout=20)
     assert _status_of(tab, "demo").startswith("running")
-    ok = await provider.call("demo", "echo", {"text": "back"}, ToolContext(working_dir=project))
+    ok = await provider.call("demo", "echo", {"text": "back"}, ToolContext(project_root=project))
     assert ok.content == "back"
 
 

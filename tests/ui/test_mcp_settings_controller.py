@@ -11,12 +11,10 @@ import pytest
 
 from app.core.secrets import KEYRING_SERVICE
 from app.core.store.settings import SettingsRepository
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import (
-    SECRET_PLACEHOLDER,
-    McpConfigStore,
-    parse_mcp_config,
-)
+from app.core.tools.providers.mcp.config.model import SECRET_PLACEHOLDER
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.config.store import McpConfigStore
+from app.core.tools.providers.mcp.provider import McpProvider
 from app.ui.controllers.mcp_settings import (
     NEW_SERVER_TEMPLATE,
     McpSettingsController,

@@ -8,9 +8,10 @@ import pytest
 
 from app.core.secrets import KEYRING_SERVICE
 from app.core.store.settings import SettingsRepository
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import McpConfigStore, parse_mcp_config
-from app.core.tools.providers.mcp_oauth import McpOAuth
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.config.store import McpConfigStore
+from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth
+from app.core.tools.providers.mcp.provider import McpProvider
 from app.ui.dialogs.mcp_settings import McpServersTab
 from app.ui.models.mcp_servers_model import McpServersModel
 from tests.fakes.oauth_server import FakeOAuthServer

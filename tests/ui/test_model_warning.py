@@ -7,7 +7,7 @@ from datetime import date
 
 from PySide6.QtCore import Qt
 
-from app.core.agent.models import ModelInfo
+from app.core.agent.models.catalog import ModelInfo
 from app.core.store.profiles import DEFAULT_MODEL
 from app.ui.dialogs.profile import ProfileDialog
 from app.ui.main_window import MainWindow

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from app.core.agent.sampling import SamplingPrompt
-from app.core.tools.providers.mcp_server_requests import SamplingMessage, SamplingRequest
+from app.core.tools.providers.mcp.server_requests import SamplingMessage, SamplingRequest
 from app.ui.dialogs.sampling import SamplingDialog
 
 

@@ -22,7 +22,7 @@ from app.core.agent.sampling import SAMPLING_TOOL
 from app.core.services import Services, build_store_services
 from app.core.settings_fields import SAMPLING_MAX_TOKENS_CAP
 from app.core.tools.base import ToolContext
-from app.core.tools.providers.mcp_config import parse_mcp_config
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
 from app.ui.dialogs.elicitation import ElicitationDialog
 from app.ui.dialogs.sampling import SamplingDialog
 from app.ui.server_requests import ServerRequestQueue, install_server_requests
@@ -43,7 +43,7 @@ class App:
     def __init__(self, services: Services, queue: ServerRequestQueue, project: Path,
                  fake: FakeAnthropicServer) -> None:
         self.services, self.queue, self.fake = services, queue, fake
-        self.ctx = ToolContext(working_dir=project)
+        self.ctx = ToolContext(project_root=project)
         self.shown: list[Any] = []
         queue.dialog_shown.connect(self.shown.append)
 

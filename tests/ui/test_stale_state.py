@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 
 from app.core.agent.events import RunFailed, TextDelta
-from app.core.agent.providers.base import ProviderConnectionError, ProviderServerError
+from app.core.agent.models.base import ProviderConnectionError, ProviderServerError
 from app.core.permissions.rules import PermissionRule
 from app.ui.widgets.transcript_view import ErrorCard, MessageView
 from tests.ui.conftest import wait_for

@@ -209,7 +209,7 @@ def test_new_profile_takes_enabled_tools_and_configs_from_specs(db, fresh_data_d
 
 
 def test_profile_defaults_of_the_builtin_tools_are_safe():
-    from app.core.tools.builtin import default_registry
+    from app.core.tools.default_registry import default_registry
 
     specs = default_registry().specs()
     defaults = profile_defaults(specs)

@@ -89,7 +89,7 @@ def tree(project: Path) -> list[str]:
 
 async def _glob_search(project: Path, pattern: str) -> set[str]:
     result = await create_glob().execute({"pattern": pattern, "max_results": 5000},
-                                         ToolContext(working_dir=project))
+                                         ToolContext(project_root=project))
     assert not result.is_error, result.content
     if result.content.startswith("No files match"):
         return set()
@@ -100,7 +100,7 @@ async def _glob_search(project: Path, pattern: str) -> set[str]:
 @pytest.mark.parametrize("pattern", sorted({pattern for pattern, _, _ in TABLE}))
 async def test_glob_search_finds_exactly_what_a_rule_with_the_pattern_allows(
         db, project: Path, tree: list[str], pattern: str):
-    service = ToolPermissionService(db, working_dir=project)
+    service = ToolPermissionService(db, project_root=project)
     service.rules.replace_all([PermissionRule(decision="allow", tool_name="read_file",
                                               input_pattern=pattern)])
     allowed = {rel for rel in tree

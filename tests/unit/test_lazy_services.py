@@ -16,7 +16,7 @@ def test_store_part_builds_no_tools_and_first_use_builds_them(db, fresh_data_dir
     profile = services.profiles.ensure_default()  # the window needs it before the tools
     assert services.registry.get("read_file") is not None  # first use builds the tools part
     assert services.tools_built is True
-    assert services.permissions.working_dir == project
+    assert services.permissions.project_root == project
     assert services.build_tools() is services.build_tools()  # built once
     assert services.profiles.ensure_default().id == profile.id
 
@@ -59,10 +59,10 @@ def test_project_opened_before_the_tools_are_built_is_theirs(db, fresh_data_dir,
     other.mkdir()
     services = build_store_services(db, fresh_data_dir, project)
     services.set_project_root(other)  # the window opened a folder while the tools loaded
-    assert services.permissions.working_dir == other
+    assert services.permissions.project_root == other
     assert services.custom_tools is not None and services.custom_tools.project_root == other
     services.set_project_root(None)
-    assert services.permissions.working_dir is None
+    assert services.permissions.project_root is None
 
 
 def test_two_threads_asking_at_once_get_one_build(db, fresh_data_dir, monkeypatch):

@@ -21,7 +21,7 @@ from app.core.store.migrations import (
 )
 from app.core.store.profiles import AgentProfile, ProfileRepository
 from app.core.store.seed import seed_default_rules
-from app.core.tools.builtin import default_registry
+from app.core.tools.default_registry import default_registry
 
 
 def _version_5_database(path: Path) -> None:

@@ -15,7 +15,7 @@ from app.core.tools.base import (
     ToolResult,
     ToolSpec,
 )
-from app.core.tools.params import Params, param
+from app.core.tools.params.declaration import Params, param
 from app.core.tools.providers.base import ProviderPriority, StaticProvider
 from app.core.tools.registry import ToolRegistry
 
@@ -41,7 +41,7 @@ class EchoTool:
 
 @pytest.fixture
 def ctx(project) -> ToolContext:
-    return ToolContext(working_dir=project)
+    return ToolContext(project_root=project)
 
 
 async def test_execute_valid_input(ctx):
@@ -138,18 +138,18 @@ def test_definitions_for_only_enabled_existing_tools():
 
 
 def test_tool_context_defaults_and_paths(project):
-    ctx = ToolContext(working_dir=str(project), allowed_write_dirs=["doc", project / "out"])
-    assert ctx.working_dir == project
+    ctx = ToolContext(project_root=str(project), allowed_write_dirs=["doc", project / "out"])
+    assert ctx.project_root == project
     assert ctx.allowed_write_dirs == (project / "doc", project / "out")
     assert ctx.allowed_commands == ("ls", "cat", "head", "wc", "find", "grep", "tree")
     assert ctx.git_permission.value == "read_only"
     assert ctx.allow_private_network is False
     with pytest.raises(ValueError):
-        ToolContext(working_dir=project, shell_timeout_s=0)
+        ToolContext(project_root=project, shell_timeout_s=0)
 
 
 def test_default_registry_builds():
-    from app.core.tools.builtin import default_registry
+    from app.core.tools.default_registry import default_registry
 
     registry = default_registry()
     for spec in registry.specs():
@@ -223,7 +223,8 @@ def test_tool_modules_are_found_by_convention(tmp_path, monkeypatch):
 
 
 def test_every_builtin_module_with_create_is_registered():
-    from app.core.tools.builtin import default_registry, tool_modules
+    from app.core.tools.builtin import tool_modules
+    from app.core.tools.default_registry import default_registry
 
     registry = default_registry()
     names: set[str] = set()

@@ -84,7 +84,7 @@ PANEL_LOADS_LATER = ("app.core.checkpoints", "app.core.agent.checkpointing",
                      "app.ui.dialogs.usage_settings")
 NOT_AT_READY = (*DEFERRED_UI_MODULES, *PANEL_LOADS_LATER, "app.core.permissions.suggestions",
                 "html",
-                "app.ui.widgets.highlighters", "app.core.tools.shell_policy",
+                "app.ui.widgets.highlighters", "app.core.tools.shell.policy",
                 "app.core.tools.providers.custom.loading",
                 "app.core.tools.providers.custom.template",
                 "app.core.tools.providers.custom.tool", "tomllib", *TOOLS_PART)

@@ -9,7 +9,7 @@ import pytest
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.flow_labels import FlowLabel
 from app.core.tools.base import ToolCategory
-from app.core.tools.builtin import default_registry
+from app.core.tools.default_registry import default_registry
 
 TEXTS = {
     PermissionMode: ("label", "description", "prompt_sentence"),

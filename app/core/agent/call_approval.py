@@ -17,7 +17,7 @@ from app.core.agent.events import (
     AwaitingApproval,
     EventSink,
 )
-from app.core.agent.providers import ToolCall
+from app.core.agent.models import ToolCall
 from app.core.outcomes import Outcome
 from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import PermissionRule

@@ -11,7 +11,7 @@ from typing import Any
 
 from app.core.agent.checkpointing import CallChanges
 from app.core.agent.events import EventSink, FilesChanged, ToolFinished
-from app.core.agent.providers import ToolCall
+from app.core.agent.models import ToolCall
 from app.core.outcomes import CallState, Outcome
 from app.core.permissions.service import Decision
 from app.core.review import QuorumResult

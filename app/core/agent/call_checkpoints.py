@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from app.core.agent.checkpointing import CallChanges, Checkpointer
-from app.core.agent.providers import ToolCall
+from app.core.agent.models import ToolCall
 from app.core.checkpoints import Checkpoint
 from app.core.checkpoints.coverage import RECORDS_GIT_STATE, remember_needs_unrecorded
 from app.core.checkpoints.coverage import SESSION_KEY as COVERAGE_KEY
 from app.core.tools.base import ToolSpec
 from app.core.tools.persistence import persistence_changes
 from app.core.tools.project_tree import persistence_paths, scan_tree
-from app.core.tools.shell_jobs import active_jobs
+from app.core.tools.shell.jobs import active_jobs
 
 log = logging.getLogger(__name__)
 

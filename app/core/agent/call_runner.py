@@ -27,8 +27,8 @@ from app.core.agent.checkpointing import UNRECORDED_ASK, CallChanges, Checkpoint
 from app.core.agent.context import build_tool_context
 from app.core.agent.events import EventSink, ToolRequested, ToolStarted
 from app.core.agent.flow_tracking import FlowTracking
+from app.core.agent.models import ToolCall
 from app.core.agent.progress import ProgressReporter
-from app.core.agent.providers import ToolCall
 from app.core.agent.review_step import PLAN_REJECTED, ReviewStep, wants_review
 from app.core.agent.run_state import RunState
 from app.core.outcomes import CallState, Outcome

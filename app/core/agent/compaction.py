@@ -25,12 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from app.core.agent.providers import (
-    ModelProvider,
-    ModelRequest,
-    ModelTurn,
-    ProviderError,
-)
+from app.core.agent.models import ModelProvider, ModelRequest, ModelTurn, ProviderError
 from app.core.agent.transcript import Message, normalize
 from app.core.store.conversations import StoredMessage
 

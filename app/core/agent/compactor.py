@@ -15,7 +15,7 @@ from app.core.agent.compaction import (
     summary_text,
 )
 from app.core.agent.model_client import ModelClient
-from app.core.agent.providers import ProviderError
+from app.core.agent.models import ProviderError
 from app.core.agent.session_history import ConversationHistory
 from app.core.agent.transcript import normalize
 from app.core.agent.usage_tracking import UsageTracking

@@ -98,5 +98,5 @@ def build_tool_context(
             if setting is not None else {})
     if sandbox is not None:
         caps["sandbox"] = sandbox
-    return ToolContext(working_dir=project_root, session=session,
+    return ToolContext(project_root=project_root, session=session,
                        tool_config=tool_options(tool_settings), **caps)

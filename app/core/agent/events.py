@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.agent.checkpointing import CallChanges
-from app.core.agent.providers.base import ProviderError
+from app.core.agent.models.base import ProviderError
 from app.core.outcomes import Outcome
 from app.core.permissions.flow import FlowSource
 from app.core.permissions.rules import PermissionRule

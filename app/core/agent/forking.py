@@ -31,7 +31,7 @@ from typing import Any
 
 from app.core.agent.attachments import Attachment, content_blocks, default_prompt
 from app.core.agent.compaction import marker_of
-from app.core.agent.providers import ProviderBadRequest
+from app.core.agent.models import ProviderBadRequest
 from app.core.agent.session_history import ConversationHistory
 from app.core.store.conversations import ConversationRepository, StoredMessage
 from app.core.store.writer import BackgroundWriter

@@ -28,10 +28,10 @@ from app.core.agent.attachments import (
     attachment_from_bytes,
     format_size,
 )
-from app.core.tools.providers.mcp_resources import McpRequestError
+from app.core.tools.providers.mcp.resources import McpRequestError
 
 if TYPE_CHECKING:
-    from app.core.tools.providers.mcp import McpProvider
+    from app.core.tools.providers.mcp.provider import McpProvider
 
 # The largest resource read into an attachment (an image's or PDF's bytes; text: 200 KB).
 MAX_RESOURCE_BYTES = max(MAX_IMAGE_BYTES, MAX_PDF_BYTES)

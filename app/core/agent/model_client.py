@@ -8,7 +8,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from app.core.agent.providers import ModelProvider
+from app.core.agent.models import ModelProvider
 from app.core.store.profiles import AgentProfile
 from app.core.warmup import warm_up
 

@@ -24,12 +24,7 @@ from app.core.agent.events import (
 )
 from app.core.agent.flow_tracking import FlowTracking
 from app.core.agent.model_client import ModelClient
-from app.core.agent.providers import (
-    ModelRequest,
-    ProviderAuthError,
-    ProviderBadRequest,
-    ProviderError,
-)
+from app.core.agent.models import ModelRequest, ProviderAuthError, ProviderBadRequest, ProviderError
 from app.core.agent.request_options import request_options
 from app.core.agent.review_step import ReviewState, load_reviewers
 from app.core.agent.run_state import RunState
@@ -39,7 +34,7 @@ from app.core.agent.usage_tracking import UsageTracking
 from app.core.permissions.service import ToolPermissionService
 from app.core.store.profiles import ProfileRepository
 from app.core.store.settings import SettingsRepository
-from app.core.tools.providers.mcp import server_instructions
+from app.core.tools.providers.mcp.provider import server_instructions
 from app.core.tools.registry import ToolRegistry
 
 ITERATION_CAP = ("Not run: the agent reached its limit of {n} model turns for one request. "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.agent.providers import CACHE_TTLS, EFFORTS, THINKING_DISPLAYS, THINKING_MODES
+from app.core.agent.models import CACHE_TTLS, EFFORTS, THINKING_DISPLAYS, THINKING_MODES
 from app.core.store.profiles import AgentProfile
 
 

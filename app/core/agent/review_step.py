@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.agent.events import EventSink, ReviewArrived, ReviewFinished
-from app.core.agent.providers import ToolCall
+from app.core.agent.models import ToolCall
 from app.core.agent.transcript import Message
 from app.core.permissions.flow import FlowState
 from app.core.permissions.service import Decision

@@ -22,14 +22,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.agent.providers import ModelProvider, ModelRequest, ProviderError, map_exception
-from app.core.agent.providers.factory import default_client_factory
+from app.core.agent.models import ModelProvider, ModelRequest, ProviderError, map_exception
+from app.core.agent.models.factory import default_client_factory
 from app.core.outcomes import Outcome
 from app.core.permissions.service import Decision, ToolPermissionService
 from app.core.settings_fields import SAMPLING_MAX_TOKENS_CAP
 from app.core.store.audit import AuditRepository
 from app.core.store.profiles import AgentProfile
-from app.core.tools.providers.mcp_server_requests import (
+from app.core.tools.providers.mcp.server_requests import (
     ElicitationReply,
     SamplingReply,
     SamplingRequest,

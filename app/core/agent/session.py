@@ -62,7 +62,7 @@ from app.core.agent.flow_tracking import FlowTracking
 from app.core.agent.forking import ConversationForking, Prepare
 from app.core.agent.model_client import ClientFactory, ModelClient
 from app.core.agent.model_turns import ModelTurns
-from app.core.agent.providers import InternalError, ProviderError, default_client_factory
+from app.core.agent.models import InternalError, ProviderError, default_client_factory
 from app.core.agent.review_step import ReviewStep
 from app.core.agent.session_history import ConversationHistory
 from app.core.agent.usage_tracking import UsageTracking
@@ -76,7 +76,7 @@ from app.core.store.settings import SettingsRepository
 from app.core.store.usage import UsageRepository
 from app.core.store.writer import BackgroundWriter
 from app.core.tools.registry import ToolRegistry
-from app.core.tools.shell_jobs import stop_jobs
+from app.core.tools.shell.jobs import stop_jobs
 
 if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
     import sqlite_utils

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 
-from app.core.agent.providers.base import MalformedStream
+from app.core.agent.models.base import MalformedStream
 
 # The longest line a stream may send. Real events are small (a text delta, a piece of tool
 # input); without a bound, a server (or whatever a wrong base URL points at) sending one

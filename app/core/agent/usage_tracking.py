@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.core.agent.events import EventSink, UsageUpdated
-from app.core.agent.providers import ModelTurn
+from app.core.agent.models import ModelTurn
 from app.core.pricing import Usage
 from app.core.store.usage import UsageRepository
 from app.core.store.writer import BackgroundWriter

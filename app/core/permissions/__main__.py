@@ -46,7 +46,7 @@ from app.core.settings_fields import CHECKPOINTS_ENABLED, SENSITIVE_PATHS
 from app.core.store.db import Database, schema_version
 from app.core.store.migrations import SCHEMA_VERSION
 from app.core.store.settings import SettingsRepository
-from app.core.tools.builtin import default_registry
+from app.core.tools.default_registry import default_registry
 from app.core.tools.providers.custom import CustomToolsProvider
 
 EXIT_STATUS = {"allow": 0, "deny": 1, "ask": 3, "review": 4}
@@ -110,7 +110,7 @@ def permission_service(db: Database, data_dir: Path,
     registry = default_registry()
     registry.register_provider(CustomToolsProvider(data_dir, project))
     sensitive = app_sensitive_paths(sandbox, settings.read(SENSITIVE_PATHS))
-    return ToolPermissionService(db, registry=registry, working_dir=project, sandbox=sandbox,
+    return ToolPermissionService(db, registry=registry, project_root=project, sandbox=sandbox,
                                  sensitive=sensitive), settings
 
 

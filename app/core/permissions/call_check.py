@@ -135,7 +135,7 @@ def _subjects_of(permissions: ToolPermissionService, server: str, tool: str,
     if found is None or found.spec.server_id != server or not isinstance(tool_input, dict):
         return []
     try:
-        return [s for s in found.spec.subjects(tool_input, permissions.working_dir)
+        return [s for s in found.spec.subjects(tool_input, permissions.project_root)
                 if isinstance(s, str)]
     except Exception as exc:  # SubjectError keeps what it could read
         return [s for s in getattr(exc, "partial", ()) if isinstance(s, str)]

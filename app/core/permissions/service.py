@@ -65,20 +65,20 @@ class ToolPermissionService:
         self,
         db: sqlite_utils.Database,
         registry: ToolRegistry | None = None,
-        working_dir: str | os.PathLike[str] | None = None,
+        project_root: str | os.PathLike[str] | None = None,
         sandbox: Sandbox | None = None,
         sensitive: SensitivePaths | None = None,
         known_secrets: SecretMatcher | None = None,
     ) -> None:
         if registry is None:
-            from app.core.tools.builtin import default_registry
+            from app.core.tools.default_registry import default_registry
 
             registry = default_registry()
         self.rules = RuleRepository(db)
         # "Remember for this conversation": in memory, never in the rules table.
         self.conversation_rules = ConversationRules()
         self.registry = registry
-        self._working_dir = Path(working_dir).resolve() if working_dir is not None else None
+        self._project_root = Path(project_root).resolve() if project_root is not None else None
         # Whether a call's programs will run contained is a fact decisions can use.
         self.sandbox = sandbox if sandbox is not None else machine_sandbox()
         # Which paths are secrets (reads of them ask, and label the conversation).
@@ -102,14 +102,14 @@ class ToolPermissionService:
         return self.decide(server_id, tool_name, tool_input).kind == "allow"
 
     @property
-    def working_dir(self) -> Path | None:
+    def project_root(self) -> Path | None:
         """The open project folder: relative rule patterns and ``{project}`` mean it."""
-        return self._working_dir
+        return self._project_root
 
-    @working_dir.setter
-    def working_dir(self, value: str | os.PathLike[str] | None) -> None:
+    @project_root.setter
+    def project_root(self, value: str | os.PathLike[str] | None) -> None:
         with self._lock:  # compiled {project} patterns name the old folder
-            self._working_dir = Path(value).resolve() if value is not None else None
+            self._project_root = Path(value).resolve() if value is not None else None
 
     def decide(self, server_id: str, tool_name: str, tool_input: Any,
                context: DecisionContext | None = None) -> Decision:
@@ -166,7 +166,7 @@ class ToolPermissionService:
         if not rules:
             return None
         with self._lock:
-            project = self._working_dir
+            project = self._project_root
         subject_kind = self._subject_kind(server_id, tool_name)
         candidates = tuple(specialise(rule, subject_kind, project)
                            for rule in RuleIndex(rules).rules_for(server_id, tool_name))
@@ -187,7 +187,7 @@ class ToolPermissionService:
                 complete: bool, paths: list[str], context: DecisionContext) -> Decision:
         """Steps 2 and 3 (app.core.permissions.guards): the mode, then the guards."""
         return apply_mode_and_guards(
-            decision, spec, tool_input, complete, paths, context, project=self._working_dir,
+            decision, spec, tool_input, complete, paths, context, project=self._project_root,
             sandbox=self.sandbox, sensitive=self.sensitive, known_secrets=self.known_secrets)
 
     def learn_secrets(self, project_root: Path | None, home: Path | None = None) -> None:
@@ -241,10 +241,10 @@ class ToolPermissionService:
         return SubjectDecision(subject, "ask", None)
 
     def _relative_form(self, path: str) -> str | None:
-        root = self.working_dir
-        if root is None:
+        project_root = self.project_root
+        if project_root is None:
             return None
-        prefix = str(root).rstrip("/") + "/"
+        prefix = str(project_root).rstrip("/") + "/"
         return path[len(prefix):] if path.startswith(prefix) else None
 
     def _subjects(self, server_id: str, tool_name: str,
@@ -256,7 +256,7 @@ class ToolPermissionService:
         try:
             if not isinstance(tool_input, Mapping):
                 raise SubjectError("tool input is not an object")
-            subjects = [s for s in spec.subjects(tool_input, self.working_dir)
+            subjects = [s for s in spec.subjects(tool_input, self.project_root)
                         if isinstance(s, str)]
             complete = True
         except SubjectError as exc:
@@ -278,7 +278,7 @@ class ToolPermissionService:
 
     def _candidates_locked(self, server_id: str, tool_name: str) -> tuple[Candidate, ...]:
         index = self._index
-        key = (self._index_generation, self.registry.generation, self._working_dir)
+        key = (self._index_generation, self.registry.generation, self._project_root)
         if key != self._candidates_key:
             self._candidates = {}
             self._candidates_key = key
@@ -286,7 +286,7 @@ class ToolPermissionService:
         if cached is not None:
             return cached
         subject_kind = self._subject_kind(server_id, tool_name)
-        result = tuple(specialise(rule, subject_kind, self._working_dir)
+        result = tuple(specialise(rule, subject_kind, self._project_root)
                        for rule in index.rules_for(server_id, tool_name))
         if len(self._candidates) >= _MAX_CANDIDATE_CACHE:
             self._candidates.clear()

@@ -85,10 +85,10 @@ class RuleSuggestion:
 
 
 def suggest_allow_rules(server_id: str, tool_name: str, tool_input: Mapping[str, Any],
-                        spec: ToolSpec | None, working_dir: Path | str | None,
+                        spec: ToolSpec | None, project_root: Path | str | None,
                         decision: Decision | None = None) -> list[RuleSuggestion]:
     """Narrowest first. ``decision`` (this call's) says which parts the rules denied."""
-    wd = os.path.realpath(working_dir) if working_dir is not None else None
+    wd = os.path.realpath(project_root) if project_root is not None else None
     # Paths the sensitive-path check made ask: only an exact rule that says so can allow them.
     sensitive = {path for path, _entry in decision.facts.sensitive} \
         if decision is not None and decision.facts is not None else set()
@@ -260,7 +260,7 @@ def command_prefix(command: str) -> str | None:
     return program
 
 
-def folder_may_be_suggested(folder: str, working_dir: str | None) -> bool:
+def folder_may_be_suggested(folder: str, project_root: str | None) -> bool:
     """Whether "files directly in ``folder``" may be offered: never ``/``, the home folder, or
     the project folder's parent or any other ancestor of the project folder."""
     folder = os.path.normpath(folder)
@@ -268,8 +268,8 @@ def folder_may_be_suggested(folder: str, working_dir: str | None) -> bool:
         return False
     if os.path.realpath(folder) == os.path.realpath(os.path.expanduser("~")):
         return False
-    if working_dir is not None:
-        wd = os.path.normpath(working_dir)
+    if project_root is not None:
+        wd = os.path.normpath(project_root)
         if wd != folder and wd.startswith(folder.rstrip("/") + "/"):
             return False
     return True

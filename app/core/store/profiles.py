@@ -16,8 +16,8 @@ if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Dat
 
 # The newest Sonnet the installed SDK names and does not list as deprecated (claude-sonnet-4-5,
 # the previous default, reaches end of life on 2026-11-30). Used offline and before the
-# provider's list is known; with the list, app.core.agent.models.default_model picks the newest
-# Sonnet the provider offers. Saved profiles keep their model: the profile UI warns instead.
+# provider's list is known; with the list, app.core.agent.models.catalog.default_model picks the
+# newest Sonnet the provider offers. Saved profiles keep their model: the profile UI warns instead.
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_PROFILE_NAME = "Default"
 

@@ -1,6 +1,6 @@
 """Helpers for reading dict tool arguments, with messages telling the model how to fix a call.
 
-Used by the tools not yet converted to params models (``app.core.tools.params``).
+Used by the tools not yet converted to params models (``app.core.tools.params.declaration``).
 """
 
 from __future__ import annotations
@@ -70,12 +70,12 @@ def path_subjects(key: str, default: str | None = None) -> Callable[[Mapping[str
                                                                       Path | None], list[str]]:
     """A ToolSpec ``subjects_fn`` whose subject is the resolved path in ``args[key]``."""
 
-    def subjects(args: Mapping[str, Any], working_dir: Path | None) -> list[str]:
+    def subjects(args: Mapping[str, Any], project_root: Path | None) -> list[str]:
         raw = args.get(key, default)
         if raw is None and default is None:
             raise SubjectError(f"missing '{key}'")
         try:
-            return [resolve_for_subject(raw, working_dir)]
+            return [resolve_for_subject(raw, project_root)]
         except FsError as exc:
             partial = [raw] if isinstance(raw, str) and "\x00" not in raw else []
             raise SubjectError(str(exc), partial) from None

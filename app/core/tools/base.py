@@ -19,10 +19,10 @@ from app.core.sandbox import Confinement, Sandbox, machine_sandbox
 from app.core.tools.capability_lift import LiftProposer
 from app.core.tools.config_fields import ConfigField
 from app.core.tools.images import ImagePart
-from app.core.tools.params_problems import ParamsError
+from app.core.tools.params.problems import ParamsError
 
 if TYPE_CHECKING:
-    from app.core.tools.params import Params
+    from app.core.tools.params.declaration import Params
 
 _P = TypeVar("_P", bound="Params")
 
@@ -130,7 +130,7 @@ def reads_in_project(tool_name: str) -> tuple[DefaultRule, ...]:
 class ToolSpec:
     """What the model and the permission system know about a tool.
 
-    ``subjects_fn(input, working_dir)`` returns the strings that rule input patterns are matched
+    ``subjects_fn(input, project_root)`` returns the strings that rule input patterns are matched
     against ; without one, the subject is the canonical JSON of the input.
     """
 
@@ -147,7 +147,7 @@ class ToolSpec:
     # Everything else the app needs to know about the tool, declared here so that a tool is
     # one module: offered to new profiles, its default config and Configure… fields, the rules
     # it ships with, and what it can reach.
-    # The tool's typed parameter model (app.core.tools.params.Params): the source of
+    # The tool's typed parameter model (app.core.tools.params.declaration.Params): the source of
     # ``input_schema`` and the one validation of a call's input. None for tools whose schema
     # comes from elsewhere (MCP servers, custom TOML tools): those are checked by jsonschema.
     params: type[Params] | None = field(default=None, compare=False, repr=False)
@@ -197,10 +197,11 @@ class ToolSpec:
     prompt_conventions: tuple[str, ...] = field(default=(), compare=False)
     prompt_order: int = field(default=0, compare=False)
 
-    def subjects(self, tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
+    def subjects(self, tool_input: Mapping[str, Any],
+                 project_root: Path | None = None) -> list[str]:
         if self.subjects_fn is None:
             return [canonical_json(tool_input)]
-        return self.subjects_fn(tool_input, working_dir)
+        return self.subjects_fn(tool_input, project_root)
 
     def may_change_files(self, tool_input: Mapping[str, Any]) -> bool:
         if callable(self.changes_files):
@@ -281,11 +282,11 @@ def _as_path(value: str | os.PathLike[str]) -> Path:
 class ToolContext:
     """The capability boundary of one tool call, built from the tool configuration.
 
-    Every field but ``working_dir`` has a safe default: no write dirs, read-only commands,
+    Every field but ``project_root`` has a safe default: no write dirs, read-only commands,
     git read-only, private network off.
     """
 
-    working_dir: Path
+    project_root: Path
     allowed_write_dirs: tuple[Path, ...] = ()
     allowed_commands: tuple[str, ...] = DEFAULT_ALLOWED_COMMANDS
     git_permission: GitPermission = GitPermission.READ_ONLY
@@ -315,8 +316,8 @@ class ToolContext:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "working_dir", _as_path(self.working_dir))
-        set_(self, "allowed_write_dirs", tuple(_resolve_write_dir(self.working_dir, d)
+        set_(self, "project_root", _as_path(self.project_root))
+        set_(self, "allowed_write_dirs", tuple(_resolve_write_dir(self.project_root, d)
                                                for d in self.allowed_write_dirs))
         set_(self, "allowed_commands", tuple(self.allowed_commands))
         set_(self, "git_permission", GitPermission(self.git_permission))
@@ -333,13 +334,13 @@ class ToolContext:
         None when the sandbox is off and not required; raises ``SandboxRequired`` when it is
         required and unavailable (the message tells the person what to do)."""
         visible = [*read_only, *self.protected]
-        if not any(self.working_dir.is_relative_to(w) for w in writable):
-            visible.insert(0, self.working_dir)
+        if not any(self.project_root.is_relative_to(w) for w in writable):
+            visible.insert(0, self.project_root)
         # The enclosing repository too: programs read its root's .gitignore and config even
         # when the project is a subfolder (this matters where the folder would otherwise be
         # out of sight, e.g. under the sandbox's private /tmp).
-        repo = _repository_root(self.working_dir)
-        if repo is not None and repo != self.working_dir:
+        repo = _repository_root(self.project_root)
+        if repo is not None and repo != self.project_root:
             visible.insert(0, repo)
         return self.sandbox.confine(writable=writable, read_only=visible, network=network,
                                     revealed=self.revealed)
@@ -352,10 +353,10 @@ def _repository_root(folder: Path) -> Path | None:
     return None
 
 
-def _resolve_write_dir(working_dir: Path, d: str | os.PathLike[str]) -> Path:
+def _resolve_write_dir(project_root: Path, d: str | os.PathLike[str]) -> Path:
     p = Path(os.path.expanduser(os.fspath(d)))
     if not p.is_absolute():
-        p = working_dir / p
+        p = project_root / p
     return p.resolve()
 
 

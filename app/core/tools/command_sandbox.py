@@ -56,7 +56,7 @@ def write_folders(ctx: ToolContext, config: Mapping[str, Any]) -> tuple[Path, ..
     for entry in value:
         path = Path(entry).expanduser()
         if not path.is_absolute():
-            path = ctx.working_dir / path
+            path = ctx.project_root / path
         try:
             resolved = path.resolve()
         except OSError:

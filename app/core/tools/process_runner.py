@@ -1,7 +1,7 @@
 """Run parsed commands without a shell: argv processes, pipes, ``&&``/``||``/``;`` sequencing.
 
 Why: handing a string to ``sh -c`` would let the shell re-interpret it, so the structure from
-``shell_syntax`` is executed here directly. Shared by shell_exec, self_eval and git_ops so they
+``shell.syntax`` is executed here directly. Shared by shell_exec, self_eval and git_ops so they
 all get the same guarantees:
 
 - minimal child environment (no API keys or other secrets of the app),
@@ -34,7 +34,7 @@ from pathlib import Path
 from app.core.sandbox import Confinement
 from app.core.sandbox.environment import minimal_env
 from app.core.tools.output_buffer import OutputBuffer
-from app.core.tools.shell_syntax import ChainStep, Pipeline, SimpleCommand
+from app.core.tools.shell.syntax import ChainStep, Pipeline, SimpleCommand
 
 __all__ = [
     "OutputBuffer",

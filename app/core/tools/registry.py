@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core.tools.base import Tool, ToolContext, ToolResult, ToolSpec
-from app.core.tools.params_problems import ParamsError
+from app.core.tools.params.problems import ParamsError
 from app.core.tools.providers.base import ToolProvider
 
 if TYPE_CHECKING:  # jsonschema costs ~70 ms to import: loaded on first validation instead

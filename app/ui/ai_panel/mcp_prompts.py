@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from app.core.agent.attachments import Attachment
     from app.core.agent.mcp_context import PromptChoice
     from app.core.services import Services
-    from app.core.tools.providers.mcp import McpProvider
+    from app.core.tools.providers.mcp.provider import McpProvider
     from app.ui.ai_panel.ports import Status
     from app.ui.dialogs.mcp_resources import McpResourceBrowser
     from app.ui.widgets.attachments import AttachmentTray, PromptEdit
@@ -229,7 +229,7 @@ class McpPrompts(QObject):
         """prompts/get, its text into the prompt box at the cursor, its images and resources
         into the attachment tray. False (and a message) when the server fails."""
         from app.core.agent.mcp_context import expand_prompt
-        from app.core.tools.providers.mcp_resources import McpRequestError
+        from app.core.tools.providers.mcp.resources import McpRequestError
 
         provider = await self.provider()
         if provider is None:

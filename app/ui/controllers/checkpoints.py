@@ -246,12 +246,12 @@ class CheckpointController(QObject):
         thread; at most once an hour per project. Called when a project opens and a run ends."""
         if checkpointer is None or not loop_running():
             return None
-        root = checkpointer.project_root
+        project_root = checkpointer.project_root
         now = time.monotonic()
-        last = self._pruned.get(root)
+        last = self._pruned.get(project_root)
         if last is not None and now - last < PRUNE_INTERVAL_S:
             return None
-        self._pruned[root] = now
+        self._pruned[project_root] = now
         days, max_bytes = self.services.checkpoint_retention()
         return self.start(self._prune(checkpointer, days, max_bytes))
 

@@ -19,20 +19,22 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QObject, Signal
 
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import (
-    McpConfigError,
-    McpConfigStore,
-    McpServerConfig,
+from app.core.tools.providers.mcp.config.claude import (
     claude_desktop_config_paths,
-    dump_mcp_config_text,
     find_claude_desktop_config,
     merge_servers,
-    parse_mcp_config,
     read_claude_desktop_config,
 )
-from app.core.tools.providers.mcp_oauth_errors import SignInError, uses_oauth
-from app.core.tools.providers.mcp_server_status import ServerStatus
+from app.core.tools.providers.mcp.config.model import (
+    McpConfigError,
+    McpServerConfig,
+    dump_mcp_config_text,
+)
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.config.store import McpConfigStore
+from app.core.tools.providers.mcp.oauth.errors import SignInError, uses_oauth
+from app.core.tools.providers.mcp.provider import McpProvider
+from app.core.tools.providers.mcp.server_status import ServerStatus
 from app.ui.models.mcp_servers_model import McpServersModel
 
 log = logging.getLogger(__name__)
@@ -86,7 +88,7 @@ def install_mcp_sign_in(provider: McpProvider | None) -> None:
     from PySide6.QtCore import QUrl
     from PySide6.QtGui import QDesktopServices
 
-    from app.core.tools.providers.mcp_oauth import McpOAuth
+    from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth
 
     def open_in_browser(url: str) -> bool:
         return QDesktopServices.openUrl(QUrl(url))

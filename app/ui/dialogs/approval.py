@@ -90,7 +90,7 @@ class ApprovalDialog(QDialog):
     """Shows one pending tool call. ``response()`` says what the person chose."""
 
     def __init__(self, request: ApprovalRequest, parent: QWidget | None = None,
-                 working_dir=None, *, sandbox: Sandbox | None = None,
+                 project_root=None, *, sandbox: Sandbox | None = None,
                  tool_config: Mapping[str, Any] | None = None) -> None:
         """``sandbox`` (the app's, ``Services.sandbox``) and ``tool_config`` (the tool's saved
         config in the profile) let the dialog say whether the call's programs run contained."""
@@ -102,7 +102,7 @@ class ApprovalDialog(QDialog):
         self.setWindowModality(Qt.WindowModality.NonModal)
         self.setMinimumSize(640, 480)
         self._suggestions: list[RuleSuggestion] = suggest_allow_rules(
-            request.server_id, request.tool_name, request.input, request.spec, working_dir,
+            request.server_id, request.tool_name, request.input, request.spec, project_root,
             request.decision)
 
         layout = QVBoxLayout(self)
@@ -184,7 +184,7 @@ class ApprovalDialog(QDialog):
 
         self.sandbox_label: QLabel | None = None
         found = sandbox_line(spec, request.input, sandbox, tool_config,
-                            Path(working_dir) if working_dir is not None else None) \
+                            Path(project_root) if project_root is not None else None) \
             if sandbox is not None else None
         if found is not None:
             text, contained = found

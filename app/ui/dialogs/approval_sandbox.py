@@ -21,14 +21,14 @@ if TYPE_CHECKING:
     from app.core.services import Services
 
 
-def _folder_text(entry: str, working_dir: Path | None) -> str:
+def _folder_text(entry: str, project_root: Path | None) -> str:
     """How a write folder of the config reads: "the project folder", "build", "~/cache"."""
     if entry in (".", "./"):
         return "the project folder"
     path = Path(entry).expanduser()
     if not path.is_absolute():
         return entry
-    if working_dir is not None and path == working_dir:
+    if project_root is not None and path == project_root:
         return "the project folder"
     home = Path.home()
     return f"~/{path.relative_to(home)}" if path.is_relative_to(home) and path != home else entry
@@ -49,7 +49,7 @@ def _config_value(spec: ToolSpec, config: Mapping[str, Any], key: str) -> Any:
 
 def sandbox_line(spec: ToolSpec | None, tool_input: Mapping[str, Any], sandbox: Sandbox,
                  tool_config: Mapping[str, Any] | None = None,
-                 working_dir: Path | None = None) -> tuple[str, bool] | None:
+                 project_root: Path | None = None) -> tuple[str, bool] | None:
     """(the line, contained) for a call to a tool that starts programs; None for any other.
 
     What it says about writes and the network comes from the tool's declared settings
@@ -70,7 +70,7 @@ def sandbox_line(spec: ToolSpec | None, tool_input: Mapping[str, Any], sandbox: 
     if not spec.may_change_files(tool_input):
         limits.append("writes nowhere")
     elif folders is not None:
-        shown = [_folder_text(str(f), working_dir) for f in folders]
+        shown = [_folder_text(str(f), project_root) for f in folders]
         writes = "writes only inside " + _and_list(shown) if shown else "writes nowhere"
         git = _config_value(spec, config, "git_permission")
         if shown and git is not None and git != GitPermission.READ_WRITE.value:

@@ -155,7 +155,7 @@ class CheckpointsTab(QWidget):
 
     @property
     def current_project(self) -> Path | None:
-        return self.services.permissions.working_dir
+        return self.services.permissions.project_root
 
     def refresh_usage(self) -> asyncio.Future[None] | None:
         """Scan the checkpoint folders in a worker thread; the table fills in when done."""

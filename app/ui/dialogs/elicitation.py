@@ -1,6 +1,6 @@
 """The elicitation dialog: an MCP server asks the person for some values, as a form.
 
-The form comes from ``app.core.tools.providers.mcp_elicit_schema`` (a flat object of text,
+The form comes from ``app.core.tools.providers.mcp.elicit_schema`` (a flat object of text,
 number, yes/no and choice fields). Every field starts empty: a default the server suggests is
 shown as a hint and a placeholder, never filled in, so nothing is sent that the person did not
 enter. Accept checks the entries (required fields, lengths, ranges, formats) and keeps the
@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.tools.providers.mcp_elicit_schema import ElicitationForm, FormField
-from app.core.tools.providers.mcp_server_requests import ElicitationReply
+from app.core.tools.providers.mcp.elicit_schema import ElicitationForm, FormField
+from app.core.tools.providers.mcp.server_requests import ElicitationReply
 from app.core.visible_text import make_visible
 from app.ui.markup import escape
 

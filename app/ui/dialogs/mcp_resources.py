@@ -37,11 +37,11 @@ from app.core.agent.mcp_context import (
     running_servers,
     template_variables,
 )
-from app.core.tools.providers.mcp_resources import McpRequestError
+from app.core.tools.providers.mcp.resources import McpRequestError
 from app.ui.task_set import TaskSet
 
 if TYPE_CHECKING:
-    from app.core.tools.providers.mcp import McpProvider
+    from app.core.tools.providers.mcp.provider import McpProvider
 
 log = logging.getLogger(__name__)
 ROLE = Qt.ItemDataRole.UserRole

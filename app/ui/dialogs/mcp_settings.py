@@ -29,8 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import SECRET_PLACEHOLDER, McpConfigStore, McpServerConfig
+from app.core.tools.providers.mcp.config.model import SECRET_PLACEHOLDER, McpServerConfig
+from app.core.tools.providers.mcp.config.store import McpConfigStore
+from app.core.tools.providers.mcp.provider import McpProvider
 from app.ui.controllers.mcp_settings import EditorCheck, McpSettingsController
 from app.ui.models.mcp_servers_model import McpServersModel, status_text
 

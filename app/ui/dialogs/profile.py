@@ -4,7 +4,7 @@ first change).
 
 A deprecated or retired model is kept (it is the person's choice) but warned about below the
 model box, with its end-of-life date and a suggested replacement; "Use default" picks the newest
-model of the default line the provider lists. Both are computed in app.core.agent.models.
+model of the default line the provider lists. Both are computed in app.core.agent.models.catalog.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.agent.models import ModelInfo, default_model, model_deprecation
+from app.core.agent.models.catalog import ModelInfo, default_model, model_deprecation
 from app.core.store.profiles import AgentProfile, ProfileError
 
 

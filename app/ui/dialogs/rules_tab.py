@@ -198,9 +198,9 @@ class RulesTab(QWidget):
         project has them (auto mode needs them to call a change reversible)."""
         flow = simulated_flow(label for label, check in self.test_labels.items()
                               if check.isChecked())
-        working_dir = self.services.permissions.working_dir
-        checkpoints = working_dir is not None and \
-            self.services.checkpointer_for(working_dir) is not None
+        project_root = self.services.permissions.project_root
+        checkpoints = project_root is not None and \
+            self.services.checkpointer_for(project_root) is not None
         return DecisionContext(mode=PermissionMode.parse(self.test_mode.currentData()),
                                flow=flow, checkpoints=checkpoints)
 

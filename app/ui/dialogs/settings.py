@@ -100,7 +100,7 @@ class ProviderTab(QWidget):
         """List the models with the values in the form (not yet saved); report what happened."""
         from dataclasses import replace
 
-        from app.core.agent.providers import ProviderError, create_provider
+        from app.core.agent.models import ProviderError, create_provider
 
         profile = replace(self.services.profiles.get(self.profile_id),
                           base_url=self.base_url.text().strip() or None)

@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
-from app.core.tools.providers.mcp_config import McpServerConfig
-from app.core.tools.providers.mcp_server_status import ServerStatus
+from app.core.tools.providers.mcp.config.model import McpServerConfig
+from app.core.tools.providers.mcp.server_status import ServerStatus
 from app.ui.models.base import Index, RowsTableModel
 
 

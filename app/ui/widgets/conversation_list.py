@@ -168,14 +168,14 @@ class ConversationList(QWidget):
         self._generation += 1
         generation = self._generation
         query = self.search.text().strip()
-        root = None if self.all_projects.isChecked() else self.project_root
+        project_root = None if self.all_projects.isChecked() else self.project_root
         repository = self.repository
 
         def read() -> list[Conversation]:
             if query:
-                return repository.search(query, limit=LIST_LIMIT, project_root=root)
-            if root is not None:
-                return repository.list_for_project(root, limit=LIST_LIMIT)
+                return repository.search(query, limit=LIST_LIMIT, project_root=project_root)
+            if project_root is not None:
+                return repository.list_for_project(project_root, limit=LIST_LIMIT)
             return repository.list(limit=LIST_LIMIT)
 
         self._submit(read, lambda rows: self._show(generation, query, rows),

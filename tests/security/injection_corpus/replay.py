@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.agent.events import ApprovalRequest, ApprovalResponse
-from app.core.agent.providers import client_factory
+from app.core.agent.models import client_factory
 from app.core.agent.session import AgentSession
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.rules import PermissionRule
@@ -30,7 +30,7 @@ from app.core.store.db import open_database
 from app.core.store.profiles import ProfileRepository, ToolSetting
 from app.core.tools.base import ToolContext, ToolResult, ToolSpec
 from app.core.tools.providers.base import ProviderPriority, StaticProvider
-from app.core.tools.providers.mcp_tool_specs import qualified_tool_name, spec_for_tool
+from app.core.tools.providers.mcp.tool_specs import qualified_tool_name, spec_for_tool
 from app.core.tools.registry import ToolRegistry
 from tests.fakes.anthropic_server import FakeAnthropicServer, Response, tool
 from tests.security.injection_corpus import Call, InjectionGoal, Suite, UserTask
@@ -165,7 +165,7 @@ class Replay:
                  for suite in self.suites for wire in suite.tools]
         self.registry = ToolRegistry([StaticProvider(tools, id="mcp", display_name="MCP",
                                                      priority=ProviderPriority.MCP)])
-        self.permissions = ToolPermissionService(db, self.registry, working_dir=project)
+        self.permissions = ToolPermissionService(db, self.registry, project_root=project)
         profiles = ProfileRepository(db)
         profile = profiles.ensure_default()
         assert profile.id is not None

@@ -10,7 +10,7 @@ import pytest
 from app.core.permissions.service import ToolPermissionService
 from app.core.services import profile_defaults
 from app.core.store.profiles import ProfileRepository
-from app.core.tools.builtin import builtin_provider
+from app.core.tools.default_registry import builtin_provider
 from app.core.tools.providers.base import StaticProvider
 from app.core.tools.registry import ToolRegistry
 from tests.fakes.anthropic_server import (  # noqa: F401  (fixtures used by the tests here)
@@ -37,7 +37,7 @@ async def harness(db, project: Path, fake_anthropic: FakeAnthropicServer  # noqa
     registry = ToolRegistry([builtin_provider(),
                              StaticProvider([record, slow], id="test", display_name="Test",
                                             priority=0)])
-    permissions = ToolPermissionService(db, registry, working_dir=project)
+    permissions = ToolPermissionService(db, registry, project_root=project)
     profiles = ProfileRepository(db)
     profile = profiles.ensure_default(**profile_defaults(registry.specs()))
     assert profile.id is not None
@@ -53,7 +53,7 @@ async def harness(db, project: Path, fake_anthropic: FakeAnthropicServer  # noqa
 @pytest.fixture
 def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The providers' retry waits asked for, in order; none is actually waited."""
-    from app.core.agent.providers import http_retry
+    from app.core.agent.models import http_retry
 
     asked: list[float] = []
 

@@ -20,7 +20,7 @@ from app.core.agent.events import (
     ThinkingBlock,
     UsageUpdated,
 )
-from app.core.agent.providers import client_factory
+from app.core.agent.models import client_factory
 from app.core.agent.session import AgentSession
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import ToolPermissionService

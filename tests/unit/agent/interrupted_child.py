@@ -34,14 +34,14 @@ async def _ready() -> None:
 
 async def _main(db_path: str, base_url: str, mode: str) -> None:
     global _session
-    from app.core.agent.providers import client_factory
+    from app.core.agent.models import client_factory
     from app.core.agent.session import AgentSession
     from app.core.permissions.rules import PermissionRule
     from app.core.permissions.service import ToolPermissionService
     from app.core.store.db import open_database
     from app.core.store.profiles import ProfileRepository, ToolSetting
     from app.core.tools.base import ToolContext, ToolResult
-    from app.core.tools.builtin import builtin_provider
+    from app.core.tools.default_registry import builtin_provider
     from app.core.tools.providers.base import StaticProvider
     from app.core.tools.registry import ToolRegistry
     from tests.unit.agent.helpers import RecordTool, SlowTool
@@ -58,7 +58,7 @@ async def _main(db_path: str, base_url: str, mode: str) -> None:
     registry = ToolRegistry([builtin_provider(),
                              StaticProvider([RecordTool(), HangingTool()], id="test",
                                             display_name="Test", priority=0)])
-    permissions = ToolPermissionService(db, registry, working_dir=Path.cwd())
+    permissions = ToolPermissionService(db, registry, project_root=Path.cwd())
     profiles = ProfileRepository(db)
     profile = profiles.ensure_default()
     assert profile.id is not None

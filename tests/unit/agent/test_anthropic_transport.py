@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.agent.providers import (
+from app.core.agent.models import (
     ModelRequest,
     ProviderAuthError,
     ProviderBadRequest,
@@ -18,7 +18,7 @@ from app.core.agent.providers import (
     ProviderRateLimited,
     ProviderServerError,
 )
-from app.core.agent.providers.anthropic import MAX_MODEL_PAGES, AnthropicProvider
+from app.core.agent.models.anthropic import MAX_MODEL_PAGES, AnthropicProvider
 from tests.fakes.anthropic_server import FakeAnthropicServer, Response
 from tests.unit.agent.helpers import sdk_modules_loaded_after
 
@@ -240,7 +240,7 @@ def test_a_key_no_header_can_carry_is_refused_clearly(key: str) -> None:
 def test_using_the_provider_end_to_end_never_loads_the_sdk():
     loaded = sdk_modules_loaded_after("""
         import asyncio
-        from app.core.agent.providers import ModelRequest, client_factory
+        from app.core.agent.models import ModelRequest, client_factory
         from app.core.store.profiles import AgentProfile
         from tests.fakes.anthropic_server import FakeAnthropicServer, Response
 

@@ -26,7 +26,7 @@ from app.core.agent.attachments import (
     read_attachment,
 )
 from app.core.agent.events import FlowChanged, RunFinished
-from app.core.agent.providers.openai_compat import to_openai_messages
+from app.core.agent.models.openai_compat import to_openai_messages
 from tests.fakes.anthropic_server import Response
 from tests.unit.agent.helpers import Harness
 

@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from app.core.agent.events import RunFinished
-from app.core.agent.providers import ModelRequest
-from app.core.agent.providers.anthropic import AnthropicProvider, _TurnAccumulator
-from app.core.agent.providers.anthropic_request import MAX_BREAKPOINTS, request_body
+from app.core.agent.models import ModelRequest
+from app.core.agent.models.anthropic import AnthropicProvider, _TurnAccumulator
+from app.core.agent.models.anthropic_request import MAX_BREAKPOINTS, request_body
 from app.core.agent.request_options import request_options
 from tests.fakes.anthropic_server import (
     CACHE_LOOKBACK,

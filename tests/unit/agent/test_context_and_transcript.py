@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.core.agent.context import FALLBACK_CAPABILITY_FIELDS, build_tool_context
-from app.core.agent.providers import (
+from app.core.agent.models import (
     ProviderAuthError,
     ProviderBadRequest,
     ProviderOverloaded,
@@ -15,7 +15,7 @@ from app.core.agent.providers import (
     classify,
     error_from_body,
 )
-from app.core.agent.providers.tool_calls import parse_tool_call
+from app.core.agent.models.tool_calls import parse_tool_call
 from app.core.agent.transcript import INTERRUPTED_RESULT, normalize
 from app.core.store.profiles import ToolSetting
 from app.core.tools.base import (
@@ -68,7 +68,7 @@ def test_no_tool_means_safe_defaults(project: Path) -> None:
     ctx = build_tool_context(1, _settings(write_file={"allowed_write_dirs": ["doc"]}), project,
                              {})
     assert ctx.allowed_write_dirs == () and ctx.allowed_commands == DEFAULT_ALLOWED_COMMANDS
-    assert ctx.working_dir == project
+    assert ctx.project_root == project
 
 
 def test_invalid_values_fall_back_to_safe_defaults(project: Path) -> None:

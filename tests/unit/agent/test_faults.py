@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.agent.events import RunFailed, RunFinished, TextDelta
-from app.core.agent.providers import (
+from app.core.agent.models import (
     InternalError,
     ProviderAuthError,
     ProviderBadRequest,

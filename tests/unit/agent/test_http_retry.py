@@ -1,4 +1,4 @@
-"""The retry policy both providers share (app.core.agent.providers.http_retry): which answers
+"""The retry policy both providers share (app.core.agent.models.http_retry): which answers
 are retried, how long to wait, and the OpenAI-compatible provider going through it."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ import time
 import httpx
 import pytest
 
-from app.core.agent.providers import (
+from app.core.agent.models import (
     ModelRequest,
     ProviderBadRequest,
     ProviderConnectionError,
     ProviderServerError,
     http_retry,
 )
-from app.core.agent.providers.openai_compat import OpenAICompatibleProvider
+from app.core.agent.models.openai_compat import OpenAICompatibleProvider
 from tests.fakes.anthropic_server import FakeAnthropicServer, Response
 
 

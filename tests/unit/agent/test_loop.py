@@ -274,7 +274,7 @@ async def test_capabilities_come_from_the_called_tools_config(harness: Harness) 
     assert ctx.allowed_commands == ("make",)
     assert ctx.shell_timeout_s == 5.0
     assert ctx.allowed_write_dirs == ()  # slow's dirs never reach record
-    assert ctx.working_dir == harness.project
+    assert ctx.project_root == harness.project
     assert ctx.config_for("record") == {"flavour": "salty"}
 
 

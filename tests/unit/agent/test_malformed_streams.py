@@ -14,9 +14,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from app.core.agent.providers import MalformedStream, ModelRequest, ProviderError
-from app.core.agent.providers.anthropic import AnthropicProvider
-from app.core.agent.providers.openai_compat import OpenAICompatibleProvider
+from app.core.agent.models import MalformedStream, ModelRequest, ProviderError
+from app.core.agent.models.anthropic import AnthropicProvider
+from app.core.agent.models.openai_compat import OpenAICompatibleProvider
 
 
 class RawSSEServer:

@@ -9,7 +9,8 @@ import anthropic.types
 from anthropic._data import DEPRECATED_MODELS as DATA_DEPRECATED
 from anthropic.resources.messages.messages import DEPRECATED_MODELS as MESSAGES_DEPRECATED
 
-from app.core.agent.models import (
+from app.core.agent.models import list_model_infos, list_models
+from app.core.agent.models.catalog import (
     ModelInfo,
     default_model,
     deprecation,
@@ -18,7 +19,6 @@ from app.core.agent.models import (
     sdk_deprecations,
     sdk_model_ids,
 )
-from app.core.agent.providers import list_model_infos, list_models
 from app.core.store.profiles import DEFAULT_MODEL, AgentProfile
 from tests.fakes.anthropic_server import FakeAnthropicServer
 

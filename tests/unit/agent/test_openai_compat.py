@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.agent.events import ApprovalResponse, RunFailed, RunFinished
-from app.core.agent.providers import (
+from app.core.agent.models import (
     ProviderAuthError,
     ProviderConnectionError,
     ProviderError,
@@ -14,7 +14,7 @@ from app.core.agent.providers import (
     ProviderServerError,
     list_models,
 )
-from app.core.agent.providers.openai_compat import normalize_base_url, to_openai_messages
+from app.core.agent.models.openai_compat import normalize_base_url, to_openai_messages
 from app.core.store.profiles import AgentProfile
 from tests.fakes.anthropic_server import FakeAnthropicServer, Response, tool
 from tests.unit.agent.helpers import Harness

@@ -8,12 +8,12 @@ import pytest
 
 from app.core.agent.credentials import KEYRING_SERVICE, get_api_key, set_api_key
 from app.core.agent.events import RunFailed, RunFinished
-from app.core.agent.providers import ProviderAuthError, client_factory, list_models
+from app.core.agent.models import ProviderAuthError, client_factory, list_models
 from app.core.agent.transcript import INTERRUPTED_RESULT
 from app.core.store.conversations import ConversationRepository
 from app.core.store.db import open_database
 from app.core.store.profiles import DEFAULT_MODEL, AgentProfile
-from app.core.tools.builtin import builtin_provider
+from app.core.tools.default_registry import builtin_provider
 from tests.fakes.anthropic_server import FakeAnthropicServer, MemoryKeyring, Response, tool
 from tests.unit.agent.helpers import Harness
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from app.core.agent.providers import (
+from app.core.agent.models import (
     ProviderAuthError,
     ProviderConnectionError,
     ProviderError,
@@ -19,8 +19,8 @@ from tests.unit.agent.helpers import sdk_modules_loaded_after
 def test_the_openai_compatible_path_does_not_load_the_anthropic_sdk():
     loaded = sdk_modules_loaded_after("""
         import asyncio
-        from app.core.agent.providers import create_provider
-        from app.core.agent.providers.openai_compat import OpenAICompatibleProvider
+        from app.core.agent.models import create_provider
+        from app.core.agent.models.openai_compat import OpenAICompatibleProvider
         from app.core.store.profiles import AgentProfile
 
         profile = AgentProfile(name="local", provider="openai_compatible", model="llama3.2")
@@ -32,7 +32,7 @@ def test_the_openai_compatible_path_does_not_load_the_anthropic_sdk():
 
 
 def test_the_anthropic_provider_module_does_not_load_it():
-    loaded = sdk_modules_loaded_after("import app.core.agent.providers.anthropic")
+    loaded = sdk_modules_loaded_after("import app.core.agent.models.anthropic")
     assert loaded == {"anthropic": False, "httpx2": False}
 
 

@@ -17,7 +17,7 @@ from app.core.agent.progress import ProgressReporter
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
 from app.core.tools.images import ImagePart, image_part
 from app.core.tools.providers.base import StaticProvider
-from app.core.tools.providers.mcp_connection import McpConnection
+from app.core.tools.providers.mcp.connection import McpConnection
 from tests.fakes.anthropic_server import Response
 from tests.mcp_reference import ConnectionTool, config, everything_entry
 from tests.unit.agent.helpers import Harness

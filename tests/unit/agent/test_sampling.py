@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.agent.providers.factory import client_factory
+from app.core.agent.models.factory import client_factory
 from app.core.agent.sampling import (
     SAMPLING_TOOL,
     SamplingApproval,
@@ -22,8 +22,8 @@ from app.core.permissions.service import ToolPermissionService
 from app.core.store.audit import AuditRepository
 from app.core.store.profiles import ProfileRepository
 from app.core.tools.base import ToolContext
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import parse_mcp_config
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.provider import McpProvider
 from tests.fakes.anthropic_server import FakeAnthropicServer, Response
 
 HUMAN_LOOP = Path(__file__).parents[2] / "mcp_servers" / "human_loop_server.py"
@@ -62,7 +62,7 @@ class Setup:
 
 @pytest.fixture
 async def setup(db, project: Path, fake_anthropic: FakeAnthropicServer):
-    permissions = ToolPermissionService(db, working_dir=project)
+    permissions = ToolPermissionService(db, project_root=project)
     audit = AuditRepository(db)
     profiles = ProfileRepository(db)
     profile = profiles.ensure_default()
@@ -81,7 +81,7 @@ async def setup(db, project: Path, fake_anthropic: FakeAnthropicServer):
     await provider.start()
     assert provider.status("loop")[0] == "running", provider.server_status("loop")
     yield Setup(provider, person, permissions, audit, fake_anthropic,
-                ToolContext(working_dir=project), cap)
+                ToolContext(project_root=project), cap)
     await provider.aclose()
     permissions.close()
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from app.core.agent.events import FlowChanged
 from app.core.permissions.flow import FlowLabel
-from app.core.tools.providers.mcp import McpProvider
+from app.core.tools.providers.mcp.provider import McpProvider
 from tests.fakes.anthropic_server import Response
 from tests.unit.agent.helpers import Harness
 

@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from app.core.agent import sse
-from app.core.agent.providers import MalformedStream, ModelRequest, ProviderServerError, http_retry
-from app.core.agent.providers.anthropic import AnthropicProvider
-from app.core.agent.providers.openai_compat import OpenAICompatibleProvider
+from app.core.agent.models import MalformedStream, ModelRequest, ProviderServerError, http_retry
+from app.core.agent.models.anthropic import AnthropicProvider
+from app.core.agent.models.openai_compat import OpenAICompatibleProvider
 
 
 async def _chunks(*parts: str) -> AsyncIterator[str]:

@@ -13,7 +13,7 @@ from app.core.agent import system_prompt as module
 from app.core.agent.system_prompt import build_system_prompt
 from app.core.permission_mode import PermissionMode
 from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
-from app.core.tools.builtin import default_registry
+from app.core.tools.default_registry import default_registry
 
 ROOT = Path("/home/ada/projects/site")
 DAY = date(2026, 11, 23)

@@ -11,10 +11,10 @@ import httpx
 import pytest
 
 from app.core.agent.events import RunFailed, RunFinished
-from app.core.agent.providers import MalformedStream, ModelRequest, ProviderBadRequest
-from app.core.agent.providers.anthropic import _TurnAccumulator
-from app.core.agent.providers.anthropic_request import request_body
-from app.core.agent.providers.openai_compat import build_body, to_openai_messages
+from app.core.agent.models import MalformedStream, ModelRequest, ProviderBadRequest
+from app.core.agent.models.anthropic import _TurnAccumulator
+from app.core.agent.models.anthropic_request import request_body
+from app.core.agent.models.openai_compat import build_body, to_openai_messages
 from app.core.agent.request_options import request_options
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,
@@ -264,7 +264,7 @@ async def test_a_provider_that_drops_thinking_fails_the_run(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """What the loop did before thinking was kept: the continuation is rejected (400), the run
     fails with a bad request instead of going on without the model's reasoning."""
-    from app.core.agent.providers import anthropic as anthropic_module
+    from app.core.agent.models import anthropic as anthropic_module
 
     kept_blocks = anthropic_module._KEPT_BLOCKS
     monkeypatch.setattr(anthropic_module, "_KEPT_BLOCKS", kept_blocks - {"thinking"})

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.agent.events import RunFinished, ToolFinished
-from app.core.agent.providers.tool_calls import parse_tool_call
+from app.core.agent.models.tool_calls import parse_tool_call
 from tests.fakes.anthropic_server import Response, tool
 from tests.unit.agent.helpers import Harness
 

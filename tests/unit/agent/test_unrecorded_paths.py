@@ -237,7 +237,7 @@ async def test_git_ops_writes_run_unasked_and_undo_puts_head_index_and_branches_
 # -- background jobs ------------------------------------------------------------------------
 
 def jobs_of(session) -> dict:
-    from app.core.tools.shell_jobs import SESSION_JOBS
+    from app.core.tools.shell.jobs import SESSION_JOBS
 
     return session.tool_session.get(SESSION_JOBS, {})
 

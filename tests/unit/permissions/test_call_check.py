@@ -21,14 +21,14 @@ from app.core.permissions.decision import DecisionContext
 from app.core.permissions.flow_labels import FlowLabel
 from app.core.permissions.rules import DECISION_HELP, PermissionRule
 from app.core.permissions.service import ToolPermissionService
-from app.core.tools.builtin import builtin_provider
+from app.core.tools.default_registry import builtin_provider
 from app.core.tools.registry import ToolRegistry
 from tests.unit.permissions.helpers import fake_registry
 
 
 @pytest.fixture
 def service(db, project: Path) -> ToolPermissionService:
-    return ToolPermissionService(db, fake_registry(), working_dir=project)
+    return ToolPermissionService(db, fake_registry(), project_root=project)
 
 
 def _roles(check) -> list[str]:
@@ -65,7 +65,7 @@ def test_review_gets_its_help_line(service: ToolPermissionService) -> None:
 
 
 def test_a_guard_says_why_with_the_simulated_source(db, project: Path) -> None:
-    service = ToolPermissionService(db, ToolRegistry([builtin_provider()]), working_dir=project)
+    service = ToolPermissionService(db, ToolRegistry([builtin_provider()]), project_root=project)
     service.rules.add(PermissionRule("allow", tool_name="web_fetch"))
     flow = simulated_flow([FlowLabel.READ_SENSITIVE])
     assert [s.tool for s in flow.sources] == [SIMULATED_BY]

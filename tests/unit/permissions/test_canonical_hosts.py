@@ -38,7 +38,7 @@ def db(fresh_data_dir):
 
 @pytest.fixture
 def service(db, project):
-    permissions = ToolPermissionService(db, working_dir=project)
+    permissions = ToolPermissionService(db, project_root=project)
     yield permissions
     permissions.close()
 

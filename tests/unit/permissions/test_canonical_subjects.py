@@ -16,7 +16,7 @@ from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import ToolPermissionService
 from app.core.tools.base import SubjectError
 from app.core.tools.builtin.shell_exec import ShellExecTool
-from app.core.tools.shell_subjects import canonical_subjects, command_subjects
+from app.core.tools.shell.subjects import canonical_subjects, command_subjects
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def service(db, project: Path) -> ToolPermissionService:
                             input_pattern="git status*", priority=10))
     repo.add(PermissionRule(decision="allow", tool_name="shell_exec", input_pattern="ls*",
                             priority=10))
-    return ToolPermissionService(db, working_dir=project)
+    return ToolPermissionService(db, project_root=project)
 
 
 def decide(service: ToolPermissionService, command: str) -> str:

@@ -17,7 +17,7 @@ CALL = {"command": "git log"}
 
 @pytest.fixture
 def service(db, project: Path) -> ToolPermissionService:
-    return ToolPermissionService(db, working_dir=project)
+    return ToolPermissionService(db, project_root=project)
 
 
 def _stored(service: ToolPermissionService) -> list[PermissionRule]:

@@ -20,7 +20,7 @@ from app.core.permissions.service import DecisionContext, ToolPermissionService
 from app.core.sandbox import Sandbox
 from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.base import ToolContext
-from app.core.tools.builtin import builtin_provider
+from app.core.tools.default_registry import builtin_provider
 from app.core.tools.registry import ToolRegistry
 from tests.sandbox_support import STATUS
 
@@ -30,7 +30,7 @@ SECRET = "Xq9Lm2Vb7Rt4Kp8Wn3Hj6Gf1Ds5Za0QeYc"
 @pytest.fixture
 def service(db, project: Path, tmp_path: Path):
     registry = ToolRegistry([builtin_provider()])
-    service = ToolPermissionService(db, registry, working_dir=project,
+    service = ToolPermissionService(db, registry, project_root=project,
                                     sandbox=Sandbox(STATUS, STATUS.available),
                                     sensitive=SensitivePaths(tmp_path / "home"))
     service.rules.add(PermissionRule("allow", server_id="builtin", tool_name="web_fetch"))
@@ -46,7 +46,7 @@ def flow_that_read_the_secret() -> FlowState:
 
 def fetch(service, project: Path, flow: FlowState, url: str) -> str:
     context = DecisionContext(mode=PermissionMode.ASK, flow=flow,
-                              tool_context=ToolContext(working_dir=project))
+                              tool_context=ToolContext(project_root=project))
     return service.decide("builtin", "web_fetch", {"url": url}, context).kind
 
 

@@ -16,7 +16,7 @@ from app.core.permissions.service import DecisionContext, ToolPermissionService
 from app.core.sandbox import Sandbox
 from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.base import ToolContext
-from app.core.tools.builtin import builtin_provider
+from app.core.tools.default_registry import builtin_provider
 from app.core.tools.registry import ToolRegistry
 from tests.sandbox_support import STATUS
 
@@ -30,7 +30,7 @@ def _git(folder: Path, *args: str) -> None:
 
 @pytest.fixture
 def service(db, project: Path, tmp_path: Path):
-    service = ToolPermissionService(db, ToolRegistry([builtin_provider()]), working_dir=project,
+    service = ToolPermissionService(db, ToolRegistry([builtin_provider()]), project_root=project,
                                     sandbox=Sandbox(STATUS, STATUS.available),
                                     sensitive=SensitivePaths(tmp_path / "home"))
     yield service
@@ -50,7 +50,7 @@ def repo(project: Path) -> Path:
 def _write(service: ToolPermissionService, project: Path, path: str,
            mode: PermissionMode = AUTO):
     context = DecisionContext(mode=mode, checkpoints=True,
-                              tool_context=ToolContext(working_dir=project))
+                              tool_context=ToolContext(project_root=project))
     return service.decide("builtin", "write_file", {"path": path, "content": "x"}, context)
 
 

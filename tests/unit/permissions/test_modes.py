@@ -14,7 +14,7 @@ from app.core.permissions.service import DecisionContext, ToolPermissionService
 from app.core.sandbox import Sandbox
 from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.base import ToolContext, reads_in_project
-from app.core.tools.builtin import builtin_provider
+from app.core.tools.default_registry import builtin_provider
 from app.core.tools.registry import ToolRegistry
 from tests.sandbox_support import STATUS
 
@@ -33,7 +33,7 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture
 def service(db, project: Path, home: Path):
     registry = ToolRegistry([builtin_provider()])
-    service = ToolPermissionService(db, registry, working_dir=project,
+    service = ToolPermissionService(db, registry, project_root=project,
                                     sandbox=Sandbox(STATUS, STATUS.available),
                                     sensitive=SensitivePaths(home))
     for name in ("read_file", "grep_search", "glob_search", "list_directory"):
@@ -48,7 +48,7 @@ def service(db, project: Path, home: Path):
 def ctx(project: Path, mode: PermissionMode = ASK, flow: FlowState | None = None,
         checkpoints: bool = True, **tool_context) -> DecisionContext:
     return DecisionContext(mode=mode, flow=flow, checkpoints=checkpoints,
-                           tool_context=ToolContext(working_dir=project, **tool_context))
+                           tool_context=ToolContext(project_root=project, **tool_context))
 
 
 def decide(service, project, tool, tool_input, **context):
@@ -72,9 +72,9 @@ def test_project_pattern_follows_the_open_folder(service, project, tmp_path):
     other.mkdir()
     (other / "b.txt").write_text("b")
     assert decide(service, project, "read_file", {"path": str(other / "b.txt")}).kind == "ask"
-    service.working_dir = other
+    service.project_root = other
     assert decide(service, other, "read_file", {"path": str(other / "b.txt")}).kind == "allow"
-    service.working_dir = None
+    service.project_root = None
     assert decide(service, other, "read_file", {"path": str(other / "b.txt")}).kind == "ask"
 
 
@@ -85,7 +85,7 @@ def test_project_pattern_is_literal_even_when_the_folder_name_has_wildcards(db, 
     sibling = tmp_path / "proj1x"
     sibling.mkdir()
     (sibling / "f.txt").write_text("f")
-    service = ToolPermissionService(db, ToolRegistry([builtin_provider()]), working_dir=weird)
+    service = ToolPermissionService(db, ToolRegistry([builtin_provider()]), project_root=weird)
     service.rules.add(PermissionRule("allow", server_id="builtin", tool_name="read_file",
                                      input_pattern="{project}/**"))
     try:
@@ -229,7 +229,7 @@ def test_auto_asks_for_a_command_that_may_write_outside(service, project, tmp_pa
 
 
 def test_auto_asks_when_the_sandbox_is_missing(db, project, home):
-    service = ToolPermissionService(db, ToolRegistry([builtin_provider()]), working_dir=project,
+    service = ToolPermissionService(db, ToolRegistry([builtin_provider()]), project_root=project,
                                     sandbox=Sandbox.off("test: no sandbox"),
                                     sensitive=SensitivePaths(home))
     try:

@@ -54,7 +54,7 @@ def _load(db, rule_list):
        tool=known_tools, tool_input=tool_inputs)
 def test_decide_never_crashes(db, project, rule_list, server, tool, tool_input):
     _load(db, rule_list)
-    service = ToolPermissionService(db, registry=fake_registry(), working_dir=project)
+    service = ToolPermissionService(db, registry=fake_registry(), project_root=project)
     decision = service.decide(server, tool, tool_input)
     assert decision.kind in ("allow", "ask", "deny")
     assert decision.rule is None or decision.rule.decision == decision.kind or \
@@ -68,7 +68,7 @@ def test_matching_top_priority_deny_always_wins(db, project, rule_list, tool, to
     top = max([r.priority for r in valid], default=0)
     repo = RuleRepository(db)
     deny = repo.add(PermissionRule(decision="deny", priority=top, tool_pattern="*"))
-    service = ToolPermissionService(db, registry=fake_registry(), working_dir=project)
+    service = ToolPermissionService(db, registry=fake_registry(), project_root=project)
     decision = service.decide("builtin", tool, tool_input)
     assert decision.kind == "deny"
     assert decision.rule is not None and decision.rule.priority == top

@@ -22,7 +22,7 @@ from app.core.permissions.service import DecisionContext, ToolPermissionService
 from app.core.sandbox import Sandbox
 from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
-from app.core.tools.builtin import builtin_provider
+from app.core.tools.default_registry import builtin_provider
 from app.core.tools.providers.base import ProviderPriority, StaticProvider
 from app.core.tools.registry import ToolRegistry
 from tests.sandbox_support import STATUS
@@ -51,7 +51,7 @@ def service(db, project: Path, tmp_path: Path):
                            _BankTool("fetch_page", {"readOnlyHint": True})],
                           id="bank", display_name="bank", priority=ProviderPriority.MCP)
     registry = ToolRegistry([builtin_provider(), bank])
-    service = ToolPermissionService(db, registry, working_dir=project,
+    service = ToolPermissionService(db, registry, project_root=project,
                                     sandbox=Sandbox(STATUS, STATUS.available),
                                     sensitive=SensitivePaths(tmp_path / "home"))
     # The person ticked "Always allow" for their own payment and their own browsing.
@@ -63,7 +63,7 @@ def service(db, project: Path, tmp_path: Path):
 
 def _decide(service, project, server, tool, tool_input, flow, mode=AUTO):
     context = DecisionContext(mode=mode, flow=flow, checkpoints=True,
-                              tool_context=ToolContext(working_dir=project))
+                              tool_context=ToolContext(project_root=project))
     return service.decide(server, tool, tool_input, context)
 
 

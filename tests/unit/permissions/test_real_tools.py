@@ -20,7 +20,7 @@ def service(db, project):
         PermissionRule(decision="allow", tool_name="write_file", input_pattern="doc/**",
                        priority=10),
     ])
-    return ToolPermissionService(db, working_dir=project)
+    return ToolPermissionService(db, project_root=project)
 
 
 @pytest.mark.parametrize("command, expected", [

@@ -22,7 +22,7 @@ def empty_db(db):
 
 @pytest.fixture
 def service(empty_db, project: Path) -> ToolPermissionService:
-    return ToolPermissionService(empty_db, registry=fake_registry(), working_dir=project)
+    return ToolPermissionService(empty_db, registry=fake_registry(), project_root=project)
 
 
 def add(service: ToolPermissionService, decision: str, **fields) -> PermissionRule:
@@ -42,7 +42,7 @@ def test_no_rule_means_ask(service):
 def test_first_run_seed_rules(db, project):
     from app.core.services import default_rules
 
-    service = ToolPermissionService(db, working_dir=project)
+    service = ToolPermissionService(db, project_root=project)
     service.rules.seed_defaults(default_rules(service.registry.specs()))  # as at every start
     assert service.decide("builtin", "read_file", {"path": "x"}).kind == "allow"
     assert service.decide("builtin", "read_file", {"path": "/etc/hostname"}).kind == "ask"
@@ -293,7 +293,7 @@ def test_registry_change_refreshes_subject_kinds(empty_db, project):
     from tests.unit.permissions.helpers import FakeTool, spec
 
     registry = ToolRegistry()
-    service = ToolPermissionService(empty_db, registry=registry, working_dir=project)
+    service = ToolPermissionService(empty_db, registry=registry, project_root=project)
     service.rules.add(PermissionRule(decision="allow", tool_name="late", input_pattern="a"))
     assert service.decide("builtin", "late", {"x": 1}).kind == "ask"
     registry.register_provider(StaticProvider([FakeTool(spec(

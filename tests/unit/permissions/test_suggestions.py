@@ -45,7 +45,7 @@ def home(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture
 def service(db, project, home):
-    permissions = ToolPermissionService(db, registry=fake_registry(), working_dir=project)
+    permissions = ToolPermissionService(db, registry=fake_registry(), project_root=project)
     RuleRepository(db).replace_all([])
     yield permissions
     permissions.close()
@@ -209,7 +209,7 @@ def test_whole_tool_only_for_low_risk_or_subjectless_tools(project):
 
 
 def test_web_fetch_host_suggestion_is_canonical(db, project):
-    permissions = ToolPermissionService(db, working_dir=project)
+    permissions = ToolPermissionService(db, project_root=project)
     web_fetch = permissions.registry.get("web_fetch").spec
     suggestions = suggest_allow_rules("builtin", "web_fetch",
                                       {"url": "https://WWW.Example.COM./page"}, web_fetch,

@@ -174,7 +174,7 @@ async def test_grep_output_is_identical_to_the_builtin(tree: Path, tmp_path: Pat
     script, log = wrapper(tmp_path, RG, "rg-wrapper")
     provider = CliProvider({"rg": [str(script)], "fd": [MISSING]})
     (cli,) = provider.tools()
-    ctx = ToolContext(sandbox=UNSANDBOXED, working_dir=tree)
+    ctx = ToolContext(sandbox=UNSANDBOXED, project_root=tree)
     builtin, ours = await both(GrepSearchTool(), cli, args, ctx)
     assert ours == builtin
     if "bogus" not in args and "missing" not in str(args.get("path")):
@@ -189,7 +189,7 @@ async def test_explicit_tool_configuration_still_wins(tree: Path, tmp_path: Path
     assert RG is not None
     script, log = wrapper(tmp_path, RG, "rg-wrapper")
     (cli,) = CliProvider({"rg": [str(script)], "fd": [MISSING]}).tools()
-    ctx = ToolContext(sandbox=UNSANDBOXED, working_dir=tree,
+    ctx = ToolContext(sandbox=UNSANDBOXED, project_root=tree,
                       tool_config={"grep_search": {"use_rg": "never"}})
     builtin, ours = await both(GrepSearchTool(), cli, {"pattern": "TODO"}, ctx)
     assert ours == builtin
@@ -227,7 +227,7 @@ async def test_glob_output_is_identical_to_the_builtin(tree: Path, tmp_path: Pat
     script, log = wrapper(tmp_path, FD, "fd-wrapper")
     provider = CliProvider({"rg": [MISSING], "fd": [str(script)]})
     (cli,) = provider.tools()
-    ctx = ToolContext(sandbox=UNSANDBOXED, working_dir=tree)
+    ctx = ToolContext(sandbox=UNSANDBOXED, project_root=tree)
     builtin, ours = await both(GlobSearchTool(), cli, args, ctx)
     assert ours == builtin
     assert not builtin.is_error or "base_dir" in args or not args["pattern"] or "extra" in args
@@ -246,7 +246,7 @@ async def test_glob_outside_git_with_old_fd_uses_the_builtin_walker(tree: Path,
     shutil.rmtree(tree / ".git")
     script, log = wrapper(tmp_path, FD, "fd-wrapper")
     (cli,) = CliProvider({"rg": [MISSING], "fd": [str(script)]}).tools()
-    ctx = ToolContext(sandbox=UNSANDBOXED, working_dir=tree)
+    ctx = ToolContext(sandbox=UNSANDBOXED, project_root=tree)
     builtin, ours = await both(GlobSearchTool(), cli, {"pattern": "**/*"}, ctx)
     assert ours == builtin
     assert "build/out.py" not in builtin.content  # .gitignore honoured without git too
@@ -259,12 +259,12 @@ async def test_glob_respects_use_fd_never_and_a_vanished_fd(tree: Path, tmp_path
     assert FD is not None
     script, log = wrapper(tmp_path, FD, "fd-wrapper")
     (cli,) = CliProvider({"rg": [MISSING], "fd": [str(script)]}).tools()
-    ctx = ToolContext(sandbox=UNSANDBOXED, working_dir=tree,
+    ctx = ToolContext(sandbox=UNSANDBOXED, project_root=tree,
                       tool_config={"glob_search": {"use_fd": "never"}})
     builtin, ours = await both(GlobSearchTool(), cli, {"pattern": "**/*.py"}, ctx)
     assert ours == builtin and log.read_text().splitlines() == ["--version"]
     script.unlink()
-    ctx = ToolContext(sandbox=UNSANDBOXED, working_dir=tree)
+    ctx = ToolContext(sandbox=UNSANDBOXED, project_root=tree)
     builtin, ours = await both(GlobSearchTool(), cli, {"pattern": "**/*.py"}, ctx)
     assert ours == builtin
 
@@ -279,7 +279,7 @@ async def test_glob_in_the_sandbox_is_identical_to_the_builtin(tree: Path, args:
         pytest.skip(f"no sandbox here: {status.reason}")
     assert FD is not None
     (cli,) = CliProvider({"rg": [MISSING], "fd": [FD]}).tools()
-    ctx = ToolContext(working_dir=tree, sandbox=Sandbox(status, True))
+    ctx = ToolContext(project_root=tree, sandbox=Sandbox(status, True))
     builtin, ours = await both(GlobSearchTool(), cli, args, ctx)
     assert ours == builtin and not ours.is_error
 
@@ -291,7 +291,7 @@ async def test_glob_falls_back_to_the_builtin_when_the_sandbox_is_required_and_m
     assert FD is not None
     script, log = wrapper(tmp_path, FD, "fd-wrapper")
     (cli,) = CliProvider({"rg": [MISSING], "fd": [str(script)]}).tools()
-    ctx = ToolContext(working_dir=tree, sandbox=Sandbox(SandboxStatus.unavailable("x"), True))
+    ctx = ToolContext(project_root=tree, sandbox=Sandbox(SandboxStatus.unavailable("x"), True))
     builtin, ours = await both(GlobSearchTool(), cli, {"pattern": "**/*.py"}, ctx)
     assert ours == builtin
     assert [c for c in log.read_text().splitlines() if c != "--version"] == []  # fd never ran

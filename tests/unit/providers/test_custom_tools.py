@@ -66,7 +66,7 @@ async def dump(tool: CustomTool, ctx: ToolContext, **values: Any) -> dict[str, A
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(working_dir=project)
+    return ToolContext(project_root=project)
 
 
 # -- the template ----------------------------------------------------------------------------
@@ -299,7 +299,7 @@ async def test_result_reports_exit_code_and_timeout(ctx: ToolContext) -> None:
 
 
 async def test_output_is_capped(project: Path) -> None:
-    ctx = ToolContext(working_dir=project, max_output_bytes=1000)
+    ctx = ToolContext(project_root=project, max_output_bytes=1000)
     tool = make_tool(f"{PY} -c 'print(\"x\" * 100000)'")
     payload = json.loads((await tool.execute({}, ctx)).content)
     assert len(payload["stdout"]) < 1500 and "output truncated" in payload["stdout"]

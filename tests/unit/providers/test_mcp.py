@@ -15,10 +15,11 @@ import pytest
 from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import ToolPermissionService
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext
-from app.core.tools.builtin import default_registry
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import McpServerConfig, parse_mcp_config
-from app.core.tools.providers.mcp_tool_specs import VALID_TOOL_NAME
+from app.core.tools.default_registry import default_registry
+from app.core.tools.providers.mcp.config.model import McpServerConfig
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.provider import McpProvider
+from app.core.tools.providers.mcp.tool_specs import VALID_TOOL_NAME
 from tests.mcp_servers import DEMO_SERVER, demo_server_entry
 
 DEMO_TOOLS = {"echo", "add", "fail", "crash", "slow", "media", "pid", "grow"}
@@ -45,7 +46,7 @@ def _children() -> set[int]:
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(working_dir=project)
+    return ToolContext(project_root=project)
 
 
 @pytest.fixture

@@ -11,19 +11,21 @@ from app.core.secrets import SecretStoreError
 from app.core.settings_fields import MCP_SERVERS
 from app.core.store.settings import SettingsRepository
 from app.core.tools.base import RiskLevel, ToolCategory
-from app.core.tools.providers.mcp_config import (
+from app.core.tools.providers.mcp.config.claude import (
+    claude_desktop_config_paths,
+    merge_servers,
+    read_claude_desktop_config,
+)
+from app.core.tools.providers.mcp.config.expand import resolve_values
+from app.core.tools.providers.mcp.config.model import (
     SECRET_PLACEHOLDER,
     McpConfigError,
-    McpConfigStore,
     McpServerConfig,
-    claude_desktop_config_paths,
     dump_mcp_config,
-    merge_servers,
-    parse_mcp_config,
-    read_claude_desktop_config,
-    resolve_values,
 )
-from app.core.tools.providers.mcp_tool_specs import (
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.config.store import McpConfigStore
+from app.core.tools.providers.mcp.tool_specs import (
     VALID_TOOL_NAME,
     assign_tool_names,
     qualified_tool_name,

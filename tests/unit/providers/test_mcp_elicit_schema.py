@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.tools.providers.mcp_elicit_schema import UnsupportedSchema, parse_form
+from app.core.tools.providers.mcp.elicit_schema import UnsupportedSchema, parse_form
 from tests.mcp_servers.human_loop_server import PERSON_FORM
 
 

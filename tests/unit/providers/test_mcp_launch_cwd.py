@@ -12,8 +12,9 @@ import pytest
 
 from app.core.sandbox import Sandbox, probe_sandbox
 from app.core.sensitive_paths import sensitive_paths
-from app.core.tools.providers.mcp_config import McpServerConfig, parse_mcp_config
-from app.core.tools.providers.mcp_transport import stdio_launch
+from app.core.tools.providers.mcp.config.model import McpServerConfig
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.transport import stdio_launch
 from tests.mcp_servers import demo_server_entry
 
 STATUS = probe_sandbox()

@@ -16,10 +16,10 @@ from keyring.backends.fail import Keyring as NoKeyring
 
 from app.core.secrets import KEYRING_SERVICE
 from app.core.tools.base import ToolContext
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import parse_mcp_config
-from app.core.tools.providers.mcp_oauth import McpOAuth, SignInError
-from app.core.tools.providers.mcp_oauth_callback import LoopbackCallback
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.oauth.callback import LoopbackCallback
+from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth, SignInError
+from app.core.tools.providers.mcp.provider import McpProvider
 from tests.fakes.oauth_server import FakeOAuthServer, pkce_challenge
 from tests.mcp_servers import demo_server_entry
 from tests.ui.conftest import MemoryKeyring
@@ -72,7 +72,7 @@ def fake():
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(working_dir=project)
+    return ToolContext(project_root=project)
 
 
 def _provider(fake: FakeOAuthServer, oauth: McpOAuth, **servers: dict[str, object]

@@ -1,4 +1,4 @@
-"""Stdio MCP servers follow the open project (see ``mcp_project_follow``), against real servers:
+"""Stdio MCP servers follow the open project (see ``mcp.project_follow``), against real servers:
 ``tests/mcp_servers/cwd_server.py`` (reports its working folder and pid, and has a long call the
 test releases) over stdio, and the demo server over streamable HTTP."""
 
@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from app.core.tools.base import ToolContext
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import McpServerConfig, parse_mcp_config
-from app.core.tools.providers.mcp_project_follow import WAITING_NOTE
+from app.core.tools.providers.mcp.config.model import McpServerConfig
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.project_follow import WAITING_NOTE
+from app.core.tools.providers.mcp.provider import McpProvider
 from tests.mcp_servers.http_demo import HttpDemo
 
 CWD_SERVER = Path(__file__).parents[2] / "mcp_servers" / "cwd_server.py"
@@ -46,7 +47,7 @@ def _folder(path: Path) -> Path:
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(working_dir=project)
+    return ToolContext(project_root=project)
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from app.core.sandbox import Sandbox
 from app.core.tools.base import ToolContext
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import McpServerConfig
+from app.core.tools.providers.mcp.config.model import McpServerConfig
+from app.core.tools.providers.mcp.provider import McpProvider
 from tests.mcp_reference import everything_server  # noqa: F401  (fixture)
 
 
@@ -19,7 +19,7 @@ async def test_progress_reaches_the_context_through_the_provider(
     try:
         assert provider.server_status("everything").state == "running"
         seen: list[tuple[float, float | None]] = []
-        ctx = ToolContext(sandbox=Sandbox.off("test"), working_dir=tmp_path,
+        ctx = ToolContext(sandbox=Sandbox.off("test"), project_root=tmp_path,
                           progress=lambda done, total, _message: seen.append((done, total)))
         result = await provider.call("everything", "trigger-long-running-operation",
                                      {"duration": 1, "steps": 3}, ctx)

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from app.core.tools.base import ToolContext
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import McpServerConfig, parse_mcp_config
-from app.core.tools.providers.mcp_http_watch import CallOutcome
+from app.core.tools.providers.mcp.config.model import McpServerConfig
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.http_watch import CallOutcome
+from app.core.tools.providers.mcp.provider import McpProvider
 from tests.mcp_servers.http_demo import HttpDemo
 
 WAIT_S = 30.0
@@ -36,7 +37,7 @@ async def _until(condition: Callable[[], bool], what: str) -> None:
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(working_dir=project)
+    return ToolContext(project_root=project)
 
 
 @pytest.fixture

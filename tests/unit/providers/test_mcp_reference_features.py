@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from app.core.tools.base import ToolContext
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import McpServerConfig, parse_mcp_config
+from app.core.tools.providers.mcp.config.model import McpServerConfig
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.provider import McpProvider
 from tests.mcp_reference import everything_entry, filesystem_entry
 
 
@@ -39,7 +40,7 @@ async def _allowed_until(provider: McpProvider, ctx: ToolContext, folder: Path) 
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(working_dir=project)
+    return ToolContext(project_root=project)
 
 
 async def test_server_filesystem_serves_the_project_from_roots_and_follows_changes(

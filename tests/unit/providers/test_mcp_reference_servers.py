@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.tools.providers.mcp_config import McpServerConfig
-from app.core.tools.providers.mcp_connection import McpConnection
+from app.core.tools.providers.mcp.config.model import McpServerConfig
+from app.core.tools.providers.mcp.connection import McpConnection
 from tests.mcp_reference import (  # noqa: F401  (fixtures)
     everything_server,
     filesystem_server,

@@ -15,14 +15,11 @@ from app.core import secrets
 from app.core.permissions.rules import InvalidRuleError, PermissionRule, validate_rule
 from app.core.settings_fields import MCP_SERVERS
 from app.core.store.settings import SettingsRepository
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import (
-    McpConfigError,
-    McpConfigStore,
-    McpServerConfig,
-    expand_server_config,
-    parse_mcp_config,
-)
+from app.core.tools.providers.mcp.config.expand import expand_server_config
+from app.core.tools.providers.mcp.config.model import McpConfigError, McpServerConfig
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.config.store import McpConfigStore
+from app.core.tools.providers.mcp.provider import McpProvider
 from tests.mcp_servers import DEMO_SERVER, demo_server_entry
 
 
@@ -167,7 +164,7 @@ async def test_non_json_stdout_is_summarised_not_logged_per_line(caplog, project
         await provider.start()
         assert provider.status("noisy")[0] == "running", provider.server_status("noisy")
         result = await provider.call("noisy", "echo", {"text": "hi"},
-                                     ToolContext(working_dir=project))
+                                     ToolContext(project_root=project))
         assert result.content == "hi"
         await asyncio.sleep(0.2)
     finally:

@@ -23,17 +23,17 @@ import pytest
 from app.core.sandbox import Sandbox, SandboxStatus, probe_sandbox
 from app.core.sensitive_paths import sensitive_paths
 from app.core.tools.base import ToolContext
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import (
+from app.core.tools.providers.mcp.config.model import (
     McpConfigError,
-    McpConfigStore,
     McpSandbox,
     McpServerConfig,
     dump_mcp_config,
-    parse_mcp_config,
 )
-from app.core.tools.providers.mcp_tool_specs import spec_for_tool
-from app.core.tools.providers.mcp_transport import resolve_command, stdio_launch
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.config.store import McpConfigStore
+from app.core.tools.providers.mcp.provider import McpProvider
+from app.core.tools.providers.mcp.tool_specs import spec_for_tool
+from app.core.tools.providers.mcp.transport import resolve_command, stdio_launch
 from tests.mcp_servers import DEMO_SERVER, demo_server_entry
 
 WRITER_SERVER = Path(__file__).parents[2] / "mcp_servers" / "writer_server.py"
@@ -65,7 +65,7 @@ def _writer_entry(**extra: object) -> dict[str, object]:
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(working_dir=project)
+    return ToolContext(project_root=project)
 
 
 @pytest.fixture

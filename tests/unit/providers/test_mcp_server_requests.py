@@ -15,9 +15,9 @@ import mcp_types as types
 import pytest
 
 from app.core.tools.base import ToolContext
-from app.core.tools.providers.mcp import McpProvider
-from app.core.tools.providers.mcp_config import parse_mcp_config
-from app.core.tools.providers.mcp_server_requests import (
+from app.core.tools.providers.mcp.config.schema import parse_mcp_config
+from app.core.tools.providers.mcp.provider import McpProvider
+from app.core.tools.providers.mcp.server_requests import (
     USER_REJECTED,
     ElicitationReply,
     SamplingReply,
@@ -64,7 +64,7 @@ async def loop_server(project: Path):
     provider.server_requests = handler
     await provider.start()
     assert provider.status("loop")[0] == "running", provider.server_status("loop")
-    yield provider, handler, ToolContext(working_dir=project)
+    yield provider, handler, ToolContext(project_root=project)
     await provider.aclose()
 
 
@@ -130,7 +130,7 @@ async def test_without_a_handler_nothing_is_advertised(project):
     await provider.start()
     try:
         result = await provider.call("loop", "ask_model", {"prompt": "x"},
-                                     ToolContext(working_dir=project))
+                                     ToolContext(project_root=project))
         assert "sampling failed" in result.content
     finally:
         await provider.aclose()

@@ -13,8 +13,8 @@ import pytest
 
 from app.core.permissions.service import ToolPermissionService
 from app.core.tools.base import ToolContext
-from app.core.tools.builtin import builtin_provider
 from app.core.tools.builtin.grep_search import GrepSearchTool
+from app.core.tools.default_registry import builtin_provider
 from app.core.tools.providers.base import ProviderPriority, StaticProvider, ToolProvider
 from app.core.tools.providers.cli import CliGrepSearchTool, CliProvider
 from app.core.tools.providers.custom import CustomToolsProvider
@@ -95,7 +95,7 @@ def test_equal_names_from_static_providers_follow_priority() -> None:
 async def test_calls_are_executed_by_the_winning_provider(fresh_data_dir: Path,
                                                           project: Path) -> None:
     (project / "a.txt").write_text("needle\n")
-    ctx = ToolContext(working_dir=project)
+    ctx = ToolContext(project_root=project)
     cli = CliProvider({"fd": [MISSING]})
     registry = ToolRegistry([builtin_provider(), cli])
     builtin_only = ToolRegistry([builtin_provider()])
@@ -120,7 +120,7 @@ def test_rules_follow_the_server_id_of_the_serving_tool(db, fresh_data_dir: Path
     registry = ToolRegistry([builtin_provider(), cli])
     from app.core.services import default_rules
 
-    service = ToolPermissionService(db, registry=registry, working_dir=tmp_path)
+    service = ToolPermissionService(db, registry=registry, project_root=tmp_path)
     service.rules.seed_defaults(default_rules(registry.specs()))
     spec = registry.get("grep_search").spec  # type: ignore[union-attr]
     assert registry.provider_of("grep_search") is cli

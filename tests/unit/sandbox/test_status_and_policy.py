@@ -67,7 +67,7 @@ def test_required_and_unavailable_refuses() -> None:
 
 def test_required_sandbox_missing_runs_nothing(project: Path) -> None:
     marker = project / "ran.txt"
-    ctx = ToolContext(working_dir=project, allowed_commands=("touch",),
+    ctx = ToolContext(project_root=project, allowed_commands=("touch",),
                       sandbox=Sandbox(SandboxStatus.unavailable("bubblewrap is not installed; "
                                                                 "install bubblewrap"), True))
     result = asyncio.run(ShellExecTool().execute({"command": "touch ran.txt"}, ctx))
@@ -77,7 +77,7 @@ def test_required_sandbox_missing_runs_nothing(project: Path) -> None:
 
 
 def test_not_required_runs_unsandboxed_and_says_so(project: Path) -> None:
-    ctx = ToolContext(working_dir=project, allowed_commands=("touch",),
+    ctx = ToolContext(project_root=project, allowed_commands=("touch",),
                       sandbox=Sandbox(SandboxStatus.unavailable("none"), required=False))
     result = asyncio.run(ShellExecTool().execute({"command": "touch ran.txt"}, ctx))
     assert json.loads(result.content)["sandboxed"] is False
@@ -85,7 +85,7 @@ def test_not_required_runs_unsandboxed_and_says_so(project: Path) -> None:
 
 
 def test_any_program_level_needs_a_working_sandbox(project: Path) -> None:
-    ctx = ToolContext(working_dir=project, allowed_commands=(),
+    ctx = ToolContext(project_root=project, allowed_commands=(),
                       tool_config={"shell_exec": {"program_level": LEVEL_ANY_SANDBOXED}},
                       sandbox=Sandbox(SandboxStatus.unavailable("none"), required=False))
     result = asyncio.run(ShellExecTool().execute({"command": "touch ran.txt"}, ctx))

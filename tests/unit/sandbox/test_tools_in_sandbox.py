@@ -44,8 +44,8 @@ def _sandbox(home: Path) -> Sandbox:
 def test_ripgrep_in_the_sandbox_does_not_see_hidden_folders(home: Path) -> None:
     args = {"pattern": "PRIVATE-KEY-MARKER", "path": str(home), "output_mode": "content"}
     config = {"grep_search": {"use_rg": True}}
-    plain = ToolContext(working_dir=home, tool_config=config)
-    boxed = ToolContext(working_dir=home, tool_config=config, sandbox=_sandbox(home))
+    plain = ToolContext(project_root=home, tool_config=config)
+    boxed = ToolContext(project_root=home, tool_config=config, sandbox=_sandbox(home))
     seen = asyncio.run(GrepSearchTool().execute({**args, "path": "."}, plain)).content
     hidden = asyncio.run(GrepSearchTool().execute({**args, "path": "."}, boxed)).content
     assert ".ssh/config" in seen  # the baseline: unsandboxed ripgrep reads it
@@ -60,15 +60,15 @@ def test_ripgrep_results_are_the_same_in_the_sandbox(project: Path) -> None:
     args = {"pattern": "main", "output_mode": "content"}
     config = {"grep_search": {"use_rg": True}}
     plain = asyncio.run(GrepSearchTool().execute(args, ToolContext(
-        working_dir=project, tool_config=config)))
+        project_root=project, tool_config=config)))
     boxed = asyncio.run(GrepSearchTool().execute(args, ToolContext(
-        working_dir=project, tool_config=config, sandbox=Sandbox(STATUS, True))))
+        project_root=project, tool_config=config, sandbox=Sandbox(STATUS, True))))
     assert plain == boxed and not boxed.is_error
 
 
 def test_required_sandbox_missing_searches_in_python(project: Path) -> None:
     (project / "a.txt").write_text("needle\n")
-    ctx = ToolContext(working_dir=project, tool_config={"grep_search": {"use_rg": True}},
+    ctx = ToolContext(project_root=project, tool_config={"grep_search": {"use_rg": True}},
                       sandbox=Sandbox(SandboxStatus.unavailable("none"), True))
     result = asyncio.run(GrepSearchTool().execute({"pattern": "needle"}, ctx))
     assert not result.is_error and "a.txt" in result.content
@@ -86,7 +86,7 @@ def test_git_ops_reads_and_commits_in_the_sandbox(project: Path, home: Path) -> 
     _git(project, "add", "a.txt")
     _git(project, "-c", "user.email=t@e", "-c", "user.name=T", "commit", "-qm", "first")
     (project / "a.txt").write_text("two\n")
-    ctx = ToolContext(working_dir=project, git_permission=GitPermission.READ_WRITE,
+    ctx = ToolContext(project_root=project, git_permission=GitPermission.READ_WRITE,
                       sandbox=_sandbox(home))
     tool = GitOpsTool()
     status = asyncio.run(tool.execute({"action": "status"}, ctx))
@@ -100,7 +100,7 @@ def test_git_ops_reads_and_commits_in_the_sandbox(project: Path, home: Path) -> 
 
 def test_git_ops_refuses_without_the_required_sandbox(project: Path) -> None:
     _git(project, "init", "-q")
-    ctx = ToolContext(working_dir=project, sandbox=Sandbox(SandboxStatus.unavailable("none"),
+    ctx = ToolContext(project_root=project, sandbox=Sandbox(SandboxStatus.unavailable("none"),
                                                            True))
     result = asyncio.run(GitOpsTool().execute({"action": "status"}, ctx))
     assert result.is_error and "not run" in result.content

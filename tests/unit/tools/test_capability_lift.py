@@ -24,7 +24,7 @@ def _lifted(ctx: ToolContext, key: str, value: tuple[str, ...]) -> ToolContext:
 def test_a_write_outside_the_write_folders_proposes_the_folder_that_holds_it(
         project: Path) -> None:
     (project / "src" / "pkg").mkdir(parents=True)
-    ctx = ToolContext(working_dir=project, allowed_write_dirs=(project / "doc",))
+    ctx = ToolContext(project_root=project, allowed_write_dirs=(project / "doc",))
     for spec in (write_file.create().spec, edit_file.create().spec):
         assert spec.capability_refusal is not None and spec.capability_lift is not None
         args = {"path": "src/pkg/a.py", "content": "", "old_string": "x", "new_string": "y"}
@@ -36,7 +36,7 @@ def test_a_write_outside_the_write_folders_proposes_the_folder_that_holds_it(
 
 
 def test_a_file_at_the_project_root_proposes_the_whole_project(project: Path) -> None:
-    ctx = ToolContext(working_dir=project, allowed_write_dirs=(project / "doc",))
+    ctx = ToolContext(project_root=project, allowed_write_dirs=(project / "doc",))
     spec = write_file.create().spec
     assert spec.capability_lift is not None and spec.capability_refusal is not None
     lift = spec.capability_lift({"path": "setup.py", "content": ""}, ctx)
@@ -46,7 +46,7 @@ def test_a_file_at_the_project_root_proposes_the_whole_project(project: Path) ->
 
 
 def test_no_write_folder_is_proposed_outside_the_project(project: Path, tmp_path: Path) -> None:
-    ctx = ToolContext(working_dir=project, allowed_write_dirs=(project / "doc",))
+    ctx = ToolContext(project_root=project, allowed_write_dirs=(project / "doc",))
     spec = write_file.create().spec
     assert spec.capability_lift is not None
     for path in (str(tmp_path / "elsewhere.txt"), "../sibling/x.txt", "/etc/passwd", 7):
@@ -54,7 +54,7 @@ def test_no_write_folder_is_proposed_outside_the_project(project: Path, tmp_path
 
 
 def test_programs_off_the_list_are_proposed_once_each(project: Path) -> None:
-    ctx = ToolContext(working_dir=project, allowed_commands=("ls",),
+    ctx = ToolContext(project_root=project, allowed_commands=("ls",),
                       tool_config={"shell_exec": {"program_level": LEVEL_ALLOWLIST}})
     spec = _shell_spec()
     assert spec.capability_lift is not None and spec.capability_refusal is not None
@@ -66,7 +66,7 @@ def test_programs_off_the_list_are_proposed_once_each(project: Path) -> None:
 
 
 def test_nothing_is_proposed_when_the_list_is_not_the_limit(project: Path) -> None:
-    ctx = ToolContext(working_dir=project, allowed_commands=("ls",),
+    ctx = ToolContext(project_root=project, allowed_commands=("ls",),
                       tool_config={"shell_exec": {"program_level": LEVEL_ALLOWLIST}})
     spec = _shell_spec()
     assert spec.capability_lift is not None

@@ -55,7 +55,7 @@ def _tool(template: tuple[str, dict[str, Any]], **keys: Any) -> CustomTool:
 
 
 def _ctx(project: Path, sandbox: Sandbox) -> ToolContext:
-    return ToolContext(working_dir=project, sandbox=sandbox, shell_timeout_s=60)
+    return ToolContext(project_root=project, sandbox=sandbox, shell_timeout_s=60)
 
 
 async def _run(tool: CustomTool, ctx: ToolContext, **values: Any) -> dict[str, Any]:

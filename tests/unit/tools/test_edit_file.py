@@ -10,7 +10,9 @@ import pytest
 
 from app.core.tools.base import PreviewableTool, RiskLevel, ToolCategory, ToolContext
 from app.core.tools.builtin.edit_file import create
-from app.core.tools.scoped_fs import FileStamp, ScopedFs, WriteConflictError
+from app.core.tools.fs.errors import WriteConflictError
+from app.core.tools.fs.scope import ScopedFs
+from app.core.tools.fs.writer import FileStamp
 
 
 @pytest.fixture
@@ -22,7 +24,7 @@ def doc(project: Path) -> Path:
 
 @pytest.fixture
 def ctx(project: Path, doc: Path) -> ToolContext:
-    return ToolContext(working_dir=project, allowed_write_dirs=("doc",))
+    return ToolContext(project_root=project, allowed_write_dirs=("doc",))
 
 
 async def edit(ctx: ToolContext, **args: object):

@@ -34,20 +34,20 @@ def fifo_project(request: pytest.FixtureRequest, project: Path,
 
 def test_list_directory_skips_a_fifo_ignore_file(fifo_project: Path) -> None:
     r = runs_within(lambda: list_directory.create().execute(
-        {"include_hidden": True}, ToolContext(working_dir=fifo_project)))
+        {"include_hidden": True}, ToolContext(project_root=fifo_project)))
     assert not r.is_error, r.content
     assert "main.py" in r.content
 
 
 def test_glob_search_skips_a_fifo_ignore_file(fifo_project: Path) -> None:
     r = runs_within(lambda: glob_search.create().execute(
-        {"pattern": "**/*.py"}, ToolContext(working_dir=fifo_project)))
+        {"pattern": "**/*.py"}, ToolContext(project_root=fifo_project)))
     assert not r.is_error, r.content
     assert "src/main.py" in r.content
 
 
 def test_grep_search_python_backend_skips_a_fifo_ignore_file(fifo_project: Path) -> None:
-    ctx = ToolContext(working_dir=fifo_project,
+    ctx = ToolContext(project_root=fifo_project,
                       tool_config={"grep_search": {"use_rg": False}})
     r = runs_within(lambda: grep_search.create().execute({"pattern": "needle"}, ctx))
     assert not r.is_error, r.content
@@ -61,7 +61,7 @@ def test_an_ignore_file_above_the_project_that_is_a_fifo(
     (project / "a.py").write_text("x = 1\n")
     make_fifo(tmp_path / "outer" / ".gitignore")
     r = runs_within(lambda: glob_search.create().execute({"pattern": "*.py"},
-                                                          ToolContext(working_dir=project)))
+                                                          ToolContext(project_root=project)))
     assert not r.is_error, r.content
     assert "a.py" in r.content
 
@@ -77,7 +77,7 @@ def test_ripgrep_in_the_sandbox_does_not_hang_on_a_fifo_gitignore(visible: Path)
     project.mkdir()
     os.mkfifo(project / ".gitignore")
     (project / "a.py").write_text("needle = 1\n")
-    ctx = ToolContext(working_dir=project, tool_config={"grep_search": {"use_rg": True}},
+    ctx = ToolContext(project_root=project, tool_config={"grep_search": {"use_rg": True}},
                       shell_timeout_s=20)
     started = time.monotonic()
     result = asyncio.run(asyncio.wait_for(

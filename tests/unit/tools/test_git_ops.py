@@ -35,7 +35,7 @@ def repo(project: Path) -> Path:
 
 
 def make_ctx(repo: Path, permission: GitPermission = GitPermission.READ_WRITE) -> ToolContext:
-    return ToolContext(working_dir=repo, git_permission=permission, shell_timeout_s=30)
+    return ToolContext(project_root=repo, git_permission=permission, shell_timeout_s=30)
 
 
 async def call(ctx: ToolContext, action: str, **args: object) -> tuple[bool, str]:
@@ -109,7 +109,7 @@ async def test_read_only_refuses_writes(repo: Path, action: str) -> None:
 
 
 async def test_default_context_is_read_only(repo: Path) -> None:
-    ctx = ToolContext(working_dir=repo)
+    ctx = ToolContext(project_root=repo)
     assert (await call(ctx, "commit", message="m"))[0]
     assert not (await call(ctx, "status"))[0]
 
@@ -185,7 +185,7 @@ async def test_max_count_validated(repo: Path, value: object) -> None:
 
 async def test_output_capped(repo: Path) -> None:
     (repo / "big.txt").write_text("line\n" * 50_000)
-    ctx = ToolContext(working_dir=repo, max_output_bytes=2000)
+    ctx = ToolContext(project_root=repo, max_output_bytes=2000)
     output = await ok(ctx, "diff", ref="HEAD")  # untracked: nothing; use status for size
     assert len(output) < 3000
     git(repo, "add", "big.txt")
@@ -215,7 +215,7 @@ async def test_a_deleted_secret_files_content_is_left_out(repo_for_secrets: Path
     _commit_all(repo, "remove the production env")
     args = {"ref": "HEAD"} if action == "show" else {"ref": "HEAD~1"}
     result = await GitOpsTool().execute({"action": action, "args": args},
-                                        ToolContext(working_dir=repo))
+                                        ToolContext(project_root=repo))
     assert not result.is_error, result.content
     assert SECRET_VALUE not in result.content
     assert "print('v2')" in result.content  # the rest of the change is there
@@ -230,7 +230,7 @@ async def test_a_secret_named_in_files_is_shown(repo_for_secrets: Path) -> None:
     # Named: the sensitive-path guard asks; approved, the sandbox shows the file to the call.
     result = await GitOpsTool().execute(
         {"action": "diff", "args": {"ref": "HEAD~1", "files": ["deploy/.env.production"]}},
-        ToolContext(working_dir=repo, revealed=(repo / "deploy" / ".env.production",)))
+        ToolContext(project_root=repo, revealed=(repo / "deploy" / ".env.production",)))
     assert SECRET_VALUE in result.content
 
 
@@ -240,11 +240,11 @@ async def test_a_tracked_secret_does_not_break_the_diff_of_the_rest(
     # other changed files, and says nothing of the secret's content.
     repo = repo_for_secrets
     (repo / "app.py").write_text("print('v3')\n")
-    result = await GitOpsTool().execute({"action": "diff"}, ToolContext(working_dir=repo))
+    result = await GitOpsTool().execute({"action": "diff"}, ToolContext(project_root=repo))
     assert not result.is_error, result.content
     assert "print('v3')" in result.content and SECRET_VALUE not in result.content
     (repo / "app.py").write_text("print('v1')\n")
-    result = await GitOpsTool().execute({"action": "diff"}, ToolContext(working_dir=repo))
+    result = await GitOpsTool().execute({"action": "diff"}, ToolContext(project_root=repo))
     assert not result.is_error and SECRET_VALUE not in result.content
 
 

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from app.core.globs import glob_to_regex
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext
 from app.core.tools.builtin.glob_search import create, split_pattern
-from app.core.tools.scoped_fs import glob_to_regex
 
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(working_dir=project)
+    return ToolContext(project_root=project)
 
 
 def touch(root: Path, rel: str, mtime: int | None = None) -> Path:
@@ -93,7 +93,7 @@ async def test_parent_gitignore_applies_until_the_repo_root(tmp_path: Path) -> N
     (repo / ".gitignore").write_text("*.tmp\n")
     touch(repo, "pkg/a.md")
     touch(repo, "pkg/b.tmp")
-    ctx = ToolContext(working_dir=repo)
+    ctx = ToolContext(project_root=repo)
     assert await glob(ctx, pattern="*", base_dir="pkg") == ["pkg/a.md"]
 
 

@@ -13,16 +13,10 @@ import pytest
 
 from app.core.sandbox import Sandbox
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext
-from app.core.tools.builtin.grep_search import (
-    FileHits,
-    Request,
-    create,
-    parse_rg,
-    required_literal,
-    rg_argv,
-    run_python,
-    search_text,
-)
+from app.core.tools.builtin.grep_search import create
+from app.core.tools.grep.python_backend import required_literal, run_python, search_text
+from app.core.tools.grep.results import FileHits, Request
+from app.core.tools.grep.rg_backend import parse_rg, rg_argv
 
 RG = shutil.which("rg")
 BACKENDS = ["python", pytest.param("rg", marks=pytest.mark.skipif(RG is None,
@@ -35,7 +29,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 def make_ctx(project: Path, backend: str, **cfg: object) -> ToolContext:
-    return ToolContext(working_dir=project,
+    return ToolContext(project_root=project,
                        tool_config={"grep_search": {"use_rg": backend == "rg", **cfg}})
 
 

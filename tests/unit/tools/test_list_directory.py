@@ -14,7 +14,7 @@ from app.core.tools.builtin.list_directory import ListDirectoryParams, create
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(working_dir=project)
+    return ToolContext(project_root=project)
 
 
 def touch(root: Path, *rels: str) -> None:

@@ -31,18 +31,18 @@ def test_auto_is_decided_from_the_sandbox_status_at_run_time(project: Path,
                                                              tmp_path: Path) -> None:
     working = machine_sandbox(tmp_path)
     config = {"shell_exec": {"program_level": LEVEL_AUTO}}
-    ctx = ToolContext(working_dir=project, tool_config=config, sandbox=working)
+    ctx = ToolContext(project_root=project, tool_config=config, sandbox=working)
     broken = replace(working, status=replace(working.status, available=False,
                                              reason="no bubblewrap"))
     if working.status.available:
         assert program_level(ctx) == LEVEL_ANY_SANDBOXED
     assert program_level(replace(ctx, sandbox=broken)) == LEVEL_ALLOWLIST
     # A profile that never chose (existing ones) keeps the allowlist.
-    assert program_level(ToolContext(working_dir=project, sandbox=working)) == LEVEL_ALLOWLIST
+    assert program_level(ToolContext(project_root=project, sandbox=working)) == LEVEL_ALLOWLIST
 
 
 def test_a_write_refused_inside_the_project_names_the_setting(project: Path) -> None:
-    ctx = ToolContext(working_dir=project, allowed_write_dirs=(project / "doc",),
+    ctx = ToolContext(project_root=project, allowed_write_dirs=(project / "doc",),
                       tool_config={"write_file": {"allowed_write_dirs": ["doc"]}})
     spec = write_file.create().spec
     assert spec.capability_refusal is not None
@@ -53,7 +53,7 @@ def test_a_write_refused_inside_the_project_names_the_setting(project: Path) -> 
 
 
 def test_a_program_off_the_allowlist_names_the_setting(project: Path) -> None:
-    ctx = ToolContext(working_dir=project, allowed_commands=("ls",),
+    ctx = ToolContext(project_root=project, allowed_commands=("ls",),
                       tool_config={"shell_exec": {"program_level": LEVEL_ALLOWLIST}})
     spec = next(t for t in shell_exec.create() if t.spec.name == "shell_exec").spec
     assert spec.capability_refusal is not None

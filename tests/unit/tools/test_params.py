@@ -22,7 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from app.core.tools.params import MISSING, Params, ParamsError, Problem, param
+from app.core.tools.params.declaration import Params, param
+from app.core.tools.params.fields import MISSING
+from app.core.tools.params.problems import ParamsError, Problem
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -705,7 +707,7 @@ def test_parse_never_fails_with_anything_but_params_error(cls: type[Params]) -> 
 def test_importing_and_using_params_loads_no_heavy_module() -> None:
     code = textwrap.dedent("""
         import json, sys
-        from app.core.tools.params import Params, param
+        from app.core.tools.params.declaration import Params, param
         class P(Params):
             path: str = param(description="x")
             n: int = param(default=1, minimum=1)
@@ -726,7 +728,7 @@ def test_mypy_understands_params_classes(tmp_path: Path) -> None:
     snippet.write_text(textwrap.dedent("""
         from __future__ import annotations
         from typing import Literal
-        from app.core.tools.params import Params, param
+        from app.core.tools.params.declaration import Params, param
 
         class Args(Params):
             files: list[str] = param(default=[])

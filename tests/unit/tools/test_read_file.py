@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from app.core.tools.base import RiskLevel, SubjectError, ToolCategory, ToolContext
-from app.core.tools.builtin import default_registry
 from app.core.tools.builtin.read_file import DEFAULT_LIMIT, MAX_LINE_CHARS, create
+from app.core.tools.default_registry import default_registry
 
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(working_dir=project)
+    return ToolContext(project_root=project)
 
 
 async def read(ctx: ToolContext, **args: object):
@@ -118,7 +118,7 @@ async def test_binary_file_is_refused_with_advice(project: Path, ctx: ToolContex
 
 
 async def test_huge_file_needs_a_window(project: Path) -> None:
-    ctx = ToolContext(working_dir=project, tool_config={"read_file": {"max_file_bytes": 1000}})
+    ctx = ToolContext(project_root=project, tool_config={"read_file": {"max_file_bytes": 1000}})
     (project / "huge.log").write_text("".join(f"entry {i}\n" for i in range(1000)))
     r = await read(ctx, path="huge.log")
     assert r.is_error and "offset and limit" in r.content and "grep_search" in r.content
@@ -188,7 +188,7 @@ async def test_fifo_is_refused_without_blocking(project: Path, ctx: ToolContext)
 
 
 async def test_output_budget_cuts_at_a_line_and_says_where(project: Path) -> None:
-    ctx = ToolContext(working_dir=project, tool_config={"read_file": {"max_output_chars": 200}})
+    ctx = ToolContext(project_root=project, tool_config={"read_file": {"max_output_chars": 200}})
     (project / "n.txt").write_text("".join(f"{'y' * 40}\n" for _ in range(20)))
     r = await read(ctx, path="n.txt")
     numbered = [ln for ln in r.content.splitlines() if "\t" in ln]

@@ -18,7 +18,7 @@ PY = sys.executable
 
 
 def ctx_with(project: Path, checks: dict, **config: object) -> ToolContext:
-    return ToolContext(working_dir=project, max_output_bytes=20_000,
+    return ToolContext(project_root=project, max_output_bytes=20_000,
                        tool_config={"self_eval": {"checks": checks, **config}})
 
 
@@ -137,7 +137,7 @@ def alive(pid: int) -> bool:
 
 
 async def test_output_excerpt_is_capped(project: Path) -> None:
-    ctx = ToolContext(working_dir=project, max_output_bytes=8_000,
+    ctx = ToolContext(project_root=project, max_output_bytes=8_000,
                       tool_config={"self_eval": {"checks": {"lint": py("print(\"x\" * 200000)")}}})
     out = await run(ctx, checks=["lint"])
     stdout = out["checks"]["lint"]["stdout"]

@@ -37,7 +37,7 @@ def sandbox(visible: Path) -> Sandbox:
 
 def _ctx(project: Path, sandbox: Sandbox, checks: dict[str, str | None],
          **config: object) -> ToolContext:
-    return ToolContext(working_dir=project, sandbox=sandbox, shell_timeout_s=60,
+    return ToolContext(project_root=project, sandbox=sandbox, shell_timeout_s=60,
                        tool_config={"self_eval": {"checks": checks, **config}})
 
 

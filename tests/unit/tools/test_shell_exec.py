@@ -13,9 +13,9 @@ import pytest
 
 from app.core.sandbox import Sandbox
 from app.core.tools.base import SubjectError, ToolContext
-from app.core.tools.builtin import default_registry
 from app.core.tools.builtin.shell_exec import SESSION_CWD, ShellExecTool
-from app.core.tools.shell_jobs import ShellJobsTool
+from app.core.tools.default_registry import default_registry
+from app.core.tools.shell.jobs import ShellJobsTool
 
 PY = Path(sys.executable).name  # e.g. "python3" or "python"
 
@@ -23,7 +23,7 @@ PY = Path(sys.executable).name  # e.g. "python3" or "python"
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
     return ToolContext(
-        working_dir=project,
+        project_root=project,
         allowed_commands=("ls", "cat", "echo", "wc", "false", "true", "git", PY, "sleep",
                           "printf", "head"),
         shell_timeout_s=20,
@@ -106,7 +106,7 @@ async def test_cat_two_files(tool: ShellExecTool, ctx: ToolContext, project: Pat
 
 
 async def test_missing_program_is_127(tool: ShellExecTool, project: Path) -> None:
-    ctx = ToolContext(working_dir=project, allowed_commands=("no-such-program-xyz", "echo"))
+    ctx = ToolContext(project_root=project, allowed_commands=("no-such-program-xyz", "echo"))
     out = await run(tool, ctx, "no-such-program-xyz || echo fallback")
     assert out["stdout"] == "fallback\n" and "command not found" in out["stderr"]
 
@@ -202,7 +202,7 @@ async def test_child_environment_has_no_secrets(tool: ShellExecTool, ctx: ToolCo
 # --- limits -----------------------------------------------------------------------------------
 
 async def test_output_is_capped_with_marker(tool: ShellExecTool, project: Path) -> None:
-    ctx = ToolContext(working_dir=project, allowed_commands=(PY,), max_output_bytes=1000)
+    ctx = ToolContext(project_root=project, allowed_commands=(PY,), max_output_bytes=1000)
     out = await run(tool, ctx, py("print(\"B\" + \"x\" * 100000 + \"E\")"))
     assert len(out["stdout"]) < 1300
     assert "truncated" in out["stdout"]

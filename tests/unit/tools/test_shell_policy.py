@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.tools.base import DEFAULT_ALLOWED_COMMANDS
-from app.core.tools.shell_policy import ALWAYS_REFUSED, check_command
+from app.core.tools.shell.policy import ALWAYS_REFUSED, check_command
 
 WIDE = ("ls", "cat", "head", "wc", "find", "grep", "tree", "echo", "git", "sed", "awk", "sort",
         "uniq", "tee", "timeout", "nice", "nohup", "stdbuf", "ionice", "rg", "fd", "tar", "make",

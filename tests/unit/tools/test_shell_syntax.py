@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.tools import shell_syntax
 from app.core.tools.base import SubjectError
-from app.core.tools.shell_syntax import (
+from app.core.tools.shell import syntax as shell_syntax
+from app.core.tools.shell.syntax import (
     MAX_COMMAND_LENGTH,
     command_subjects,
     lex_word,
@@ -463,7 +463,7 @@ def test_node_boundary_inside_a_character_is_refused() -> None:
 _CRASH_SCRIPT = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
-from app.core.tools.shell_syntax import parse_command
+from app.core.tools.shell.syntax import parse_command
 for _ in range(500):
     parse_command("{\U000dc8a2")
     parse_command("{\U000e0100")

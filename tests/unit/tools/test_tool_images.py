@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.tools.images import MAX_IMAGE_BYTES, MAX_IMAGES, ImagePart, image_part
-from app.core.tools.providers.mcp_results import content_to_parts
+from app.core.tools.providers.mcp.results import content_to_parts
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 20
 PNG_B64 = base64.b64encode(PNG).decode()

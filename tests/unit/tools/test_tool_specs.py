@@ -22,7 +22,7 @@ import pytest
 
 from app.core.tools.base import DEFAULT_ALLOWED_COMMANDS, ToolSpec
 from app.core.tools.config_fields import FieldKind
-from app.core.tools.params import ParamsError
+from app.core.tools.params.problems import ParamsError
 
 MODULES = ("read_file", "write_file", "edit_file", "glob_search", "grep_search", "shell_exec",
            "git_ops", "self_eval", "web_fetch", "web_search", "list_directory")
@@ -172,7 +172,7 @@ def test_parse_refuses_what_the_old_schema_refused(name: str) -> None:
 def test_enums_match_the_constants_the_tools_use() -> None:
     # Literal[...] must be spelled out in the class; these are the tuples the code checks.
     from app.core.tools.builtin import git_ops, grep_search, self_eval, write_file
-    from app.core.tools.scoped_fs import WRITE_MODES
+    from app.core.tools.fs.scope import WRITE_MODES
 
     def literal(cls: Any, field: str) -> tuple[str, ...]:
         hint = {f.name: f.annotation for f in cls.param_fields()}[field]

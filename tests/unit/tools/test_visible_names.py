@@ -64,7 +64,7 @@ async def _glob_tools() -> list[object]:
 
 
 async def test_glob_search_prints_each_name_on_one_escaped_line(tree: Path) -> None:
-    ctx = ToolContext(working_dir=tree)
+    ctx = ToolContext(project_root=tree)
     for tool in await _glob_tools():
         result = await tool.execute({"pattern": "*.py"}, ctx)  # type: ignore[attr-defined]
         _assert_escaped(result, list(NAMES.values()))
@@ -76,7 +76,7 @@ async def test_glob_search_plain_path_and_base_dir_are_escaped(project: Path) ->
     folder = project / "dir\u202eX"
     folder.mkdir()
     (folder / "f\nile.txt").write_text("x")
-    ctx = ToolContext(working_dir=project)
+    ctx = ToolContext(project_root=project)
     result = await GlobSearchTool().execute({"pattern": "f\nile.txt", "base_dir": str(folder)},
                                             ctx)
     _assert_escaped(result, ["dir⟦U+202E⟧X/f⟦LF⟧ile.txt"])
@@ -98,7 +98,7 @@ def _grep_tools() -> list[tuple[str, object, dict]]:
 async def test_grep_search_escapes_names_in_every_mode_and_backend(tree: Path,
                                                                    mode: str) -> None:
     for label, tool, cfg in _grep_tools():
-        ctx = ToolContext(working_dir=tree, tool_config={"grep_search": cfg})
+        ctx = ToolContext(project_root=tree, tool_config={"grep_search": cfg})
         result = await tool.execute(  # type: ignore[attr-defined]
             {"pattern": "needle", "output_mode": mode}, ctx)
         if mode == "files_with_matches":
@@ -113,14 +113,14 @@ async def test_grep_search_escapes_names_in_every_mode_and_backend(tree: Path,
 
 async def test_grep_search_on_one_oddly_named_file(tree: Path) -> None:
     for _label, tool, cfg in _grep_tools():
-        ctx = ToolContext(working_dir=tree, tool_config={"grep_search": cfg})
+        ctx = ToolContext(project_root=tree, tool_config={"grep_search": cfg})
         result = await tool.execute(  # type: ignore[attr-defined]
             {"pattern": "needle", "path": "evil\u202etxt.py", "output_mode": "count"}, ctx)
         _assert_escaped(result, ["evil⟦U+202E⟧txt.py:2"])
 
 
 async def test_read_file_names_the_file_escaped(tree: Path) -> None:
-    ctx = ToolContext(working_dir=tree)
+    ctx = ToolContext(project_root=tree)
     tool = ReadFileTool()
     missing = await tool.execute({"path": "evil\u202etxt.pyy"}, ctx)
     assert missing.is_error
@@ -133,6 +133,6 @@ async def test_read_file_names_the_file_escaped(tree: Path) -> None:
     assert "\n" not in folder.content
     (tree / "big\x1b[2J.py").write_text("x" * 100)
     big = await tool.execute({"path": "big\x1b[2J.py"}, ctx.__class__(
-        working_dir=tree, tool_config={"read_file": {"max_file_bytes": 10}}))
+        project_root=tree, tool_config={"read_file": {"max_file_bytes": 10}}))
     assert big.is_error and big.content.startswith("big⟦ESC⟧[2J.py is 100 bytes")
     assert "\x1b" not in big.content

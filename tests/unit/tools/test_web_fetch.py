@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.tools.base import RiskLevel, SubjectError, ToolCategory, ToolContext, ToolResult
-from app.core.tools.builtin import default_registry
 from app.core.tools.builtin.web_fetch import WebFetchTool, create, url_host_subjects
+from app.core.tools.default_registry import default_registry
 from app.core.tools.web_content import classify, decode_body, html_to_markdown
 from tests.fakes.web_server import FakeWebServer, LoopbackOnlyBackend, stub_resolver
 
@@ -64,7 +64,7 @@ async def tool(backend: LoopbackOnlyBackend):
 
 
 def make_ctx(tmp_path: Path, *, timeout: float = 10.0, **config: Any) -> ToolContext:
-    return ToolContext(working_dir=tmp_path, allow_private_network=True, http_timeout_s=timeout,
+    return ToolContext(project_root=tmp_path, allow_private_network=True, http_timeout_s=timeout,
                        tool_config={"web_fetch": config} if config else {})
 
 

@@ -13,8 +13,8 @@ import keyring.errors
 import pytest
 
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult
-from app.core.tools.builtin import default_registry
 from app.core.tools.builtin.web_search import WebSearchTool, create
+from app.core.tools.default_registry import default_registry
 from tests.fakes.web_server import FakeWebServer
 
 BRAVE_PATH = "/res/v1/web/search"
@@ -96,7 +96,7 @@ def make_ctx(tmp_path: Path, server: FakeWebServer, provider: str = "auto",
              timeout: float = 10.0) -> ToolContext:
     config = {"provider": provider, "brave_endpoint": server.url(BRAVE_PATH),
               "duckduckgo_endpoint": server.url(DDG_PATH)}
-    return ToolContext(working_dir=tmp_path, http_timeout_s=timeout,
+    return ToolContext(project_root=tmp_path, http_timeout_s=timeout,
                        tool_config={"web_search": config})
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from app.core.tools.base import PreviewableTool, RiskLevel, SubjectError, ToolCategory, ToolContext
-from app.core.tools.builtin import default_registry
 from app.core.tools.builtin.write_file import create, unified_diff
+from app.core.tools.default_registry import default_registry
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def doc(project: Path) -> Path:
 
 @pytest.fixture
 def ctx(project: Path, doc: Path) -> ToolContext:
-    return ToolContext(working_dir=project, allowed_write_dirs=("doc",))
+    return ToolContext(project_root=project, allowed_write_dirs=("doc",))
 
 
 async def write(ctx: ToolContext, **args: object):
@@ -78,7 +78,7 @@ async def test_create_dirs_false_refuses_and_creates_nothing(doc: Path, ctx: Too
 
 
 async def test_missing_allowed_dir_is_created_only_with_create_dirs(project: Path) -> None:
-    ctx = ToolContext(working_dir=project, allowed_write_dirs=("out",))
+    ctx = ToolContext(project_root=project, allowed_write_dirs=("out",))
     r = await write(ctx, path="out/x.txt", content="x", create_dirs=False)
     assert r.is_error and not (project / "out").exists()
     r = await write(ctx, path="out/x.txt", content="x")
@@ -86,7 +86,7 @@ async def test_missing_allowed_dir_is_created_only_with_create_dirs(project: Pat
 
 
 async def test_writing_disabled_without_allowed_dirs(project: Path) -> None:
-    ctx = ToolContext(working_dir=project)
+    ctx = ToolContext(project_root=project)
     r = await write(ctx, path="a.txt", content="x")
     assert r.is_error and "disabled" in r.content and "Configure" in r.content
     assert not (project / "a.txt").exists()
@@ -212,7 +212,7 @@ async def test_bad_arguments_are_explained(doc: Path, ctx: ToolContext, args: di
 
 
 async def test_content_size_limit(doc: Path, project: Path) -> None:
-    ctx = ToolContext(working_dir=project, allowed_write_dirs=("doc",),
+    ctx = ToolContext(project_root=project, allowed_write_dirs=("doc",),
                       tool_config={"write_file": {"max_content_bytes": 10}})
     r = await write(ctx, path="doc/a", content="x" * 11)
     assert r.is_error and "limit is 10" in r.content and not (doc / "a").exists()

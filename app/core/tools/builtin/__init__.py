@@ -12,7 +12,7 @@ The convention (adding a tool is adding a module and its tests):
   ``WARMUP_IMPORTS: tuple[str, ...]``: the run warm-up (app.core.warmup) loads them in a worker
   thread before the first run needs them.
 
-``default_registry()`` holds all of them.
+``app.core.tools.default_registry`` puts them in a registry.
 """
 
 from __future__ import annotations
@@ -25,8 +25,6 @@ from collections.abc import Container, Iterable
 from types import ModuleType
 
 from app.core.tools.base import Tool
-from app.core.tools.providers.base import StaticProvider
-from app.core.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +63,3 @@ def builtin_tools() -> list[Tool]:
         made = module.create()
         tools.extend(made if isinstance(made, list) else [made])
     return tools
-
-
-def builtin_provider() -> StaticProvider:
-    return StaticProvider(builtin_tools(), id="builtin", display_name="Built-in")
-
-
-def default_registry() -> ToolRegistry:
-    return ToolRegistry([builtin_provider()])

@@ -15,19 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core.tools.arguments import ToolInputError, path_subjects
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
 from app.core.tools.builtin.write_file import DEFAULT_WRITE_DIRS, WRITE_DIRS_FIELD, unified_diff
-from app.core.tools.fs.scope import write_scope_lift, write_scope_refusal
-from app.core.tools.params import Params, ParamsError, param
-from app.core.tools.scoped_fs import (
-    FileStamp,
-    FsError,
-    NotFoundError,
-    ScopedFs,
-    ToolInputError,
-    path_subjects,
-    printable,
-)
+from app.core.tools.fs.errors import FsError, NotFoundError
+from app.core.tools.fs.paths import printable
+from app.core.tools.fs.scope import ScopedFs, write_scope_lift, write_scope_refusal
+from app.core.tools.fs.writer import FileStamp
+from app.core.tools.params.declaration import Params, param
+from app.core.tools.params.problems import ParamsError
 
 MAX_EDIT_BYTES = 10 * 1024 * 1024
 SNIPPET_CONTEXT = 3

@@ -40,7 +40,7 @@ from app.core.tools.base import (
 from app.core.tools.command_sandbox import command_confinement
 from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.git_safety import GIT_ENV, GitSafetyError, safe_git_env
-from app.core.tools.params import Params, param
+from app.core.tools.params.declaration import Params, param
 from app.core.tools.process_runner import RunResult, minimal_env, run_argv
 
 __all__ = ["GIT_ENV", "READ_ACTIONS", "WRITE_ACTIONS", "GitOpsTool", "create"]
@@ -210,7 +210,7 @@ def named_files(tool_input: Mapping[str, Any], project: Path | None = None) -> l
     return [os.path.normpath(os.path.join(project, f)) for f in files if isinstance(f, str)]
 
 
-def _subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
+def _subjects(tool_input: Mapping[str, Any], project_root: Path | None = None) -> list[str]:
     return [str(tool_input.get("action", ""))]
 
 
@@ -229,7 +229,7 @@ class _InvalidInput(ValueError):
 class _GitRunner:
     def __init__(self, ctx: ToolContext, *, read_only: bool) -> None:
         self.ctx = ctx
-        self.cwd = ctx.working_dir
+        self.project_root = ctx.project_root
         self.read_only = read_only
         self.config = ctx.config_for("git_ops")
         self.timeout = float(self.config.get("timeout_s", ctx.shell_timeout_s))
@@ -237,12 +237,12 @@ class _GitRunner:
         # In the sandbox: a read action can write nowhere; a write action can write the
         # project and its .git, except .git's config and hooks. Never any network.
         self.confinement: Confinement | None = command_confinement(
-            ctx, "git_ops", writable=() if read_only else (ctx.working_dir,), network=False)
+            ctx, "git_ops", writable=() if read_only else (ctx.project_root,), network=False)
 
     async def env(self) -> dict[str, str]:
         if self._env is None:
             env = await safe_git_env(
-                self.cwd, base_env=minimal_env(project_root=self.cwd),
+                self.project_root, base_env=minimal_env(project_root=self.project_root),
                 run_hooks=bool(self.config.get("run_hooks", False)), allow_network=False)
             if self.read_only:
                 env["GIT_OPTIONAL_LOCKS"] = "0"  # a read must not rewrite the index
@@ -251,7 +251,7 @@ class _GitRunner:
 
     async def run(self, argv: list[str], *, cap: int | None = None) -> RunResult:
         return await run_argv(["git", "--literal-pathspecs", *argv],
-                              cwd=self.cwd, timeout_s=self.timeout,
+                              cwd=self.project_root, timeout_s=self.timeout,
                               max_output_bytes=cap or self.ctx.max_output_bytes,
                               env=await self.env(), confinement=self.confinement)
 
@@ -294,7 +294,7 @@ class _GitRunner:
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise _InvalidInput("args.files must be a list of non-empty path strings")
         out = []
-        root = str(self.cwd)
+        root = str(self.project_root)
         for raw in value:
             if "\0" in raw:
                 raise _InvalidInput(f"Invalid path {raw!r}")

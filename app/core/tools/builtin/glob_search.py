@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from app.core.globs import compile_glob, has_glob_magic
+from app.core.tools.arguments import ToolInputError
 from app.core.tools.base import (
     RiskLevel,
     SubjectError,
@@ -23,21 +25,17 @@ from app.core.tools.base import (
     ToolSpec,
     reads_in_project,
 )
-from app.core.tools.fs.paths import visible_name
-from app.core.tools.params import Params, ParamsError, param
-from app.core.tools.scoped_fs import (
-    FsError,
-    InvalidPathError,
-    ScopedFs,
-    ToolInputError,
-    WalkStats,
+from app.core.tools.fs.errors import FsError, InvalidPathError
+from app.core.tools.fs.paths import (
     absolute_path,
     check_path_text,
-    compile_glob,
-    has_glob_magic,
     resolve_for_subject,
-    walk_tree,
+    visible_name,
 )
+from app.core.tools.fs.scope import ScopedFs
+from app.core.tools.fs.walker import WalkStats, walk_tree
+from app.core.tools.params.declaration import Params, param
+from app.core.tools.params.problems import ParamsError
 
 DEFAULT_MAX_RESULTS = 100
 MAX_RESULTS_LIMIT = 5000
@@ -56,17 +54,17 @@ class GlobSearchParams(Params):
 
 
 def split_pattern(pattern: str, base_dir: str | None,
-                  working_dir: str | os.PathLike[str] | None) -> tuple[str, str]:
+                  project_root: str | os.PathLike[str] | None) -> tuple[str, str]:
     """Move the literal leading folders of a pattern into the base dir.
 
     ``src/**/*.py`` under ``.`` becomes base ``./src``, pattern ``**/*.py``; an absolute or
     ``~`` pattern gets its own base. Returns (absolute base, remaining pattern).
     """
     pattern = os.path.expanduser(pattern) if pattern.startswith("~") else pattern
-    if base_dir or working_dir is None:
-        base = absolute_path(base_dir or ".", working_dir)
+    if base_dir or project_root is None:
+        base = absolute_path(base_dir or ".", project_root)
     else:
-        base = os.fspath(working_dir)
+        base = os.fspath(project_root)
     if os.path.isabs(pattern):
         base, pattern = os.sep, pattern.lstrip("/" + os.sep)
     parts = pattern.replace(os.sep, "/").split("/")
@@ -79,7 +77,7 @@ def split_pattern(pattern: str, base_dir: str | None,
     return base, "/".join(p for p in parts if p != "") or "*"
 
 
-def _subjects(args: Mapping[str, Any], working_dir: Path | None) -> list[str]:
+def _subjects(args: Mapping[str, Any], project_root: Path | None) -> list[str]:
     pattern, base_dir = args.get("pattern"), args.get("base_dir")
     try:
         if not isinstance(pattern, str):
@@ -87,8 +85,8 @@ def _subjects(args: Mapping[str, Any], working_dir: Path | None) -> list[str]:
         check_path_text(pattern, "pattern")
         if base_dir is not None:
             check_path_text(base_dir, "base_dir")
-        base, _ = split_pattern(pattern, base_dir, working_dir)
-        return [resolve_for_subject(base, working_dir)]
+        base, _ = split_pattern(pattern, base_dir, project_root)
+        return [resolve_for_subject(base, project_root)]
     except FsError as exc:
         raise SubjectError(str(exc), [base_dir] if isinstance(base_dir, str) and
                            "\x00" not in base_dir else []) from None
@@ -141,7 +139,7 @@ class GlobSearchTool:
 
 def _glob(fs: ScopedFs, pattern: str, base_dir: str | None, max_results: int,
           timeout: float, cancel: threading.Event) -> ToolResult:
-    base_abs, rest = split_pattern(pattern, base_dir, fs.working_dir)
+    base_abs, rest = split_pattern(pattern, base_dir, fs.project_root)
     base = fs.resolve(base_abs)
     raw_base = fs.display(base)
     shown_base = visible_name(raw_base)

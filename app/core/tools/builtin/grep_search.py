@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 from app.core.sandbox import Confinement, SandboxRequired
+from app.core.tools.arguments import ToolInputError, path_subjects
 from app.core.tools.base import (
     RiskLevel,
     ToolCategory,
@@ -40,28 +41,16 @@ from app.core.tools.base import (
     parse_input,
     reads_in_project,
 )
-from app.core.tools.fs.paths import visible_name
+from app.core.tools.fs.errors import FsError, NotFoundError
+from app.core.tools.fs.paths import check_path_text, visible_name
+from app.core.tools.fs.scope import ScopedFs
 from app.core.tools.grep.formatting import format_outcome
-from app.core.tools.grep.python_backend import required_literal as required_literal
-from app.core.tools.grep.python_backend import run_python as run_python
-from app.core.tools.grep.python_backend import search_text as search_text
-from app.core.tools.grep.results import FileHits as FileHits
+from app.core.tools.grep.python_backend import run_python
 from app.core.tools.grep.results import GrepError, Outcome, Request
 from app.core.tools.grep.rg_backend import find_rg, run_rg
-from app.core.tools.grep.rg_backend import parse_rg as parse_rg
-from app.core.tools.grep.rg_backend import rg_argv as rg_argv
-from app.core.tools.params import Params, param
-from app.core.tools.scoped_fs import (
-    FsError,
-    NotFoundError,
-    ScopedFs,
-    ToolInputError,
-    check_path_text,
-    path_subjects,
-)
+from app.core.tools.params.declaration import Params, param
 
-# The search itself lives in app.core.tools.grep (backends, results, formatting); the names
-# imported "as" themselves above are re-exported for callers of this module.
+# The search itself lives in app.core.tools.grep (backends, results, formatting).
 
 OUTPUT_MODES = ("content", "files_with_matches", "count")
 DEFAULT_MODE: Final = "content"  # Final: typed as the Literal, for the params default
@@ -178,7 +167,7 @@ def _request(fs: ScopedFs, pattern: str, path: str, file_pattern: str | None, co
         if b"\x00" in head:
             raise GrepError(f"{named} is a binary file; grep_search searches text files only.")
     return Request(pattern, root, is_file, shown, file_pattern, context, ignore_case, mode,
-                   fs.working_dir, timeout)
+                   fs.project_root, timeout)
 
 
 _IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")

@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from app.core.tools.arguments import path_subjects
 from app.core.tools.base import (
     RiskLevel,
     ToolCategory,
@@ -26,17 +27,11 @@ from app.core.tools.base import (
     parse_input,
     reads_in_project,
 )
-from app.core.tools.fs.paths import visible_name
-from app.core.tools.params import Params, param
-from app.core.tools.scoped_fs import (
-    FsError,
-    ScopedFs,
-    WalkItem,
-    WalkStats,
-    check_path_text,
-    path_subjects,
-    walk_tree,
-)
+from app.core.tools.fs.errors import FsError
+from app.core.tools.fs.paths import check_path_text, visible_name
+from app.core.tools.fs.scope import ScopedFs
+from app.core.tools.fs.walker import WalkItem, WalkStats, walk_tree
+from app.core.tools.params.declaration import Params, param
 from app.core.visible_text import make_visible
 
 DEFAULT_DEPTH = 2

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from app.core.tools.arguments import path_subjects
 from app.core.tools.base import (
     RiskLevel,
     ToolCategory,
@@ -22,16 +23,10 @@ from app.core.tools.base import (
     parse_input,
     reads_in_project,
 )
-from app.core.tools.fs.paths import visible_name
-from app.core.tools.params import Params, param
-from app.core.tools.scoped_fs import (
-    FsError,
-    IsADirectoryFsError,
-    NotFoundError,
-    ScopedFs,
-    check_path_text,
-    path_subjects,
-)
+from app.core.tools.fs.errors import FsError, IsADirectoryFsError, NotFoundError
+from app.core.tools.fs.paths import check_path_text, visible_name
+from app.core.tools.fs.scope import ScopedFs
+from app.core.tools.params.declaration import Params, param
 from app.core.visible_text import make_visible
 
 DEFAULT_LIMIT = 2000

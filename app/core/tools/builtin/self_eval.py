@@ -41,9 +41,9 @@ from app.core.tools.command_sandbox import (
 )
 from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.git_safety import GitSafetyError, safe_git_env
-from app.core.tools.params import Params, param
+from app.core.tools.params.declaration import Params, param
 from app.core.tools.process_runner import minimal_env, run_steps
-from app.core.tools.shell_syntax import parse_command
+from app.core.tools.shell.syntax import parse_command
 
 CHECKS = ("build", "lint", "type_check", "test")
 DEFAULT_CHECKS = ("build", "lint", "type_check")  # as in the seed: tests only when asked
@@ -178,7 +178,7 @@ class SelfEvalTool:
     def commands(self, ctx: ToolContext) -> dict[str, str]:
         """Configured commands override detected ones; a null/empty value disables a check."""
         configured = ctx.config_for("self_eval").get("checks")
-        commands = detect_checks(ctx.working_dir)
+        commands = detect_checks(ctx.project_root)
         if isinstance(configured, Mapping):
             for name, command in configured.items():
                 if name not in CHECKS:
@@ -209,8 +209,8 @@ class SelfEvalTool:
             return ToolResult.error(f"self_eval did not run the checks. {exc}")
         try:
             # allow_network: test suites legitimately fetch from local or remote fixtures
-            env = await safe_git_env(ctx.working_dir,
-                                     base_env=minimal_env(project_root=ctx.working_dir),
+            env = await safe_git_env(ctx.project_root,
+                                     base_env=minimal_env(project_root=ctx.project_root),
                                      run_hooks=bool(config.get("git_run_hooks")),
                                      allow_network=True)
         except GitSafetyError as exc:
@@ -234,7 +234,7 @@ class SelfEvalTool:
                                  "duration_ms": 0}
                 all_passed = False
                 continue
-            run = await run_steps(parsed.steps, cwd=ctx.working_dir, root=ctx.working_dir,
+            run = await run_steps(parsed.steps, cwd=ctx.project_root, root=ctx.project_root,
                                   timeout_s=timeout, max_output_bytes=excerpt, env=env,
                                   confinement=confinement)
             entry: dict[str, Any] = {
@@ -263,6 +263,6 @@ def create() -> SelfEvalTool:
     return SelfEvalTool()
 
 
-def _check_subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
+def _check_subjects(tool_input: Mapping[str, Any], project_root: Path | None = None) -> list[str]:
     """The names of the checks a call runs: rules can allow `test` but not `build`."""
     return sorted(set(tool_input.get("checks") or DEFAULT_CHECKS)) or ["(none)"]

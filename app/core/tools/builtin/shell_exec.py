@@ -1,10 +1,10 @@
 """shell_exec: run a command line without a shell (``create()`` also lists shell_jobs).
 
 This module decides whether, where and how a command runs; the background jobs it starts, and
-the shell_jobs tool that reads or stops them, are ``app.core.tools.shell_jobs``.
+the shell_jobs tool that reads or stops them, are ``app.core.tools.shell.jobs``.
 
-Why no shell: the command is parsed (``shell_syntax``), checked against the allowlist and the
-option-escape tables (``shell_policy``), and the parsed structure is executed directly
+Why no shell: the command is parsed (``shell.syntax``), checked against the allowlist and the
+option-escape tables (``shell.policy``), and the parsed structure is executed directly
 (``process_runner``): what was checked is exactly what runs. ``cd`` persists across calls of one
 conversation (``ToolContext.session``) and cannot leave the project folder. Every process runs in
 git_safety's environment for its working directory, so any git it starts — directly, through
@@ -42,17 +42,17 @@ from app.core.tools.command_sandbox import (
 )
 from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.git_safety import GIT_ENV, safe_git_env
-from app.core.tools.params import Params, param
+from app.core.tools.params.declaration import Params, param
 from app.core.tools.process_runner import EnvHook, minimal_env, run_steps
-from app.core.tools.shell_jobs import ShellJobsTool, start_job
-from app.core.tools.shell_subjects import command_subjects
+from app.core.tools.shell.jobs import ShellJobsTool, start_job
+from app.core.tools.shell.subjects import command_subjects
 
 if TYPE_CHECKING:
-    from app.core.tools.shell_policy import PolicyResult
+    from app.core.tools.shell.policy import PolicyResult
 
 # The policy tables are imported by the first check (``_check``), not at start-up; the run
 # warm-up (app.core.warmup) imports them off the GUI thread before a model can call the tool.
-WARMUP_IMPORTS: tuple[str, ...] = ("app.core.tools.shell_policy",)
+WARMUP_IMPORTS: tuple[str, ...] = ("app.core.tools.shell.policy",)
 
 SESSION_CWD = "shell_cwd"
 DEFAULT_MAX_TIMEOUT_S = 600.0
@@ -114,11 +114,11 @@ class ShellExecParams(Params, allow_extra=True):
                                          "shell_jobs)")
 
 
-def _subjects(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
+def _subjects(tool_input: Mapping[str, Any], project_root: Path | None = None) -> list[str]:
     command = tool_input.get("command")
     if not isinstance(command, str):
         raise SubjectError("command must be a string")
-    # Canonical subjects: rules hold through wrappers and git global options (shell_subjects).
+    # Canonical subjects: rules hold through wrappers and git global options (shell.subjects).
     return command_subjects(command)
 
 
@@ -141,7 +141,7 @@ def _in_toolchain(path: str) -> bool:
         for root in user_toolchains(Path.home()))
 
 
-def named_paths(tool_input: Mapping[str, Any], working_dir: Path | None = None) -> list[str]:
+def named_paths(tool_input: Mapping[str, Any], project_root: Path | None = None) -> list[str]:
     """The absolute and ``~`` paths a command names (in any argument, also inside code such as
     ``python -c "open('/home/me/x')"``), resolved, except system folders and toolchains every
     program reads;
@@ -163,7 +163,7 @@ def named_paths(tool_input: Mapping[str, Any], working_dir: Path | None = None) 
                 out.append(path)
     # Relative paths that climb ("../x"): resolved from the project folder (the session's
     # folder is inside it, so this can only err towards "outside").
-    base = working_dir if working_dir is not None else Path.cwd()
+    base = project_root if project_root is not None else Path.cwd()
     for word in _WORDS.split(command):
         if word == ".." or word.startswith("../") or "/../" in word or word.endswith("/.."):
             out.append(os.path.realpath(base / word))
@@ -176,34 +176,34 @@ def named_paths(tool_input: Mapping[str, Any], working_dir: Path | None = None) 
 
 
 def _project_root(ctx: ToolContext) -> Path:
-    return ctx.working_dir
+    return ctx.project_root
 
 
 def _session_cwd(ctx: ToolContext) -> Path:
-    root = _project_root(ctx)
+    project_root = _project_root(ctx)
     saved = ctx.session.get(SESSION_CWD)
     if saved:
         path = Path(saved)
-        if path.is_dir() and path.resolve().is_relative_to(root):
+        if path.is_dir() and path.resolve().is_relative_to(project_root):
             return path.resolve()
-    return root
+    return project_root
 
 
 def _start_dir(ctx: ToolContext, working_dir: str | None) -> Path | str:
     """The directory to start in, or an error text."""
-    root = _project_root(ctx)
+    project_root = _project_root(ctx)
     if not working_dir:
         return _session_cwd(ctx)
     candidate = Path(working_dir)
     if not candidate.is_absolute():
-        candidate = root / candidate
+        candidate = project_root / candidate
     try:
         resolved = candidate.resolve()
     except OSError as exc:
         return f"working_dir {working_dir!r}: {exc}"
-    if not resolved.is_relative_to(root):
-        return (f"working_dir {working_dir!r} is outside the project folder {root}; use a folder "
-                "inside it (relative paths are relative to the project folder).")
+    if not resolved.is_relative_to(project_root):
+        return (f"working_dir {working_dir!r} is outside the project folder {project_root}; use a "
+                "folder inside it (relative paths are relative to the project folder).")
     if not resolved.is_dir():
         return f"working_dir {working_dir!r} is not a directory."
     return resolved
@@ -228,7 +228,7 @@ def _check(ctx: ToolContext, command: str) -> PolicyResult | str:
     """The policy check of the configured level, or why the level cannot be used."""
     # Imported here, not at the top: start-up imports this module to list the tool, and the
     # policy tables (~12 ms) are only needed to run a command (the run warm-up loads them).
-    from app.core.tools.shell_policy import check_command, check_structure
+    from app.core.tools.shell.policy import check_command, check_structure
 
     if program_level(ctx) != LEVEL_ANY_SANDBOXED:
         return check_command(command, ctx.allowed_commands)
@@ -263,7 +263,7 @@ def _capability_lift(tool_input: Mapping[str, Any], ctx: ToolContext) -> Capabil
     command = tool_input.get("command")
     if not isinstance(command, str) or program_level(ctx) != LEVEL_ALLOWLIST:
         return None
-    from app.core.tools.shell_syntax import parse_command
+    from app.core.tools.shell.syntax import parse_command
 
     parsed = parse_command(command)
     if not parsed.ok:

@@ -30,7 +30,7 @@ from app.core.tools.base import (
     parse_input,
 )
 from app.core.tools.config_fields import ConfigField, FieldKind
-from app.core.tools.params import Params, param
+from app.core.tools.params.declaration import Params, param
 from app.core.tools.web.fetching import (
     FetchError,
     FetchSettings,
@@ -74,7 +74,7 @@ class WebFetchParams(Params):
                                         "100000)")
 
 
-def url_host_subjects(tool_input: Mapping[str, Any], _working_dir: Any = None) -> list[str]:
+def url_host_subjects(tool_input: Mapping[str, Any], _project_root: Any = None) -> list[str]:
     """Permission subject: the URL's host in its one canonical spelling (``canonical_host``).
 
     Parsed by httpx, the same parser web_fetch connects with, so the host a rule approves is

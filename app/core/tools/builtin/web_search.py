@@ -33,7 +33,7 @@ from app.core.tools.base import (
     parse_input,
 )
 from app.core.tools.config_fields import ConfigField, FieldKind
-from app.core.tools.params import Params, param
+from app.core.tools.params.declaration import Params, param
 from app.core.tools.web.search_providers import (
     BRAVE_ENDPOINT,
     DUCKDUCKGO_ENDPOINT,
@@ -71,7 +71,7 @@ class WebSearchParams(Params):
                              description="Number of results to return (default: 5, max: 20)")
 
 
-def query_subjects(tool_input: Mapping[str, Any], _working_dir: Any = None) -> list[str]:
+def query_subjects(tool_input: Mapping[str, Any], _project_root: Any = None) -> list[str]:
     query = tool_input.get("query")
     return [query if isinstance(query, str) else str(query)]
 

@@ -12,6 +12,7 @@ import difflib
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
+from app.core.tools.arguments import ToolInputError, path_subjects
 from app.core.tools.base import (
     RiskLevel,
     ToolCategory,
@@ -21,17 +22,12 @@ from app.core.tools.base import (
     parse_input,
 )
 from app.core.tools.config_fields import ConfigField, FieldKind
-from app.core.tools.fs.scope import write_scope_lift, write_scope_refusal
-from app.core.tools.params import Params, ParamsError, param
-from app.core.tools.scoped_fs import (
-    FsError,
-    ScopedFs,
-    ToolInputError,
-    WritePlan,
-    WriteReport,
-    path_subjects,
-    printable,
-)
+from app.core.tools.fs.errors import FsError
+from app.core.tools.fs.paths import printable
+from app.core.tools.fs.scope import ScopedFs, write_scope_lift, write_scope_refusal
+from app.core.tools.fs.writer import WritePlan, WriteReport
+from app.core.tools.params.declaration import Params, param
+from app.core.tools.params.problems import ParamsError
 
 DEFAULT_MODE: Final = "overwrite"  # Final: typed as the Literal, for the params default
 MAX_CONTENT_BYTES = 10 * 1024 * 1024

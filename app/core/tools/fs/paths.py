@@ -33,21 +33,21 @@ def check_path_text(path: object, what: str = "path") -> str:
     return path
 
 
-def absolute_path(path: str, working_dir: str | os.PathLike[str] | None) -> str:
+def absolute_path(path: str, project_root: str | os.PathLike[str] | None) -> str:
     """``~`` expanded and joined to the working dir, not yet resolved (symlinks kept)."""
     check_path_text(path)
     expanded = os.path.expanduser(path)
     if not os.path.isabs(expanded):
-        if working_dir is None:
+        if project_root is None:
             raise InvalidPathError(f"Relative path {path!r} cannot be resolved without a "
                                    "working directory; give an absolute path.")
-        expanded = os.path.join(os.fspath(working_dir), expanded)
+        expanded = os.path.join(os.fspath(project_root), expanded)
     return expanded
 
 
-def resolve_path(path: str, working_dir: str | os.PathLike[str] | None) -> Path:
+def resolve_path(path: str, project_root: str | os.PathLike[str] | None) -> Path:
     """The real absolute path: ``..`` and every symlink that exists resolved."""
-    absolute = absolute_path(path, working_dir)
+    absolute = absolute_path(path, project_root)
     try:
         return Path(os.path.realpath(absolute))
     except OSError as exc:  # a symlink replaced while realpath was reading it
@@ -55,13 +55,13 @@ def resolve_path(path: str, working_dir: str | os.PathLike[str] | None) -> Path:
                       f"{exc.strerror or exc}). Try again.") from None
 
 
-def resolve_for_subject(path: str, working_dir: str | os.PathLike[str] | None) -> str:
+def resolve_for_subject(path: str, project_root: str | os.PathLike[str] | None) -> str:
     """The permission subject of a path argument: the resolved absolute path.
 
     Rules match what a call really touches, so ``doc/link`` pointing to ``/etc/passwd`` is
     judged as ``/etc/passwd``. Raises ``InvalidPathError`` for unusable paths.
     """
-    return str(resolve_path(path, working_dir))
+    return str(resolve_path(path, project_root))
 
 
 def is_within(path: Path, root: Path) -> bool:
@@ -69,10 +69,10 @@ def is_within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def display_path(path: str | os.PathLike[str], working_dir: Path) -> str:
+def display_path(path: str | os.PathLike[str], project_root: Path) -> str:
     """Relative to the working dir when inside it (what the model passes back), else absolute."""
     p = os.fspath(path)
-    wd = str(working_dir)
+    wd = str(project_root)
     if p == wd:
         return "."
     prefix = wd if wd.endswith(os.sep) else wd + os.sep

@@ -55,15 +55,15 @@ WRITE_MODES: tuple[str, ...] = ("create", "overwrite", "append")
 class ScopedFs:
     """All file access of the file tools. Reads are unrestricted; writes are confined."""
 
-    def __init__(self, working_dir: str | os.PathLike[str],
+    def __init__(self, project_root: str | os.PathLike[str],
                  allowed_write_dirs: Sequence[str | os.PathLike[str]] = (), *,
                  resolved: bool = False, protected: Sequence[Path] = ()) -> None:
         if resolved:  # ToolContext already resolved them; no filesystem calls here
-            self.working_dir = Path(working_dir)
+            self.project_root = Path(project_root)
             roots = [Path(d) for d in allowed_write_dirs]
         else:
-            self.working_dir = Path(os.path.realpath(os.path.expanduser(os.fspath(working_dir))))
-            roots = [resolve_path(os.fspath(d), self.working_dir) for d in allowed_write_dirs]
+            self.project_root = Path(os.path.realpath(os.path.expanduser(os.fspath(project_root))))
+            roots = [resolve_path(os.fspath(d), self.project_root) for d in allowed_write_dirs]
         # Deepest first, so a nested allowed dir is the one reported.
         self.allowed_write_dirs: tuple[Path, ...] = tuple(
             sorted(dict.fromkeys(roots), key=lambda p: len(p.parts), reverse=True))
@@ -74,16 +74,16 @@ class ScopedFs:
     @classmethod
     def from_context(cls, ctx: Any) -> ScopedFs:
         """The ScopedFs of a call; ToolContext has resolved its paths (so this never blocks)."""
-        return cls(ctx.working_dir, ctx.allowed_write_dirs, resolved=True,
+        return cls(ctx.project_root, ctx.allowed_write_dirs, resolved=True,
                    protected=getattr(ctx, "protected", ()))
 
     # -- paths -------------------------------------------------------------------------------
 
     def resolve(self, path: str) -> Path:
-        return resolve_path(path, self.working_dir)
+        return resolve_path(path, self.project_root)
 
     def display(self, path: str | os.PathLike[str]) -> str:
-        return display_path(path, self.working_dir)
+        return display_path(path, self.project_root)
 
     # -- reads (unrestricted) ---------------------------------------------------------------
 
@@ -173,7 +173,7 @@ class ScopedFs:
         if root is not None:
             return root
         allowed = ", ".join(self.display(r) for r in self.allowed_write_dirs)
-        via = "" if os.path.normpath(absolute_path(path, self.working_dir)) == str(target) \
+        via = "" if os.path.normpath(absolute_path(path, self.project_root)) == str(target) \
             else f" (resolves to {printable(str(target))})"
         raise OutsideScopeError(
             f"Refused: {printable(path)}{via} is outside the allowed write directories "
@@ -315,7 +315,7 @@ def write_scope_lift(key: str = "path") -> LiftProposer:
             target = fs.resolve(path)
         except FsError:
             return None
-        root = fs.working_dir
+        root = fs.project_root
         if not is_within(target, root) or target == root:
             return None
         parts = target.relative_to(root).parts
@@ -348,7 +348,7 @@ def _lift_hint(fs: ScopedFs, path: str) -> str:
         target = fs.resolve(path)
     except FsError:
         return ""
-    if not is_within(target, fs.working_dir):
+    if not is_within(target, fs.project_root):
         return ""
     return (" The person can allow it in this tool's Configure… dialog: add \".\" (the whole "
             "project) or a folder holding this file to Write folders.")

@@ -15,15 +15,12 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from app.core.globs import gitignore_style_matcher
 from app.core.sensitive_paths import is_secret_name
 from app.core.tools.fs.paths import visible_name
+from app.core.tools.fs.scope import read_file_fast
+from app.core.tools.fs.walker import WalkStats, walk_tree
 from app.core.tools.grep.results import FileHits, Outcome, Request, compile_pattern
-from app.core.tools.scoped_fs import (
-    WalkStats,
-    gitignore_style_matcher,
-    read_file_fast,
-    walk_tree,
-)
 
 MAX_COLLECTED_LINES = 200_000  # beyond this a search stops and says its totals are partial
 MAX_PY_FILE_BYTES = 256 * 1024 * 1024

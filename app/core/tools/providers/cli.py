@@ -42,7 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core.globs import compile_glob, has_glob_magic
 from app.core.sandbox import SandboxRequired
+from app.core.tools.arguments import ToolInputError
 from app.core.tools.base import Tool, ToolContext, ToolResult
 from app.core.tools.builtin.glob_search import (
     GlobSearchTool,
@@ -52,6 +54,8 @@ from app.core.tools.builtin.glob_search import (
     visible_name,
 )
 from app.core.tools.builtin.grep_search import GrepSearchTool
+from app.core.tools.fs.errors import FsError
+from app.core.tools.fs.scope import ScopedFs
 from app.core.tools.process_runner import OutputBuffer, minimal_env, run_steps
 from app.core.tools.providers.base import ProviderPriority
 from app.core.tools.providers.cli_detect import (
@@ -62,14 +66,7 @@ from app.core.tools.providers.cli_detect import (
     install_hint,
     normalise_aliases,
 )
-from app.core.tools.scoped_fs import (
-    FsError,
-    ScopedFs,
-    ToolInputError,
-    compile_glob,
-    has_glob_magic,
-)
-from app.core.tools.shell_syntax import ChainStep, Pipeline, SimpleCommand
+from app.core.tools.shell.syntax import ChainStep, Pipeline, SimpleCommand
 
 __all__ = [
     "CliGlobSearchTool",
@@ -228,7 +225,7 @@ class CliGlobSearchTool:
         return ToolResult.ok(_format(found, plan, max_results, stopped, errors))
 
     def _plan(self, fs: ScopedFs, pattern: str, base_dir: str | None) -> _Plan | None:
-        base_abs, rest = split_pattern(pattern, base_dir, fs.working_dir)
+        base_abs, rest = split_pattern(pattern, base_dir, fs.project_root)
         base = fs.resolve(base_abs)
         if not has_glob_magic(rest) or not base.is_dir():
             return None

@@ -75,8 +75,8 @@ class CustomToolsProvider:
             out.append(self.project_root / PROJECT_TOOLS_FILE)
         return out
 
-    def set_project_root(self, root: str | os.PathLike[str] | None) -> list[str]:
-        self.project_root = Path(root) if root is not None else None
+    def set_project_root(self, project_root: str | os.PathLike[str] | None) -> list[str]:
+        self.project_root = Path(project_root) if project_root is not None else None
         return self.reload()
 
     def reload(self) -> list[str]:

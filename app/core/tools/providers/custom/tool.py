@@ -33,7 +33,7 @@ from app.core.tools.command_sandbox import write_folders as resolve_write_folder
 from app.core.tools.git_safety import GitSafetyError, safe_git_env
 from app.core.tools.process_runner import minimal_env, run_steps
 from app.core.tools.providers.custom.template import Param, Placeholder, RenderError, Word
-from app.core.tools.shell_syntax import ChainStep, Pipeline, SimpleCommand
+from app.core.tools.shell.syntax import ChainStep, Pipeline, SimpleCommand
 
 # -- one tool --------------------------------------------------------------------------------
 
@@ -164,7 +164,7 @@ class CustomTool:
                 f"with '-', which {self.program} would read as an option. Give a value that "
                 "does not start with '-'.")
 
-    def _subjects(self, values: Mapping[str, Any], working_dir: Path | None) -> list[str]:
+    def _subjects(self, values: Mapping[str, Any], project_root: Path | None) -> list[str]:
         argv, problems = self._render(values)
         if problems:
             raise SubjectError("; ".join(problems), partial=[" ".join(argv)])
@@ -182,11 +182,12 @@ class CustomTool:
                 f"found{' on PATH' if '/' not in self.program else ''}{where}. Install it, or "
                 "fix the tool's command.")
 
-    def folders_outside(self, root: Path) -> list[str]:
-        """The write folders that are not inside ``root`` (a project's tool may not have any)."""
+    def folders_outside(self, project_root: Path) -> list[str]:
+        """The write folders that are not inside ``project_root`` (a project's tool may not have
+        any)."""
         if self.write_folders is None:
             return []
-        base = root.resolve()
+        base = project_root.resolve()
         outside = []
         for entry in self.write_folders:
             path = Path(entry).expanduser()
@@ -202,9 +203,9 @@ class CustomTool:
     def writable(self, ctx: ToolContext) -> tuple[Path, ...] | str:
         """The folders the program may write (existing ones only), or why it must not run."""
         if self.write_folders is None:
-            return (ctx.working_dir,)
+            return (ctx.project_root,)
         if self.server_id == PROJECT_SERVER_ID:
-            outside = self.folders_outside(ctx.working_dir)
+            outside = self.folders_outside(ctx.project_root)
             if outside:
                 return (f"{self.name} was not run: it comes from the project's tools.toml, "
                         f"which cannot make folders outside the project writable "
@@ -216,8 +217,8 @@ class CustomTool:
             argv = self.render(input)
         except RenderError as exc:
             return ToolResult.error(f"{self.name}: {exc}")
-        cwd = ctx.working_dir
-        problem = self.program_problem(cwd)
+        project_root = ctx.project_root
+        problem = self.program_problem(project_root)
         if problem is not None:
             return ToolResult.error(problem)
         writable = self.writable(ctx)
@@ -231,13 +232,14 @@ class CustomTool:
         except SandboxRequired as exc:
             return ToolResult.error(f"{self.name} was not run. {exc}")
         try:
-            env = await safe_git_env(cwd, base_env=minimal_env(project_root=cwd),
+            env = await safe_git_env(project_root,
+                                     base_env=minimal_env(project_root=project_root),
                                      run_hooks=False, allow_network=True)
         except GitSafetyError as exc:
             return ToolResult.error(f"{self.name} was not run: {exc}")
         timeout = self.timeout_s or ctx.shell_timeout_s
         step = ChainStep(None, Pipeline([SimpleCommand(list(argv), " ".join(argv))]))
-        result = await run_steps([step], cwd=cwd, root=cwd, timeout_s=timeout,
+        result = await run_steps([step], cwd=project_root, root=project_root, timeout_s=timeout,
                                  max_output_bytes=ctx.max_output_bytes, env=env,
                                  confinement=confinement)
         payload: dict[str, Any] = {

@@ -1,0 +1,278 @@
+"""One MCP server as the rest of the app sees it: its configuration, state and tools, and
+starting, stopping, reconnecting and calling it.
+
+Each run of the server lives in a task of its own, whose body is ``McpServerTask._serve`` (see
+``mcp.server_task`` for why one task must own the transport and session). ``begin`` creates that
+task and ``stop`` ends it; the state they and the task report is what the provider and the
+Settings tab read (``status()``, see ``mcp.server_status``).
+
+Calls (``call_tool``, see ``mcp.tool_call``) come from other tasks (the agent loop). That is
+safe: a request only puts a message on the session's memory stream and waits for its answer on
+another one; the caller's cancellation (Stop) abandons the wait at once and the SDK sends
+``notifications/cancelled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+from app.core.sandbox import Sandbox, machine_sandbox
+from app.core.tools.base import ProgressFn, ToolResult
+from app.core.tools.providers.mcp import connection_texts as texts
+from app.core.tools.providers.mcp import tool_call as mcp_tool_call
+from app.core.tools.providers.mcp.config.model import McpServerConfig
+from app.core.tools.providers.mcp.oauth.errors import (
+    CredentialsRejected,
+    SignInRequired,
+    auth_failure_status,
+    find_auth_failure,
+)
+from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth
+from app.core.tools.providers.mcp.project_follow import ProjectFollower
+from app.core.tools.providers.mcp.roots import McpRoots
+from app.core.tools.providers.mcp.server_requests import HandlerSource
+from app.core.tools.providers.mcp.server_status import ServerState, ServerStatus
+from app.core.tools.providers.mcp.server_task import McpServerTask, settle
+from app.core.tools.providers.mcp.stdout_noise import UnreadableLines
+from app.core.tools.providers.mcp.transport import StderrTail, StdioLaunch
+
+log = logging.getLogger(__name__)
+
+
+class McpConnection(McpServerTask):
+    """One configured server. ``start``/``stop``/``call_tool`` are called from the event loop."""
+
+    # Sign-in for HTTP servers (OAuth); the provider sets it. None: no auth on requests.
+    oauth: McpOAuth | None = None
+
+    def __init__(self, config: McpServerConfig, *,
+                 on_change: Callable[[McpConnection], None] | None = None,
+                 startup_timeout_s: float = 60.0, stop_timeout_s: float = 10.0,
+                 sandbox: Sandbox | None = None, roots: McpRoots | None = None,
+                 keepalive_s: float = 30.0) -> None:
+        self.config = config
+        # The project folder(s): answered to roots/list, and where stdio servers start.
+        self.roots = roots if roots is not None else McpRoots()
+        # Who answers the server's sampling / elicitation requests (the provider sets it).
+        self.server_requests: HandlerSource = lambda: None
+        # How often an idle HTTP server is pinged, so one that died is not shown "running".
+        self._keepalive_s = keepalive_s
+        # Per run, from initialize: the server's instructions and capabilities (wire dict).
+        self.instructions = ""
+        self.capabilities: dict[str, Any] = {}
+        self.has_resources = False  # it lists resources: the model gets read_resource
+        self.hidden_tools = 0
+        self.needs_auth = False
+        # Set when a running HTTP server stopped answering: the next call reconnects.
+        self.lost = False
+        self.runs = 0  # starts so far, so concurrent callers reconnect only once
+        self._http_status = 0  # the last HTTP status seen (for the startup failure)
+        self._roots_changed = False
+        # The app's sandbox setting, read at each start (the provider keeps it current).
+        self.sandbox = sandbox if sandbox is not None else machine_sandbox()
+        # How the current (or last) run was started; None before the first stdio start.
+        self.launch: StdioLaunch | None = None
+        self.state: ServerState = "disabled" if config.disabled else "stopped"
+        self.message = "disabled in the configuration" if config.disabled else ""
+        # Wire-format dicts (camelCase keys) of the last listing; kept when the server dies so
+        # its tools stay visible and answer with an error until it is restarted.
+        self.tools: list[dict[str, Any]] = []
+        self._on_change = on_change
+        self._startup_timeout_s = startup_timeout_s
+        self._stop_timeout_s = stop_timeout_s
+        self._task: asyncio.Task[None] | None = None
+        self._started: asyncio.Future[None] | None = None
+        self._session: Any = None
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._ended = False
+        self._relist = False
+        self._stderr: StderrTail | None = None
+        self._events: deque[str] = deque(maxlen=20)  # the "tail" of HTTP servers
+        # Stdout lines of this run that were not JSON-RPC (see mcp.stdout_noise).
+        self._unreadable = UnreadableLines(config.name, self._events)
+        # Restarts a stdio server in the new project folder once its calls are done.
+        self._follower = ProjectFollower(self)
+
+    @property
+    def running(self) -> bool:
+        return self.state == "running" and self._session is not None
+
+    @property
+    def session(self) -> Any:
+        """The live client session, or None when the server is not running."""
+        return self._session if self.running else None
+
+    @property
+    def stopping(self) -> bool:
+        """A stop (or restart) of this run has begun."""
+        return self._stopping
+
+    @property
+    def ended(self) -> bool:
+        """The transport of this run has ended (process exit, closed connection)."""
+        return self._ended
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether the server's process runs in the OS sandbox (its current or last run)."""
+        return self.launch is not None and self.launch.sandboxed
+
+    def status(self) -> ServerStatus:
+        return ServerStatus(self.name, self.state, self.message, self.stderr_tail(),
+                            len(self.tools), self.hidden_tools, self.needs_auth)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the server and return once it runs or has failed (never raises for that)."""
+        # Shielded: a caller that gives up waiting must not tear the startup down half-way.
+        await asyncio.shield(self.begin())
+
+    def begin(self) -> asyncio.Future[None]:
+        """Start the server now (synchronously: its task exists when this returns, so a
+        ``stop()`` right after cancels it) and return a future settled once it runs or has
+        failed. Call it from the event loop."""
+        if self.config.disabled or self.config.problem is not None:
+            if self.config.disabled:
+                self._set("disabled", "disabled in the configuration")
+            else:
+                self._set("failed", f"not started: {self.config.problem}")
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            return done
+        if self._task is None or self._task.done():
+            self._stopping = self._ended = self._relist = False
+            self._wake = asyncio.Event()
+            self._stderr = None
+            self.launch = None
+            self._events.clear()
+            self._unreadable = UnreadableLines(self.name, self._events)
+            self.tools = []
+            self.instructions, self.capabilities, self.hidden_tools = "", {}, 0
+            self.has_resources = False
+            self.needs_auth = self.lost = self._roots_changed = False
+            self._http_status = 0
+            self.runs += 1
+            self._started = asyncio.get_running_loop().create_future()
+            self._set("starting", "")
+            started = self._started
+            task = asyncio.create_task(self._serve(started), name=f"tebiki-mcp-{self.name}")
+            task.add_done_callback(lambda t: self._served(t, started))
+            self._task = task
+        assert self._started is not None
+        return self._started
+
+    async def stop(self) -> None:
+        """Stop the server (its process is gone when this returns) and forget its tools."""
+        task = self._task
+        self._stopping = True
+        if task is not None and not task.done():
+            if self.state == "starting" or self._session is None:
+                task.cancel()  # still inside initialize: nothing to finish politely
+            self._wake.set()
+            done, _ = await asyncio.wait({task}, timeout=self._stop_timeout_s)
+            if not done:
+                log.warning("MCP server %s did not stop in time; cancelling", self.name)
+                task.cancel()
+                await asyncio.wait({task}, timeout=self._stop_timeout_s)
+        if self._task is not task:
+            return  # a start() came in meanwhile; that run is not ours to clear
+        self._task = None
+        self.tools = []
+        self.instructions = ""
+        if self.config.disabled:
+            self._set("disabled", "disabled in the configuration")
+        else:
+            self._set("stopped", "")
+
+    async def restart(self) -> None:
+        await self.stop()
+        await self.start()
+
+    async def reconnect(self) -> None:
+        """Restart after the connection was lost. While the server stays unreachable its last
+        tools stay listed (answering errors) and it stays "lost", so the next call tries
+        again and works once the server is back, with no manual restart."""
+        kept = self.tools, self.instructions, self.capabilities, self.has_resources
+        await self.restart()
+        if self.state == "failed" and not self.needs_auth:
+            self.tools, self.instructions, self.capabilities, self.has_resources = kept
+            self.lost = True
+            self._set("failed", texts.unreachable_text(self.message))
+
+    def show_message(self, message: str) -> None:
+        """A new status message, same state (e.g. a restart that is due)."""
+        self._set(self.state, message)
+
+    def _project_changed(self) -> None:
+        self._follower.check()
+
+    def _set(self, state: ServerState, message: str) -> None:
+        self.state, self.message = state, message
+        if self._on_change is not None:
+            try:
+                self._on_change(self)
+            except Exception:
+                log.exception("MCP status listener failed")
+
+    def _served(self, task: asyncio.Task[None], started: asyncio.Future[None]) -> None:
+        """Runs however the task ended, even when it was cancelled before its first step."""
+        settle(started)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("MCP server %s task failed", self.name, exc_info=task.exception())
+        if self._task is task and self.state == "starting":
+            self._set("stopped", "")
+
+    # -- calls -------------------------------------------------------------------------------
+
+    async def call_tool(self, remote_name: str, arguments: Mapping[str, Any], *,
+                        timeout_s: float, max_output_chars: int = 50_000,
+                        label: str | None = None,
+                        progress: ProgressFn | None = None) -> ToolResult:
+        """Run one tool (see ``mcp.tool_call``). Errors of every kind become
+        ``ToolResult.error``; Stop cancels.
+
+        ``label`` is the name the model knows the tool by, used in messages. With
+        ``progress`` the request carries a progress token and the server's progress
+        notifications are passed to it (``ToolContext.progress``).
+
+        A call made while the server is due to restart in a new project folder waits for that
+        restart and runs on the restarted server (see ``mcp.project_follow``).
+        """
+        async with self.request_slot():
+            return await mcp_tool_call.call_tool(self, remote_name, arguments,
+                                                 timeout_s=timeout_s,
+                                                 max_output_chars=max_output_chars, label=label,
+                                                 progress=progress)
+
+    @contextlib.asynccontextmanager
+    async def request_slot(self) -> AsyncIterator[None]:
+        """Around one request to the server (a tool call, a resource read, a prompt): it waits
+        for a restart into a new project folder that is due, and holds the next one off until
+        it ends (see ``mcp.project_follow``)."""
+        await self._follower.settled()
+        with self._follower.counted_call():
+            yield
+
+    def mark_needs_auth(self, refused: SignInRequired | CredentialsRejected) -> None:
+        """A call met a 401 (the auth raised it, or marked the server): the server is in
+        "needs sign-in", since the session cannot go on without it."""
+        self.needs_auth = True
+        self._set("failed", auth_failure_status(refused))
+
+    def refusal(self, exc: BaseException) -> SignInRequired | CredentialsRejected | None:
+        """The 401 behind a failure, if any."""
+        refused = find_auth_failure(exc)
+        if refused is None and self.oauth is not None and self.oauth.needs_sign_in(self.name):
+            refused = SignInRequired(self.name)
+        return refused
+
+    def unavailable_message(self, tool_name: str) -> str:
+        return texts.unavailable_text(tool_name, self.name, self.state, self.message,
+                                      self.stderr_tail())

@@ -1,0 +1,190 @@
+"""MCP resources and prompts, client side: listing and reading them on a running server, and
+the per-server ``read_resource`` tool that lets the model follow a resource link a tool
+returned (otherwise a dead end).
+
+Every answer is turned into plain wire dicts (camelCase keys, as the protocol spells them);
+every failure (server not running, timeout, an error answer, a malformed result) becomes an
+``McpRequestError`` with a message naming the server, never an SDK exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from app.core.tools.base import ToolContext, ToolResult, ToolSpec
+from app.core.tools.providers.mcp.results import describe_exception, truncate
+
+if TYPE_CHECKING:
+    from app.core.tools.providers.mcp.connection import McpConnection
+    from app.core.tools.providers.mcp.provider import McpProvider
+
+MAX_PAGES = 50
+READ_RESOURCE = "read_resource"
+
+
+class McpRequestError(Exception):
+    """A resources/prompts request that could not be answered; the message says why."""
+
+
+def offers(conn: McpConnection, feature: str) -> bool:
+    """Whether the server advertised ``feature`` ("resources", "prompts") at start."""
+    return isinstance(conn.capabilities.get(feature), Mapping)
+
+
+async def request(conn: McpConnection, what: str,
+                  send: Callable[[Any], Awaitable[Any]], timeout_s: float) -> dict[str, Any]:
+    """``send(session)`` on a running server, its result as a wire dict."""
+    session = conn.session
+    if session is None:
+        raise McpRequestError(f"MCP server {conn.name!r} is not running ({conn.state}"
+                              f"{': ' + conn.message if conn.message else ''}), so {what} "
+                              "is not possible now.")
+    try:
+        with anyio.fail_after(timeout_s):
+            result = await send(session)
+        wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    except TimeoutError:
+        raise McpRequestError(f"MCP server {conn.name!r} did not answer {what} within "
+                              f"{timeout_s:g}s.") from None
+    except Exception as exc:
+        raise McpRequestError(f"MCP server {conn.name!r} could not answer {what}: "
+                              f"{describe_exception(exc)}") from exc
+    if not isinstance(wire, dict):
+        raise McpRequestError(f"MCP server {conn.name!r} sent a malformed answer to {what}.")
+    return wire
+
+
+async def list_paged(conn: McpConnection, what: str, key: str, method: str,
+                     timeout_s: float) -> list[dict[str, Any]]:
+    """All items of a paginated list (``resources``, ``resourceTemplates``, ``prompts``)."""
+    from app.core.tools.providers.mcp.transport import load_sdk
+
+    sdk = await load_sdk()
+    items: list[dict[str, Any]] = []
+    cursor: str | None = None
+    for _page in range(MAX_PAGES):
+        params = sdk.types.PaginatedRequestParams(cursor=cursor) if cursor else None
+
+        async def send(session: Any, params: Any = params) -> Any:
+            return await getattr(session, method)(params=params)
+
+        wire = await request(conn, what, send, timeout_s)
+        items += [item for item in wire.get(key) or [] if isinstance(item, dict)]
+        cursor = wire.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            break
+    return items
+
+
+async def list_resources(conn: McpConnection, timeout_s: float) -> list[dict[str, Any]]:
+    if not offers(conn, "resources"):
+        return []
+    return await list_paged(conn, "resources/list", "resources", "list_resources", timeout_s)
+
+
+async def list_resource_templates(conn: McpConnection,
+                                  timeout_s: float) -> list[dict[str, Any]]:
+    if not offers(conn, "resources"):
+        return []
+    return await list_paged(conn, "resources/templates/list", "resourceTemplates",
+                            "list_resource_templates", timeout_s)
+
+
+async def read_resource(conn: McpConnection, uri: str,
+                        timeout_s: float) -> list[dict[str, Any]]:
+    async def send(session: Any) -> Any:
+        return await session.read_resource(uri)
+
+    wire = await request(conn, f"resources/read of {uri}", send, timeout_s)
+    contents = wire.get("contents")
+    if not isinstance(contents, list):
+        raise McpRequestError(f"MCP server {conn.name!r} answered resources/read of {uri} "
+                              "without contents.")
+    return [item for item in contents if isinstance(item, dict)]
+
+
+async def list_prompts(conn: McpConnection, timeout_s: float) -> list[dict[str, Any]]:
+    if not offers(conn, "prompts"):
+        return []
+    return await list_paged(conn, "prompts/list", "prompts", "list_prompts", timeout_s)
+
+
+async def get_prompt(conn: McpConnection, name: str, arguments: Mapping[str, Any],
+                     timeout_s: float) -> dict[str, Any]:
+    args = {str(k): str(v) for k, v in arguments.items()}
+
+    async def send(session: Any) -> Any:
+        return await session.get_prompt(name, args or None)
+
+    wire = await request(conn, f"prompts/get of {name!r}", send, timeout_s)
+    if not isinstance(wire.get("messages"), list):
+        raise McpRequestError(f"MCP server {conn.name!r} answered prompts/get of {name!r} "
+                              "without messages.")
+    return wire
+
+
+def contents_to_text(uri: str, contents: Any) -> str:
+    """A resources/read answer as text for the model; binary parts are described."""
+    if not isinstance(contents, list) or not contents:
+        return f"[resource {uri} is empty]"
+    parts: list[str] = []
+    for item in contents:
+        if not isinstance(item, Mapping):
+            continue
+        where = item.get("uri") or uri
+        if isinstance(item.get("text"), str):
+            parts.append(item["text"] if len(contents) == 1 else f"[{where}]\n{item['text']}")
+        else:
+            blob = item.get("blob")
+            size = len(blob) * 3 // 4 if isinstance(blob, str) else 0
+            parts.append(f"[{where}: {item.get('mimeType') or 'binary'} content, about {size} "
+                         "bytes; it is not text, so it is not shown]")
+    return "\n\n".join(parts) or f"[resource {uri} has no readable content]"
+
+
+def read_resource_spec(server: str, name: str, *, runs_programs: bool,
+                       sandboxed: bool) -> ToolSpec:
+    """The model tool reading ``server``'s resources. It is a server request like the
+    server's tools, so it carries the server's id (rules scoping the server cover it) and is
+    shown as a read-only tool, trusted no more than one."""
+    from app.core.tools.providers.mcp.tool_specs import spec_for_tool
+
+    tool = {
+        "name": READ_RESOURCE,
+        "description": (f"Read a resource of MCP server {server!r} by its URI, for example a "
+                        "resource link in one of its tool results. Returns the resource's "
+                        "text; binary content is only described."),
+        "inputSchema": {"type": "object",
+                        "properties": {"uri": {"type": "string",
+                                               "description": "The resource's URI."}},
+                        "required": ["uri"]},
+        "annotations": {"readOnlyHint": True},
+    }
+    return spec_for_tool(server, name, tool, runs_programs=runs_programs, sandboxed=sandboxed)
+
+
+class McpResourceTool:
+    """``<server>__read_resource``: resources/read on the provider's current connection."""
+
+    def __init__(self, provider: McpProvider, server: str, spec: ToolSpec) -> None:
+        self._provider = provider
+        self.server = server
+        self.remote_name = READ_RESOURCE
+        self.spec = spec
+
+    async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        uri = input.get("uri")
+        if not isinstance(uri, str) or not uri.strip():
+            return ToolResult.error("read_resource needs a \"uri\": the resource's URI.")
+        try:
+            contents = await self._provider.read_resource(self.server, uri.strip(),
+                                                          timeout_s=ctx.shell_timeout_s)
+        except McpRequestError as exc:
+            return ToolResult.error(str(exc))
+        return ToolResult.ok(truncate(contents_to_text(uri, contents), ctx.max_output_bytes))
+
+    def __repr__(self) -> str:
+        return f"McpResourceTool({self.spec.name!r} → {self.server})"

@@ -1,0 +1,323 @@
+"""The MCP server's own task: it opens the transport, initializes the session, then keeps it
+(re-listing tools, telling the server the roots changed, pinging an idle HTTP server) until the
+server is stopped or its transport ends.
+
+Why one long-lived task per server: the SDK's transports (``stdio_client``,
+``streamable_http_client``) and ``ClientSession`` are anyio context managers holding task groups
+and cancel scopes, which must be entered and exited by the *same* task. ``_serve`` enters them,
+initializes, lists tools, then parks until it is asked to stop or the transport ends; leaving
+the ``async with`` block is what closes the session and stops the process (stdin closed, then
+SIGTERM/SIGKILL to the server's process group, inside the SDK's shielded shutdown), so nothing
+is left behind whatever way the task ends.
+
+Death is noticed without polling: the session reads through ``WatchedReadStream``, which
+reports the end of the server's output (process exit, closed pipe, dropped HTTP session).
+The server's stderr goes to a pipe drained by a small thread into a bounded buffer, so a
+chatty server can never block on a full pipe, and the last lines explain a failure.
+
+A stdio server whose config has ``"sandbox"`` starts inside the OS sandbox (see
+``mcp.transport.stdio_launch``); its status says whether it runs there. When the sandbox cannot
+run here it does not start if the sandbox is required, and starts unsandboxed (status
+"not sandboxed: …") otherwise. Servers without ``"sandbox"`` run as any other program.
+
+Separate from ``mcp.connection`` because this is what runs *inside* the server's task, while
+the connection's start, stop, reconnect and status are driven from outside it (the provider,
+the Settings tab, calls from the agent loop). ``McpConnection`` inherits ``McpServerTask``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from types import SimpleNamespace
+from typing import Any
+
+import anyio
+
+from app.core.sandbox import Sandbox
+from app.core.tools.providers.mcp import connection_texts as texts
+from app.core.tools.providers.mcp.config.expand import expand_server_config
+from app.core.tools.providers.mcp.config.model import McpServerConfig
+from app.core.tools.providers.mcp.http_watch import recording_transport
+from app.core.tools.providers.mcp.oauth.errors import CredentialsRejected, SignInRequired
+from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth
+from app.core.tools.providers.mcp.results import describe_exception, leaf_exception
+from app.core.tools.providers.mcp.roots import McpRoots
+from app.core.tools.providers.mcp.server_requests import HandlerSource, server_request_callbacks
+from app.core.tools.providers.mcp.server_status import ServerState
+from app.core.tools.providers.mcp.session_info import (
+    http_status_text,
+    list_all_tools,
+    offered_tools,
+    offers_resources,
+    server_capabilities,
+)
+from app.core.tools.providers.mcp.stdout_noise import UnreadableLines, is_unreadable_line
+from app.core.tools.providers.mcp.transport import (
+    StderrTail,
+    StdioLaunch,
+    WatchedReadStream,
+    client_version,
+    load_sdk,
+    stdio_launch,
+)
+
+log = logging.getLogger(__name__)
+
+CLIENT_NAME = "tebiki"
+
+
+class McpServerTask:
+    """The body of one server run (``_serve``) and what it reports back. ``McpConnection``
+    inherits it, sets the attributes below and provides ``_set`` and ``refusal``."""
+
+    # Set by McpConnection (see its __init__ and begin() for what each one means).
+    config: McpServerConfig
+    oauth: McpOAuth | None
+    roots: McpRoots
+    server_requests: HandlerSource
+    sandbox: Sandbox
+    launch: StdioLaunch | None
+    state: ServerState
+    tools: list[dict[str, Any]]
+    instructions: str
+    capabilities: dict[str, Any]
+    has_resources: bool
+    hidden_tools: int
+    needs_auth: bool
+    lost: bool
+    _keepalive_s: float
+    _startup_timeout_s: float
+    _http_status: int
+    _roots_changed: bool
+    _session: Any
+    _wake: asyncio.Event
+    _stopping: bool
+    _ended: bool
+    _relist: bool
+    _stderr: StderrTail | None
+    _events: deque[str]
+    _unreadable: UnreadableLines
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def _set(self, state: ServerState, message: str) -> None:
+        """Change the state and tell the listener (McpConnection)."""
+        raise NotImplementedError
+
+    def refusal(self, exc: BaseException) -> SignInRequired | CredentialsRejected | None:
+        """The 401 behind a failure, if any (McpConnection)."""
+        raise NotImplementedError
+
+    def _project_changed(self) -> None:
+        """The open project may no longer be the folder this run started in: a stdio server
+        that follows the project restarts there (McpConnection, see mcp.project_follow)."""
+        raise NotImplementedError
+
+    def stderr_tail(self) -> str:
+        if self._stderr is not None:
+            return self._stderr.text()
+        return "\n".join(self._events)
+
+    def _transport_ended(self) -> None:
+        self._ended = True
+        self._wake.set()
+        if not self._stopping and self.state == "running":
+            self.lost = self.config.transport != "stdio"
+            what = "exited" if self.config.transport == "stdio" else "closed the connection"
+            self._set("failed", f"the server {what} unexpectedly")
+
+    async def _on_message(self, message: Any) -> None:
+        item = getattr(message, "root", message)  # mcp 1.x wraps notifications in a RootModel
+        if isinstance(item, Exception):
+            if is_unreadable_line(item):
+                self._unreadable.note(item)
+            else:
+                log.debug("MCP server %s: transport error: %s", self.name,
+                          describe_exception(item))
+                self._events.append(f"transport error: {describe_exception(item)}")
+            return
+        if getattr(item, "method", None) == "notifications/tools/list_changed":
+            self._relist = True
+            self._wake.set()
+
+    def _on_roots_changed(self) -> None:
+        """From ``McpRoots.set``, always on this session's loop (see ``McpRoots``)."""
+        self._roots_changed = True
+        self._wake.set()
+        self._project_changed()
+
+    def _client_callbacks(self, sdk: SimpleNamespace) -> dict[str, Any]:
+        """Keyword arguments for ``ClientSession``: the server-initiated requests Tebiki
+        answers (each one the SDK also advertises as a client capability). Roots here;
+        sampling and elicitation are added alongside."""
+        return {"list_roots_callback": self.roots.list_roots_callback(sdk.types),
+                **server_request_callbacks(self.name, self.server_requests)}
+
+    async def _serve(self, started: asyncio.Future[None]) -> None:
+        reached_running = False
+        try:
+            sdk = await load_sdk()
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await self._open_transport(sdk, stack)
+                watched = WatchedReadStream(read, self._transport_ended)
+                session = await stack.enter_async_context(sdk.ClientSession(
+                    watched, write, message_handler=self._on_message,
+                    client_info=sdk.types.Implementation(name=CLIENT_NAME,
+                                                         version=client_version()),
+                    **self._client_callbacks(sdk)))
+                stack.callback(self.roots.subscribe(self._on_roots_changed))
+                with anyio.fail_after(self._startup_timeout_s):
+                    init = await session.initialize()
+                    self.instructions = (getattr(init, "instructions", None) or "").strip()
+                    self.capabilities = server_capabilities(init)
+                    tools = await self._list_tools(session, sdk)
+                    self.has_resources = await offers_resources(session, self.capabilities)
+                if self._ended:
+                    raise ConnectionError("the server closed the connection during startup")
+                self.tools = tools
+                self._session = session
+                reached_running = True
+                self._set("running", self._running_message(len(tools)))
+                settle(started)
+                # The project may have changed after this run's folder was chosen: a change
+                # while starting is acted on only once the server runs.
+                self._project_changed()
+                await self._idle(session, sdk)
+        except asyncio.CancelledError:
+            pass  # stop() cancelled a startup, or the loop is shutting down: end quietly
+        except Exception as exc:
+            if not self._stopping and not reached_running:
+                await self.collect_stderr()
+                self._set("failed", self._startup_failure(exc))
+            elif not self._stopping:
+                log.warning("MCP server %s ended: %s", self.name, describe_exception(exc))
+                # An HTTP server may come back: the next call reconnects.
+                self.lost = self.config.transport != "stdio"
+                if self.state != "failed":
+                    self._set("failed", f"the connection failed: {describe_exception(exc)}"
+                              + ("; Tebiki reconnects at the next call" if self.lost else ""))
+        finally:
+            self._session = None
+            self._unreadable.summarise()
+            if self._stderr is not None:
+                self._stderr.close_write_end()
+            if self._ended and not self._stopping and self.state == "running":
+                self._set("failed", "the connection ended")
+            settle(started)
+
+    async def _open_transport(self, sdk: SimpleNamespace,
+                              stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
+        # ${VAR} references anywhere in args, env, headers, url and cwd; an unset variable or a
+        # malformed reference fails the start with the server and field named.
+        cfg = expand_server_config(self.config)
+        if cfg.transport == "stdio":
+            env = dict(cfg.env)
+            launch = self.launch = stdio_launch(cfg, self.sandbox, env,
+                                                sdk.default_environment(), self.roots.first)
+            stderr = self._stderr = StderrTail(cfg.name)
+            params = sdk.StdioServerParameters(
+                command=launch.command, args=launch.args, env=env or None, cwd=launch.cwd)
+            try:
+                return await stack.enter_async_context(
+                    sdk.stdio_client(params, errlog=stderr.write_file))
+            finally:
+                stderr.close_write_end()
+        client = await stack.enter_async_context(sdk.httpx.AsyncClient(
+            headers=dict(cfg.headers), timeout=sdk.httpx.Timeout(30.0, read=300.0),
+            auth=self.oauth.auth_for(cfg) if self.oauth is not None else None,
+            transport=recording_transport(sdk.httpx, self._note_http_status)))
+        return await stack.enter_async_context(
+            sdk.streamable_http_client(cfg.url, http_client=client))
+
+    def _note_http_status(self, status: int) -> None:
+        if status >= 400:
+            self._http_status = status
+
+    async def _idle(self, session: Any, sdk: SimpleNamespace) -> None:
+        """Park until stopped or the transport ends; re-list tools when the server says so,
+        tell it when the roots changed, and ping an idle HTTP server (nothing else notices
+        that one died: there is no process to watch)."""
+        http = self.config.transport != "stdio"
+        while not (self._stopping or self._ended):
+            try:
+                await asyncio.wait_for(self._wake.wait(),
+                                       self._keepalive_s if http else None)
+            except TimeoutError:
+                if not await self._still_answering(session):
+                    return
+                continue
+            self._wake.clear()
+            if self._roots_changed and not (self._stopping or self._ended):
+                self._roots_changed = False
+                try:
+                    await session.send_notification(sdk.types.RootsListChangedNotification())
+                except Exception as exc:
+                    log.warning("MCP server %s: telling it the roots changed failed: %s",
+                                self.name, describe_exception(exc))
+            if self._relist and not (self._stopping or self._ended):
+                self._relist = False
+                try:
+                    with anyio.fail_after(self._startup_timeout_s):
+                        tools = await self._list_tools(session, sdk)
+                except Exception as exc:
+                    log.warning("MCP server %s: re-listing tools failed: %s", self.name,
+                                describe_exception(exc))
+                    continue
+                self.tools = tools
+                self._set("running", self._running_message(len(tools)))
+
+    async def _still_answering(self, session: Any) -> bool:
+        """Ping; when it fails (refused, session unknown, connection closed) mark the server
+        lost (the next call reconnects) and say why. A slow answer is not a failure: a server
+        busy with a long call may answer late, and tearing the session down would kill it."""
+        try:
+            with anyio.fail_after(min(self._keepalive_s, 10.0) + 5.0):
+                await session.send_ping()
+            return True
+        except TimeoutError:
+            log.debug("MCP server %s: no answer to a ping yet", self.name)
+            return True
+        except Exception as exc:
+            if self._stopping or self._ended:
+                return False
+            self.lost = True
+            why = http_status_text(self._http_status) or describe_exception(exc)
+            self._set("failed", f"the server stopped answering ({why}); Tebiki reconnects "
+                                "at the next call")
+            return False
+
+    async def _list_tools(self, session: Any, sdk: SimpleNamespace) -> list[dict[str, Any]]:
+        tools = await list_all_tools(session, sdk)
+        offered = offered_tools(tools)
+        self.hidden_tools = len(tools) - len(offered)
+        return offered
+
+    async def collect_stderr(self) -> None:
+        """Wait (briefly) for the rest of a stdio server's stderr, for a failure's text."""
+        if self._stderr is not None:
+            self._stderr.close_write_end()
+            await self._stderr.wait_eof(1.0)
+
+    def _running_message(self, tool_count: int) -> str:
+        return texts.running_message(tool_count, self.hidden_tools, self.launch)
+
+    def _startup_failure(self, exc: BaseException) -> str:
+        exc = leaf_exception(exc)
+        text, needs_auth = texts.startup_failure_text(
+            exc, sandbox_reason=self.sandbox.status.reason, launch=self.launch,
+            refused=self.refusal(exc), http_status=self._http_status,
+            startup_timeout_s=self._startup_timeout_s, ended=self._ended,
+            has_stderr=bool(self.stderr_tail()))
+        self.needs_auth = self.needs_auth or needs_auth
+        return text
+
+
+def settle(future: asyncio.Future[None]) -> None:
+    """Tell whoever awaits the start that it has run or failed (at most once)."""
+    if not future.done():
+        future.set_result(None)

@@ -1,0 +1,51 @@
+"""One ``tools/call`` on a server's live session, and every way it can end, as a ToolResult.
+
+Separate from ``mcp.connection`` because the call path runs in the caller's task (the agent
+loop), not in the server's own task that owns the session's lifecycle: it only uses the
+connection's public state, plus ``mark_needs_auth`` when a call meets a 401. Stop (the caller's
+cancellation) abandons the wait at once; the SDK then sends ``notifications/cancelled``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from app.core.tools.base import ProgressFn, ToolResult
+from app.core.tools.providers.mcp import connection_texts as texts
+from app.core.tools.providers.mcp.oauth.errors import auth_failure_for_model
+from app.core.tools.providers.mcp.results import call_result_to_tool_result, progress_callback
+
+if TYPE_CHECKING:
+    from app.core.tools.providers.mcp.connection import McpConnection
+
+
+async def call_tool(conn: McpConnection, remote_name: str, arguments: Mapping[str, Any], *,
+                    timeout_s: float, max_output_chars: int, label: str | None,
+                    progress: ProgressFn | None) -> ToolResult:
+    """Run one tool on ``conn``'s server. Errors of every kind become ``ToolResult.error``."""
+    tool_name = label or remote_name
+    session = conn.session
+    if session is None:
+        return ToolResult.error(conn.unavailable_message(tool_name))
+    on_progress = None if progress is None else progress_callback(progress)
+    try:
+        with anyio.fail_after(timeout_s):
+            result = await session.call_tool(remote_name, dict(arguments),
+                                             progress_callback=on_progress)
+    except TimeoutError:
+        return ToolResult.error(texts.call_timeout_text(tool_name, conn.name, timeout_s))
+    except Exception as exc:
+        if (refused := conn.refusal(exc)) is not None:
+            conn.mark_needs_auth(refused)
+            return ToolResult.error(auth_failure_for_model(refused, tool_name))
+        if conn.stopping:
+            return ToolResult.error(texts.stopped_during_call_text(tool_name, conn.name))
+        if conn.ended or conn.state == "failed":
+            await conn.collect_stderr()
+            return ToolResult.error(texts.died_text(tool_name, conn.name, conn.message,
+                                                    conn.stderr_tail()))
+        return ToolResult.error(texts.call_failed_text(tool_name, conn.name, exc))
+    return call_result_to_tool_result(result, tool_name, max_output_chars)

@@ -1,0 +1,81 @@
+"""The tools the MCP provider offers, built from its servers' current listings: one Tebiki tool
+per server tool (named and described by ``mcp.tool_specs``) and ``<server>__read_resource`` for
+each server offering resources.
+
+Separate from ``mcp`` (which runs the servers) because this is a pure function of the
+connections' state: the provider rebuilds the list on every status change and compares
+``tool_list_signature`` to know whether the registry must refresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from app.core.tools.providers.mcp.resources import (
+    READ_RESOURCE,
+    McpResourceTool,
+    read_resource_spec,
+)
+from app.core.tools.providers.mcp.tool_specs import (
+    MAX_TOOL_NAME,
+    McpTool,
+    assign_tool_names,
+    qualified_tool_name,
+    spec_for_tool,
+)
+
+if TYPE_CHECKING:
+    from app.core.tools.providers.mcp.connection import McpConnection
+    from app.core.tools.providers.mcp.provider import McpProvider
+
+
+def build_tool_list(provider: McpProvider, connections: Iterable[McpConnection],
+                    ) -> list[McpTool | McpResourceTool]:
+    """The servers' tools in configuration order, then their ``read_resource`` tools; every
+    tool calls through ``provider``."""
+    conns = list(connections)
+    pairs = [(conn, tool) for conn in conns for tool in conn.tools]
+    names = assign_tool_names((conn.name, str(tool["name"])) for conn, tool in pairs)
+    tools: list[McpTool | McpResourceTool] = []
+    for conn, tool in pairs:
+        server, remote = conn.name, str(tool["name"])
+        name = names[(server, remote)]
+        if any(t.spec.name == name for t in tools):
+            continue  # a server listing one name twice
+        sandbox = conn.config.sandbox
+        spec = spec_for_tool(server, name, tool,
+                             runs_programs=conn.config.transport == "stdio",
+                             sandboxed=conn.sandboxed,
+                             network=sandbox is not None and sandbox.network)
+        tools.append(McpTool(provider, server, remote, spec))
+    tools += _resource_tools(provider, conns, {t.spec.name.lower() for t in tools})
+    return tools
+
+
+def tool_list_signature(tools: Iterable[McpTool | McpResourceTool]) -> tuple[Any, ...]:
+    """What must differ for the offered tools to have changed."""
+    # The flags are compare=False on ToolSpec, so they join the signature on their own.
+    return tuple((t.spec, tuple(sorted(t.spec.annotations.items(), key=str)),
+                  t.spec.runs_programs, t.spec.sandboxed) for t in tools)
+
+
+def _resource_tools(provider: McpProvider, connections: Iterable[McpConnection],
+                    taken: set[str]) -> list[McpResourceTool]:
+    """``<server>__read_resource`` for each server offering resources whose tools are
+    listed; after the servers' own tools, so a server tool of that name keeps it."""
+    found: list[McpResourceTool] = []
+    for conn in connections:
+        if not (conn.tools and conn.has_resources):
+            continue
+        base = name = qualified_tool_name(conn.name, READ_RESOURCE)
+        n = 1
+        while name.lower() in taken:
+            n += 1
+            name = base[:MAX_TOOL_NAME - len(f"_{n}")] + f"_{n}"
+        taken.add(name.lower())
+        spec = read_resource_spec(conn.name, name,
+                                  runs_programs=conn.config.transport == "stdio",
+                                  sandboxed=conn.sandboxed)
+        found.append(McpResourceTool(provider, conn.name, spec))
+    return found
