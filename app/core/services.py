@@ -113,9 +113,11 @@ class Services:
     def _build_tools(self) -> ToolServices:
         # Here, not at the top: ~150 ms of imports the ready window does not need.
         from app.core.permissions.service import ToolPermissionService
-        from app.core.tools.default_registry import default_registry
-        from app.core.tools.providers.cli import CliProvider
-        from app.core.tools.providers.custom import CustomToolsProvider
+        from app.core.tools.default_registry import (
+            cli_provider,
+            custom_tools_provider,
+            default_registry,
+        )
         from app.core.tools.providers.mcp.config.store import McpConfigStore
         from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth
         from app.core.tools.providers.mcp.provider import McpProvider
@@ -125,8 +127,8 @@ class Services:
         registry = self._given_registry
         if registry is None:
             registry = default_registry()
-            registry.register_provider(CliProvider())
-            registry.register_provider(CustomToolsProvider(self.data_dir, self.project_root))
+            registry.register_provider(cli_provider())
+            registry.register_provider(custom_tools_provider(self.data_dir, self.project_root))
             mcp = McpProvider(on_tools_changed=registry.refresh, sandbox=sandbox,
                               roots=[self.project_root] if self.project_root is not None
                               else [])

@@ -270,7 +270,8 @@ def test_ready_window_does_not_load_the_event_loop(tmp_path):
 
 
 def test_cli_version_probes_started_early_serve_the_first_detection_only(monkeypatch):
-    from app.core.tools.providers import cli, cli_detect
+    from app.core.tools.default_registry import cli_provider
+    from app.core.tools.providers import cli_detect
 
     programs = {"rg": "/opt/fake/rg", "fd": "/opt/fake/fd"}
     runs: list[str] = []
@@ -285,7 +286,7 @@ def test_cli_version_probes_started_early_serve_the_first_detection_only(monkeyp
     monkeypatch.setattr(cli_detect, "_early_closed", False)
     cli_detect.probe_versions_early()
     assert runs == ["/opt/fake/rg", "/opt/fake/fd"]
-    provider = cli.CliProvider()
+    provider = cli_provider()
     detected = provider.detect()
     assert runs == ["/opt/fake/rg", "/opt/fake/fd"]  # the early answers, not new runs
     assert detected["rg"].path == "/opt/fake/rg" and detected["rg"].version == (14, 1)

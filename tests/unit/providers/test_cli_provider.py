@@ -12,8 +12,9 @@ from app.core.sandbox import Sandbox
 from app.core.tools.base import ToolContext, ToolResult
 from app.core.tools.builtin.glob_search import GlobSearchTool
 from app.core.tools.builtin.grep_search import GrepSearchTool
+from app.core.tools.default_registry import cli_provider
 from app.core.tools.providers.base import ToolProvider
-from app.core.tools.providers.cli import FD_NO_REQUIRE_GIT, CliGlobSearchTool, CliProvider
+from app.core.tools.providers.cli import FD_NO_REQUIRE_GIT, CliGlobSearchTool
 
 RG = shutil.which("rg")
 FD = shutil.which("fd") or shutil.which("fdfind")
@@ -81,7 +82,7 @@ async def both(builtin: object, cli: object, args: dict, ctx: ToolContext
 # -- detection and suggestions -------------------------------------------------------------------
 
 def test_missing_programs_give_install_suggestions() -> None:
-    provider = CliProvider({"rg": [MISSING], "fd": [MISSING, MISSING + "2"]}, platform="linux")
+    provider = cli_provider({"rg": [MISSING], "fd": [MISSING, MISSING + "2"]}, platform="linux")
     assert isinstance(provider, ToolProvider)
     assert provider.is_available() is False
     assert provider.tools() == []
@@ -91,16 +92,16 @@ def test_missing_programs_give_install_suggestions() -> None:
     assert hints[0].startswith("Install ripgrep for a faster grep_search: apt install ripgrep.")
     assert f"looked for: {MISSING}" in hints[0]
     assert "apt install fd-find" in hints[1] and "glob_search" in hints[1]
-    mac = CliProvider({"rg": [MISSING]}, platform="darwin", search_path="/nonexistent")
+    mac = cli_provider({"rg": [MISSING]}, platform="darwin", search_path="/nonexistent")
     assert any("brew install ripgrep" in h for h in mac.suggestions())
-    quiet = CliProvider({"rg": [MISSING], "fd": [MISSING]}, suggest_enhanced_tools=False)
+    quiet = cli_provider({"rg": [MISSING], "fd": [MISSING]}, suggest_enhanced_tools=False)
     assert quiet.suggestions() == []
 
 
 def test_too_old_versions_are_not_used(tmp_path: Path) -> None:
     old = fake_program(tmp_path, "rg", "ripgrep 11.0.2")
     junk = fake_program(tmp_path, "fd", "no version here")
-    provider = CliProvider({"rg": [str(old)], "fd": [str(junk)]}, platform="linux")
+    provider = cli_provider({"rg": [str(old)], "fd": [str(junk)]}, platform="linux")
     assert provider.is_available() is False
     hints = " ".join(provider.suggestions())
     assert "version 11.0.2; 12.0 or newer is needed" in hints
@@ -110,29 +111,29 @@ def test_too_old_versions_are_not_used(tmp_path: Path) -> None:
 def test_aliases_by_program_or_tool_name_and_relative_paths_refused(tmp_path: Path) -> None:
     rg = fake_program(tmp_path, "myrg", "ripgrep 13.0.0")
     fd = fake_program(tmp_path, "fdfind", "fdfind 8.6.0")
-    provider = CliProvider({"grep_search": str(rg), "glob_search": ["fdfind"]},
+    provider = cli_provider({"grep_search": str(rg), "glob_search": ["fdfind"]},
                            search_path=str(tmp_path))
     found = provider.detect()
     assert (found["rg"].path, found["rg"].version) == (str(rg), (13, 0, 0))
     assert (found["fd"].path, found["fd"].version) == (str(fd), (8, 6, 0))
     assert sorted(t.spec.name for t in provider.tools()) == ["glob_search", "grep_search"]
     assert provider.display_name == "CLI tools (ripgrep, fd)"
-    relative = CliProvider({"rg": ["./myrg"], "fd": [MISSING]}, search_path=str(tmp_path))
+    relative = cli_provider({"rg": ["./myrg"], "fd": [MISSING]}, search_path=str(tmp_path))
     assert relative.is_available() is False
     # relative PATH entries are never searched (a project could plant a program there)
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        assert CliProvider({"rg": ["myrg"], "fd": [MISSING]},
+        assert cli_provider({"rg": ["myrg"], "fd": [MISSING]},
                            search_path=".").is_available() is False
     finally:
         os.chdir(cwd)
     with pytest.raises(ValueError, match="unknown CLI alias key"):
-        CliProvider({"bat": "bat"})
+        cli_provider({"bat": "bat"})
 
 
 def test_reload_detects_a_newly_installed_program(tmp_path: Path) -> None:
-    provider = CliProvider({"rg": ["rg"], "fd": [MISSING]}, search_path=str(tmp_path))
+    provider = cli_provider({"rg": ["rg"], "fd": [MISSING]}, search_path=str(tmp_path))
     assert provider.is_available() is False
     fake_program(tmp_path, "rg", "ripgrep 14.1.0")
     assert provider.is_available() is False  # cached until reload()
@@ -142,9 +143,9 @@ def test_reload_detects_a_newly_installed_program(tmp_path: Path) -> None:
 
 
 def test_specs_are_the_builtin_specs() -> None:
-    assert CliGlobSearchTool.spec is GlobSearchTool.spec
+    assert CliGlobSearchTool("fd", (9, 0), GlobSearchTool()).spec is GlobSearchTool.spec
     from app.core.tools.providers.cli import CliGrepSearchTool
-    assert CliGrepSearchTool.spec is GrepSearchTool.spec
+    assert CliGrepSearchTool("rg", GrepSearchTool()).spec is GrepSearchTool.spec
     assert GrepSearchTool.spec.server_id == "builtin"
 
 
@@ -172,7 +173,7 @@ async def test_grep_output_is_identical_to_the_builtin(tree: Path, tmp_path: Pat
                                                        args: dict) -> None:
     assert RG is not None
     script, log = wrapper(tmp_path, RG, "rg-wrapper")
-    provider = CliProvider({"rg": [str(script)], "fd": [MISSING]})
+    provider = cli_provider({"rg": [str(script)], "fd": [MISSING]})
     (cli,) = provider.tools()
     ctx = ToolContext(sandbox=UNSANDBOXED, project_root=tree)
     builtin, ours = await both(GrepSearchTool(), cli, args, ctx)
@@ -188,7 +189,7 @@ async def test_grep_output_is_identical_to_the_builtin(tree: Path, tmp_path: Pat
 async def test_explicit_tool_configuration_still_wins(tree: Path, tmp_path: Path) -> None:
     assert RG is not None
     script, log = wrapper(tmp_path, RG, "rg-wrapper")
-    (cli,) = CliProvider({"rg": [str(script)], "fd": [MISSING]}).tools()
+    (cli,) = cli_provider({"rg": [str(script)], "fd": [MISSING]}).tools()
     ctx = ToolContext(sandbox=UNSANDBOXED, project_root=tree,
                       tool_config={"grep_search": {"use_rg": "never"}})
     builtin, ours = await both(GrepSearchTool(), cli, {"pattern": "TODO"}, ctx)
@@ -225,7 +226,7 @@ async def test_glob_output_is_identical_to_the_builtin(tree: Path, tmp_path: Pat
                                                        args: dict) -> None:
     assert FD is not None
     script, log = wrapper(tmp_path, FD, "fd-wrapper")
-    provider = CliProvider({"rg": [MISSING], "fd": [str(script)]})
+    provider = cli_provider({"rg": [MISSING], "fd": [str(script)]})
     (cli,) = provider.tools()
     ctx = ToolContext(sandbox=UNSANDBOXED, project_root=tree)
     builtin, ours = await both(GlobSearchTool(), cli, args, ctx)
@@ -245,7 +246,7 @@ async def test_glob_outside_git_with_old_fd_uses_the_builtin_walker(tree: Path,
     assert FD is not None
     shutil.rmtree(tree / ".git")
     script, log = wrapper(tmp_path, FD, "fd-wrapper")
-    (cli,) = CliProvider({"rg": [MISSING], "fd": [str(script)]}).tools()
+    (cli,) = cli_provider({"rg": [MISSING], "fd": [str(script)]}).tools()
     ctx = ToolContext(sandbox=UNSANDBOXED, project_root=tree)
     builtin, ours = await both(GlobSearchTool(), cli, {"pattern": "**/*"}, ctx)
     assert ours == builtin
@@ -258,7 +259,7 @@ async def test_glob_outside_git_with_old_fd_uses_the_builtin_walker(tree: Path,
 async def test_glob_respects_use_fd_never_and_a_vanished_fd(tree: Path, tmp_path: Path) -> None:
     assert FD is not None
     script, log = wrapper(tmp_path, FD, "fd-wrapper")
-    (cli,) = CliProvider({"rg": [MISSING], "fd": [str(script)]}).tools()
+    (cli,) = cli_provider({"rg": [MISSING], "fd": [str(script)]}).tools()
     ctx = ToolContext(sandbox=UNSANDBOXED, project_root=tree,
                       tool_config={"glob_search": {"use_fd": "never"}})
     builtin, ours = await both(GlobSearchTool(), cli, {"pattern": "**/*.py"}, ctx)
@@ -278,7 +279,7 @@ async def test_glob_in_the_sandbox_is_identical_to_the_builtin(tree: Path, args:
     if not status.available:
         pytest.skip(f"no sandbox here: {status.reason}")
     assert FD is not None
-    (cli,) = CliProvider({"rg": [MISSING], "fd": [FD]}).tools()
+    (cli,) = cli_provider({"rg": [MISSING], "fd": [FD]}).tools()
     ctx = ToolContext(project_root=tree, sandbox=Sandbox(status, True))
     builtin, ours = await both(GlobSearchTool(), cli, args, ctx)
     assert ours == builtin and not ours.is_error
@@ -290,7 +291,7 @@ async def test_glob_falls_back_to_the_builtin_when_the_sandbox_is_required_and_m
     from app.core.sandbox import Sandbox, SandboxStatus
     assert FD is not None
     script, log = wrapper(tmp_path, FD, "fd-wrapper")
-    (cli,) = CliProvider({"rg": [MISSING], "fd": [str(script)]}).tools()
+    (cli,) = cli_provider({"rg": [MISSING], "fd": [str(script)]}).tools()
     ctx = ToolContext(project_root=tree, sandbox=Sandbox(SandboxStatus.unavailable("x"), True))
     builtin, ours = await both(GlobSearchTool(), cli, {"pattern": "**/*.py"}, ctx)
     assert ours == builtin

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from app.core.tools.base import RiskLevel, SubjectError, ToolCategory, ToolContext
+from app.core.tools.default_registry import custom_tools_provider
 from app.core.tools.providers.base import ToolProvider
 from app.core.tools.providers.custom import (
     PROJECT_TOOLS_FILE,
@@ -309,7 +310,7 @@ async def test_missing_program_is_listed_but_errors_on_call(fresh_data_dir: Path
                                                             ctx: ToolContext) -> None:
     (fresh_data_dir / "tools.toml").write_text(
         tool_toml("ghost", "no-such-program-tebiki --x") + tool_toml("ok", DUMP_CMD))
-    provider = CustomToolsProvider(fresh_data_dir)
+    provider = custom_tools_provider(fresh_data_dir)
     assert provider.load_errors == []
     assert [t.spec.name for t in provider.tools()] == ["ghost", "ok"]
     assert set(provider.unavailable()) == {"ghost"}
@@ -365,7 +366,7 @@ enum = ["a", "b"]
 
 async def test_example_file_loads_both_forms(fresh_data_dir: Path, ctx: ToolContext) -> None:
     (fresh_data_dir / "tools.toml").write_text(EXAMPLE)
-    provider = CustomToolsProvider(fresh_data_dir)
+    provider = custom_tools_provider(fresh_data_dir)
     assert provider.load_errors == []
     tools = {t.spec.name: t for t in provider.tools()}
     assert set(tools) == {"list_branches", "echo_args"}
@@ -420,7 +421,7 @@ async def test_project_file_overrides_the_data_dir_by_name(fresh_data_dir: Path,
     (project / ".tebiki").mkdir()
     (project / PROJECT_TOOLS_FILE).write_text(
         tool_toml("shared", f"{DUMP_CMD} from-project"))
-    provider = CustomToolsProvider(fresh_data_dir, project)
+    provider = custom_tools_provider(fresh_data_dir, project)
     tools = {t.spec.name: t for t in provider.tools()}
     assert set(tools) == {"shared", "mine"}
     assert (await dump(tools["shared"], ctx))["argv"] == ["from-project"]  # type: ignore[arg-type]
@@ -432,7 +433,7 @@ def test_a_broken_file_does_not_take_down_the_other(fresh_data_dir: Path,
     (fresh_data_dir / "tools.toml").write_text(tool_toml("mine", "ls"))
     (project / ".tebiki").mkdir()
     (project / PROJECT_TOOLS_FILE).write_text('[x]\ndescription = "unterminated\n')
-    provider = CustomToolsProvider(fresh_data_dir, project)
+    provider = custom_tools_provider(fresh_data_dir, project)
     assert [t.spec.name for t in provider.tools()] == ["mine"]
     assert len(provider.load_errors) == 1
     assert provider.load_errors[0].startswith(f"{project / PROJECT_TOOLS_FILE}:2:")
@@ -441,7 +442,7 @@ def test_a_broken_file_does_not_take_down_the_other(fresh_data_dir: Path,
 def test_reload_picks_up_edits_without_restart(fresh_data_dir: Path, project: Path) -> None:
     path = fresh_data_dir / "tools.toml"
     path.write_text(tool_toml("one", "ls"))
-    provider = CustomToolsProvider(fresh_data_dir, project)
+    provider = custom_tools_provider(fresh_data_dir, project)
     registry = ToolRegistry([provider])
     assert registry.names() == ["one"]
     assert provider.reload_if_changed() is False
@@ -467,7 +468,7 @@ def test_reload_picks_up_edits_without_restart(fresh_data_dir: Path, project: Pa
 
 
 def test_provider_satisfies_the_protocol(fresh_data_dir: Path) -> None:
-    provider = CustomToolsProvider(fresh_data_dir)
+    provider = custom_tools_provider(fresh_data_dir)
     assert isinstance(provider, ToolProvider)
     assert (provider.id, provider.priority, provider.is_available()) == ("custom", 75, True)
     assert provider.files() == [fresh_data_dir / "tools.toml"]
@@ -477,7 +478,7 @@ async def test_registry_validates_and_routes_custom_calls(fresh_data_dir: Path,
                                                           ctx: ToolContext) -> None:
     (fresh_data_dir / "tools.toml").write_text(
         tool_toml("echo", f"{DUMP_CMD} {{n}}", {"n": {"type": "integer", "required": True}}))
-    registry = ToolRegistry([CustomToolsProvider(fresh_data_dir)])
+    registry = ToolRegistry([custom_tools_provider(fresh_data_dir)])
     bad = await registry.execute("echo", {"n": "1; rm -rf /"}, ctx)
     assert bad.is_error and "n" in bad.content
     good = await registry.execute("echo", {"n": 4}, ctx)
@@ -490,7 +491,7 @@ def test_a_project_file_cannot_replace_a_builtin_tool(fresh_data_dir: Path,
     (project / ".tebiki").mkdir()
     (project / PROJECT_TOOLS_FILE).write_text(tool_toml("read_file", "ls") +
                                               tool_toml("fine", "ls"))
-    provider = CustomToolsProvider(fresh_data_dir, project)
+    provider = custom_tools_provider(fresh_data_dir, project)
     assert [t.spec.name for t in provider.tools()] == ["fine"]
     assert provider.load_errors == [
         f"{project / PROJECT_TOOLS_FILE}:1: tool 'read_file' is not loaded: a project's "
@@ -508,7 +509,6 @@ def test_project_tools_are_their_own_server_so_user_rules_do_not_approve_them(
         db, fresh_data_dir: Path, tmp_path: Path) -> None:
     from app.core.permissions.rules import PermissionRule
     from app.core.permissions.service import ToolPermissionService
-    from app.core.tools.providers.custom import CustomToolsProvider
 
     data_dir = tmp_path / "data"
     project = tmp_path / "repo"
@@ -516,7 +516,7 @@ def test_project_tools_are_their_own_server_so_user_rules_do_not_approve_them(
     data_dir.mkdir()
     (data_dir / "tools.toml").write_text(
         '[deploy]\ndescription = "my deploy"\ncommand = "echo mine"\n')
-    provider = CustomToolsProvider(data_dir, None)
+    provider = custom_tools_provider(data_dir, None)
     registry = ToolRegistry([provider])
     assert registry.get("deploy").spec.server_id == "custom"
     service = ToolPermissionService(db, registry=registry)

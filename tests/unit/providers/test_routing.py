@@ -14,10 +14,9 @@ import pytest
 from app.core.permissions.service import ToolPermissionService
 from app.core.tools.base import ToolContext
 from app.core.tools.builtin.grep_search import GrepSearchTool
-from app.core.tools.default_registry import builtin_provider
+from app.core.tools.default_registry import builtin_provider, cli_provider, custom_tools_provider
 from app.core.tools.providers.base import ProviderPriority, StaticProvider, ToolProvider
-from app.core.tools.providers.cli import CliGrepSearchTool, CliProvider
-from app.core.tools.providers.custom import CustomToolsProvider
+from app.core.tools.providers.cli import CliGrepSearchTool
 from app.core.tools.registry import ToolRegistry
 
 RG = shutil.which("rg")
@@ -45,7 +44,7 @@ def fake_rg(tmp_path: Path) -> Path:
 
 
 def test_every_provider_satisfies_the_protocol(fresh_data_dir: Path) -> None:
-    providers = [builtin_provider(), CliProvider(), CustomToolsProvider(fresh_data_dir)]
+    providers = [builtin_provider(), cli_provider(), custom_tools_provider(fresh_data_dir)]
     for provider in providers:
         assert isinstance(provider, ToolProvider)
         assert isinstance(provider.display_name, str) and provider.display_name
@@ -59,8 +58,8 @@ def test_custom_beats_cli_beats_builtin_in_any_registration_order(
         fresh_data_dir: Path, tmp_path: Path, order: tuple[int, ...]) -> None:
     (fresh_data_dir / "tools.toml").write_text(SHADOW)
     providers = [builtin_provider(),
-                 CliProvider({"rg": [str(fake_rg(tmp_path))], "fd": [MISSING]}),
-                 CustomToolsProvider(fresh_data_dir)]
+                 cli_provider({"rg": [str(fake_rg(tmp_path))], "fd": [MISSING]}),
+                 custom_tools_provider(fresh_data_dir)]
     registry = ToolRegistry([providers[i] for i in order])
     assert registry.provider_of("grep_search").id == "custom"  # type: ignore[union-attr]
     assert registry.get("grep_search").spec.server_id == "custom"  # type: ignore[union-attr]
@@ -76,7 +75,7 @@ def test_custom_beats_cli_beats_builtin_in_any_registration_order(
 
 
 def test_builtin_serves_when_the_cli_program_is_missing() -> None:
-    cli = CliProvider({"rg": [MISSING], "fd": [MISSING]})
+    cli = cli_provider({"rg": [MISSING], "fd": [MISSING]})
     registry = ToolRegistry([builtin_provider(), cli])
     assert cli.is_available() is False
     assert registry.provider_of("grep_search").id == "builtin"  # type: ignore[union-attr]
@@ -96,14 +95,14 @@ async def test_calls_are_executed_by_the_winning_provider(fresh_data_dir: Path,
                                                           project: Path) -> None:
     (project / "a.txt").write_text("needle\n")
     ctx = ToolContext(project_root=project)
-    cli = CliProvider({"fd": [MISSING]})
+    cli = cli_provider({"fd": [MISSING]})
     registry = ToolRegistry([builtin_provider(), cli])
     builtin_only = ToolRegistry([builtin_provider()])
     via_cli = await registry.execute("grep_search", {"pattern": "needle"}, ctx)
     assert via_cli == await builtin_only.execute("grep_search", {"pattern": "needle"}, ctx)
     assert via_cli.content.endswith("a.txt:1:needle")
     (fresh_data_dir / "tools.toml").write_text(SHADOW)
-    custom = CustomToolsProvider(fresh_data_dir)
+    custom = custom_tools_provider(fresh_data_dir)
     registry.register_provider(custom)
     via_custom = await registry.execute("grep_search", {"pattern": "; rm -rf ."}, ctx)
     assert json.loads(json.loads(via_custom.content)["stdout"])["argv"] == ["; rm -rf ."]
@@ -116,7 +115,7 @@ def test_rules_follow_the_server_id_of_the_serving_tool(db, fresh_data_dir: Path
                                                         tmp_path: Path) -> None:
     """CLI variants keep server_id "builtin", so the seeded allow rule still applies; a custom
     tool that shadows grep_search is server "custom" and is never approved by builtin rules."""
-    cli = CliProvider({"rg": [str(fake_rg(tmp_path))], "fd": [MISSING]})
+    cli = cli_provider({"rg": [str(fake_rg(tmp_path))], "fd": [MISSING]})
     registry = ToolRegistry([builtin_provider(), cli])
     from app.core.services import default_rules
 
@@ -126,14 +125,14 @@ def test_rules_follow_the_server_id_of_the_serving_tool(db, fresh_data_dir: Path
     assert registry.provider_of("grep_search") is cli
     assert service.decide(spec.server_id, "grep_search", {"pattern": "x"}).kind == "allow"
     (fresh_data_dir / "tools.toml").write_text(SHADOW)
-    registry.register_provider(CustomToolsProvider(fresh_data_dir))
+    registry.register_provider(custom_tools_provider(fresh_data_dir))
     spec = registry.get("grep_search").spec  # type: ignore[union-attr]
     assert spec.server_id == "custom"
     assert service.decide(spec.server_id, "grep_search", {"pattern": "x"}).kind == "ask"
 
 
 def test_reload_then_refresh_changes_routing(fresh_data_dir: Path) -> None:
-    custom = CustomToolsProvider(fresh_data_dir)
+    custom = custom_tools_provider(fresh_data_dir)
     registry = ToolRegistry([builtin_provider(), custom])
     assert registry.provider_of("grep_search").id == "builtin"  # type: ignore[union-attr]
     generation = registry.generation

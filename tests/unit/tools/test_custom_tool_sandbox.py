@@ -19,11 +19,11 @@ import pytest
 from app.core.sandbox import Sandbox, SandboxStatus
 from app.core.sensitive_paths import sensitive_paths
 from app.core.tools.base import ToolContext, ToolResult
+from app.core.tools.default_registry import custom_tools_provider
 from app.core.tools.providers.custom import (
     PROJECT_SERVER_ID,
     PROJECT_TOOLS_FILE,
     CustomTool,
-    CustomToolsProvider,
     ToolDefinitionError,
     build_tool,
     load_tools_file,
@@ -201,7 +201,7 @@ def test_a_project_file_naming_outside_folders_is_not_loaded(fresh_data_dir: Pat
         '[home]\ndescription = "d"\ncommand = "ls"\nwrite_folders = ["~"]\n')
     (fresh_data_dir / "tools.toml").write_text(
         '[mine]\ndescription = "d"\ncommand = "ls"\nwrite_folders = ["~"]\n')
-    provider = CustomToolsProvider(fresh_data_dir, project)
+    provider = custom_tools_provider(fresh_data_dir, project)
     assert {t.spec.name for t in provider.tools()} == {"mine", "inside"}
     assert len(provider.load_errors) == 2
     assert all("can only make folders inside the project writable" in e

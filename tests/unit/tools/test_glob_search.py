@@ -9,7 +9,8 @@ import pytest
 
 from app.core.globs import glob_to_regex
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext
-from app.core.tools.builtin.glob_search import create, split_pattern
+from app.core.tools.builtin.glob_search import create
+from app.core.tools.glob_listing import split_pattern
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from app.core.tools.base import ToolContext, ToolResult
 from app.core.tools.builtin.glob_search import GlobSearchTool, visible_name
 from app.core.tools.builtin.grep_search import GrepSearchTool
 from app.core.tools.builtin.read_file import ReadFileTool
-from app.core.tools.providers.cli import CliProvider
+from app.core.tools.default_registry import cli_provider
 
 RG = shutil.which("rg")
 FD = shutil.which("fd") or shutil.which("fdfind")
@@ -58,7 +58,7 @@ def test_visible_name_marks_what_make_visible_keeps_as_text() -> None:
 async def _glob_tools() -> list[object]:
     tools: list[object] = [GlobSearchTool()]
     if FD is not None:
-        (cli,) = CliProvider({"rg": [MISSING], "fd": [FD]}).tools()
+        (cli,) = cli_provider({"rg": [MISSING], "fd": [FD]}).tools()
         tools.append(cli)
     return tools
 
@@ -89,7 +89,7 @@ def _grep_tools() -> list[tuple[str, object, dict]]:
     tools: list[tuple[str, object, dict]] = [("python", GrepSearchTool(), {"use_rg": False})]
     if RG is not None:
         tools.append(("rg", GrepSearchTool(), {"use_rg": True}))
-        (cli,) = CliProvider({"rg": [RG], "fd": [MISSING]}).tools()
+        (cli,) = cli_provider({"rg": [RG], "fd": [MISSING]}).tools()
         tools.append(("cli", cli, {}))
     return tools
 

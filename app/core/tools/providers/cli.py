@@ -8,7 +8,9 @@ program serves a tool, and says what to install when a program is missing (``sug
 
 The tools it serves keep the built-ins' names, input schemas, ToolSpecs (``server_id`` stays
 ``"builtin"``, so permission rules written for the built-ins keep deciding these calls) and
-output format, so routing by priority swaps them transparently:
+output format, so routing by priority swaps them transparently. The built-in tools are handed
+in (``builtin_tools``; app.core.tools.default_registry does it): providers do not import the
+built-in tool modules.
 
 - grep_search: the built-in tool run with ``rg_path`` set to the detected ripgrep. Same argv
   hardening (``--no-config``, pattern after ``--regexp``, ``--`` before the path, no
@@ -46,16 +48,10 @@ from app.core.globs import compile_glob, has_glob_magic
 from app.core.sandbox import SandboxRequired
 from app.core.tools.arguments import ToolInputError
 from app.core.tools.base import Tool, ToolContext, ToolResult
-from app.core.tools.builtin.glob_search import (
-    GlobSearchTool,
-    format_glob_results,
-    parse_glob_args,
-    split_pattern,
-    visible_name,
-)
-from app.core.tools.builtin.grep_search import GrepSearchTool
 from app.core.tools.fs.errors import FsError
+from app.core.tools.fs.paths import visible_name
 from app.core.tools.fs.scope import ScopedFs
+from app.core.tools.glob_listing import format_glob_results, parse_glob_args, split_pattern
 from app.core.tools.process_runner import OutputBuffer, minimal_env, run_steps
 from app.core.tools.providers.base import ProviderPriority
 from app.core.tools.providers.cli_detect import (
@@ -89,9 +85,12 @@ class CliProvider:
     priority = int(ProviderPriority.CLI)
 
     def __init__(self, aliases: Mapping[str, str | Sequence[str]] | None = None, *,
-                 search_path: str | None = None, suggest_enhanced_tools: bool = True,
-                 platform: str | None = None) -> None:
+                 builtin_tools: Mapping[str, Tool], search_path: str | None = None,
+                 suggest_enhanced_tools: bool = True, platform: str | None = None) -> None:
         self.aliases = normalise_aliases(aliases)
+        # The built-in grep_search and glob_search by name: what the CLI tools run on or fall
+        # back to.
+        self._builtin_tools = dict(builtin_tools)
         self._search_path = search_path
         self.suggest_enhanced_tools = suggest_enhanced_tools
         self._platform = platform or sys.platform
@@ -109,7 +108,7 @@ class CliProvider:
                                       for p, names in self.aliases.items()}
                 finally:
                     end_early_probes()
-                self._tools = self._build_tools(self._detected)
+                self._tools = self._build_tools(self._detected, self._builtin_tools)
             return dict(self._detected)
 
     def reload(self) -> dict[str, DetectedProgram]:
@@ -119,13 +118,16 @@ class CliProvider:
         return self.detect()
 
     @staticmethod
-    def _build_tools(detected: Mapping[str, DetectedProgram]) -> list[Tool]:
+    def _build_tools(detected: Mapping[str, DetectedProgram],
+                     builtin_tools: Mapping[str, Tool]) -> list[Tool]:
         tools: list[Tool] = []
         rg, fd = detected.get("rg"), detected.get("fd")
-        if rg is not None and rg.path is not None:
-            tools.append(CliGrepSearchTool(rg.path))
-        if fd is not None and fd.path is not None and fd.version is not None:
-            tools.append(CliGlobSearchTool(fd.path, fd.version))
+        grep, glob = builtin_tools.get("grep_search"), builtin_tools.get("glob_search")
+        if rg is not None and rg.path is not None and grep is not None:
+            tools.append(CliGrepSearchTool(rg.path, grep))
+        if fd is not None and fd.path is not None and fd.version is not None and \
+                glob is not None:
+            tools.append(CliGlobSearchTool(fd.path, fd.version, glob))
         return tools
 
     # -- ToolProvider --------------------------------------------------------------------
@@ -162,11 +164,10 @@ class CliProvider:
 class CliGrepSearchTool:
     """The built-in grep_search, pinned to the detected ripgrep binary."""
 
-    spec = GrepSearchTool.spec
-
-    def __init__(self, rg_path: str) -> None:
+    def __init__(self, rg_path: str, builtin: Tool) -> None:
         self.rg_path = rg_path
-        self._inner = GrepSearchTool()
+        self._inner = builtin
+        self.spec = builtin.spec
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         cfg = dict(ctx.config_for("grep_search"))
@@ -193,12 +194,11 @@ def _in_git_tree(path: Path) -> bool:
 class CliGlobSearchTool:
     """glob_search whose folder walk runs on fd; matching and output are the built-in's."""
 
-    spec = GlobSearchTool.spec
-
-    def __init__(self, fd_path: str, fd_version: tuple[int, ...]) -> None:
+    def __init__(self, fd_path: str, fd_version: tuple[int, ...], builtin: Tool) -> None:
         self.fd_path = fd_path
         self.fd_version = fd_version
-        self._builtin = GlobSearchTool()
+        self._builtin = builtin  # answers what needs no walk, and when fd cannot run
+        self.spec = builtin.spec
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         try:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Sequence
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.tools.base import Tool
-from app.core.tools.builtin import builtin_tools
 from app.core.tools.providers.base import ProviderPriority
 
 if TYPE_CHECKING:
@@ -18,11 +16,6 @@ if TYPE_CHECKING:
 
 TOOLS_FILE = "tools.toml"
 PROJECT_TOOLS_FILE = Path(".tebiki") / "tools.toml"
-
-
-@cache
-def _builtin_names() -> frozenset[str]:
-    return frozenset(tool.spec.name for tool in builtin_tools())
 
 
 def _load(path: Path) -> tuple[list[CustomTool], list[str]]:
@@ -56,11 +49,12 @@ class CustomToolsProvider:
 
     def __init__(self, data_dir: str | os.PathLike[str] | None,
                  project_root: str | os.PathLike[str] | None = None, *,
-                 reserved_names: Collection[str] | None = None) -> None:
+                 reserved_names: Collection[str]) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.project_root = Path(project_root) if project_root is not None else None
-        # Names a project file may not define (default: the built-in tools).
-        self._reserved = frozenset(reserved_names) if reserved_names is not None else None
+        # Names a project file may not define: the built-in tools' (handed in by
+        # app.core.tools.default_registry; providers do not import the built-in tool modules).
+        self._reserved = frozenset(reserved_names)
         self.load_errors: list[str] = []
         self._tools: list[CustomTool] = []
         self._signature: tuple[Any, ...] = ()
@@ -119,7 +113,7 @@ class CustomToolsProvider:
         return list(errors)
 
     def reserved_names(self) -> frozenset[str]:
-        return self._reserved if self._reserved is not None else _builtin_names()
+        return self._reserved
 
     def _is_project_file(self, path: Path) -> bool:
         return self.project_root is not None and path == self.project_root / PROJECT_TOOLS_FILE
