@@ -46,8 +46,7 @@ from app.core.settings_fields import CHECKPOINTS_ENABLED, SENSITIVE_PATHS
 from app.core.store.db import Database, schema_version
 from app.core.store.migrations import SCHEMA_VERSION
 from app.core.store.settings import SettingsRepository
-from app.core.tools.default_registry import default_registry
-from app.core.tools.providers.custom import CustomToolsProvider
+from app.core.tools.default_registry import custom_tools_provider, default_registry
 
 EXIT_STATUS = {"allow": 0, "deny": 1, "ask": 3, "review": 4}
 NOT_DECIDED = 2
@@ -108,7 +107,7 @@ def permission_service(db: Database, data_dir: Path,
     settings = SettingsRepository(db)
     sandbox = app_sandbox(settings, data_dir)
     registry = default_registry()
-    registry.register_provider(CustomToolsProvider(data_dir, project))
+    registry.register_provider(custom_tools_provider(data_dir, project))
     sensitive = app_sensitive_paths(sandbox, settings.read(SENSITIVE_PATHS))
     return ToolPermissionService(db, registry=registry, project_root=project, sandbox=sandbox,
                                  sensitive=sensitive), settings
