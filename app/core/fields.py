@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -82,57 +82,10 @@ class Field:
 
     def parse(self, value: Any) -> Any | None:
         """The value as the tool uses it, or None when it is invalid (safe default applies)."""
-        kind = self.kind
-        if kind is FieldKind.FLAG:
-            return value if isinstance(value, bool) else None
-        if kind is FieldKind.SECONDS:
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                return None
-            seconds = float(value)
-            if not math.isfinite(seconds) or seconds <= 0:
-                return None
-            return min(seconds, _MAX_SECONDS)
-        if kind is FieldKind.BYTES:
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                return None
-            return min(value, _MAX_BYTES)
-        if kind is FieldKind.INTEGER:
-            if isinstance(value, bool) or not isinstance(value, int) or \
-                    (self.minimum is not None and value < self.minimum):
-                return None
-            return value if self.maximum is None else min(value, self.maximum)
-        if kind is FieldKind.CHOICE:
-            return value if any(value == v for v, _ in self.choices) else None
-        if kind is FieldKind.TEXT:
-            return value if isinstance(value, str) else None
-        if kind is FieldKind.TEXT_MAP:
-            if not isinstance(value, Mapping):
-                return None
-            known = {v for v, _ in self.choices}
-            out = {k: v.strip() for k, v in value.items()
-                   if k in known and isinstance(v, str) and v.strip()}
-            return out
-        if kind in (FieldKind.FOLDER_LIST, FieldKind.PROGRAM_LIST):
-            items = _str_list(value)
-            if items is None:
-                return None
-            if kind is FieldKind.PROGRAM_LIST and any(
-                    any(ch.isspace() for ch in item) for item in items):
-                return None  # a program name with spaces is a mistake, not a command line
-            return items
-        if kind is FieldKind.TEXT_LIST:
-            if not isinstance(value, list | tuple):
-                return None
-            return tuple(item.strip() for item in value if isinstance(item, str) and item.strip())
-        if kind is FieldKind.MAPPING:
-            return dict(value) if isinstance(value, Mapping) else None
-        if kind is FieldKind.RECORDS:
-            if not isinstance(value, list | tuple):
-                return None
-            return tuple(dict(item) for item in value if isinstance(item, Mapping))
-        if kind is FieldKind.SECRET:
-            return None  # secrets never live in the config
-        raise AssertionError(f"unhandled field kind {kind}")
+        parser = _PARSERS.get(self.kind)
+        if parser is None:
+            raise AssertionError(f"unhandled field kind {self.kind}")
+        return parser(self, value)
 
     def check_input(self, value: Any) -> Any:
         """Validate what the person entered in the dialog; raise InvalidConfigValue to explain."""
@@ -172,3 +125,87 @@ def _str_list(value: Any) -> tuple[str, ...] | None:
         if item:
             items.append(item)
     return tuple(items)
+
+
+# -- one parser per kind: the value as it is used, or None when it is invalid ----------------
+
+def _flag(_field: Field, value: Any) -> Any | None:
+    return value if isinstance(value, bool) else None
+
+
+def _seconds(_field: Field, value: Any) -> Any | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    seconds = float(value)
+    if not math.isfinite(seconds) or seconds <= 0:
+        return None
+    return min(seconds, _MAX_SECONDS)
+
+
+def _bytes(_field: Field, value: Any) -> Any | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return None
+    return min(value, _MAX_BYTES)
+
+
+def _integer(field: Field, value: Any) -> Any | None:
+    if isinstance(value, bool) or not isinstance(value, int) or \
+            (field.minimum is not None and value < field.minimum):
+        return None
+    return value if field.maximum is None else min(value, field.maximum)
+
+
+def _choice(field: Field, value: Any) -> Any | None:
+    return value if any(value == v for v, _ in field.choices) else None
+
+
+def _text(_field: Field, value: Any) -> Any | None:
+    return value if isinstance(value, str) else None
+
+
+def _text_map(field: Field, value: Any) -> Any | None:
+    if not isinstance(value, Mapping):
+        return None
+    known = {v for v, _ in field.choices}
+    return {k: v.strip() for k, v in value.items()
+            if k in known and isinstance(v, str) and v.strip()}
+
+
+def _folder_list(_field: Field, value: Any) -> Any | None:
+    return _str_list(value)
+
+
+def _program_list(_field: Field, value: Any) -> Any | None:
+    items = _str_list(value)
+    if items is not None and any(any(ch.isspace() for ch in item) for item in items):
+        return None  # a program name with spaces is a mistake, not a command line
+    return items
+
+
+def _text_list(_field: Field, value: Any) -> Any | None:
+    if not isinstance(value, list | tuple):
+        return None
+    return tuple(item.strip() for item in value if isinstance(item, str) and item.strip())
+
+
+def _mapping(_field: Field, value: Any) -> Any | None:
+    return dict(value) if isinstance(value, Mapping) else None
+
+
+def _records(_field: Field, value: Any) -> Any | None:
+    if not isinstance(value, list | tuple):
+        return None
+    return tuple(dict(item) for item in value if isinstance(item, Mapping))
+
+
+def _secret(_field: Field, _value: Any) -> Any | None:
+    return None  # secrets never live in the config
+
+
+_PARSERS: dict[FieldKind, Callable[[Field, Any], Any | None]] = {
+    FieldKind.FLAG: _flag, FieldKind.SECONDS: _seconds, FieldKind.BYTES: _bytes,
+    FieldKind.INTEGER: _integer, FieldKind.CHOICE: _choice, FieldKind.TEXT: _text,
+    FieldKind.TEXT_MAP: _text_map, FieldKind.FOLDER_LIST: _folder_list,
+    FieldKind.PROGRAM_LIST: _program_list, FieldKind.TEXT_LIST: _text_list,
+    FieldKind.MAPPING: _mapping, FieldKind.RECORDS: _records, FieldKind.SECRET: _secret,
+}

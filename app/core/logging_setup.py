@@ -190,7 +190,7 @@ class RotatingLogFile(logging.FileHandler):
     def _rotate(self) -> None:
         if self.stream is not None:
             self.stream.close()
-            self.stream = None  # type: ignore[assignment]  # reopened below
+            self.stream = None  # reopened below
         for index in range(self.backup_count - 1, 0, -1):
             older = f"{self.baseFilename}.{index}"
             if os.path.exists(older):

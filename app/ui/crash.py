@@ -7,6 +7,7 @@ import logging
 import sys
 import traceback
 from types import TracebackType
+from typing import Any
 
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -33,7 +34,7 @@ def _excepthook(kind: type[BaseException], value: BaseException,
                    details)
 
 
-def _loop_handler(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+def _loop_handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     exc = context.get("exception")
     if exc is None:
         log.error("asyncio: %s", context.get("message"))

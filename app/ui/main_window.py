@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QShowEvent
+from PySide6.QtGui import QAction, QCloseEvent, QScreen, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QLabel,
@@ -167,7 +167,7 @@ class MainWindow(QMainWindow):
         if self.windowState() & (Qt.WindowState.WindowMaximized |
                                  Qt.WindowState.WindowFullScreen):
             return
-        screen = self.screen()
+        screen: QScreen | None = self.screen()  # None while the window is on no screen
         if screen is None:
             return
         available = screen.availableGeometry()
@@ -322,7 +322,7 @@ class MainWindow(QMainWindow):
         panel = getattr(self, "ai_panel", None)
         if panel is None:
             return None
-        bar = panel.find_bar()
+        bar: FindBar = panel.find_bar()
         index = self.tabs.indexOf(panel)
         if index >= 0:
             self.tabs.setCurrentIndex(index)

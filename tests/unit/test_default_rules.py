@@ -17,8 +17,9 @@ from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import PermissionRule
 from app.core.services import build_services, default_rules, profile_defaults
 from app.core.store.db import open_database
-from app.core.store.migrations import _FTS_COLUMNS, _fts_sql, split_sql
+from app.core.store.migrations import _FTS_COLUMNS
 from app.core.store.seed import FIRST_RUN_TOOL_RULES
+from app.core.store.sql_script import _fts_sql, split_sql
 from app.core.tools.base import (
     DefaultRule,
     RiskLevel,

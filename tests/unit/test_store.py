@@ -14,7 +14,7 @@ from app.core.store import db as db_module
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
 from app.core.store.db import DatabaseError, open_database, schema_version, store_of
-from app.core.store.migrations import _V3, MIGRATIONS, SCHEMA_VERSION, split_sql
+from app.core.store.migrations import _V3, MIGRATIONS, SCHEMA_VERSION
 from app.core.store.profiles import (
     AgentProfile,
     ProfileError,
@@ -22,6 +22,7 @@ from app.core.store.profiles import (
     ToolSetting,
 )
 from app.core.store.settings import SettingsRepository
+from app.core.store.sql_script import split_sql
 
 
 def test_pragmas_and_version(db):

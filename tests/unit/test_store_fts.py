@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from app.core.store.audit import AuditRepository
 from app.core.store.conversations import ConversationRepository
 from app.core.store.db import open_database, quote_fts, schema_version
-from app.core.store.migrations import _FTS_COLUMNS, MIGRATIONS, SCHEMA_VERSION, split_sql
+from app.core.store.migrations import _FTS_COLUMNS, MIGRATIONS, SCHEMA_VERSION
+from app.core.store.sql_script import split_sql
 
 HOSTILE = ['"', '""', '"unbalanced', "a\"b", "*", "wor*", "NEAR(a b)", "NEAR", "(", ")",
            "((a)", "a OR", "AND", "NOT x", "-x", "^x", "content:x", "{a b}: c", "a + b", "'",

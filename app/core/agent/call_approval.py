@@ -68,7 +68,8 @@ class CallApproval:
                                   position=position, lift=lift)
         try:
             self._emit(AwaitingApproval(request))
-            response = await self.approver(request)
+            # object: the approver is the UI's, and a wrong answer must decline (below)
+            response: object = await self.approver(request)
         except asyncio.CancelledError:
             finish(Outcome.DECLINED, STOPPED_BEFORE_APPROVAL, True, decision)
             raise

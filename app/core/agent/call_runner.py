@@ -181,40 +181,12 @@ class ToolCallRunner:
                                    row: Future[int], finish: Callable[..., None],
                                    run: RunState, lift: CapabilityLift | None = None) -> None:
         unasked = decision.kind == "allow"  # by a rule, the mode or a review: no person
-        if decision.kind != "allow":
-            reviewed: QuorumResult | None = None
-            try:
-                preview = await self._approval.preview(tool, call.input, ctx)
-                if wants_review(decision, run.review_before_asking):
-                    reviewed = await self._review.review_call(call, server_id, decision,
-                                                              preview, run.review)
-                    self._audit.set_reviews(row, reviewed)
-            except asyncio.CancelledError:
-                finish(Outcome.DECLINED, STOPPED_BEFORE_APPROVAL, True, decision)
-                raise
-            except Exception:  # a broken review must not run anything: the person decides
-                log.exception("review of %s failed", call.name)
-                reviewed = None
-            if reviewed is not None and reviewed.outcome == "rejected":
-                finish(Outcome.DECLINED, rejection_feedback(reviewed), True,
-                       decision.with_kind("ask", f"rejected by review: {reviewed.reason}"))
+        if not unasked:
+            approved = await self._approval_of(call, tool, spec, server_id, decision, ctx, row,
+                                               finish, run, lift)
+            if approved is None:
                 return
-            if reviewed is not None and reviewed.outcome == "approved":
-                decision = decision.with_kind("allow", f"approved by review: {reviewed.reason}")
-                self._audit.set_state(row, CallState.RUNNING)
-                unasked = True  # reviewers are not the person: the same walls as a rule
-            else:
-                if not await self._approval.ask_person(call, spec, server_id, decision,
-                                                       preview, reviewed, finish, run.position,
-                                                       lift):
-                    return
-                self._audit.set_state(row, CallState.RUNNING)
-                # The person saw the secrets this call names: the sandbox shows it those.
-                if decision.facts is not None:
-                    ctx = replace(ctx, revealed=decision.facts.secret_paths)
-            if decision.facts is not None and decision.facts.egress:  # joined scans see it
-                self._flow_tracking.flow.record_egress(
-                    egress_destination(spec.server_id, spec.name, call.input), call.input)
+            decision, ctx, unasked = approved
         checkpointer = self._checkpointer if spec.may_change_files(call.input) else None
         before, protected = await self._checkpoints.before(call, spec, checkpointer, unasked)
         if protected is None and decision.rule is None:  # the mode's "reversible" fails
@@ -264,6 +236,50 @@ class ToolCallRunner:
             log.exception("flow labels were not updated after %s", call.name)
         if checkpointer is not None and not recorded:
             await self._checkpoints.record_changes(checkpointer, call, before, row)
+
+    async def _approval_of(self, call: ToolCall, tool: Tool, spec: ToolSpec, server_id: str,
+                           decision: Decision, ctx: ToolContext, row: Future[int],
+                           finish: Callable[..., None], run: RunState,
+                           lift: CapabilityLift | None
+                           ) -> tuple[Decision, ToolContext, bool] | None:
+        """A call that was not allowed outright: the reviewers' verdict (when wanted), else the
+        person's. (decision, context, unasked) for the call to run with; None when it was
+        answered instead (declined, rejected, stopped)."""
+        unasked = False
+        reviewed: QuorumResult | None = None
+        try:
+            preview = await self._approval.preview(tool, call.input, ctx)
+            if wants_review(decision, run.review_before_asking):
+                reviewed = await self._review.review_call(call, server_id, decision,
+                                                          preview, run.review)
+                self._audit.set_reviews(row, reviewed)
+        except asyncio.CancelledError:
+            finish(Outcome.DECLINED, STOPPED_BEFORE_APPROVAL, True, decision)
+            raise
+        except Exception:  # a broken review must not run anything: the person decides
+            log.exception("review of %s failed", call.name)
+            reviewed = None
+        if reviewed is not None and reviewed.outcome == "rejected":
+            finish(Outcome.DECLINED, rejection_feedback(reviewed), True,
+                   decision.with_kind("ask", f"rejected by review: {reviewed.reason}"))
+            return None
+        if reviewed is not None and reviewed.outcome == "approved":
+            decision = decision.with_kind("allow", f"approved by review: {reviewed.reason}")
+            self._audit.set_state(row, CallState.RUNNING)
+            unasked = True  # reviewers are not the person: the same walls as a rule
+        else:
+            if not await self._approval.ask_person(call, spec, server_id, decision,
+                                                   preview, reviewed, finish, run.position,
+                                                   lift):
+                return None
+            self._audit.set_state(row, CallState.RUNNING)
+            # The person saw the secrets this call names: the sandbox shows it those.
+            if decision.facts is not None:
+                ctx = replace(ctx, revealed=decision.facts.secret_paths)
+        if decision.facts is not None and decision.facts.egress:  # joined scans see it
+            self._flow_tracking.flow.record_egress(
+                egress_destination(spec.server_id, spec.name, call.input), call.input)
+        return decision, ctx, unasked
 
     async def _capability_refusal(self, spec: ToolSpec, call: ToolCall,
                                   ctx: ToolContext) -> str | None:

@@ -229,11 +229,12 @@ class RunCancelled:
     detail: str = field(default="", compare=False)
 
 
-AgentEvent = (TextDelta | ToolRequested | AwaitingApproval | ToolStarted | ToolProgress
-              | ToolFinished
-              | FilesChanged | FlowChanged | ReviewArrived | ReviewFinished | ThinkingBlock
-              | UsageUpdated
-              | RunFinished | RunFailed | RunCancelled)
+# What happens to one tool call, and what happens to the run as a whole.
+ToolEvent = (ToolRequested | AwaitingApproval | ToolStarted | ToolProgress | ToolFinished
+             | FilesChanged | ReviewArrived | ReviewFinished)
+RunEvent = (TextDelta | ThinkingBlock | FlowChanged | UsageUpdated
+            | RunFinished | RunFailed | RunCancelled)
+AgentEvent = ToolEvent | RunEvent
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalResponse]]
 EventSink = Callable[[AgentEvent], None]

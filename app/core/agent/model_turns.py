@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,14 @@ from app.core.agent.events import (
 )
 from app.core.agent.flow_tracking import FlowTracking
 from app.core.agent.model_client import ModelClient
-from app.core.agent.models import ModelRequest, ProviderAuthError, ProviderBadRequest, ProviderError
+from app.core.agent.models import (
+    ModelProvider,
+    ModelRequest,
+    ModelTurn,
+    ProviderAuthError,
+    ProviderBadRequest,
+    ProviderError,
+)
 from app.core.agent.request_options import request_options
 from app.core.agent.review_step import ReviewState, load_reviewers
 from app.core.agent.run_state import RunState
@@ -32,7 +40,7 @@ from app.core.agent.session_history import ConversationHistory
 from app.core.agent.system_prompt import build_system_prompt
 from app.core.agent.usage_tracking import UsageTracking
 from app.core.permissions.service import ToolPermissionService
-from app.core.store.profiles import ProfileRepository
+from app.core.store.profiles import AgentProfile, ProfileRepository
 from app.core.store.settings import SettingsRepository
 from app.core.tools.providers.mcp.provider import server_instructions
 from app.core.tools.registry import ToolRegistry
@@ -71,31 +79,70 @@ class ModelTurns:
     async def run(self, user_text: str | None, attachments: list[dict[str, Any]]) -> None:
         """One run: ``user_text`` (with ``attachments``' content blocks) sent, or None to
         re-send the conversation as it stands; ends when the model is done."""
+        started = await self._start(user_text, attachments)
+        if started is None:
+            return
+        profile, provider, run, request = started
+        iterations = 0
+        while True:
+            iterations += 1
+            request = replace(request, messages=list(self._history.messages or []))
+            turn = await self._ask(provider, request)
+            if turn is None:
+                return
+            run.input_tokens += turn.input_tokens
+            run.output_tokens += turn.output_tokens
+            run.cache_writes += turn.cache_creation_input_tokens
+            run.cache_reads += turn.cache_read_input_tokens
+            self._usage.record(profile.model, turn, str(request.cache_ttl))
+            self._record_answer(turn)
+            if not turn.tool_calls:
+                self._finish(run, turn.stop_reason, iterations)
+                return
+            capped = iterations >= profile.max_iterations
+            answers: list[dict[str, Any]] = []
+            try:
+                if capped:  # the last turn's calls are answered "not run"
+                    await self._calls.answer_not_run(
+                        turn.tool_calls, run, ITERATION_CAP.format(n=profile.max_iterations),
+                        answers)
+                else:
+                    await self._calls.run_calls(turn.tool_calls, run, answers)
+            finally:  # one user turn answering every tool_use, even when stopped half-way
+                self._history.append("user", answers)
+            if capped:
+                self._finish(run, "max_iterations", iterations)
+                return
+
+    async def _start(self, user_text: str | None, attachments: list[dict[str, Any]]
+                     ) -> tuple[AgentProfile, ModelProvider, RunState, ModelRequest] | None:
+        """The run's profile, model client, state and first request (its messages filled in
+        each turn); None when the run cannot start (``RunFailed`` emitted)."""
         try:
             profile = self._profiles.get(self._profile_id)
         except KeyError:
             self._emit(RunFailed("This agent profile no longer exists; choose another one.",
                                  ProviderBadRequest))
-            return
+            return None
         settings = self._profiles.tool_settings(self._profile_id)
         try:
             history = self._history.load(user_text)
         except KeyError:
             self._emit(RunFailed("This conversation no longer exists; start a new one.",
                                  ProviderBadRequest))
-            return
+            return None
         self._flow_tracking.vouch_person_text(history, user_text)
         if user_text is not None:
             self._history.append("user", [*attachments, {"type": "text", "text": user_text}])
         elif not history or history[-1]["role"] != "user":
             self._emit(RunFailed("There is nothing to retry: the last answer is complete. "
                                  "Send a new message instead.", ProviderBadRequest))
-            return
+            return None
         try:
             provider = await self._client.provider_for(profile)
         except ProviderError as exc:
             self._fail(exc)
-            return
+            return None
         # The machine's and the project's secret files, so a call carrying one out is refused
         # (once per folder and process; off the loop, it reads files).
         await asyncio.to_thread(self._permissions.learn_secrets, self._project_root)
@@ -113,61 +160,42 @@ class ModelTurns:
             profile.system_prompt, self._project_root, profile.permission_mode,
             [spec for spec in self._registry.specs() if spec.name in names],
             server_instructions=instructions)
-        iterations = 0
-        options = request_options(profile)
-        cache_writes = cache_reads = 0
-        while True:
-            iterations += 1
-            request = ModelRequest(model=profile.model,
-                                   messages=list(self._history.messages or []),
-                                   max_tokens=profile.max_tokens, system=system,
-                                   tools=tools, temperature=profile.temperature, **options)
-            partial: list[str] = []
+        request = ModelRequest(model=profile.model, messages=[], max_tokens=profile.max_tokens,
+                               system=system, tools=tools, temperature=profile.temperature,
+                               **request_options(profile))
+        return profile, provider, run, request
 
-            def on_text(text: str, partial: list[str] = partial) -> None:
-                partial.append(text)
-                self._emit(TextDelta(text))
+    async def _ask(self, provider: ModelProvider, request: ModelRequest) -> ModelTurn | None:
+        """The model's answer, streamed as ``TextDelta``s; None when the request failed
+        (``RunFailed`` emitted). Stopped half-way, what the person saw stays."""
+        partial: list[str] = []
 
-            try:
-                turn = await provider.stream(request, on_text)
-            except ProviderError as exc:
-                if isinstance(exc, ProviderAuthError):  # a new key needs a new client
-                    self._client.invalidate()
-                self._fail(exc)
-                return
-            except asyncio.CancelledError:
-                text = "".join(partial)
-                if text.strip():  # what the person saw stays in the transcript
-                    self._history.append("assistant", [{"type": "text", "text": text}])
-                raise
-            run.input_tokens += turn.input_tokens
-            run.output_tokens += turn.output_tokens
-            cache_writes += turn.cache_creation_input_tokens
-            cache_reads += turn.cache_read_input_tokens
-            self._usage.record(profile.model, turn, options["cache_ttl"])
-            for block in turn.content:
-                if block.get("type") == "thinking":
-                    self._emit(ThinkingBlock(str(block.get("thinking", ""))))
-                elif block.get("type") == "redacted_thinking":
-                    self._emit(ThinkingBlock("", redacted=True))
-            if turn.content:
-                self._history.append("assistant", turn.content)
-            if not turn.tool_calls:
-                self._emit(RunFinished(turn.stop_reason, iterations, run.input_tokens,
-                                       run.output_tokens, cache_writes, cache_reads))
-                return
-            if iterations >= profile.max_iterations:
-                message = ITERATION_CAP.format(n=profile.max_iterations)
-                answers: list[dict[str, Any]] = []
-                try:
-                    await self._calls.answer_not_run(turn.tool_calls, run, message, answers)
-                finally:
-                    self._history.append("user", answers)
-                self._emit(RunFinished("max_iterations", iterations, run.input_tokens,
-                                       run.output_tokens, cache_writes, cache_reads))
-                return
-            results: list[dict[str, Any]] = []
-            try:
-                await self._calls.run_calls(turn.tool_calls, run, results)
-            finally:  # one user turn answering every tool_use, even when stopped half-way
-                self._history.append("user", results)
+        def on_text(text: str) -> None:
+            partial.append(text)
+            self._emit(TextDelta(text))
+
+        try:
+            return await provider.stream(request, on_text)
+        except ProviderError as exc:
+            if isinstance(exc, ProviderAuthError):  # a new key needs a new client
+                self._client.invalidate()
+            self._fail(exc)
+            return None
+        except asyncio.CancelledError:
+            text = "".join(partial)
+            if text.strip():  # what the person saw stays in the transcript
+                self._history.append("assistant", [{"type": "text", "text": text}])
+            raise
+
+    def _record_answer(self, turn: ModelTurn) -> None:
+        for block in turn.content:
+            if block.get("type") == "thinking":
+                self._emit(ThinkingBlock(str(block.get("thinking", ""))))
+            elif block.get("type") == "redacted_thinking":
+                self._emit(ThinkingBlock("", redacted=True))
+        if turn.content:
+            self._history.append("assistant", turn.content)
+
+    def _finish(self, run: RunState, stop_reason: str, iterations: int) -> None:
+        self._emit(RunFinished(stop_reason, iterations, run.input_tokens, run.output_tokens,
+                               run.cache_writes, run.cache_reads))

@@ -27,3 +27,5 @@ class RunState:
     announced: set[str] = field(default_factory=set)  # tool_use ids with a ToolRequested
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_writes: int = 0
+    cache_reads: int = 0

@@ -46,7 +46,7 @@ class RuleNotFoundError(KeyError):
     pass
 
 
-def _row_to_rule(row: sqlite3.Row | tuple) -> PermissionRule:
+def _row_to_rule(row: sqlite3.Row | tuple[Any, ...]) -> PermissionRule:
     # Rows were validated on the way in (and by CHECK constraints); skipping the frozen
     # dataclass __init__ makes loading 10,000 rules several times faster.
     rule = object.__new__(PermissionRule)
@@ -67,7 +67,7 @@ _INSERT = ("INSERT INTO tool_permission_rules (server_id, tool_name, tool_patter
            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
-def _insert_values(rule: PermissionRule, now: str) -> tuple:
+def _insert_values(rule: PermissionRule, now: str) -> tuple[Any, ...]:
     return (rule.server_id, rule.tool_name, rule.tool_pattern, rule.input_pattern, rule.decision,
             int(rule.auto_approve), rule.priority, rule.description, int(rule.ignore_flow), now,
             now)

@@ -74,7 +74,7 @@ class _Bucket:
             if segment in lowered:
                 pattern_entries += entries
         found += [(order, rule) for order, rule in pattern_entries
-                  if compile_tool_pattern(rule.tool_pattern)(lowered)]  # type: ignore[arg-type]
+                  if compile_tool_pattern(rule.tool_pattern)(lowered)]
         return found
 
 

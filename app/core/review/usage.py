@@ -35,5 +35,5 @@ def review_usage_by_day(executions: Iterable[ToolExecution],
             totals[2] += tokens_out
             spent = cost(str(review.get("model") or ""), Usage(tokens_in, tokens_out), prices)
             totals[3] = None if spent is None or totals[3] is None else totals[3] + spent
-    return [(day, *values) for day, values in  # type: ignore[misc]
+    return [(day, *values) for day, values in
             sorted(days.items(), reverse=True)]

@@ -300,7 +300,7 @@ class AuditRepository:
             return int(self.db.conn.execute("SELECT count(*) FROM tool_executions").fetchone()[0])
 
     @staticmethod
-    def _row(row: tuple) -> ToolExecution:
+    def _row(row: tuple[Any, ...]) -> ToolExecution:
         values = dict(zip(_COLUMNS, row, strict=True))
         values["input"] = json.loads(values["input"])
         values["is_error"] = bool(values["is_error"])

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.store.errors import DatabaseError
-from app.core.store.migrations import MIGRATIONS, SCHEMA_VERSION, split_sql
+from app.core.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from app.core.store.sql_script import split_sql
 
 if TYPE_CHECKING:
     import sqlite_utils

@@ -10,9 +10,8 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-# split_sql stays importable from here: tests and older callers use it.
 from app.core.settings_fields import PENDING_NOTICES
-from app.core.store.sql_script import _fts_sql, _quote, split_sql  # noqa: F401
+from app.core.store.sql_script import _fts_sql, split_sql
 
 if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
     import sqlite_utils

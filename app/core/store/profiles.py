@@ -95,7 +95,7 @@ EFFORT_CHOICES = (None, "low", "medium", "high", "xhigh", "max")
 CACHE_TTL_CHOICES = ("5m", "1h")
 
 
-def _profile(row: tuple) -> AgentProfile:
+def _profile(row: tuple[Any, ...]) -> AgentProfile:
     values = dict(zip(_COLUMNS, row, strict=True))
     values["permission_mode"] = PermissionMode.parse(values["permission_mode"])
     values["review_before_asking"] = bool(values["review_before_asking"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 # everything asks unless a rule says otherwise; this is the lowest-priority rule.
 DEFAULT_ASK_PRIORITY = -1000
@@ -23,7 +24,7 @@ FIRST_RUN_TOOL_RULES: tuple[tuple[str, str, str | None, str, int, str], ...] = (
 
 
 def seed_default_rules(conn: sqlite3.Connection, now: str) -> None:
-    rows: list[tuple] = list(FIRST_RUN_TOOL_RULES)
+    rows: list[tuple[Any, ...]] = list(FIRST_RUN_TOOL_RULES)
     rows.append((None, None, None, "ask", DEFAULT_ASK_PRIORITY,
                  "Everything else asks before it runs"))
     conn.executemany(

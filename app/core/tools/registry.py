@@ -151,7 +151,8 @@ class ToolRegistry:
                 return ToolResult.error(problem)
         tool = self._routes[name].tool
         try:
-            result = await tool.execute(dict(tool_input), ctx)
+            # object: a third-party tool may return anything (checked below)
+            result: object = await tool.execute(dict(tool_input), ctx)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a tool bug must reach the model as an error, not a crash

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPushButton, QToolButton
@@ -232,7 +232,7 @@ class Conversations:
         return pager
 
     async def _load_changes(self, checkpointer: Checkpointer, cards: dict[str, ToolCard],
-                            executions: dict) -> None:
+                            executions: dict[str, Any]) -> None:
         from app.ui.widgets.conversation_replay import load_call_changes
 
         try:

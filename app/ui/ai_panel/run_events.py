@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, assert_never
 from app.ui.ai_panel.run_notes import add_error_card, grey_note, round_cap_card
 
 if TYPE_CHECKING:
-    from app.core.agent.events import AgentEvent
+    from app.core.agent.events import AgentEvent, RunEvent, ToolEvent
     from app.ui.ai_panel.answer_stream import AnswerStream
     from app.ui.ai_panel.compaction import ContextCompaction
     from app.ui.ai_panel.flow_controls import FlowControls
@@ -51,24 +51,34 @@ class RunEvents:
         from app.core.agent.events import (
             AwaitingApproval,
             FilesChanged,
-            FlowChanged,
             ReviewArrived,
             ReviewFinished,
-            RunCancelled,
-            RunFailed,
-            RunFinished,
-            TextDelta,
-            ThinkingBlock,
             ToolFinished,
             ToolProgress,
             ToolRequested,
             ToolStarted,
-            UsageUpdated,
         )
 
         match event:
-            case TextDelta():
-                self._stream.append(event.text)
+            case (ToolRequested() | AwaitingApproval() | ToolStarted() | ToolProgress()
+                  | ToolFinished() | FilesChanged() | ReviewArrived() | ReviewFinished()):
+                self._tool_event(event)
+            case _:
+                self._run_event(event)
+
+    def _tool_event(self, event: ToolEvent) -> None:
+        from app.core.agent.events import (
+            AwaitingApproval,
+            FilesChanged,
+            ReviewArrived,
+            ReviewFinished,
+            ToolFinished,
+            ToolProgress,
+            ToolRequested,
+            ToolStarted,
+        )
+
+        match event:
             case ToolRequested():
                 self._stream.flush()
                 card = self._cards.request(event)
@@ -90,10 +100,27 @@ class RunEvents:
                 checkpointer = session.checkpointer if session is not None else None
                 if self._cards.show_changes(event, checkpointer):
                     self._undo.refresh_restore_actions()
-            case FlowChanged():
-                self._flow.set_flow(event.summary, event.sources)
             case ReviewArrived() | ReviewFinished():
                 self._cards.review(event)
+            case _:
+                assert_never(event)
+
+    def _run_event(self, event: RunEvent) -> None:
+        from app.core.agent.events import (
+            FlowChanged,
+            RunCancelled,
+            RunFailed,
+            RunFinished,
+            TextDelta,
+            ThinkingBlock,
+            UsageUpdated,
+        )
+
+        match event:
+            case TextDelta():
+                self._stream.append(event.text)
+            case FlowChanged():
+                self._flow.set_flow(event.summary, event.sources)
             case ThinkingBlock():
                 self._stream.add_thinking(event.text, event.redacted)
             case UsageUpdated():

@@ -90,7 +90,7 @@ class ApprovalDialog(QDialog):
     """Shows one pending tool call. ``response()`` says what the person chose."""
 
     def __init__(self, request: ApprovalRequest, parent: QWidget | None = None,
-                 project_root=None, *, sandbox: Sandbox | None = None,
+                 project_root: Path | str | None = None, *, sandbox: Sandbox | None = None,
                  tool_config: Mapping[str, Any] | None = None) -> None:
         """``sandbox`` (the app's, ``Services.sandbox``) and ``tool_config`` (the tool's saved
         config in the profile) let the dialog say whether the call's programs run contained."""

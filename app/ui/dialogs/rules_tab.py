@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -53,15 +54,20 @@ from app.ui.models.rules_model import RulesTableModel
 
 
 class _DecisionDelegate(QStyledItemDelegate):
-    def createEditor(self, parent, option, index):
+    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem,
+                     index: QModelIndex | QPersistentModelIndex) -> QWidget:
         combo = QComboBox(parent)
         add_decisions(combo)
         return combo
 
-    def setEditorData(self, editor, index):
+    def setEditorData(self, editor: QWidget,
+                      index: QModelIndex | QPersistentModelIndex) -> None:
+        assert isinstance(editor, QComboBox)
         editor.setCurrentText(str(index.data(Qt.ItemDataRole.EditRole)))
 
-    def setModelData(self, editor, model, index):
+    def setModelData(self, editor: QWidget, model: QAbstractItemModel,
+                     index: QModelIndex | QPersistentModelIndex) -> None:
+        assert isinstance(editor, QComboBox)
         model.setData(index, editor.currentText(), Qt.ItemDataRole.EditRole)
 
 

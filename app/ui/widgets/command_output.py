@@ -24,6 +24,23 @@ def readable_result(content: str) -> str | None:
     lines: list[str] = []
     if isinstance(value.get("command"), str):
         lines.append(f"$ {value['command']}")
+    facts = _facts(value)
+    if facts:
+        lines.append(" · ".join(facts))
+    for stream in ("stdout", "stderr"):
+        text = value.get(stream)
+        if not isinstance(text, str):
+            continue
+        lines.append("")
+        lines.append(f"── {stream} ──" if text else f"── {stream} (empty) ──")
+        if text:
+            lines.append(text.rstrip("\n"))
+    return "\n".join(lines)
+
+
+def _facts(value: dict[str, object]) -> list[str]:
+    """"job 3 · running · exit code 0 · 120 ms · sandboxed · in src": what the result says
+    about the run, in that order."""
     facts: list[str] = []
     if value.get("job_id"):
         facts.append(f"job {value['job_id']}")
@@ -39,14 +56,4 @@ def readable_result(content: str) -> str | None:
         facts.append("sandboxed" if value["sandboxed"] else "not sandboxed")
     if value.get("cwd"):
         facts.append(f"in {value['cwd']}")
-    if facts:
-        lines.append(" · ".join(facts))
-    for stream in ("stdout", "stderr"):
-        text = value.get(stream)
-        if not isinstance(text, str):
-            continue
-        lines.append("")
-        lines.append(f"── {stream} ──" if text else f"── {stream} (empty) ──")
-        if text:
-            lines.append(text.rstrip("\n"))
-    return "\n".join(lines)
+    return facts

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSizeF, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -68,7 +68,7 @@ class MessageView(QTextBrowser):
         # Copy, copy code, edit / regenerate: on hover and in the context menu.
         self.message_actions = attach_message_actions(self, self)
 
-    def _fit_height(self, size) -> None:
+    def _fit_height(self, size: QSizeF) -> None:
         margins = self.contentsMargins()
         extra = self.viewportMargins().bottom()
         self.setFixedHeight(int(size.height()) + margins.top() + margins.bottom() + 2 + extra)

@@ -194,7 +194,8 @@ async def test_a_rule_change_during_a_threaded_decide_is_not_lost(harness: Harne
 def test_calls_recorded_before_the_migration_read_as_done(fresh_data_dir: Path) -> None:
     import sqlite3
 
-    from app.core.store.migrations import MIGRATIONS, split_sql
+    from app.core.store.migrations import MIGRATIONS
+    from app.core.store.sql_script import split_sql
 
     path = fresh_data_dir / "v1.sqlite3"
     conn = sqlite3.connect(path, isolation_level=None)

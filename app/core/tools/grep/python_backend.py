@@ -37,7 +37,7 @@ def required_literal(pattern: str, ignore_case: bool) -> tuple[bytes, bool] | No
     try:
         from re import _parser as sre_parse  # type: ignore[attr-defined]
     except ImportError:  # pragma: no cover - Python < 3.11
-        import sre_parse  # type: ignore[no-redef]
+        import sre_parse
     try:
         parsed = sre_parse.parse(pattern, re.MULTILINE)
     except Exception:

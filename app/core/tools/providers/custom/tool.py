@@ -107,7 +107,7 @@ class CustomTool:
             raise RenderError(problems[0])
         return argv
 
-    def _render(self, values: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    def _render(self, values: object) -> tuple[list[str], list[str]]:
         """(argv, problems): words with a problem are left out, so argv is always usable as a
         partial subject."""
         problems: list[str] = []

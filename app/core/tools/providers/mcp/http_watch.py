@@ -105,7 +105,7 @@ def _transport_class(httpx: Any) -> type:
         return found
     connect_errors = (httpx.ConnectError, httpx.ConnectTimeout)
 
-    class RecordingTransport(httpx.AsyncBaseTransport):  # type: ignore[misc, name-defined]
+    class RecordingTransport(httpx.AsyncBaseTransport):  # type: ignore[misc]
         def __init__(self, inner: Any, on_status: Callable[[int], None]) -> None:
             self._inner = inner
             self._on_status = on_status

@@ -53,14 +53,15 @@ class OAuthRecordStore:
             raw = self._memory.get(name)
         if raw is None:
             raw = self._get(name)
-        record: Any = None
+        record: dict[str, Any] | None = None
         if raw:
             try:
-                record = json.loads(raw)
+                loaded = json.loads(raw)
+                record = loaded if isinstance(loaded, dict) else None
             except ValueError:
                 log.warning("MCP server %s: the stored OAuth %s is unreadable; ignoring it",
                             server, part)
-        if not isinstance(record, dict) or record.get("url") != url:
+        if record is None or record.get("url") != url:
             record = None
         if part == "tokens":
             self._has_tokens[server] = record is not None
