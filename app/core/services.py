@@ -44,14 +44,13 @@ from app.core.tool_services import (
     custom_tools,
 )
 
-if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
-    import sqlite_utils
-
+if TYPE_CHECKING:  # only annotations name the store
     from app.core.agent.checkpointing import Checkpointer
     from app.core.permissions.rules import PermissionRule
     from app.core.permissions.service import ToolPermissionService
     from app.core.sandbox import Sandbox
     from app.core.store.audit import AuditRepository
+    from app.core.store.db import Database
     from app.core.tools.base import ToolSpec
     from app.core.tools.providers.custom import CustomToolsProvider
     from app.core.tools.providers.mcp.config.store import McpConfigStore
@@ -61,7 +60,7 @@ if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Dat
 
 @dataclass
 class Services:
-    db: sqlite_utils.Database
+    db: Database
     data_dir: Path
     profiles: ProfileRepository
     conversations: ConversationRepository
@@ -328,7 +327,7 @@ def default_rules(specs: Iterable[ToolSpec]) -> list[PermissionRule]:
             for spec in specs for rule in spec.default_rules]
 
 
-def build_store_services(db: sqlite_utils.Database, data_dir: Path,
+def build_store_services(db: Database, data_dir: Path,
                          project_root: Path | None = None,
                          registry: ToolRegistry | None = None) -> Services:
     """The start path's part: the store's repositories and the default profile. The tools part
@@ -349,7 +348,7 @@ def build_store_services(db: sqlite_utils.Database, data_dir: Path,
     )
 
 
-def build_services(db: sqlite_utils.Database, data_dir: Path,
+def build_services(db: Database, data_dir: Path,
                    project_root: Path | None = None,
                    registry: ToolRegistry | None = None) -> Services:
     """Both parts at once."""

@@ -78,8 +78,8 @@ from app.core.store.writer import BackgroundWriter
 from app.core.tools.registry import ToolRegistry
 from app.core.tools.shell.jobs import stop_jobs
 
-if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
-    import sqlite_utils
+if TYPE_CHECKING:  # only annotations name the store
+    from app.core.store.db import Database
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class AgentSession:
 
     def __init__(
         self,
-        db: sqlite_utils.Database,
+        db: Database,
         registry: ToolRegistry,
         permissions: ToolPermissionService,
         profile_id: int,

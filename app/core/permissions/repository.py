@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from app.core.permissions.rules import DECISIONS, InvalidRuleError, PermissionRule, validate_rule
 from app.core.store.db import ChangeNotifier, store_of, utc_now
 
-if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
-    import sqlite_utils
+if TYPE_CHECKING:  # only annotations name the store
+    from app.core.store.db import Database
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ _EDITABLE = ("server_id", "tool_name", "tool_pattern", "input_pattern", "decisio
 RuleChanges = ChangeNotifier
 
 
-def rule_changes(db: sqlite_utils.Database) -> RuleChanges:
+def rule_changes(db: Database) -> RuleChanges:
     return store_of(db).rule_changes
 
 
@@ -74,7 +74,7 @@ def _insert_values(rule: PermissionRule, now: str) -> tuple[Any, ...]:
 
 
 class RuleRepository:
-    def __init__(self, db: sqlite_utils.Database) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
         self.store = store_of(db)
         self.changes = self.store.rule_changes

@@ -48,8 +48,8 @@ from app.core.tools.base import SubjectError, SubjectKind, ToolSpec, canonical_j
 from app.core.tools.containment import ProgramContainment, program_containment
 from app.core.tools.registry import ToolRegistry
 
-if TYPE_CHECKING:  # only a type here; the store opens without sqlite-utils
-    import sqlite_utils
+if TYPE_CHECKING:  # only annotations name the store
+    from app.core.store.db import Database
 
 # Decision and its context are defined in decision.py and re-exported: callers import them here.
 __all__ = ["PLAN_MODE_REFUSAL", "Decision", "DecisionContext", "SubjectDecision",
@@ -63,7 +63,7 @@ _MAX_CANDIDATE_CACHE = 4096
 class ToolPermissionService:
     def __init__(
         self,
-        db: sqlite_utils.Database,
+        db: Database,
         registry: ToolRegistry | None = None,
         project_root: str | os.PathLike[str] | None = None,
         sandbox: Sandbox | None = None,

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from app.core.outcomes import CallState, Outcome, Verdict, result_label, verdict
 from app.core.store.db import fts_match, store_of, utc_now
 
-if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
-    import sqlite_utils
+if TYPE_CHECKING:  # only annotations name the store
+    from app.core.store.db import Database
 
 _MAX_STORED_OUTPUT = 200_000
 
@@ -130,7 +130,7 @@ _COLUMNS = ("id", "tool_name", "server_id", "input", "output", "is_error", "deci
 
 
 class AuditRepository:
-    def __init__(self, db: sqlite_utils.Database) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
         self.store = store_of(db)
 

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from app.core.store.db import fts_match, store_of, utc_now
 from app.core.store.search_text import searchable_text
 
-if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
-    import sqlite_utils
-
+if TYPE_CHECKING:  # only annotations name the store
     from app.core.pricing import Usage
+    from app.core.store.db import Database
 
 Role = Literal["user", "assistant"]
 
@@ -36,7 +35,7 @@ class StoredMessage:
 
 
 class ConversationRepository:
-    def __init__(self, db: sqlite_utils.Database) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
         self.store = store_of(db)
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from app.core.permission_mode import PermissionMode
 from app.core.store.db import store_of, utc_now
 
-if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
-    import sqlite_utils
+if TYPE_CHECKING:  # only annotations name the store
+    from app.core.store.db import Database
 
 # The newest Sonnet the installed SDK names and does not list as deprecated (claude-sonnet-4-5,
 # the previous default, reaches end of life on 2026-11-30). Used offline and before the
@@ -105,7 +105,7 @@ def _profile(row: tuple[Any, ...]) -> AgentProfile:
 
 
 class ProfileRepository:
-    def __init__(self, db: sqlite_utils.Database) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
         self.store = store_of(db)
 

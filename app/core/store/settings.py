@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from app.core.settings_fields import LAST_CONVERSATIONS, SettingField
 from app.core.store.db import store_of, utc_now
 
-if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
-    import sqlite_utils
+if TYPE_CHECKING:  # only annotations name the store
+    from app.core.store.db import Database
 
 _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
 T = TypeVar("T")
 
 
 class SettingsRepository:
-    def __init__(self, db: sqlite_utils.Database) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
         self.store = store_of(db)
 

@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 from app.core.pricing import Usage
 from app.core.store.db import store_of, utc_now
 
-if TYPE_CHECKING:  # the store opens without sqlite-utils (app.core.store.db.Database)
-    import sqlite_utils
+if TYPE_CHECKING:  # only annotations name the store
+    from app.core.store.db import Database
 
 _SUMS = ("SELECT coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),"
          " coalesce(sum(cache_write_tokens), 0), coalesce(sum(cache_read_tokens), 0)")
 
 
 class UsageRepository:
-    def __init__(self, db: sqlite_utils.Database) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
         self.store = store_of(db)
 
