@@ -295,6 +295,3 @@ def _destination(spec: ToolSpec, tool_input: Mapping[str, Any]) -> str:
         return "the network"
     return f"the {spec.server_id} server"
 
-
-def path_is_inside(path: str | os.PathLike[str], root: Path | None) -> bool:
-    return _inside(os.fspath(path), root)

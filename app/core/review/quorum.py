@@ -259,9 +259,6 @@ class RejectionTracker:
             self._counts.popitem(last=False)
         return n >= self.limit
 
-    def should_ask(self, tool_name: str, intent: str) -> bool:
-        return self.count(tool_name, intent) >= self.limit
-
     def reset(self, tool_name: str, intent: str) -> None:
         self._counts.pop((tool_name, intent), None)
 

@@ -11,7 +11,6 @@ raised into Qt.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
@@ -275,15 +274,6 @@ class CheckpointController(QObject):
         if removed:
             log.info("pruned %d old checkpoints of %s", removed, checkpointer.project_root)
         return removed
-
-    async def wait_idle(self) -> None:
-        """Wait for background work (tests, shutdown)."""
-        import asyncio
-
-        while self._tasks:
-            with contextlib.suppress(Exception):
-                await asyncio.gather(*list(self._tasks), return_exceptions=True)
-
 
 def loop_running() -> bool:
     import asyncio

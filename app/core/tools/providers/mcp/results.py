@@ -18,11 +18,6 @@ def _approx_bytes(b64: Any) -> int:
     return len(b64) * 3 // 4 if isinstance(b64, str) else 0
 
 
-def content_to_text(content: Sequence[Mapping[str, Any]], structured: Any = None) -> str:
-    """MCP content blocks as text only: images are named by their notes."""
-    return content_to_parts(content, structured)[0]
-
-
 def content_to_parts(content: Sequence[Mapping[str, Any]], structured: Any = None
                      ) -> tuple[str, tuple[ImagePart, ...]]:
     """MCP content blocks as the text for the model plus the images that go with it.

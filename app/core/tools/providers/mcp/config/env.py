@@ -14,15 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-_ENV_REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 # One token: "$$", a well-formed reference (with an optional ":-default"), or a bad "${".
 _TOKEN = re.compile(r"\$\$|\$\{(?:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|[^}]*\}?)")
-
-
-def env_reference(value: str) -> str | None:
-    """The variable name when ``value`` is exactly ``${NAME}``, else None."""
-    match = _ENV_REFERENCE.match(value)
-    return match.group(1) if match else None
 
 
 def has_references(value: str) -> bool:
