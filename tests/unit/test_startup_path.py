@@ -102,7 +102,7 @@ PANEL_SOURCES = ("app/ui/ai_panel/panel.py", "app/ui/ai_panel/undo_actions.py",
                  "app/ui/ai_panel/compaction.py", "app/ui/ai_panel/conversation_actions.py",
                  "app/ui/ai_panel/edit_attachments.py", "app/ui/ai_panel/usage_line.py",
                  "app/ui/ai_panel/service_notices.py", "app/ui/ai_panel/ports.py",
-                 "app/ui/ai_panel/paging.py")
+                 "app/ui/ai_panel/paging.py", "app/ui/ai_panel/instructions_line.py")
 PANEL_LATER = ("app.core.agent.session", "app.core.agent.events", "app.ui.widgets.tool_card",
                "app.ui.widgets.conversation_replay", "app.ui.dialogs.restore_preview",
                "app.ui.widgets.conversation_list", "app.core.checkpoints",

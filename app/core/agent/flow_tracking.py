@@ -94,8 +94,7 @@ class FlowTracking:
         elif spec.server_id != "builtin":
             untrusted = f"{spec.server_id} tool results"
         elif not self.project_trusted and (spec.is_read_only(tool_input) or spec.runs_programs):
-            untrusted = (f"files of {self._project_root.name or self._project_root} "
-                         "(the project is not marked trusted)")
+            untrusted = self._untrusted_project_files()
         if untrusted:
             changed |= flow.add(FlowLabel.UNTRUSTED, untrusted, spec.name)
             # Which values a later call could have taken from it (provenance guard).
@@ -133,6 +132,23 @@ class FlowTracking:
                                      server)
         if changed:
             self._changed()
+
+    def track_project_instructions(self, instructions: Mapping[str, str]) -> None:
+        """The project's instructions files (``{name: text}``, AGENTS.md and the like) go
+        into the system prompt: when the project is not trusted, they are its files taken in
+        like a read of them, untrusted content. Nothing is vouched for: they widen nothing."""
+        if self.project_trusted or not instructions:
+            return
+        source = self._untrusted_project_files()
+        for name, text in sorted(instructions.items()):
+            self.flow.provenance.learn_untrusted(text, f"the project instructions {name}"
+                                                       f" ({source})")
+        if self.flow.add(FlowLabel.UNTRUSTED, source, "project instructions"):
+            self._changed()
+
+    def _untrusted_project_files(self) -> str:
+        return (f"files of {self._project_root.name or self._project_root} "
+                "(the project is not marked trusted)")
 
     def _changed(self) -> None:
         flow = self.flow

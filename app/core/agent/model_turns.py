@@ -1,7 +1,8 @@
-"""The model turns of one AgentSession run: load the profile, the history and the model
-client, then ask the model, record its answer and usage, and run its tool calls, until a turn
-has none, the profile's iteration cap is reached (the last turn's calls are then answered "not
-run"), or a request fails (``RunFailed``).
+"""The model turns of one AgentSession run: load the profile, the history, the model client
+and the project's instructions (AGENTS.md and the like), then ask the model, record its answer
+and usage, and run its tool calls, until a turn has none, the profile's iteration cap is
+reached (the last turn's calls are then answered "not run"), or a request fails
+(``RunFailed``).
 
 AgentSession (app.core.agent.session) starts, guards and stops the run; the tool calls
 themselves are call_runner.ToolCallRunner's.
@@ -33,6 +34,7 @@ from app.core.agent.models import (
     ProviderBadRequest,
     ProviderError,
 )
+from app.core.agent.project_instructions import InstructionsLoader
 from app.core.agent.request_options import request_options
 from app.core.agent.review_step import ReviewState, load_reviewers
 from app.core.agent.run_state import RunState
@@ -54,14 +56,16 @@ class ModelTurns:
     run; reviewers from ``settings``) in ``project_root``: the profile's tools of ``registry``
     are offered, ``client`` talks to the model, ``history`` keeps the transcript, ``calls``
     runs the tool calls, ``usage`` and ``flow`` are told what each turn used and read.
-    ``emit`` is told the run's events; ``fail`` a request that failed."""
+    ``emit`` is told the run's events; ``fail`` a request that failed; ``instructions``
+    loads the project's instructions files (AGENTS.md and the like) at each run start."""
 
     def __init__(self, *, profiles: ProfileRepository, settings: SettingsRepository,
                  profile_id: int, project_root: Path, registry: ToolRegistry,
                  permissions: ToolPermissionService, history: ConversationHistory,
                  flow: FlowTracking, client: ModelClient, usage: UsageTracking,
                  calls: ToolCallRunner, emit: EventSink,
-                 fail: Callable[[ProviderError], None]) -> None:
+                 fail: Callable[[ProviderError], None],
+                 instructions: InstructionsLoader | None = None) -> None:
         self._profiles = profiles
         self._settings = settings
         self._profile_id = profile_id
@@ -75,6 +79,7 @@ class ModelTurns:
         self._calls = calls
         self._emit = emit
         self._fail = fail
+        self._instructions = instructions or InstructionsLoader()
 
     async def run(self, user_text: str | None, attachments: list[dict[str, Any]]) -> None:
         """One run: ``user_text`` (with ``attachments``' content blocks) sent, or None to
@@ -156,10 +161,15 @@ class ModelTurns:
         names = [t["name"] for t in tools]
         instructions = server_instructions(self._registry.providers(), names)
         self._flow_tracking.track_server_instructions(instructions)
+        # Read again at each run (off the loop: project files), so an edit counts at once.
+        conventions = await asyncio.to_thread(self._instructions.load, self._project_root)
+        self._flow_tracking.track_project_instructions(
+            {f.name: f.text for f in conventions if f.included and not f.personal})
         system = build_system_prompt(
             profile.system_prompt, self._project_root, profile.permission_mode,
             [spec for spec in self._registry.specs() if spec.name in names],
-            server_instructions=instructions)
+            server_instructions=instructions, project_instructions=conventions,
+            project_trusted=self._flow_tracking.project_trusted)
         request = ModelRequest(model=profile.model, messages=[], max_tokens=profile.max_tokens,
                                system=system, tools=tools, temperature=profile.temperature,
                                **request_options(profile))

@@ -34,7 +34,8 @@ flow_tracking.FlowTracking the flow labels their results add; run_state.RunState
 run carries from call to call), session_history.ConversationHistory the transcript and its
 persistence, forking.ConversationForking edits and regenerations, compactor.Compactor
 compaction, model_client.ModelClient the model client, usage_tracking.UsageTracking the tokens
-used, and request_options the profile's request options. Each is built from exactly what it
+used, request_options the profile's request options and project_instructions.InstructionsLoader
+the project's AGENTS.md and the like for the system prompt. Each is built from exactly what it
 needs, so a session can be given a narrower registry, another permission service, approver or
 event sink, or a flow tracker it shares with another session.
 """
@@ -63,6 +64,7 @@ from app.core.agent.forking import ConversationForking, Prepare
 from app.core.agent.model_client import ClientFactory, ModelClient
 from app.core.agent.model_turns import ModelTurns
 from app.core.agent.models import InternalError, ProviderError, default_client_factory
+from app.core.agent.project_instructions import InstructionsLoader
 from app.core.agent.review_step import ReviewStep
 from app.core.agent.session_history import ConversationHistory
 from app.core.agent.usage_tracking import UsageTracking
@@ -94,6 +96,9 @@ class AgentSession:
 
     ``flow``: the flow labels to keep, when they are another conversation's too (default:
     this conversation's own, stored with it).
+
+    ``personal_instructions``: the person's own instructions file, put into the system prompt
+    with the project's AGENTS.md and the like (app.core.agent.project_instructions).
     """
 
     def __init__(
@@ -111,6 +116,7 @@ class AgentSession:
         project_trusted: bool = False,
         *,
         flow: FlowTracking | None = None,
+        personal_instructions: Path | None = None,
     ) -> None:
         project_root = Path(project_root).resolve()
         self.db = db
@@ -161,7 +167,8 @@ class AgentSession:
             profiles=profiles, settings=SettingsRepository(db), profile_id=profile_id,
             project_root=project_root, registry=registry, permissions=permissions,
             history=history, flow=self.flow_tracking, client=self.client, usage=self.usage,
-            calls=self.calls, emit=self._emit, fail=self._fail)
+            calls=self.calls, emit=self._emit, fail=self._fail,
+            instructions=InstructionsLoader(personal_instructions))
         self.forking = ConversationForking(history, conversations, self.writer, self._drive)
         self.compactor = Compactor(history, conversations, self.writer, profiles, profile_id,
                                    self.client, self.usage)

@@ -20,6 +20,8 @@ widget, and a part that shows widgets either hands them over or fills a ``Widget
 - ``mode_choice.ModeChoice``, ``service_notices.ServiceNotices``, ``flow_controls.FlowControls``,
   ``usage_line.UsageLine``: the header's first-run mode choice, notices, flow chip and usage.
 - ``mcp_prompts.McpPrompts``: MCP prompts and resources.
+- ``instructions_line.InstructionsLine``: the instructions files the model is given (AGENTS.md
+  and the like), with their sizes, and Open.
 
 The widgets only the panel shows live here too: the find bar (``find_bar``, made by the panel on
 Edit → Find), the context bar, the flow chip, the first-run mode panel and the notice bars.

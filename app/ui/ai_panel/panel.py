@@ -25,6 +25,7 @@ from app.ui.ai_panel.compaction import ContextCompaction
 from app.ui.ai_panel.conversation_actions import ConversationActions
 from app.ui.ai_panel.conversations import Conversations
 from app.ui.ai_panel.flow_controls import FlowControls
+from app.ui.ai_panel.instructions_line import InstructionsLine
 from app.ui.ai_panel.mcp_prompts import McpPrompts
 from app.ui.ai_panel.mode_choice import MODE_INTRO_DELAY_MS, ModeChoice
 from app.ui.ai_panel.run_events import RunEvents
@@ -113,6 +114,7 @@ class AIPanel(QWidget):
             self.undo, list_slot, clear_panel=self._clear, show_state=self._show_state)
         self.flow = FlowControls(services, self.sessions, project_root, status)
         self.usage = UsageLine(services.settings)
+        self.instructions = InstructionsLine(services.data_dir, project_root)
 
         self.prompt = PromptEdit()  # dropped or pasted files and images: the tray below
         self.prompt.setObjectName("prompt")
@@ -140,6 +142,7 @@ class AIPanel(QWidget):
             retry=lambda: self.retry())
         self._lay_out(banners, list_slot)
         self.running_changed.connect(self.compaction.context_bar.set_busy)
+        self.running_changed.connect(self.instructions.on_running)
         self.send_button.clicked.connect(lambda: self.send())
         self.stop_button.clicked.connect(self.stop)
         for keys, action in self.conversation_actions.shortcuts():
@@ -173,6 +176,7 @@ class AIPanel(QWidget):
         layout.addLayout(banners.layout)
         layout.addLayout(row)
         layout.addLayout(list_slot.layout)
+        layout.addWidget(self.instructions.button)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.usage.label)
         layout.addLayout(bottom)
@@ -221,11 +225,12 @@ class AIPanel(QWidget):
 
     def project_opened(self, root: Path | None) -> None:
         """The window opened ``root``: its old checkpoints are pruned in the background (at
-        most hourly), and the conversations follow it."""
+        most hourly), the conversations and the instructions line follow it."""
         if root is not None:
             self.checkpoints.prune_in_background(self.services.checkpointer_for(root))
             self._drop_project_hint()
         self.conversations.project_opened(root)
+        self.instructions.refresh()
 
     def find_bar(self) -> FindBar:
         """Edit → Find's bar above the transcript, made on first use."""

@@ -44,6 +44,7 @@ class SessionHolder:
         return self.session
 
     def _new(self, root: Path, conversation_id: int | None = None) -> AgentSession:
+        from app.core.agent.project_instructions import personal_instructions_path
         from app.core.agent.session import AgentSession
 
         services = self._services
@@ -52,7 +53,8 @@ class SessionHolder:
             profile_id=self._profile_id(), project_root=root, approver=self._approver,
             on_event=self._on_event, conversation_id=conversation_id,
             checkpointer=services.checkpointer_for(root),
-            project_trusted=services.is_trusted(root))
+            project_trusted=services.is_trusted(root),
+            personal_instructions=personal_instructions_path(services.data_dir))
 
     def discard(self) -> None:
         """Forget the current session; its HTTP client is closed in the background."""
