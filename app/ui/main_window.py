@@ -37,6 +37,7 @@ from app.core.settings_fields import LAYOUT, WINDOW_GEOMETRY, WINDOW_STATE, Sett
 from app.ui.profile_controls import ProfileControls
 from app.ui.project_folders import ProjectFolders
 from app.ui.tab_focus import tab_moves_focus
+from app.ui.widgets.elided_label import ElidedLabel
 from app.ui.window_menus import WindowMenus
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ class MainWindow(QMainWindow):
         self.ready.connect(lambda: tab_moves_focus(self.ai_panel))
         self._needs_services: list[QWidget | QAction] = [*self.profiles.needs_services,
                                                          *self.menus.needs_services]
-        self.status_label = QLabel("Starting…")
+        self.status_label = ElidedLabel("Starting…")  # a long status must not widen the window
         self.approvals_label = QLabel("")
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.approvals_label)
