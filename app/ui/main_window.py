@@ -34,10 +34,10 @@ from PySide6.QtWidgets import (
 
 from app.core.config import APP_NAME
 from app.core.settings_fields import LAYOUT, WINDOW_GEOMETRY, WINDOW_STATE, SettingField
+from app.ui.elided_label import ElidedLabel
 from app.ui.profile_controls import ProfileControls
 from app.ui.project_folders import ProjectFolders
 from app.ui.tab_focus import tab_moves_focus
-from app.ui.widgets.elided_label import ElidedLabel
 from app.ui.window_menus import WindowMenus
 
 if TYPE_CHECKING:

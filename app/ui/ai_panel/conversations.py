@@ -20,7 +20,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton, QToolButton
 
 from app.ui.ai_panel.paging import BATCH_MS, PAGE_MESSAGES, WINDOW_MESSAGES
-from app.ui.widgets.elided_label import ElidedLabel
+from app.ui.elided_label import ElidedLabel
 
 if TYPE_CHECKING:
     from app.core.agent.checkpointing import Checkpointer

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 
-from app.ui.widgets.elided_label import ElidedLabel
+from app.ui.elided_label import ElidedLabel
 
 if TYPE_CHECKING:
     from app.core.pricing import Usage
