@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from app.core.config import APP_NAME
 from app.core.settings_fields import LAYOUT, WINDOW_GEOMETRY, WINDOW_STATE, SettingField
+from app.ui.elided_label import ElidedLabel
 from app.ui.profile_controls import ProfileControls
 from app.ui.project_folders import ProjectFolders
 from app.ui.tab_focus import tab_moves_focus
@@ -113,7 +114,7 @@ class MainWindow(QMainWindow):
         self.ready.connect(lambda: tab_moves_focus(self.ai_panel))
         self._needs_services: list[QWidget | QAction] = [*self.profiles.needs_services,
                                                          *self.menus.needs_services]
-        self.status_label = QLabel("Starting…")
+        self.status_label = ElidedLabel("Starting…")  # a long status must not widen the window
         self.approvals_label = QLabel("")
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.approvals_label)

@@ -72,6 +72,12 @@ class ProfileControls:
         self.model_picker.setObjectName("model-picker")
         self.model_picker.setEditable(True)
         self.model_picker.setMinimumWidth(220)
+        # Sized by a fixed number of characters, not by the longest name listed: a long model
+        # or profile name scrolls in its field instead of widening the toolbar.
+        for picker, characters in ((self.profile_picker, 10), (self.model_picker, 24)):
+            picker.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            picker.setMinimumContentsLength(characters)
         # The profile's permission mode (app.core.permission_mode), filled in with the services.
         self.mode_picker = QComboBox()
         self.mode_picker.setObjectName("mode-picker")

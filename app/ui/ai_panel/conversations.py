@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QPushButton, QToolButton
+from PySide6.QtWidgets import QPushButton, QToolButton
 
 from app.ui.ai_panel.paging import BATCH_MS, PAGE_MESSAGES, WINDOW_MESSAGES
+from app.ui.elided_label import ElidedLabel
 
 if TYPE_CHECKING:
     from app.core.agent.checkpointing import Checkpointer
@@ -64,7 +65,7 @@ class Conversations:
         self.button.setArrowType(Qt.ArrowType.RightArrow)
         self.button.setToolTip("This project's conversations: search, open, rename, delete, "
                                "export")
-        self.title = QLabel("New conversation")
+        self.title = ElidedLabel("New conversation")
         self.title.setObjectName("conversation-title")
         self.title.setMinimumWidth(80)
         self.title.setTextFormat(Qt.TextFormat.PlainText)

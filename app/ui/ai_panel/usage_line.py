@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel
+
+from app.ui.elided_label import ElidedLabel
 
 if TYPE_CHECKING:
     from app.core.pricing import Usage
@@ -18,7 +19,7 @@ class UsageLine:
 
     def __init__(self, settings: SettingsRepository) -> None:
         self._settings = settings
-        self.label = QLabel("")
+        self.label = ElidedLabel()  # cut to the panel's width, whole in the tooltip
         self.label.setObjectName("usage")
         self.label.setStyleSheet("QLabel { color: palette(placeholder-text); }")
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -35,6 +35,9 @@ class HistoryView(QWidget):
         self.tool.addItem("All tools", None)
         for name in sorted(tool_names):
             self.tool.addItem(name, name)
+        # As wide as a usual tool name: a long one (an MCP server's) must not widen the window.
+        self.tool.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.tool.setMinimumContentsLength(12)
         self.decision = QComboBox()
         # By what the rules said; the column shows what then happened (approved by you, …).
         for label, value in (("Any decision", None), ("Rules allowed", "allow"),

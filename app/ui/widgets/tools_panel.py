@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -51,7 +51,8 @@ class _FittingTextDelegate(QStyledItemDelegate):
                         index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
         shorter = index.data(ShortTextsRole)
-        if not option.text or not shorter:
+        # No cell yet (the column's size hint): the whole text, so the column can be as wide.
+        if not option.text or not shorter or option.rect.width() <= 0:
             return
         room = option.rect.width() - 8
         metrics = option.fontMetrics
@@ -60,6 +61,44 @@ class _FittingTextDelegate(QStyledItemDelegate):
                 option.text = text
                 return
         option.text = shorter[-1]
+
+
+class _ColumnFitter(QObject):
+    """Keeps Risk, Sandbox and Configure in view however long a tool's name is: the name
+    column takes the room left (its text elided, the whole name in the tooltip); the sandbox
+    column is as wide as its text when the names leave room for it, else narrower, down to
+    its shortest form."""
+
+    def __init__(self, tree: QTreeWidget) -> None:
+        super().__init__(tree)
+        self._tree = tree
+        header = tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(COL_TOOL, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(COL_RISK, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(COL_SANDBOX, QHeaderView.ResizeMode.Fixed)
+        # Item widgets do not count for ResizeToContents: size the Configure column by hand.
+        header.setSectionResizeMode(COL_CONFIGURE, QHeaderView.ResizeMode.Fixed)
+        probe = QToolButton()
+        probe.setText("Configure…")
+        tree.setColumnWidth(COL_CONFIGURE, probe.sizeHint().width() + 4)
+        tree.setTextElideMode(Qt.TextElideMode.ElideRight)
+        tree.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        tree = self._tree
+        room = (tree.viewport().width() - tree.columnWidth(COL_RISK)
+                - tree.columnWidth(COL_CONFIGURE))
+        whole = max(tree.sizeHintForColumn(COL_SANDBOX),
+                    tree.header().sectionSizeHint(COL_SANDBOX))
+        shortest = tree.fontMetrics().horizontalAdvance("✗") + 12
+        left = room - tree.sizeHintForColumn(COL_TOOL)
+        tree.setColumnWidth(COL_SANDBOX, max(shortest, min(whole, left)))
 
 
 class ToolsPanel(QWidget):
@@ -83,18 +122,9 @@ class ToolsPanel(QWidget):
             COL_SANDBOX, "Whether the programs a tool starts run in the OS sandbox")
         self.tree.setRootIsDecorated(True)
         self.tree.setUniformRowHeights(True)
-        header = self.tree.header()
-        header.setStretchLastSection(False)
-        # Tool names always in full; when the panel is narrow the sandbox column gives way
-        # (shortened to "✓ yes" / "✗ no"; its tooltip and the notice below say it all).
-        header.setSectionResizeMode(COL_TOOL, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(COL_RISK, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(COL_SANDBOX, QHeaderView.ResizeMode.Stretch)
-        # Item widgets do not count for ResizeToContents: size the Configure column by hand.
-        header.setSectionResizeMode(COL_CONFIGURE, QHeaderView.ResizeMode.Fixed)
-        probe = QToolButton()
-        probe.setText("Configure…")
-        self.tree.setColumnWidth(COL_CONFIGURE, probe.sizeHint().width() + 4)
+        # When the panel is narrow the sandbox column gives way first (shortened to "✓ yes" /
+        # "✗ no"; its tooltip and the notice below say it all), then the tool names (elided).
+        self._columns = _ColumnFitter(self.tree)
         title = QLabel("<b>Tools</b>")
         self.reload_button = QToolButton()
         self.reload_button.setText("Reload tools")
@@ -180,11 +210,14 @@ class ToolsPanel(QWidget):
             if problem:
                 item.setForeground(0, QColor("#8c959f"))
                 item.setToolTip(0, problem)
+            # The name may be elided in its column (_ColumnFitter): whole above the rest.
+            item.setToolTip(0, f"{spec.name}\n\n{item.toolTip(0)}")
             self._show_containment(item, spec)
             self._items[spec.name] = item
             self.tree.setItemWidget(item, COL_CONFIGURE, self._configure_button(spec))
         self.tree.expandAll()
         self.tree.blockSignals(False)
+        self._columns.fit()
         self._show_notices(self._sandbox_notices(specs) + self.services.tool_notices())
 
     def reload_tools(self) -> None:
