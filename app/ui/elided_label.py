@@ -27,17 +27,17 @@ class ElidedLabel(QLabel):
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setText(text)
 
-    def text(self) -> str:  # type: ignore[override]  # the whole text, not the elided one
+    def text(self) -> str:  # the whole text, not the elided one
         return self._whole
 
-    def setText(self, text: str) -> None:  # type: ignore[override]
+    def setText(self, text: str) -> None:
         self._whole = text
         self._show_fitting()
 
-    def toolTip(self) -> str:  # type: ignore[override]
+    def toolTip(self) -> str:
         return self._own_tooltip or super().toolTip()
 
-    def setToolTip(self, tooltip: str) -> None:  # type: ignore[override]
+    def setToolTip(self, tooltip: str) -> None:
         self._own_tooltip = tooltip
         self._show_fitting()
 
