@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard, get_args
 
 from app.core.agent.checkpointing import CallChanges
 from app.core.agent.models.base import ProviderError
@@ -235,6 +235,12 @@ ToolEvent = (ToolRequested | AwaitingApproval | ToolStarted | ToolProgress | Too
 RunEvent = (TextDelta | ThinkingBlock | FlowChanged | UsageUpdated
             | RunFinished | RunFailed | RunCancelled)
 AgentEvent = ToolEvent | RunEvent
+_TOOL_EVENT_TYPES = get_args(ToolEvent)
+
+
+def is_tool_event(event: AgentEvent) -> TypeGuard[ToolEvent]:
+    """Whether ``event`` is about one tool call (else it is about the run as a whole)."""
+    return isinstance(event, _TOOL_EVENT_TYPES)
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalResponse]]
 EventSink = Callable[[AgentEvent], None]

@@ -11,7 +11,7 @@ by app.startup_threads' warm-up): the panel is ready without it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, assert_never
+from typing import TYPE_CHECKING, assert_never, cast
 
 from app.ui.ai_panel.run_notes import add_error_card, grey_note, round_cap_card
 
@@ -48,23 +48,12 @@ class RunEvents:
         self._retry = retry
 
     def handle(self, event: AgentEvent) -> None:
-        from app.core.agent.events import (
-            AwaitingApproval,
-            FilesChanged,
-            ReviewArrived,
-            ReviewFinished,
-            ToolFinished,
-            ToolProgress,
-            ToolRequested,
-            ToolStarted,
-        )
+        from app.core.agent.events import is_tool_event
 
-        match event:
-            case (ToolRequested() | AwaitingApproval() | ToolStarted() | ToolProgress()
-                  | ToolFinished() | FilesChanged() | ReviewArrived() | ReviewFinished()):
-                self._tool_event(event)
-            case _:
-                self._run_event(event)
+        if is_tool_event(event):
+            self._tool_event(event)
+        else:  # what is not about one call is about the run (events.RunEvent)
+            self._run_event(cast("RunEvent", event))
 
     def _tool_event(self, event: ToolEvent) -> None:
         from app.core.agent.events import (
