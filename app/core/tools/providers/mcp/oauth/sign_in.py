@@ -95,7 +95,7 @@ class McpOAuth:
             return None
         if not uses_oauth(config):
             return mcp_oauth_flow.StaticCredentialsAuth(config.name)
-        return mcp_oauth_flow.build_auth(self, config, interactive=None)
+        return mcp_oauth_flow.build_auth(self.store, self.mark, config, interactive=None)
 
     # -- sign in / out ----------------------------------------------------------------------
 
@@ -136,7 +136,7 @@ class McpOAuth:
         try:
             await asyncio.to_thread(self.store.forget_client_unless_redirect, config,
                                     callback.redirect_uri)
-            auth = mcp_oauth_flow.build_auth(self, config, interactive=(
+            auth = mcp_oauth_flow.build_auth(self.store, self.mark, config, interactive=(
                 self._open_browser, callback.wait), redirect_uri=callback.redirect_uri)
             try:
                 async with asyncio.timeout(self.sign_in_timeout_s):
