@@ -29,7 +29,13 @@ from typing import Any
 from app.core.secrets import get_secret, set_secret
 from app.core.tools.providers.mcp.config.expand import expand_server_config
 from app.core.tools.providers.mcp.config.model import McpConfigError, McpServerConfig
-from app.core.tools.providers.mcp.oauth.errors import SignInError, uses_oauth
+from app.core.tools.providers.mcp.oauth.errors import (
+    CredentialsRejected,
+    SignInError,
+    SignInRequired,
+    find_auth_failure,
+    uses_oauth,
+)
 from app.core.tools.providers.mcp.oauth.store import OAuthRecordStore, SecretGetter, SecretSetter
 
 log = logging.getLogger(__name__)
@@ -178,6 +184,16 @@ class McpOAuth:
     async def aclose(self) -> None:
         for task in list(self._signing_in.values()):
             task.cancel()
+
+
+def auth_refusal(exc: BaseException, server: str,
+                 oauth: McpOAuth | None) -> SignInRequired | CredentialsRejected | None:
+    """The 401 behind a failure of ``server``, if any: raised by its auth, or one that marked
+    the server as needing a sign-in (the SDK may have wrapped or swallowed the exception)."""
+    refused = find_auth_failure(exc)
+    if refused is None and oauth is not None and oauth.needs_sign_in(server):
+        refused = SignInRequired(server)
+    return refused
 
 
 def _duration(seconds: float) -> str:
