@@ -48,10 +48,6 @@ def test_importing_all_of_core_loads_no_qt():
 # pyproject's import-linter contracts order the packages; a cycle inside one package slips past
 # them, so the module graph itself is checked here (grimp ships with import-linter).
 
-# Cycles that exist today, each closed by an import deferred into a function. Listed so that any
-# other cycle fails; delete an entry once its cycle is gone.
-KNOWN_CYCLES: set[frozenset[str]] = set()
-
 
 def import_cycles(graph) -> list[frozenset[str]]:
     """The strongly connected components of more than one module (Tarjan, iterative)."""
@@ -106,26 +102,16 @@ def test_cycle_finder_finds_a_cycle_and_ignores_a_chain():
     assert import_cycles(graph) == [frozenset({"a", "b", "c"})]
 
 
-def test_app_has_no_import_cycles_but_the_known_ones():
+def test_app_has_no_import_cycles_even_through_annotations():
     import grimp
 
-    # Imports under `if TYPE_CHECKING:` never run, so they cannot make a cycle at run time.
-    # Imports inside functions count: deferring one hides a cycle, it does not remove it.
-    graph = grimp.build_graph("app", exclude_type_checking_imports=True, cache_dir=None)
-    new = [sorted(cycle) for cycle in import_cycles(graph) if cycle not in KNOWN_CYCLES]
-    assert new == []
-
-
-def test_the_ui_has_no_import_cycles_even_through_annotations():
-    import grimp
-
-    # A part that names its owner as a type, even under `if TYPE_CHECKING:`, is as tied to it
-    # as one that imports it: the UI's parts say what they need as protocols instead
-    # (app/ui/ai_panel/ports.py), so the UI's import graph stays a tree of layers.
+    # Imports inside functions count: deferring one hides a cycle, it does not remove it. So do
+    # imports under `if TYPE_CHECKING:`: they never run, but a part that names its owner as a
+    # type is as tied to it as one that imports it. Parts say what they need as protocols
+    # instead (app/ui/ai_panel/ports.py, McpTool's McpToolCalls, ProjectFollower's
+    # FollowingServer), or are handed callbacks, so the import graph stays a tree of layers.
     graph = grimp.build_graph("app", exclude_type_checking_imports=False, cache_dir=None)
-    ui = [sorted(cycle) for cycle in import_cycles(graph)
-          if any(module.startswith("app.ui") for module in cycle)]
-    assert ui == []
+    assert [sorted(cycle) for cycle in import_cycles(graph)] == []
 
 
 def test_ui_classes_have_one_base_at_most():
@@ -142,4 +128,59 @@ def test_ui_classes_have_one_base_at_most():
         offenders += [f"{path}:{node.lineno} {node.name}" for node in ast.walk(tree)
                       if isinstance(node, ast.ClassDef)
                       and sum(counted(base) for base in node.bases) > 1]
+    assert offenders == []
+
+
+def app_bases(tree: ast.Module) -> dict[ast.ClassDef, list[str]]:
+    """Each class of a module with those of its bases that are classes of the app itself:
+    defined in the module, or named through an import from ``app`` (``from app.x import A``,
+    ``from app.x import m`` then ``m.A``, ``import app.x``)."""
+    local = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    from_app: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "")
+                                                 .split(".")[0] == "app"):
+            from_app.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            from_app.update(alias.asname or alias.name.split(".")[0] for alias in node.names
+                            if alias.name.split(".")[0] == "app")
+
+    def of_the_app(base: ast.expr) -> bool:
+        if isinstance(base, ast.Subscript):  # Base[T]
+            base = base.value
+        if isinstance(base, ast.Name):
+            return base.id in local or base.id in from_app
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        return isinstance(base, ast.Name) and base.id in from_app
+
+    return {node: [ast.unparse(base) for base in node.bases if of_the_app(base)]
+            for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+
+
+def test_app_bases_are_found_through_imports_and_the_module_itself():
+    tree = ast.parse(
+        "import typing\nimport app.core.a\nfrom app.core import b as bee\n"
+        "from app.core.c import C\nfrom .d import D\nfrom logging import Handler\n"
+        "class Own: ...\n"
+        "class Mixed(Own, C, bee.B, D, app.core.a.A, Handler, typing.Generic[T], Exception): ...\n")
+    found = {node.name: bases for node, bases in app_bases(tree).items()}
+    assert found == {"Own": [], "Mixed": ["Own", "C", "bee.B", "D", "app.core.a.A"]}
+
+
+def test_core_classes_have_one_base_of_the_app_at_most():
+    # A class too big for one module is split into collaborators (own state, explicit
+    # constructor, handed what they need as callbacks or a protocol), never into mixins that
+    # each hold part of it. So a class of app/core derives from one class of the app at most;
+    # stdlib and third-party bases (Exception, logging.Handler, httpx transports, the MCP SDK's
+    # OAuthClientProvider) do not count. A protocol joining protocols has nothing to split and
+    # is allowed.
+    offenders = []
+    for path in CORE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node, bases in app_bases(tree).items():
+            protocol = any(isinstance(base, ast.Name) and base.id == "Protocol"
+                           for base in node.bases)
+            if len(bases) > 1 and not protocol:
+                offenders.append(f"{path}:{node.lineno} {node.name}({', '.join(bases)})")
     assert offenders == []

@@ -9,11 +9,8 @@ much of a hostile input a message repeats are one concern, kept in one place.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-if TYPE_CHECKING:
-    from app.core.tools.params.declaration import Params
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, Protocol
 
 # A hostile or broken call can hold a million bad items: keep a bounded sample, count the rest.
 _MAX_PROBLEMS_KEPT = 100
@@ -24,6 +21,23 @@ _MAX_SHOWN_CHARS = 60
 
 # Where a value is in the input: property names and list indexes from the top.
 FieldPath = tuple[str | int, ...]
+
+
+class DeclaredField(Protocol):
+    """A field of a params class, as an error message names it (``ParamField``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def required(self) -> bool: ...
+
+
+class DeclaredFields(Protocol):
+    """A params class, as an error message lists its fields: ``Params`` subclasses are these
+    (named by this protocol so that the messages need not know the class machinery)."""
+
+    def param_fields(self) -> Sequence[DeclaredField]: ...
 
 
 class Problem(NamedTuple):
@@ -40,7 +54,7 @@ class ParamsError(ValueError):
     """Input that does not match a params class; ``problems`` says what, in declaration order."""
 
     def __init__(self, problems: list[Problem], *, total: int | None = None,
-                 params_cls: type[Params] | None = None, got_type: str | None = None) -> None:
+                 params_cls: DeclaredFields | None = None, got_type: str | None = None) -> None:
         self.problems = problems
         self.total = len(problems) if total is None else total  # including ones not kept
         self.params_cls = params_cls

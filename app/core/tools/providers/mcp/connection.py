@@ -1,9 +1,10 @@
 """One MCP server as the rest of the app sees it: its configuration, state and tools, and
 starting, stopping, reconnecting and calling it.
 
-Each run of the server lives in a task of its own, whose body is ``McpServerTask._serve`` (see
-``mcp.server_task`` for why one task must own the transport and session). ``begin`` creates that
-task and ``stop`` ends it; the state they and the task report is what the provider and the
+Each run of the server is a ``ServerRun`` living in a task of its own, whose body is
+``ServerRun.serve`` (see ``mcp.server_task`` for why one task must own the transport and
+session). ``begin`` makes the run and its task and ``stop`` ends it; the state they report, and
+what the last run found (tools, instructions, capabilities), is what the provider and the
 Settings tab read (``status()``, see ``mcp.server_status``).
 
 Calls (``call_tool``, see ``mcp.tool_call``) come from other tasks (the agent loop). That is
@@ -17,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -30,21 +30,23 @@ from app.core.tools.providers.mcp.oauth.errors import (
     CredentialsRejected,
     SignInRequired,
     auth_failure_status,
-    find_auth_failure,
 )
-from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth
+from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth, auth_refusal
 from app.core.tools.providers.mcp.project_follow import ProjectFollower
 from app.core.tools.providers.mcp.roots import McpRoots
 from app.core.tools.providers.mcp.server_requests import HandlerSource
 from app.core.tools.providers.mcp.server_status import ServerState, ServerStatus
-from app.core.tools.providers.mcp.server_task import McpServerTask, settle
-from app.core.tools.providers.mcp.stdout_noise import UnreadableLines
-from app.core.tools.providers.mcp.transport import StderrTail, StdioLaunch
+from app.core.tools.providers.mcp.server_task import ServerRun, settle
+from app.core.tools.providers.mcp.transport import StdioLaunch
 
 log = logging.getLogger(__name__)
 
+# The current connection of a server, by name (None when it is not configured): how the
+# provider's collaborators find it, since a restart or a new configuration replaces it.
+ConnectionLookup = Callable[[str], "McpConnection | None"]
 
-class McpConnection(McpServerTask):
+
+class McpConnection:
     """One configured server. ``start``/``stop``/``call_tool`` are called from the event loop."""
 
     # Sign-in for HTTP servers (OAuth); the provider sets it. None: no auth on requests.
@@ -62,70 +64,88 @@ class McpConnection(McpServerTask):
         self.server_requests: HandlerSource = lambda: None
         # How often an idle HTTP server is pinged, so one that died is not shown "running".
         self._keepalive_s = keepalive_s
-        # Per run, from initialize: the server's instructions and capabilities (wire dict).
-        self.instructions = ""
-        self.capabilities: dict[str, Any] = {}
-        self.has_resources = False  # it lists resources: the model gets read_resource
-        self.hidden_tools = 0
-        self.needs_auth = False
-        # Set when a running HTTP server stopped answering: the next call reconnects.
-        self.lost = False
         self.runs = 0  # starts so far, so concurrent callers reconnect only once
-        self._http_status = 0  # the last HTTP status seen (for the startup failure)
-        self._roots_changed = False
         # The app's sandbox setting, read at each start (the provider keeps it current).
         self.sandbox = sandbox if sandbox is not None else machine_sandbox()
-        # How the current (or last) run was started; None before the first stdio start.
-        self.launch: StdioLaunch | None = None
         self.state: ServerState = "disabled" if config.disabled else "stopped"
         self.message = "disabled in the configuration" if config.disabled else ""
-        # Wire-format dicts (camelCase keys) of the last listing; kept when the server dies so
-        # its tools stay visible and answer with an error until it is restarted.
-        self.tools: list[dict[str, Any]] = []
         self._on_change = on_change
         self._startup_timeout_s = startup_timeout_s
         self._stop_timeout_s = stop_timeout_s
         self._task: asyncio.Task[None] | None = None
         self._started: asyncio.Future[None] | None = None
-        self._session: Any = None
-        self._wake = asyncio.Event()
-        self._stopping = False
-        self._ended = False
-        self._relist = False
-        self._stderr: StderrTail | None = None
-        self._events: deque[str] = deque(maxlen=20)  # the "tail" of HTTP servers
-        # Stdout lines of this run that were not JSON-RPC (see mcp.stdout_noise).
-        self._unreadable = UnreadableLines(config.name, self._events)
+        # The current (or last) run; before the first start, one that never runs. Its tools
+        # are kept when the server dies, so they stay visible and answer with an error until
+        # it is restarted.
+        self._run = self._new_run()
         # Restarts a stdio server in the new project folder once its calls are done.
         self._follower = ProjectFollower(self)
 
     @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
     def running(self) -> bool:
-        return self.state == "running" and self._session is not None
+        return self.state == "running" and self._run.session is not None
 
     @property
     def session(self) -> Any:
         """The live client session, or None when the server is not running."""
-        return self._session if self.running else None
+        return self._run.session if self.running else None
 
     @property
     def stopping(self) -> bool:
         """A stop (or restart) of this run has begun."""
-        return self._stopping
+        return self._run.stopping
 
     @property
     def ended(self) -> bool:
         """The transport of this run has ended (process exit, closed connection)."""
-        return self._ended
+        return self._run.ended
 
     @property
     def sandboxed(self) -> bool:
         """Whether the server's process runs in the OS sandbox (its current or last run)."""
         return self.launch is not None and self.launch.sandboxed
 
+    # What the current (or last) run found; see ``ServerRun`` for each.
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return self._run.tools
+
+    @property
+    def instructions(self) -> str:
+        return self._run.instructions
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        return self._run.capabilities
+
+    @property
+    def has_resources(self) -> bool:
+        return self._run.has_resources
+
+    @property
+    def lost(self) -> bool:
+        return self._run.lost
+
+    @property
+    def launch(self) -> StdioLaunch | None:
+        """How the current (or last) run was started; None before the first stdio start."""
+        return self._run.launch
+
+    def stderr_tail(self) -> str:
+        return self._run.stderr_tail()
+
+    async def collect_stderr(self) -> None:
+        """Wait (briefly) for the rest of a stdio server's stderr, for a failure's text."""
+        await self._run.collect_stderr()
+
     def status(self) -> ServerStatus:
         return ServerStatus(self.name, self.state, self.message, self.stderr_tail(),
-                            len(self.tools), self.hidden_tools, self.needs_auth)
+                            len(self.tools), self._run.hidden_tools, self._run.needs_auth)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -147,22 +167,12 @@ class McpConnection(McpServerTask):
             done.set_result(None)
             return done
         if self._task is None or self._task.done():
-            self._stopping = self._ended = self._relist = False
-            self._wake = asyncio.Event()
-            self._stderr = None
-            self.launch = None
-            self._events.clear()
-            self._unreadable = UnreadableLines(self.name, self._events)
-            self.tools = []
-            self.instructions, self.capabilities, self.hidden_tools = "", {}, 0
-            self.has_resources = False
-            self.needs_auth = self.lost = self._roots_changed = False
-            self._http_status = 0
+            run = self._run = self._new_run()
             self.runs += 1
             self._started = asyncio.get_running_loop().create_future()
             self._set("starting", "")
             started = self._started
-            task = asyncio.create_task(self._serve(started), name=f"tebiki-mcp-{self.name}")
+            task = asyncio.create_task(run.serve(started), name=f"tebiki-mcp-{self.name}")
             task.add_done_callback(lambda t: self._served(t, started))
             self._task = task
         assert self._started is not None
@@ -170,12 +180,11 @@ class McpConnection(McpServerTask):
 
     async def stop(self) -> None:
         """Stop the server (its process is gone when this returns) and forget its tools."""
-        task = self._task
-        self._stopping = True
+        task, run = self._task, self._run
+        run.request_stop()
         if task is not None and not task.done():
-            if self.state == "starting" or self._session is None:
+            if self.state == "starting" or run.session is None:
                 task.cancel()  # still inside initialize: nothing to finish politely
-            self._wake.set()
             done, _ = await asyncio.wait({task}, timeout=self._stop_timeout_s)
             if not done:
                 log.warning("MCP server %s did not stop in time; cancelling", self.name)
@@ -184,8 +193,8 @@ class McpConnection(McpServerTask):
         if self._task is not task:
             return  # a start() came in meanwhile; that run is not ours to clear
         self._task = None
-        self.tools = []
-        self.instructions = ""
+        self._run.tools = []
+        self._run.instructions = ""
         if self.config.disabled:
             self._set("disabled", "disabled in the configuration")
         else:
@@ -201,14 +210,22 @@ class McpConnection(McpServerTask):
         again and works once the server is back, with no manual restart."""
         kept = self.tools, self.instructions, self.capabilities, self.has_resources
         await self.restart()
-        if self.state == "failed" and not self.needs_auth:
-            self.tools, self.instructions, self.capabilities, self.has_resources = kept
-            self.lost = True
+        run = self._run  # the new run (the old one when the configuration keeps it stopped)
+        if self.state == "failed" and not run.needs_auth:
+            run.tools, run.instructions, run.capabilities, run.has_resources = kept
+            run.lost = True
             self._set("failed", texts.unreachable_text(self.message))
 
     def show_message(self, message: str) -> None:
         """A new status message, same state (e.g. a restart that is due)."""
         self._set(self.state, message)
+
+    def _new_run(self) -> ServerRun:
+        return ServerRun(self.config, roots=self.roots, sandbox=self.sandbox, oauth=self.oauth,
+                         server_requests=self.server_requests, keepalive_s=self._keepalive_s,
+                         startup_timeout_s=self._startup_timeout_s,
+                         state=lambda: self.state, report=self._set,
+                         project_changed=self._project_changed)
 
     def _project_changed(self) -> None:
         self._follower.check()
@@ -263,15 +280,12 @@ class McpConnection(McpServerTask):
     def mark_needs_auth(self, refused: SignInRequired | CredentialsRejected) -> None:
         """A call met a 401 (the auth raised it, or marked the server): the server is in
         "needs sign-in", since the session cannot go on without it."""
-        self.needs_auth = True
+        self._run.needs_auth = True
         self._set("failed", auth_failure_status(refused))
 
     def refusal(self, exc: BaseException) -> SignInRequired | CredentialsRejected | None:
         """The 401 behind a failure, if any."""
-        refused = find_auth_failure(exc)
-        if refused is None and self.oauth is not None and self.oauth.needs_sign_in(self.name):
-            refused = SignInRequired(self.name)
-        return refused
+        return auth_refusal(exc, self.name, self.oauth)
 
     def unavailable_message(self, tool_name: str) -> str:
         return texts.unavailable_text(tool_name, self.name, self.state, self.message,

@@ -26,10 +26,11 @@ import contextlib
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from app.core.tools.providers.mcp.connection import McpConnection
+from app.core.tools.providers.mcp.config.model import McpServerConfig
+from app.core.tools.providers.mcp.roots import McpRoots
+from app.core.tools.providers.mcp.transport import StdioLaunch
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,40 @@ def project_start_folder(first_root: Path | None) -> str | None:
     return str(first_root) if first_root is not None and first_root.is_dir() else None
 
 
-def runs_in_old_project(conn: McpConnection) -> bool:
+class FollowingServer(Protocol):
+    """What following the project needs of a server's connection (``McpConnection``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def config(self) -> McpServerConfig: ...
+
+    @property
+    def roots(self) -> McpRoots: ...
+
+    @property
+    def launch(self) -> StdioLaunch | None:
+        """How its current run was started."""
+        ...
+
+    @property
+    def running(self) -> bool: ...
+
+    @property
+    def stopping(self) -> bool: ...
+
+    @property
+    def message(self) -> str: ...
+
+    def show_message(self, message: str) -> None:
+        """A new status message, same state."""
+        ...
+
+    async def restart(self) -> None: ...
+
+
+def runs_in_old_project(conn: FollowingServer) -> bool:
     """Whether ``conn`` is a running stdio server that follows the project and was started in
     another folder than the one it would start in now."""
     launch = conn.launch
@@ -54,7 +88,7 @@ def runs_in_old_project(conn: McpConnection) -> bool:
 class ProjectFollower:
     """Counts one connection's calls in flight and restarts it when the project moved."""
 
-    def __init__(self, conn: McpConnection) -> None:
+    def __init__(self, conn: FollowingServer) -> None:
         self._conn = conn
         self._calls = 0
         self._no_calls = asyncio.Event()

@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.sandbox import Sandbox, machine_sandbox
+from app.core.tools.base import ToolContext, ToolResult
 from app.core.tools.providers.base import ProviderPriority
 from app.core.tools.providers.mcp.config.model import McpServerConfig
 from app.core.tools.providers.mcp.connection import McpConnection
@@ -90,14 +91,15 @@ def server_instructions(providers: Iterable[object],
     return found
 
 
-class McpProvider(McpResourceQueries, McpReconnectingCalls):
+class McpProvider:
     """Manages N servers and offers their tools. Use it from the event loop's thread only.
 
     ``on_tools_changed()`` runs whenever the offered tools change (a server started, died and
     was restarted, was removed, or announced ``tools/list_changed``): wire it to
     ``ToolRegistry.refresh``. ``subscribe(listener)`` reports every status change by server
-    name (for the Settings tab). Resources and prompts: ``McpResourceQueries``; calls:
-    ``McpReconnectingCalls``.
+    name (for the Settings tab). Resources and prompts are asked through an
+    ``McpResourceQueries``, calls made through an ``McpReconnectingCalls``: both find each
+    server's current connection by name here.
     """
 
     id = "mcp"
@@ -114,8 +116,6 @@ class McpProvider(McpResourceQueries, McpReconnectingCalls):
         self.on_tools_changed = on_tools_changed
         self._roots = McpRoots(roots)
         self._keepalive_s = keepalive_s
-        self._request_timeout_s = request_timeout_s
-        self._reconnecting: dict[str, asyncio.Future[None]] = {}
         self._sandbox = sandbox if sandbox is not None else machine_sandbox()
         self._startup_timeout_s = startup_timeout_s
         self._stop_timeout_s = stop_timeout_s
@@ -127,6 +127,8 @@ class McpProvider(McpResourceQueries, McpReconnectingCalls):
         # Answers servers' sampling and elicitation requests (through the person); None:
         # servers are told Tebiki supports neither.
         self._server_requests: ServerRequestHandler | None = None
+        self._calls = McpReconnectingCalls(self._connection)
+        self._queries = McpResourceQueries(self._connection, request_timeout_s)
         values = configs.values() if isinstance(configs, Mapping) else configs
         for config in values:
             self._connections[config.name] = self._connect(config)
@@ -200,6 +202,33 @@ class McpProvider(McpResourceQueries, McpReconnectingCalls):
             {t.server for t in self._tools if t.spec.name in set(tool_names)}
         return {name: conn.instructions for name, conn in self._connections.items()
                 if conn.instructions and conn.tools and (servers is None or name in servers)}
+
+    # -- calls, resources and prompts -------------------------------------------------------
+
+    async def call(self, server: str, remote_name: str, tool_input: Mapping[str, Any],
+                   ctx: ToolContext, *, label: str | None = None) -> ToolResult:
+        """Call a server's tool, reconnecting a lost server first (see ``mcp.reconnecting_call``
+        for the rules; the offered tools call through the same path)."""
+        return await self._calls.call(server, remote_name, tool_input, ctx, label=label)
+
+    async def list_resources(self, server: str) -> list[dict[str, Any]]:
+        """The server's resources; [] when it offers none. This and the four below raise
+        McpRequestError when the server cannot answer (see ``mcp.resource_queries``)."""
+        return await self._queries.list_resources(server)
+
+    async def list_resource_templates(self, server: str) -> list[dict[str, Any]]:
+        return await self._queries.list_resource_templates(server)
+
+    async def read_resource(self, server: str, uri: str, *,
+                            timeout_s: float | None = None) -> list[dict[str, Any]]:
+        return await self._queries.read_resource(server, uri, timeout_s=timeout_s)
+
+    async def list_prompts(self, server: str) -> list[dict[str, Any]]:
+        return await self._queries.list_prompts(server)
+
+    async def get_prompt(self, server: str, name: str,
+                         arguments: Mapping[str, str] | None = None) -> dict[str, Any]:
+        return await self._queries.get_prompt(server, name, arguments)
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -310,6 +339,9 @@ class McpProvider(McpResourceQueries, McpReconnectingCalls):
 
     # -- internals --------------------------------------------------------------------------
 
+    def _connection(self, server: str) -> McpConnection | None:
+        return self._connections.get(server)  # read each time: apply_config replaces the dict
+
     def _connect(self, config: McpServerConfig) -> McpConnection:
         conn = McpConnection(config, on_change=self._changed,
                              startup_timeout_s=self._startup_timeout_s,
@@ -333,7 +365,8 @@ class McpProvider(McpResourceQueries, McpReconnectingCalls):
                 log.exception("MCP status listener failed")
 
     def _rebuild_tools(self, notify: bool = True) -> None:
-        tools = build_tool_list(self, self._connections.values())
+        tools = build_tool_list(self._connections.values(), calls=self._calls,
+                                reader=self._queries)
         signature = tool_list_signature(tools)
         self._tools = tools
         if signature != self._signature:

@@ -8,28 +8,28 @@ not reach the server. Concurrent callers share one reconnect.
 
 Separate from ``mcp`` (which runs the servers and turns their tools into Tebiki tools) because
 this is the path of one call, in the caller's task, with its own retry rule. ``McpProvider``
-inherits it.
+hands its calls (and its tools' calls) to an ``McpReconnectingCalls``.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.core.tools.base import ToolContext, ToolResult
+from app.core.tools.providers.mcp.connection import ConnectionLookup, McpConnection
 from app.core.tools.providers.mcp.http_watch import watch_call
-
-if TYPE_CHECKING:
-    from app.core.tools.providers.mcp.connection import McpConnection
 
 
 class McpReconnectingCalls:
-    """``call`` for the provider's tools; the provider sets both attributes below."""
+    """``call`` for the provider's tools, on each server's current connection."""
 
-    _connections: dict[str, McpConnection]
-    # The reconnect under way per server name, shared by the calls that wait for it.
-    _reconnecting: dict[str, asyncio.Future[None]]
+    def __init__(self, connection: ConnectionLookup) -> None:
+        # The server's current connection (a restart or a new configuration replaces it).
+        self._connection = connection
+        # The reconnect under way per server name, shared by the calls that wait for it.
+        self._reconnecting: dict[str, asyncio.Future[None]] = {}
 
     async def call(self, server: str, remote_name: str, tool_input: Mapping[str, Any],
                    ctx: ToolContext, *, label: str | None = None) -> ToolResult:
@@ -38,7 +38,7 @@ class McpReconnectingCalls:
 
         A lost HTTP server is reconnected first; a call that fails without reaching the server
         reconnects and is sent once more (never a call that may have run)."""
-        conn = self._connections.get(server)
+        conn = self._connection(server)
         if conn is None:
             return ToolResult.error(f"MCP server {server!r} is no longer configured, so "
                                     f"{label or remote_name} cannot run. Use another tool.")
@@ -68,7 +68,7 @@ class McpReconnectingCalls:
         """Restart ``conn`` unless it was restarted since ``runs`` (concurrent callers share
         one reconnect); returns the server's current connection."""
         pending = self._reconnecting.get(conn.name)
-        if pending is None and conn.runs == runs and self._connections.get(conn.name) is conn:
+        if pending is None and conn.runs == runs and self._connection(conn.name) is conn:
             pending = asyncio.ensure_future(conn.reconnect())
             self._reconnecting[conn.name] = pending
             name = conn.name
@@ -79,4 +79,5 @@ class McpReconnectingCalls:
             pending.add_done_callback(done)
         if pending is not None:
             await asyncio.shield(pending)
-        return self._connections.get(conn.name, conn)
+        current = self._connection(conn.name)
+        return conn if current is None else current

@@ -3,32 +3,32 @@ the prompt picker, ``<server>__read_resource``).
 
 Separate from ``mcp`` (which turns servers' tools into Tebiki tools and runs the servers)
 because these are plain requests to one running server, with no part in the tool list or the
-lifecycle. ``McpProvider`` inherits them; the requests themselves are in ``mcp.resources``.
-Each waits, as a tool call does, for a restart into a new project folder that is due
-(``McpConnection.request_slot``).
+lifecycle. ``McpProvider`` hands its queries to an ``McpResourceQueries``; the requests
+themselves are in ``mcp.resources``. Each waits, as a tool call does, for a restart into a new
+project folder that is due (``McpConnection.request_slot``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.core.tools.providers.mcp import resources as mcp_resources
+from app.core.tools.providers.mcp.connection import ConnectionLookup, McpConnection
 from app.core.tools.providers.mcp.resources import McpRequestError
-
-if TYPE_CHECKING:
-    from app.core.tools.providers.mcp.connection import McpConnection
 
 
 class McpResourceQueries:
     """Resources and prompts of the provider's servers. Every method raises McpRequestError
     (a clear message) whenever the server cannot answer."""
 
-    _connections: dict[str, McpConnection]
-    _request_timeout_s: float
+    def __init__(self, connection: ConnectionLookup, request_timeout_s: float) -> None:
+        # The server's current connection (a restart or a new configuration replaces it).
+        self._connection = connection
+        self._request_timeout_s = request_timeout_s
 
     def _configured(self, server: str) -> McpConnection:
-        conn = self._connections.get(server)
+        conn = self._connection(server)
         if conn is None:
             raise McpRequestError(f"MCP server {server!r} is not configured.")
         return conn

@@ -10,16 +10,16 @@ every failure (server not running, timeout, an error answer, a malformed result)
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from app.core.tools.base import ToolContext, ToolResult, ToolSpec
 from app.core.tools.providers.mcp.results import describe_exception, truncate
+from app.core.tools.providers.mcp.tool_specs import spec_for_tool
 
 if TYPE_CHECKING:
     from app.core.tools.providers.mcp.connection import McpConnection
-    from app.core.tools.providers.mcp.provider import McpProvider
 
 MAX_PAGES = 50
 READ_RESOURCE = "read_resource"
@@ -27,6 +27,14 @@ READ_RESOURCE = "read_resource"
 
 class McpRequestError(Exception):
     """A resources/prompts request that could not be answered; the message says why."""
+
+
+class ResourceReader(Protocol):
+    """Reads a resource of a server by name, on its current connection
+    (``McpResourceQueries``); raises McpRequestError when it cannot."""
+
+    async def read_resource(self, server: str, uri: str, *,
+                            timeout_s: float | None = None) -> list[dict[str, Any]]: ...
 
 
 def offers(conn: McpConnection, feature: str) -> bool:
@@ -150,8 +158,6 @@ def read_resource_spec(server: str, name: str, *, runs_programs: bool,
     """The model tool reading ``server``'s resources. It is a server request like the
     server's tools, so it carries the server's id (rules scoping the server cover it) and is
     shown as a read-only tool, trusted no more than one."""
-    from app.core.tools.providers.mcp.tool_specs import spec_for_tool
-
     tool = {
         "name": READ_RESOURCE,
         "description": (f"Read a resource of MCP server {server!r} by its URI, for example a "
@@ -167,10 +173,10 @@ def read_resource_spec(server: str, name: str, *, runs_programs: bool,
 
 
 class McpResourceTool:
-    """``<server>__read_resource``: resources/read on the provider's current connection."""
+    """``<server>__read_resource``: resources/read on the server's current connection."""
 
-    def __init__(self, provider: McpProvider, server: str, spec: ToolSpec) -> None:
-        self._provider = provider
+    def __init__(self, reader: ResourceReader, server: str, spec: ToolSpec) -> None:
+        self._reader = reader
         self.server = server
         self.remote_name = READ_RESOURCE
         self.spec = spec
@@ -180,8 +186,8 @@ class McpResourceTool:
         if not isinstance(uri, str) or not uri.strip():
             return ToolResult.error("read_resource needs a \"uri\": the resource's URI.")
         try:
-            contents = await self._provider.read_resource(self.server, uri.strip(),
-                                                          timeout_s=ctx.shell_timeout_s)
+            contents = await self._reader.read_resource(self.server, uri.strip(),
+                                                        timeout_s=ctx.shell_timeout_s)
         except McpRequestError as exc:
             return ToolResult.error(str(exc))
         return ToolResult.ok(truncate(contents_to_text(uri, contents), ctx.max_output_bytes))

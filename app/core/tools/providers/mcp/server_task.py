@@ -4,7 +4,7 @@ server is stopped or its transport ends.
 
 Why one long-lived task per server: the SDK's transports (``stdio_client``,
 ``streamable_http_client``) and ``ClientSession`` are anyio context managers holding task groups
-and cancel scopes, which must be entered and exited by the *same* task. ``_serve`` enters them,
+and cancel scopes, which must be entered and exited by the *same* task. ``serve`` enters them,
 initializes, lists tools, then parks until it is asked to stop or the transport ends; leaving
 the ``async with`` block is what closes the session and stops the process (stdin closed, then
 SIGTERM/SIGKILL to the server's process group, inside the SDK's shielded shutdown), so nothing
@@ -22,7 +22,9 @@ run here it does not start if the sandbox is required, and starts unsandboxed (s
 
 Separate from ``mcp.connection`` because this is what runs *inside* the server's task, while
 the connection's start, stop, reconnect and status are driven from outside it (the provider,
-the Settings tab, calls from the agent loop). ``McpConnection`` inherits ``McpServerTask``.
+the Settings tab, calls from the agent loop). ``McpConnection`` makes a ``ServerRun`` for each
+start and reads what it found; the run reports its state changes through the callbacks it was
+built with, never by knowing the connection.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -41,8 +44,7 @@ from app.core.tools.providers.mcp import connection_texts as texts
 from app.core.tools.providers.mcp.config.expand import expand_server_config
 from app.core.tools.providers.mcp.config.model import McpServerConfig
 from app.core.tools.providers.mcp.http_watch import recording_transport
-from app.core.tools.providers.mcp.oauth.errors import CredentialsRejected, SignInRequired
-from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth
+from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth, auth_refusal
 from app.core.tools.providers.mcp.results import describe_exception, leaf_exception
 from app.core.tools.providers.mcp.roots import McpRoots
 from app.core.tools.providers.mcp.server_requests import HandlerSource, server_request_callbacks
@@ -69,54 +71,67 @@ log = logging.getLogger(__name__)
 CLIENT_NAME = "tebiki"
 
 
-class McpServerTask:
-    """The body of one server run (``_serve``) and what it reports back. ``McpConnection``
-    inherits it, sets the attributes below and provides ``_set`` and ``refusal``."""
+# Who is told of a run's state changes (``McpConnection``): (state, message).
+StateReport = Callable[[ServerState, str], None]
 
-    # Set by McpConnection (see its __init__ and begin() for what each one means).
-    config: McpServerConfig
-    oauth: McpOAuth | None
-    roots: McpRoots
-    server_requests: HandlerSource
-    sandbox: Sandbox
-    launch: StdioLaunch | None
-    state: ServerState
-    tools: list[dict[str, Any]]
-    instructions: str
-    capabilities: dict[str, Any]
-    has_resources: bool
-    hidden_tools: int
-    needs_auth: bool
-    lost: bool
-    _keepalive_s: float
-    _startup_timeout_s: float
-    _http_status: int
-    _roots_changed: bool
-    _session: Any
-    _wake: asyncio.Event
-    _stopping: bool
-    _ended: bool
-    _relist: bool
-    _stderr: StderrTail | None
-    _events: deque[str]
-    _unreadable: UnreadableLines
+
+class ServerRun:
+    """One run of a server: the body of its task (``serve``), its transport and session, and
+    what the server said (tools, instructions, capabilities). A fresh one for every start, so
+    nothing of an earlier run leaks into the next; the connection keeps the last one, whose
+    tools stay listed and whose stderr explains a failure after the task has ended."""
+
+    def __init__(self, config: McpServerConfig, *, roots: McpRoots, sandbox: Sandbox,
+                 oauth: McpOAuth | None, server_requests: HandlerSource,
+                 keepalive_s: float, startup_timeout_s: float,
+                 state: Callable[[], ServerState], report: StateReport,
+                 project_changed: Callable[[], None]) -> None:
+        self.config = config
+        self.roots = roots  # answered to roots/list; stdio servers start in the first one
+        self.sandbox = sandbox  # the app's sandbox setting when the run began
+        self.oauth = oauth  # None: no auth on HTTP requests
+        self.server_requests = server_requests  # who answers sampling / elicitation
+        # How often an idle HTTP server is pinged, so one that died is not shown "running".
+        self._keepalive_s = keepalive_s
+        self._startup_timeout_s = startup_timeout_s
+        # The connection's state (a call meeting a 401 changes it too) and how to change it.
+        self._state = state
+        self._report = report
+        # The open project may no longer be the folder this run started in: a stdio server
+        # that follows the project restarts there (``mcp.project_follow``).
+        self._project_changed = project_changed
+        # From initialize: the server's instructions and capabilities (wire dict).
+        self.instructions = ""
+        self.capabilities: dict[str, Any] = {}
+        self.has_resources = False  # it lists resources: the model gets read_resource
+        # Wire-format dicts (camelCase keys) of the last listing, and how many were left out.
+        self.tools: list[dict[str, Any]] = []
+        self.hidden_tools = 0
+        self.needs_auth = False
+        # Set when a running HTTP server stopped answering: the next call reconnects.
+        self.lost = False
+        # How this run was started; None for HTTP servers and until a stdio server starts.
+        self.launch: StdioLaunch | None = None
+        self.session: Any = None  # the live client session while the run is inside it
+        self.stopping = False  # a stop (or restart) of this run has begun
+        self.ended = False  # the transport has ended (process exit, closed connection)
+        self._wake = asyncio.Event()
+        self._relist = False
+        self._roots_changed = False
+        self._http_status = 0  # the last HTTP status seen (for the startup failure)
+        self._stderr: StderrTail | None = None
+        self._events: deque[str] = deque(maxlen=20)  # the "tail" of HTTP servers
+        # Stdout lines of this run that were not JSON-RPC (see mcp.stdout_noise).
+        self._unreadable = UnreadableLines(config.name, self._events)
 
     @property
     def name(self) -> str:
         return self.config.name
 
-    def _set(self, state: ServerState, message: str) -> None:
-        """Change the state and tell the listener (McpConnection)."""
-        raise NotImplementedError
-
-    def refusal(self, exc: BaseException) -> SignInRequired | CredentialsRejected | None:
-        """The 401 behind a failure, if any (McpConnection)."""
-        raise NotImplementedError
-
-    def _project_changed(self) -> None:
-        """The open project may no longer be the folder this run started in: a stdio server
-        that follows the project restarts there (McpConnection, see mcp.project_follow)."""
-        raise NotImplementedError
+    def request_stop(self) -> None:
+        """Let ``serve`` leave its session (it returns once the transport is closed)."""
+        self.stopping = True
+        self._wake.set()
 
     def stderr_tail(self) -> str:
         if self._stderr is not None:
@@ -124,12 +139,12 @@ class McpServerTask:
         return "\n".join(self._events)
 
     def _transport_ended(self) -> None:
-        self._ended = True
+        self.ended = True
         self._wake.set()
-        if not self._stopping and self.state == "running":
+        if not self.stopping and self._state() == "running":
             self.lost = self.config.transport != "stdio"
             what = "exited" if self.config.transport == "stdio" else "closed the connection"
-            self._set("failed", f"the server {what} unexpectedly")
+            self._report("failed", f"the server {what} unexpectedly")
 
     async def _on_message(self, message: Any) -> None:
         item = getattr(message, "root", message)  # mcp 1.x wraps notifications in a RootModel
@@ -158,7 +173,9 @@ class McpServerTask:
         return {"list_roots_callback": self.roots.list_roots_callback(sdk.types),
                 **server_request_callbacks(self.name, self.server_requests)}
 
-    async def _serve(self, started: asyncio.Future[None]) -> None:
+    async def serve(self, started: asyncio.Future[None]) -> None:
+        """The task's body: start the server, keep its session until stopped or ended;
+        ``started`` is settled once it runs or has failed."""
         reached_running = False
         try:
             sdk = await load_sdk()
@@ -177,12 +194,12 @@ class McpServerTask:
                     self.capabilities = server_capabilities(init)
                     tools = await self._list_tools(session, sdk)
                     self.has_resources = await offers_resources(session, self.capabilities)
-                if self._ended:
+                if self.ended:
                     raise ConnectionError("the server closed the connection during startup")
                 self.tools = tools
-                self._session = session
+                self.session = session
                 reached_running = True
-                self._set("running", self._running_message(len(tools)))
+                self._report("running", self._running_message(len(tools)))
                 settle(started)
                 # The project may have changed after this run's folder was chosen: a change
                 # while starting is acted on only once the server runs.
@@ -191,23 +208,23 @@ class McpServerTask:
         except asyncio.CancelledError:
             pass  # stop() cancelled a startup, or the loop is shutting down: end quietly
         except Exception as exc:
-            if not self._stopping and not reached_running:
+            if not self.stopping and not reached_running:
                 await self.collect_stderr()
-                self._set("failed", self._startup_failure(exc))
-            elif not self._stopping:
+                self._report("failed", self._startup_failure(exc))
+            elif not self.stopping:
                 log.warning("MCP server %s ended: %s", self.name, describe_exception(exc))
                 # An HTTP server may come back: the next call reconnects.
                 self.lost = self.config.transport != "stdio"
-                if self.state != "failed":
-                    self._set("failed", f"the connection failed: {describe_exception(exc)}"
-                              + ("; Tebiki reconnects at the next call" if self.lost else ""))
+                if self._state() != "failed":
+                    self._report("failed", f"the connection failed: {describe_exception(exc)}"
+                                 + ("; Tebiki reconnects at the next call" if self.lost else ""))
         finally:
-            self._session = None
+            self.session = None
             self._unreadable.summarise()
             if self._stderr is not None:
                 self._stderr.close_write_end()
-            if self._ended and not self._stopping and self.state == "running":
-                self._set("failed", "the connection ended")
+            if self.ended and not self.stopping and self._state() == "running":
+                self._report("failed", "the connection ended")
             settle(started)
 
     async def _open_transport(self, sdk: SimpleNamespace,
@@ -243,7 +260,7 @@ class McpServerTask:
         tell it when the roots changed, and ping an idle HTTP server (nothing else notices
         that one died: there is no process to watch)."""
         http = self.config.transport != "stdio"
-        while not (self._stopping or self._ended):
+        while not (self.stopping or self.ended):
             try:
                 await asyncio.wait_for(self._wake.wait(),
                                        self._keepalive_s if http else None)
@@ -252,14 +269,14 @@ class McpServerTask:
                     return
                 continue
             self._wake.clear()
-            if self._roots_changed and not (self._stopping or self._ended):
+            if self._roots_changed and not (self.stopping or self.ended):
                 self._roots_changed = False
                 try:
                     await session.send_notification(sdk.types.RootsListChangedNotification())
                 except Exception as exc:
                     log.warning("MCP server %s: telling it the roots changed failed: %s",
                                 self.name, describe_exception(exc))
-            if self._relist and not (self._stopping or self._ended):
+            if self._relist and not (self.stopping or self.ended):
                 self._relist = False
                 try:
                     with anyio.fail_after(self._startup_timeout_s):
@@ -269,7 +286,7 @@ class McpServerTask:
                                 describe_exception(exc))
                     continue
                 self.tools = tools
-                self._set("running", self._running_message(len(tools)))
+                self._report("running", self._running_message(len(tools)))
 
     async def _still_answering(self, session: Any) -> bool:
         """Ping; when it fails (refused, session unknown, connection closed) mark the server
@@ -283,12 +300,12 @@ class McpServerTask:
             log.debug("MCP server %s: no answer to a ping yet", self.name)
             return True
         except Exception as exc:
-            if self._stopping or self._ended:
+            if self.stopping or self.ended:
                 return False
             self.lost = True
             why = http_status_text(self._http_status) or describe_exception(exc)
-            self._set("failed", f"the server stopped answering ({why}); Tebiki reconnects "
-                                "at the next call")
+            self._report("failed", f"the server stopped answering ({why}); Tebiki reconnects "
+                                   "at the next call")
             return False
 
     async def _list_tools(self, session: Any, sdk: SimpleNamespace) -> list[dict[str, Any]]:
@@ -310,8 +327,8 @@ class McpServerTask:
         exc = leaf_exception(exc)
         text, needs_auth = texts.startup_failure_text(
             exc, sandbox_reason=self.sandbox.status.reason, launch=self.launch,
-            refused=self.refusal(exc), http_status=self._http_status,
-            startup_timeout_s=self._startup_timeout_s, ended=self._ended,
+            refused=auth_refusal(exc, self.name, self.oauth), http_status=self._http_status,
+            startup_timeout_s=self._startup_timeout_s, ended=self.ended,
             has_stderr=bool(self.stderr_tail()))
         self.needs_auth = self.needs_auth or needs_auth
         return text

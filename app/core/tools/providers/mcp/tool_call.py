@@ -2,27 +2,64 @@
 
 Separate from ``mcp.connection`` because the call path runs in the caller's task (the agent
 loop), not in the server's own task that owns the session's lifecycle: it only uses the
-connection's public state, plus ``mark_needs_auth`` when a call meets a 401. Stop (the caller's
-cancellation) abandons the wait at once; the SDK then sends ``notifications/cancelled``.
+connection's public state, plus ``mark_needs_auth`` when a call meets a 401 (``CalledServer``
+says which). Stop (the caller's cancellation) abandons the wait at once; the SDK then sends
+``notifications/cancelled``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 
 from app.core.tools.base import ProgressFn, ToolResult
 from app.core.tools.providers.mcp import connection_texts as texts
-from app.core.tools.providers.mcp.oauth.errors import auth_failure_for_model
+from app.core.tools.providers.mcp.oauth.errors import (
+    CredentialsRejected,
+    SignInRequired,
+    auth_failure_for_model,
+)
 from app.core.tools.providers.mcp.results import call_result_to_tool_result, progress_callback
-
-if TYPE_CHECKING:
-    from app.core.tools.providers.mcp.connection import McpConnection
+from app.core.tools.providers.mcp.server_status import ServerState
 
 
-async def call_tool(conn: McpConnection, remote_name: str, arguments: Mapping[str, Any], *,
+class CalledServer(Protocol):
+    """What a call needs of the server's connection (``McpConnection``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def state(self) -> ServerState: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def session(self) -> Any:
+        """The live client session, or None when the server is not running."""
+        ...
+
+    @property
+    def stopping(self) -> bool: ...
+
+    @property
+    def ended(self) -> bool: ...
+
+    def unavailable_message(self, tool_name: str) -> str: ...
+
+    def refusal(self, exc: BaseException) -> SignInRequired | CredentialsRejected | None: ...
+
+    def mark_needs_auth(self, refused: SignInRequired | CredentialsRejected) -> None: ...
+
+    async def collect_stderr(self) -> None: ...
+
+    def stderr_tail(self) -> str: ...
+
+
+async def call_tool(conn: CalledServer, remote_name: str, arguments: Mapping[str, Any], *,
                     timeout_s: float, max_output_chars: int, label: str | None,
                     progress: ProgressFn | None) -> ToolResult:
     """Run one tool on ``conn``'s server. Errors of every kind become ``ToolResult.error``."""

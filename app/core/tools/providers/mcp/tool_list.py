@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 from app.core.tools.providers.mcp.resources import (
     READ_RESOURCE,
     McpResourceTool,
+    ResourceReader,
     read_resource_spec,
 )
 from app.core.tools.providers.mcp.tool_specs import (
     MAX_TOOL_NAME,
     McpTool,
+    McpToolCalls,
     assign_tool_names,
     qualified_tool_name,
     spec_for_tool,
@@ -27,13 +29,12 @@ from app.core.tools.providers.mcp.tool_specs import (
 
 if TYPE_CHECKING:
     from app.core.tools.providers.mcp.connection import McpConnection
-    from app.core.tools.providers.mcp.provider import McpProvider
 
 
-def build_tool_list(provider: McpProvider, connections: Iterable[McpConnection],
-                    ) -> list[McpTool | McpResourceTool]:
-    """The servers' tools in configuration order, then their ``read_resource`` tools; every
-    tool calls through ``provider``."""
+def build_tool_list(connections: Iterable[McpConnection], *, calls: McpToolCalls,
+                    reader: ResourceReader) -> list[McpTool | McpResourceTool]:
+    """The servers' tools in configuration order, then their ``read_resource`` tools; the
+    tools call through ``calls``, the ``read_resource`` tools read through ``reader``."""
     conns = list(connections)
     pairs = [(conn, tool) for conn in conns for tool in conn.tools]
     names = assign_tool_names((conn.name, str(tool["name"])) for conn, tool in pairs)
@@ -48,8 +49,8 @@ def build_tool_list(provider: McpProvider, connections: Iterable[McpConnection],
                              runs_programs=conn.config.transport == "stdio",
                              sandboxed=conn.sandboxed,
                              network=sandbox is not None and sandbox.network)
-        tools.append(McpTool(provider, server, remote, spec))
-    tools += _resource_tools(provider, conns, {t.spec.name.lower() for t in tools})
+        tools.append(McpTool(calls, server, remote, spec))
+    tools += _resource_tools(reader, conns, {t.spec.name.lower() for t in tools})
     return tools
 
 
@@ -60,7 +61,7 @@ def tool_list_signature(tools: Iterable[McpTool | McpResourceTool]) -> tuple[Any
                   t.spec.runs_programs, t.spec.sandboxed) for t in tools)
 
 
-def _resource_tools(provider: McpProvider, connections: Iterable[McpConnection],
+def _resource_tools(reader: ResourceReader, connections: Iterable[McpConnection],
                     taken: set[str]) -> list[McpResourceTool]:
     """``<server>__read_resource`` for each server offering resources whose tools are
     listed; after the servers' own tools, so a server tool of that name keeps it."""
@@ -77,5 +78,5 @@ def _resource_tools(provider: McpProvider, connections: Iterable[McpConnection],
         spec = read_resource_spec(conn.name, name,
                                   runs_programs=conn.config.transport == "stdio",
                                   sandboxed=conn.sandboxed)
-        found.append(McpResourceTool(provider, conn.name, spec))
+        found.append(McpResourceTool(reader, conn.name, spec))
     return found

@@ -1,18 +1,16 @@
 """MCP server tools as Tebiki tools: their names (``server__tool``, valid for the model APIs
-and unique), their ``ToolSpec`` and the ``McpTool`` that calls through the provider. See
-``mcp`` for why tools are named this way and how far annotations are trusted."""
+and unique), their ``ToolSpec`` and the ``McpTool`` that calls through the provider's
+``McpToolCalls``. See ``mcp`` for why tools are named this way and how far annotations are
+trusted."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
-
-if TYPE_CHECKING:
-    from app.core.tools.providers.mcp.provider import McpProvider
 
 MAX_TOOL_NAME = 64
 NAME_SEPARATOR = "__"
@@ -90,20 +88,28 @@ def spec_for_tool(server: str, name: str, tool: Mapping[str, Any], *,
     )
 
 
-class McpTool:
-    """One server tool as a Tebiki ``Tool``; calls go through the provider's current
-    connection for that server, so a restart never leaves a stale tool object behind."""
+class McpToolCalls(Protocol):
+    """Calls a server's tool by server name, on its current connection
+    (``McpReconnectingCalls``)."""
 
-    def __init__(self, provider: McpProvider, server: str, remote_name: str,
+    async def call(self, server: str, remote_name: str, tool_input: Mapping[str, Any],
+                   ctx: ToolContext, *, label: str | None = None) -> ToolResult: ...
+
+
+class McpTool:
+    """One server tool as a Tebiki ``Tool``; calls go through the server's current connection,
+    so a restart never leaves a stale tool object behind."""
+
+    def __init__(self, calls: McpToolCalls, server: str, remote_name: str,
                  spec: ToolSpec) -> None:
-        self._provider = provider
+        self._calls = calls
         self.server = server
         self.remote_name = remote_name
         self.spec = spec
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        return await self._provider.call(self.server, self.remote_name, input, ctx,
-                                         label=self.spec.name)
+        return await self._calls.call(self.server, self.remote_name, input, ctx,
+                                      label=self.spec.name)
 
     def __repr__(self) -> str:
         return f"McpTool({self.spec.name!r} → {self.server}:{self.remote_name})"

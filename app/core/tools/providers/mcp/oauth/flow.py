@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import httpx2
@@ -43,9 +43,7 @@ from app.core.tools.providers.mcp.oauth.errors import (
     SignInError,
     SignInRequired,
 )
-
-if TYPE_CHECKING:
-    from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth
+from app.core.tools.providers.mcp.oauth.store import OAuthRecordStore
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +54,8 @@ _M = TypeVar("_M", bound=BaseModel)
 CodeWaiter = Callable[[], Awaitable[AuthorizationCodeResult]]
 # (open the browser at a URL, wait for the code the loopback callback receives)
 Interactive = tuple[Callable[[str], Awaitable[None]], CodeWaiter]
+# Records whether a server needs a sign-in (``McpOAuth.mark``): (server, needs_sign_in).
+SignInMark = Callable[[str, bool], None]
 
 
 def _parse(model: type[_M], raw: Any) -> _M | None:
@@ -74,8 +74,10 @@ def _dump(value: BaseModel | None) -> Any:
 class ServerTokenStorage:
     """The SDK's ``TokenStorage`` for one server, over ``OAuthRecordStore`` (off the loop)."""
 
-    def __init__(self, oauth: McpOAuth, config: McpServerConfig) -> None:
-        self._oauth = oauth
+    def __init__(self, store: OAuthRecordStore, mark: SignInMark,
+                 config: McpServerConfig) -> None:
+        self._store = store
+        self._mark = mark
         self._server = config.name
         self._url = config.url or ""
         self.context: Any = None  # the provider's OAuthContext, set once it exists
@@ -84,7 +86,7 @@ class ServerTokenStorage:
         self.resource_metadata: ProtectedResourceMetadata | None = None
 
     async def get_tokens(self) -> OAuthToken | None:
-        record = await anyio.to_thread.run_sync(self._oauth.store.load, self._server, "tokens",
+        record = await anyio.to_thread.run_sync(self._store.load, self._server, "tokens",
                                                 self._url)
         tokens = _parse(OAuthToken, (record or {}).get("tokens"))
         if record is None or tokens is None:
@@ -104,26 +106,26 @@ class ServerTokenStorage:
             "oauth_metadata": _dump(getattr(context, "oauth_metadata", None)),
             "resource_metadata": _dump(getattr(context, "protected_resource_metadata", None)),
         }
-        await anyio.to_thread.run_sync(self._oauth.store.save, self._server, "tokens",
+        await anyio.to_thread.run_sync(self._store.save, self._server, "tokens",
                                        self._url, record)
-        self._oauth.mark(self._server, False)
+        self._mark(self._server, False)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
-        record = await anyio.to_thread.run_sync(self._oauth.store.load, self._server, "client",
+        record = await anyio.to_thread.run_sync(self._store.load, self._server, "client",
                                                 self._url)
         return _parse(OAuthClientInformationFull, (record or {}).get("client"))
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        await anyio.to_thread.run_sync(self._oauth.store.save, self._server, "client",
+        await anyio.to_thread.run_sync(self._store.save, self._server, "client",
                                        self._url, {"client": _dump(client_info)})
 
 
 class TebikiOAuthProvider(OAuthClientProvider):
-    def __init__(self, oauth: McpOAuth, config: McpServerConfig,
+    def __init__(self, store: OAuthRecordStore, mark: SignInMark, config: McpServerConfig,
                  interactive: Interactive | None) -> None:
-        self._oauth = oauth
+        self._mark = mark
         self._server = config.name
-        self._storage = ServerTokenStorage(oauth, config)
+        self._storage = ServerTokenStorage(store, mark, config)
         self._interactive = interactive is not None
         if interactive is not None:
             open_browser, wait_for_code = interactive
@@ -144,7 +146,7 @@ class TebikiOAuthProvider(OAuthClientProvider):
         self.context.client_metadata.redirect_uris = [AnyUrl(redirect_uri)]
 
     async def _refuse_to_ask(self, url: str) -> None:
-        self._oauth.mark(self._server, True)
+        self._mark(self._server, True)
         raise SignInRequired(self._server)
 
     async def _initialize(self) -> None:
@@ -178,7 +180,7 @@ class TebikiOAuthProvider(OAuthClientProvider):
                         outgoing = await flow.__anext__()
                         continue
                     if not self._interactive:
-                        self._oauth.mark(self._server, True)
+                        self._mark(self._server, True)
                         raise SignInRequired(self._server)
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
@@ -197,10 +199,12 @@ def _refusal_as_error(wait: CodeWaiter) -> CodeWaiter:
     return callback
 
 
-def build_auth(oauth: McpOAuth, config: McpServerConfig, *,
+def build_auth(store: OAuthRecordStore, mark: SignInMark, config: McpServerConfig, *,
                interactive: Interactive | None,
                redirect_uri: str | None = None) -> TebikiOAuthProvider:
-    auth = TebikiOAuthProvider(oauth, config, interactive)
+    """The SDK's OAuth provider for one server: tokens in ``store``, a needed (or completed)
+    sign-in reported to ``mark``; ``interactive`` only for the explicit sign-in."""
+    auth = TebikiOAuthProvider(store, mark, config, interactive)
     if redirect_uri is not None:
         auth.use_redirect_uri(redirect_uri)
     return auth

@@ -29,7 +29,13 @@ from typing import Any
 from app.core.secrets import get_secret, set_secret
 from app.core.tools.providers.mcp.config.expand import expand_server_config
 from app.core.tools.providers.mcp.config.model import McpConfigError, McpServerConfig
-from app.core.tools.providers.mcp.oauth.errors import SignInError, uses_oauth
+from app.core.tools.providers.mcp.oauth.errors import (
+    CredentialsRejected,
+    SignInError,
+    SignInRequired,
+    find_auth_failure,
+    uses_oauth,
+)
 from app.core.tools.providers.mcp.oauth.store import OAuthRecordStore, SecretGetter, SecretSetter
 
 log = logging.getLogger(__name__)
@@ -95,7 +101,7 @@ class McpOAuth:
             return None
         if not uses_oauth(config):
             return mcp_oauth_flow.StaticCredentialsAuth(config.name)
-        return mcp_oauth_flow.build_auth(self, config, interactive=None)
+        return mcp_oauth_flow.build_auth(self.store, self.mark, config, interactive=None)
 
     # -- sign in / out ----------------------------------------------------------------------
 
@@ -136,7 +142,7 @@ class McpOAuth:
         try:
             await asyncio.to_thread(self.store.forget_client_unless_redirect, config,
                                     callback.redirect_uri)
-            auth = mcp_oauth_flow.build_auth(self, config, interactive=(
+            auth = mcp_oauth_flow.build_auth(self.store, self.mark, config, interactive=(
                 self._open_browser, callback.wait), redirect_uri=callback.redirect_uri)
             try:
                 async with asyncio.timeout(self.sign_in_timeout_s):
@@ -178,6 +184,16 @@ class McpOAuth:
     async def aclose(self) -> None:
         for task in list(self._signing_in.values()):
             task.cancel()
+
+
+def auth_refusal(exc: BaseException, server: str,
+                 oauth: McpOAuth | None) -> SignInRequired | CredentialsRejected | None:
+    """The 401 behind a failure of ``server``, if any: raised by its auth, or one that marked
+    the server as needing a sign-in (the SDK may have wrapped or swallowed the exception)."""
+    refused = find_auth_failure(exc)
+    if refused is None and oauth is not None and oauth.needs_sign_in(server):
+        refused = SignInRequired(server)
+    return refused
 
 
 def _duration(seconds: float) -> str:
