@@ -297,9 +297,7 @@ class ToolCallRunner:
         """The lift the tool proposes for a refused call, with the context it gives the call,
         when under it the call is no longer refused (off the loop: a command is parsed)."""
         def context_for(settings: Mapping[str, ToolSetting]) -> ToolContext:
-            return build_tool_context(self._profile_id, settings, self._project_root,
-                                      self._tool_session, tool_name=call.name, spec=spec,
-                                      sandbox=self.permissions.sandbox)
+            return self._build_context(settings, call.name, spec)
         return await asyncio.to_thread(working_lift, spec, call.input, ctx, refusal,
                                        run.settings, context_for)
 
@@ -376,12 +374,16 @@ class ToolCallRunner:
         ctx = run.contexts.get(tool_name)
         if ctx is None:
             tool = self.registry.get(tool_name)
-            ctx = run.contexts[tool_name] = build_tool_context(
-                self._profile_id, run.settings, self._project_root, self._tool_session,
-                tool_name=tool_name, spec=tool.spec if tool is not None else None,
-                sandbox=self.permissions.sandbox)
+            ctx = run.contexts[tool_name] = self._build_context(
+                run.settings, tool_name, tool.spec if tool is not None else None)
         return ctx
 
+    def _build_context(self, settings: Mapping[str, ToolSetting], tool_name: str,
+                       spec: ToolSpec | None) -> ToolContext:
+        """The capability boundary of a call to ``tool_name`` under ``settings``."""
+        return build_tool_context(self._profile_id, settings, self._project_root,
+                                  self._tool_session, tool_name=tool_name, spec=spec,
+                                  sandbox=self.permissions.sandbox)
 
 def _ms_since(started: float) -> int:
     return max(0, round((time.perf_counter() - started) * 1000))
