@@ -43,6 +43,12 @@ __all__ = [
     "SANDBOX_REQUIRED",
     "SENSITIVE_PATHS",
     "SETTINGS",
+    "SUB_AGENTS_AT_ONCE",
+    "SUB_AGENTS_PER_CONVERSATION",
+    "SUB_AGENT_LIMITS",
+    "SUB_AGENT_MAX_TURNS",
+    "SUB_AGENT_SUMMARY_TOKENS",
+    "SUB_AGENT_TIME_LIMIT",
     "TRUSTED_PROJECTS",
     "WINDOW_GEOMETRY",
     "WINDOW_STATE",
@@ -128,6 +134,27 @@ SAMPLING_MAX_TOKENS_CAP = SettingField[int](
     "mcp.sampling.max_output_cap", "Most output tokens a server's sampling request may get",
     FieldKind.INTEGER, 4096, minimum=1)
 
+# -- sub-agents (app.core.agent.sub_agents): how many, how long, how much they may say -------
+
+SUB_AGENTS_AT_ONCE = SettingField[int](
+    "sub_agents.at_once", "Sub-agents running at once", FieldKind.INTEGER, 4,
+    minimum=1, maximum=16, unit="per conversation")
+SUB_AGENTS_PER_CONVERSATION = SettingField[int](
+    "sub_agents.per_conversation", "Sub-agents per conversation", FieldKind.INTEGER, 50,
+    minimum=1, maximum=1000)
+SUB_AGENT_MAX_TURNS = SettingField[int](
+    "sub_agents.max_turns", "Model turns per sub-agent", FieldKind.INTEGER, 25,
+    minimum=1, maximum=200)
+SUB_AGENT_TIME_LIMIT = SettingField[int](
+    "sub_agents.time_limit_s", "Time per sub-agent", FieldKind.INTEGER, 600,
+    minimum=10, maximum=24 * 3600, unit="seconds")
+SUB_AGENT_SUMMARY_TOKENS = SettingField[int](
+    "sub_agents.summary_length", "Longest sub-agent summary", FieldKind.INTEGER, 2000,
+    minimum=100, maximum=50_000, unit="tokens",
+    help="A longer answer is cut; the full transcript stays viewable.")
+SUB_AGENT_LIMITS = (SUB_AGENTS_AT_ONCE, SUB_AGENTS_PER_CONVERSATION, SUB_AGENT_MAX_TURNS,
+                    SUB_AGENT_TIME_LIMIT, SUB_AGENT_SUMMARY_TOKENS)
+
 # -- the window ---------------------------------------------------------------------------
 
 # Whether the person chose a permission mode (the first-run panel is then not shown).
@@ -149,6 +176,6 @@ LAST_CONVERSATIONS = SettingField[Mapping[str, Any]](
 SETTINGS: tuple[SettingField[Any], ...] = (
     CHECKPOINTS_ENABLED, CHECKPOINT_MAX_FILE, CHECKPOINT_RETENTION_DAYS, CHECKPOINT_RETENTION_MB,
     SANDBOX_REQUIRED, SANDBOX_READ_ONLY, SENSITIVE_PATHS, TRUSTED_PROJECTS, PENDING_NOTICES,
-    REVIEWERS, PRICES, MCP_SERVERS, SAMPLING_MAX_TOKENS_CAP,
+    REVIEWERS, PRICES, MCP_SERVERS, SAMPLING_MAX_TOKENS_CAP, *SUB_AGENT_LIMITS,
     PERMISSION_MODE_CHOSEN, RECENT_FOLDERS, WINDOW_GEOMETRY, WINDOW_STATE, LAST_CONVERSATIONS,
 )

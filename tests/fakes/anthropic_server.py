@@ -697,6 +697,8 @@ class FakeAnthropicServer:
 
     def __init__(self) -> None:
         self._queue: deque[Response] = deque()
+        # Responses for requests to one model (a sub-agent's), taken before the main queue.
+        self._by_model: dict[str, deque[Response]] = {}
         self.requests: list[RecordedRequest] = []
         # An id, or a dict of /v1/models fields over the defaults (created_at, line,
         # lifecycle, retires_at), for tests that pick the newest model or warn about one.
@@ -766,8 +768,16 @@ class FakeAnthropicServer:
             self._queue.extend(responses)
         return self
 
+    def script_for(self, model: str, *responses: Response) -> FakeAnthropicServer:
+        """Queue responses for the requests that name ``model`` (e.g. a sub-agent running
+        at the same time as its parent): those never take from the main queue."""
+        with self._lock:
+            self._by_model.setdefault(model, deque()).extend(responses)
+        return self
+
     def clear(self) -> None:
         with self._lock:
+            self._by_model.clear()
             self._queue.clear()
             self.requests.clear()
 
@@ -809,8 +819,14 @@ class FakeAnthropicServer:
             self.requests.append(req)
             self._cond.notify_all()
 
-    def _next(self) -> Response | None:
+    def _next(self, model: object = None) -> Response | None:
         with self._lock:
+            own = self._by_model.get(model) if isinstance(model, str) else None
+            if own is not None:
+                if own:
+                    return own.popleft()
+                self.unscripted += 1
+                return None
             if self._queue:
                 return self._queue.popleft()
             self.unscripted += 1
@@ -945,7 +961,7 @@ class FakeAnthropicServer:
                         self._json(400, Response.error(400, message=str(exc)).error_body(),
                                    (("x-should-retry", "false"),))
                         return
-                resp = server._next()
+                resp = server._next(body.get("model") if isinstance(body, dict) else None)
                 if resp is None:
                     self._json(500, Response.error(
                         500, message="fake server: no scripted response left for this "

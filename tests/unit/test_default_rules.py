@@ -151,6 +151,9 @@ def test_migration_records_first_run_rules_of_an_older_database(fresh_data_dir):
     repo.update(web.id, decision="ask")
     # Roll back to version 3, before the record existed, as an older Tebiki left it (what
     # later migrations added goes too).
+    db.conn.execute("DROP TABLE sub_agent_executions")
+    db.conn.execute("DROP TABLE orchestration_runs")
+    db.conn.execute("DROP INDEX idx_conversations_parent")
     db.conn.execute("DROP TABLE seeded_default_rules")
     db.conn.execute("DROP TABLE turn_usage")
     db.conn.execute("ALTER TABLE tool_executions DROP COLUMN changes")
@@ -161,7 +164,8 @@ def test_migration_records_first_run_rules_of_an_older_database(fresh_data_dir):
                                                             "effort", "prompt_cache",
                                                             "cache_ttl")),
                           ("tool_permission_rules", "ignore_flow"), ("conversations", "flow"),
-                          ("tool_executions", "decided_by")):
+                          ("tool_executions", "decided_by"), ("tool_executions", "agent"),
+                          ("agent_profiles", "orchestration"), ("conversations", "parent_id")):
         db.conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     db.conn.execute("DROP INDEX idx_conversations_project")
     # The word indexes of migration 11 go back to migration 3's JSON ones.

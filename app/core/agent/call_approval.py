@@ -44,11 +44,20 @@ def declined_message(reason: str) -> str:
 class CallApproval:
     """The person's side of a call that asks: ``approver`` answers the request (replaceable,
     e.g. by a different dialog), the rules they remember go to ``rules``, and ``emit`` is told
-    that a call awaits approval."""
+    that a call awaits approval.
+
+    A sub-agent's (``agent_chain`` not empty): its requests name the chain, its lifts are for
+    one call only (never kept in the profile), and the rules its person chose to remember go to
+    ``scoped_rules`` (that child's conversation only), never to the rules table."""
 
     def __init__(self, approver: Approver, rules: RuleRepository, emit: EventSink,
-                 keep_lift: Callable[[str, CapabilityLift], object] | None = None) -> None:
+                 keep_lift: Callable[[str, CapabilityLift], object] | None = None, *,
+                 agent_chain: tuple[str, ...] = (),
+                 scoped_rules: Callable[[tuple[PermissionRule, ...]], None] | None = None
+                 ) -> None:
         self.approver = approver
+        self._agent_chain = agent_chain
+        self._scoped_rules = scoped_rules
         self._rules = rules
         self._emit = emit
         self._keep_lift = keep_lift
@@ -65,7 +74,8 @@ class CallApproval:
                                   decision, preview,
                                   reviews=reviewed.reviews if reviewed is not None else (),
                                   review_reason=reviewed.reason if reviewed is not None else "",
-                                  position=position, lift=lift)
+                                  position=position, lift=lift,
+                                  agent_chain=self._agent_chain)
         try:
             self._emit(AwaitingApproval(request))
             # object: the approver is the UI's, and a wrong answer must decline (below)
@@ -79,12 +89,12 @@ class CallApproval:
                 f"the approval dialog failed ({type(exc).__name__})")
         if not isinstance(response, ApprovalResponse):
             response = ApprovalResponse.decline("the approval answer was not understood")
-        for rule in response.rules_to_remember:
-            self._remember(rule)
+        self._remember_all(response.rules_to_remember)
         if not response.approved:
             finish(Outcome.DECLINED, declined_message(response.reason), True, decision)
             return False
-        if lift is not None and response.keep_lift and self._keep_lift is not None:
+        if lift is not None and response.keep_lift and self._keep_lift is not None and \
+                not self._agent_chain:
             try:
                 self._keep_lift(call.name, lift)
             except Exception:  # the call was approved either way; the setting is a courtesy
@@ -107,8 +117,18 @@ class CallApproval:
             return None
         return text if isinstance(text, str) else None
 
-    def _remember(self, rule: PermissionRule) -> None:
-        try:
-            self._rules.add(rule)
-        except Exception:  # an invalid rule must not block the answer the person gave
-            log.exception("could not save the remembered permission rule")
+    def _remember_all(self, rules: tuple[PermissionRule, ...]) -> None:
+        if not rules:
+            return
+        if self._agent_chain:  # a sub-agent's: for that child only, or not at all
+            if self._scoped_rules is not None:
+                try:
+                    self._scoped_rules(rules)
+                except Exception:  # an invalid rule must not block the answer
+                    log.exception("could not remember the rule for the sub-agent")
+            return
+        for rule in rules:
+            try:
+                self._rules.add(rule)
+            except Exception:  # an invalid rule must not block the answer the person gave
+                log.exception("could not save the remembered permission rule")

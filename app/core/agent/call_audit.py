@@ -23,10 +23,13 @@ from app.core.tools.images import ImagePart
 class CallAudit:
     """Writes one conversation's audit rows through its background ``writer``, in order.
     ``conversation_id()`` is the conversation's id when a row is written (a new conversation
-    gets one on its first run); ``emit`` is told ToolFinished and FilesChanged."""
+    gets one on its first run); ``emit`` is told ToolFinished and FilesChanged. ``agent``: the
+    agent chain every row carries ("orchestrator › researcher-2"; "" for the person's own)."""
 
     def __init__(self, audit: AuditRepository, writer: BackgroundWriter,
-                 conversation_id: Callable[[], int | None], emit: EventSink) -> None:
+                 conversation_id: Callable[[], int | None], emit: EventSink,
+                 agent: str = "") -> None:
+        self._agent = agent
         self._audit = audit
         self._writer = writer
         self._conversation_id = conversation_id
@@ -41,7 +44,7 @@ class CallAudit:
             decision=_audit_kind(decision), state=state,
             rule_id=decision.rule.id if decision.rule is not None else None,
             conversation_id=self._conversation_id(), tool_use_id=call.id,
-            decided_by=_decided_by(decision))
+            decided_by=_decided_by(decision), agent=self._agent)
 
     def set_state(self, row: Future[int], state: CallState) -> None:
         """The call moved on (approved: now running)."""
@@ -93,7 +96,7 @@ class CallAudit:
             output=content, is_error=is_error,
             rule_id=decision.rule.id if decision.rule is not None else None,
             duration_ms=duration_ms, conversation_id=self._conversation_id(),
-            tool_use_id=call.id, decided_by=_decided_by(decision))
+            tool_use_id=call.id, decided_by=_decided_by(decision), agent=self._agent)
         self._emit(ToolFinished(call.id, call.name, is_error, duration_ms or 0, content, outcome,
                                 images))
         result: str | list[dict[str, Any]] = content

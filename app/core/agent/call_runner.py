@@ -203,7 +203,8 @@ class ToolCallRunner:
             # Validated when the call was checked (``_problem``): not again while the name
             # still routes to the same tool.
             result = await self.registry.execute(call.name, call.input, replace(
-                ctx, progress=reporter, protected=(*ctx.protected, *protected)), validated=tool)
+                ctx, progress=reporter, protected=(*ctx.protected, *protected),
+                call_id=call.id), validated=tool)
         except asyncio.CancelledError:
             reporter.close()
             finish(Outcome.CANCELLED, f"Cancelled: the user stopped the run while {call.name} "

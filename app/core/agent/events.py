@@ -48,6 +48,9 @@ class ApprovalRequest:
     # The tool's configuration refused this call; approving runs it with this change (and
     # keeps the change in the profile when the person ticks it: ``ApprovalResponse.keep_lift``).
     lift: CapabilityLift | None = None
+    # The sub-agent that asks ("orchestrator", "researcher-2"); () for the person's own agent.
+    # Its "Always allow" is kept for that sub-agent only (app.core.agent.call_approval).
+    agent_chain: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -229,11 +232,29 @@ class RunCancelled:
     detail: str = field(default="", compare=False)
 
 
+@dataclass(frozen=True)
+class SubAgentUpdated:
+    """A sub-agent started by the call ``parent_call_id`` moved on (app.core.agent.sub_agents):
+    its row in the tree under that call. ``status``: awaiting_approval, working, needs_input,
+    done, failed, cancelled; ``conversation_id``: its transcript, once it has one."""
+
+    execution_id: int
+    parent_call_id: str
+    name: str
+    chain: str
+    status: str
+    elapsed_s: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    conversation_id: int | None = None
+
+
 # What happens to one tool call, and what happens to the run as a whole.
 ToolEvent = (ToolRequested | AwaitingApproval | ToolStarted | ToolProgress | ToolFinished
              | FilesChanged | ReviewArrived | ReviewFinished)
 RunEvent = (TextDelta | ThinkingBlock | FlowChanged | UsageUpdated
-            | RunFinished | RunFailed | RunCancelled)
+            | RunFinished | RunFailed | RunCancelled | SubAgentUpdated)
 AgentEvent = ToolEvent | RunEvent
 _TOOL_EVENT_TYPES = get_args(ToolEvent)
 

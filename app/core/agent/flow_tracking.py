@@ -33,7 +33,8 @@ class FlowTracking:
 
     def __init__(self, conversations: ConversationRepository, writer: BackgroundWriter,
                  known_secrets: SecretMatcher, project_root: Path, project_trusted: bool,
-                 conversation_id: Callable[[], int | None], emit: EventSink) -> None:
+                 conversation_id: Callable[[], int | None], emit: EventSink,
+                 state: FlowState | None = None) -> None:
         self._conversations = conversations
         self._writer = writer
         self._known_secrets = known_secrets
@@ -41,7 +42,8 @@ class FlowTracking:
         self.project_trusted = project_trusted
         self._conversation_id = conversation_id
         self._emit = emit
-        self._flow: FlowState | None = None
+        # ``state``: labels it shares with another conversation (a sub-agent's parent's).
+        self._flow: FlowState | None = state
         self._vouched_messages = 0  # user messages of the history already vouched for
 
     @property
@@ -149,6 +151,11 @@ class FlowTracking:
     def _untrusted_project_files(self) -> str:
         return (f"files of {self._project_root.name or self._project_root} "
                 "(the project is not marked trusted)")
+
+    def changed(self) -> None:
+        """Store and announce the labels: another session that shares them (a sub-agent)
+        added some."""
+        self._changed()
 
     def _changed(self) -> None:
         flow = self.flow

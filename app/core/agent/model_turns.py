@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from app.core.agent.agent_scope import PERSON_SCOPE, AgentScope
 from app.core.agent.call_runner import ToolCallRunner
 from app.core.agent.events import (
     EventSink,
@@ -42,8 +43,10 @@ from app.core.agent.session_history import ConversationHistory
 from app.core.agent.system_prompt import build_system_prompt
 from app.core.agent.usage_tracking import UsageTracking
 from app.core.permissions.service import ToolPermissionService
-from app.core.store.profiles import AgentProfile, ProfileRepository
+from app.core.store.profiles import AgentProfile, ProfileRepository, ToolSetting
 from app.core.store.settings import SettingsRepository
+from app.core.tools.builtin.sub_agents import TOOL_NAMES as DELEGATION_TOOLS
+from app.core.tools.builtin.sub_agents import DelegationHost
 from app.core.tools.providers.mcp.provider import server_instructions
 from app.core.tools.registry import ToolRegistry
 
@@ -57,7 +60,11 @@ class ModelTurns:
     are offered, ``client`` talks to the model, ``history`` keeps the transcript, ``calls``
     runs the tool calls, ``usage`` and ``flow`` are told what each turn used and read.
     ``emit`` is told the run's events; ``fail`` a request that failed; ``instructions``
-    loads the project's instructions files (AGENTS.md and the like) at each run start."""
+    loads the project's instructions files (AGENTS.md and the like) at each run start.
+
+    ``scope`` narrows the profile (a sub-agent's tools, mode, turns and model:
+    app.core.agent.agent_scope); ``delegation`` starts sub-agents, offered only when the
+    profile's orchestration choice allows it and the scope may delegate."""
 
     def __init__(self, *, profiles: ProfileRepository, settings: SettingsRepository,
                  profile_id: int, project_root: Path, registry: ToolRegistry,
@@ -65,7 +72,11 @@ class ModelTurns:
                  flow: FlowTracking, client: ModelClient, usage: UsageTracking,
                  calls: ToolCallRunner, emit: EventSink,
                  fail: Callable[[ProviderError], None],
-                 instructions: InstructionsLoader | None = None) -> None:
+                 instructions: InstructionsLoader | None = None,
+                 scope: AgentScope = PERSON_SCOPE,
+                 delegation: DelegationHost | None = None) -> None:
+        self._scope = scope
+        self._delegation = delegation
         self._profiles = profiles
         self._settings = settings
         self._profile_id = profile_id
@@ -115,6 +126,10 @@ class ModelTurns:
                     await self._calls.run_calls(turn.tool_calls, run, answers)
             finally:  # one user turn answering every tool_use, even when stopped half-way
                 self._history.append("user", answers)
+            if self._delegation is not None and self._delegation.take_pause():
+                # A sub-agent waits for the person: the run resumes on their approval.
+                self._finish(run, "paused_for_approval", iterations)
+                return
             if capped:
                 self._finish(run, "max_iterations", iterations)
                 return
@@ -124,7 +139,7 @@ class ModelTurns:
         """The run's profile, model client, state and first request (its messages filled in
         each turn); None when the run cannot start (``RunFailed`` emitted)."""
         try:
-            profile = self._profiles.get(self._profile_id)
+            profile = self._scoped(self._profiles.get(self._profile_id))
         except KeyError:
             self._emit(RunFailed("This agent profile no longer exists; choose another one.",
                                  ProviderBadRequest))
@@ -136,7 +151,8 @@ class ModelTurns:
             self._emit(RunFailed("This conversation no longer exists; start a new one.",
                                  ProviderBadRequest))
             return None
-        self._flow_tracking.vouch_person_text(history, user_text)
+        if self._scope.prompt_from_person:  # a sub-agent's prompt is its parent model's text
+            self._flow_tracking.vouch_person_text(history, user_text)
         if user_text is not None:
             self._history.append("user", [*attachments, {"type": "text", "text": user_text}])
         elif not history or history[-1]["role"] != "user":
@@ -151,7 +167,9 @@ class ModelTurns:
         # The machine's and the project's secret files, so a call carrying one out is refused
         # (once per folder and process; off the loop, it reads files).
         await asyncio.to_thread(self._permissions.learn_secrets, self._project_root)
-        tools = self._registry.definitions_for(sorted(n for n, s in settings.items() if s.enabled))
+        tools = self._registry.definitions_for(self._offered(profile, settings))
+        if self._delegation is not None:  # its children get at most what this run offers
+            self._delegation.run_started(t["name"] for t in tools)
         reviewers = await asyncio.to_thread(load_reviewers, self._settings)
         run = RunState(settings, frozenset(t["name"] for t in tools), profile.permission_mode,
                        profile.review_before_asking,
@@ -174,6 +192,27 @@ class ModelTurns:
                                system=system, tools=tools, temperature=profile.temperature,
                                **request_options(profile))
         return profile, provider, run, request
+
+    def _scoped(self, profile: AgentProfile) -> AgentProfile:
+        """The profile as this session's scope narrows it (the person's own: unchanged)."""
+        scope = self._scope
+        if scope == PERSON_SCOPE:
+            return profile
+        return replace(profile, permission_mode=scope.effective_mode(profile.permission_mode),
+                       max_iterations=scope.effective_iterations(profile.max_iterations),
+                       model=scope.model or profile.model,
+                       system_prompt=scope.instructions if scope.instructions is not None
+                       else profile.system_prompt)
+
+    def _offered(self, profile: AgentProfile, settings: dict[str, ToolSetting]) -> list[str]:
+        """The tools this run offers: the profile's enabled ones the scope allows, and the
+        sub-agent tools when the profile orchestrates and this agent may delegate."""
+        enabled = (n for n, s in settings.items() if s.enabled and n not in DELEGATION_TOOLS)
+        names = self._scope.offered_tools(enabled)
+        if profile.orchestration.delegates and self._scope.may_delegate and \
+                self._delegation is not None:
+            names += sorted(DELEGATION_TOOLS)
+        return names
 
     async def _ask(self, provider: ModelProvider, request: ModelRequest) -> ModelTurn | None:
         """The model's answer, streamed as ``TextDelta``s; None when the request failed

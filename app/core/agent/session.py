@@ -49,6 +49,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.agent.agent_scope import PERSON_SCOPE, AgentScope
 from app.core.agent.attachments import Attachment, content_blocks, default_prompt
 from app.core.agent.call_approval import CallApproval
 from app.core.agent.call_audit import CallAudit
@@ -67,8 +68,10 @@ from app.core.agent.models import InternalError, ProviderError, default_client_f
 from app.core.agent.project_instructions import InstructionsLoader
 from app.core.agent.review_step import ReviewStep
 from app.core.agent.session_history import ConversationHistory
+from app.core.agent.sub_agents.host import SubAgentHost, build_host
 from app.core.agent.usage_tracking import UsageTracking
 from app.core.permissions.flow import FlowState
+from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import ToolPermissionService
 from app.core.pricing import Usage
 from app.core.store.audit import AuditRepository
@@ -77,6 +80,7 @@ from app.core.store.profiles import ProfileRepository
 from app.core.store.settings import SettingsRepository
 from app.core.store.usage import UsageRepository
 from app.core.store.writer import BackgroundWriter
+from app.core.tools.builtin.sub_agents import HOST_KEY
 from app.core.tools.registry import ToolRegistry
 from app.core.tools.shell.jobs import stop_jobs
 
@@ -99,6 +103,11 @@ class AgentSession:
 
     ``personal_instructions``: the person's own instructions file, put into the system prompt
     with the project's AGENTS.md and the like (app.core.agent.project_instructions).
+
+    ``scope``: what this session may do beyond its profile, only less (a sub-agent's:
+    app.core.agent.agent_scope); ``flow_state``: the labels it starts from and shares (a
+    sub-agent's parent's); ``parent_conversation_id``: the conversation that started it;
+    ``data_dir``: where the person's own sub-agent files are (``agents/*.md``).
     """
 
     def __init__(
@@ -117,8 +126,16 @@ class AgentSession:
         *,
         flow: FlowTracking | None = None,
         personal_instructions: Path | None = None,
+        scope: AgentScope = PERSON_SCOPE,
+        flow_state: FlowState | None = None,
+        parent_conversation_id: int | None = None,
+        data_dir: Path | None = None,
     ) -> None:
         project_root = Path(project_root).resolve()
+        self.scope = scope
+        self._client_factory = client_factory
+        self._personal_instructions = personal_instructions
+        self._data_dir = data_dir
         self.db = db
         self.registry = registry
         self.permissions = permissions
@@ -135,7 +152,8 @@ class AgentSession:
         conversations = ConversationRepository(db)
         profiles = ProfileRepository(db)
         history = self.history = ConversationHistory(
-            conversations, self.writer, profile_id, project_root, conversation_id)
+            conversations, self.writer, profile_id, project_root, conversation_id,
+            parent_id=parent_conversation_id)
 
         def current_conversation() -> int | None:
             return history.conversation_id
@@ -143,18 +161,21 @@ class AgentSession:
         # Files of a project the person has not marked trusted are untrusted content.
         self.flow_tracking = flow if flow is not None else FlowTracking(
             conversations, self.writer, permissions.known_secrets, project_root,
-            project_trusted, current_conversation, self._emit)
+            project_trusted, current_conversation, self._emit, state=flow_state)
         self.usage = UsageTracking(UsageRepository(db), self.writer, current_conversation,
                                    self._emit)
         self.client = ModelClient(client_factory or default_client_factory)
         # The conversation's state the tools keep between calls (background jobs, say).
         self.tool_session: dict[str, Any] = {}
-        audit = CallAudit(AuditRepository(db), self.writer, current_conversation, self._emit)
+        audit = CallAudit(AuditRepository(db), self.writer, current_conversation, self._emit,
+                          agent=scope.agent_label)
         self.approval = CallApproval(
             approver, permissions.rules, self._emit,
-            # A lift the person keeps goes into the profile, in order with the other writes.
+            # A lift the person keeps goes into the profile, in order with the other writes
+            # (a sub-agent's lifts are for one call: CallApproval never keeps them).
             keep_lift=lambda tool, lift: self.writer.submit(
-                keep_lift, profiles, profile_id, tool, lift))
+                keep_lift, profiles, profile_id, tool, lift),
+            agent_chain=scope.chain, scoped_rules=self._remember_for_this_agent)
         self.calls = ToolCallRunner(
             registry=registry, permissions=permissions, profile_id=profile_id,
             project_root=project_root, tool_session=self.tool_session, audit=audit,
@@ -163,12 +184,22 @@ class AgentSession:
                               self._emit),
             checkpoints=CallCheckpoints(self.tool_session, audit.changes_recorded),
             checkpointer=checkpointer, conversation_id=current_conversation, emit=self._emit)
+        # The conversation's sub-agents (none for a sub-agent: children never delegate).
+        self.sub_agents: SubAgentHost | None = build_host(
+            db=db, settings=SettingsRepository(db), profiles=profiles, profile_id=profile_id,
+            registry=registry, scope=scope, conversation_id=current_conversation,
+            new_child=self._new_child, flow=lambda: self.flow_tracking.flow,
+            flow_changed=self.flow_tracking.changed, usage=self.usage, emit=self._emit,
+            project_root=project_root, data_dir=data_dir) if scope.may_delegate else None
+        if self.sub_agents is not None:
+            self.tool_session[HOST_KEY] = self.sub_agents
         self.turns = ModelTurns(
             profiles=profiles, settings=SettingsRepository(db), profile_id=profile_id,
             project_root=project_root, registry=registry, permissions=permissions,
             history=history, flow=self.flow_tracking, client=self.client, usage=self.usage,
             calls=self.calls, emit=self._emit, fail=self._fail,
-            instructions=InstructionsLoader(personal_instructions))
+            instructions=InstructionsLoader(personal_instructions), scope=scope,
+            delegation=self.sub_agents)
         self.forking = ConversationForking(history, conversations, self.writer, self._drive)
         self.compactor = Compactor(history, conversations, self.writer, profiles, profile_id,
                                    self.client, self.usage)
@@ -265,6 +296,8 @@ class AgentSession:
         """Stop: cancel the stream or the running tool; a pending approval counts as declined.
         Safe to call at any time; ``run`` returns after emitting ``RunCancelled``."""
         self.compactor.cancel()
+        if self.sub_agents is not None:  # Stop stops every child, background ones too
+            self.sub_agents.cancel_all()
         task = self._task
         if task is None or task.done():
             return
@@ -279,11 +312,40 @@ class AgentSession:
             self.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.wait({task})
+        if self.sub_agents is not None:
+            await self.sub_agents.aclose()
         if self.checkpointer is not None:
             self.checkpointer.job_stoppers.discard(self._stop_jobs)
         await self._stop_jobs()
         await self.client.aclose()
         await asyncio.to_thread(self.writer.close)
+
+    def final_answer(self) -> str:
+        """The text of the last answer (what a sub-agent gives back)."""
+        return self.history.final_answer()
+
+    def reload_history(self) -> None:
+        """Read the transcript back from the store on the next run (it was changed there: a
+        sub-agent's result filled in after its run paused)."""
+        self.history.replace(None)
+
+    def _new_child(self, scope: AgentScope, flow_state: FlowState,
+                   on_event: EventSink) -> AgentSession:
+        """A sub-agent's session: this one's profile, permissions, registry, checkpoints and
+        approver, narrowed by ``scope``; its own conversation, kept with this one."""
+        return AgentSession(
+            self.db, self.registry, self.permissions, self.profile_id, self.project_root,
+            lambda request: self.approval.approver(request), on_event,
+            client_factory=self._client_factory, checkpointer=self.checkpointer,
+            project_trusted=self.flow_tracking.project_trusted,
+            personal_instructions=self._personal_instructions, scope=scope,
+            flow_state=flow_state, parent_conversation_id=self.conversation_id,
+            data_dir=self._data_dir)
+
+    def _remember_for_this_agent(self, rules: tuple[PermissionRule, ...]) -> None:
+        """A sub-agent's "Always allow": for its own conversation only."""
+        if self.conversation_id is not None:
+            self.permissions.conversation_rules.remember(self.conversation_id, rules)
 
     async def _stop_jobs(self) -> list[str]:
         return await stop_jobs(self.tool_session)

@@ -28,8 +28,10 @@ class ConversationHistory:
 
     def __init__(self, conversations: ConversationRepository, writer: BackgroundWriter,
                  profile_id: int, project_root: Path,
-                 conversation_id: int | None = None) -> None:
+                 conversation_id: int | None = None, parent_id: int | None = None) -> None:
         self._conversations = conversations
+        # A sub-agent's conversation is kept with its parent's (and out of the lists).
+        self._parent_id = parent_id
         self._writer = writer
         self._profile_id = profile_id
         self._project_root = project_root
@@ -50,7 +52,8 @@ class ConversationHistory:
         if self._conversation_id is None:
             conv = self._conversations.create(title=_title(title_hint),
                                               agent_id=self._profile_id,
-                                              project_root=str(self._project_root))
+                                              project_root=str(self._project_root),
+                                              parent_id=self._parent_id)
             self._conversation_id = conv.id
             self.messages = []
             return self.messages
@@ -89,6 +92,15 @@ class ConversationHistory:
             history[-1] = {"role": role, "content": history[-1]["content"] + blocks}
         else:
             history.append({"role": role, "content": blocks})
+
+
+    def final_answer(self) -> str:
+        """The text of the last assistant message (a sub-agent's answer to its parent)."""
+        for message in reversed(self.messages or []):
+            if message["role"] == "assistant":
+                return "\n".join(b.get("text", "") for b in message["content"]
+                                 if isinstance(b, dict) and b.get("type") == "text").strip()
+        return ""
 
 
 def _title(text: str | None) -> str:

@@ -43,3 +43,11 @@ class UsageTracking:
         self._writer.submit(self._repository.record, self._conversation_id(), model, usage,
                             cache_ttl)
         self._emit(UsageUpdated(model, usage, dict(totals), cache_ttl))
+
+    def add_child_turn(self, model: str, usage: Usage, cache_ttl: str) -> None:
+        """A sub-agent's model turn (stored under the child's conversation, which the store
+        sums into this one's): added to the totals and announced, not stored again."""
+        totals = self.conversation_usage()
+        totals[model] = totals.get(model, Usage()) + usage
+        self._totals = totals
+        self._emit(UsageUpdated(model, usage, dict(totals), cache_ttl))

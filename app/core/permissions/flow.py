@@ -78,6 +78,16 @@ class FlowState:
         # What went out, per destination (memory only).
         self.egress = EgressHistory()
 
+    def child_for_quarantine(self) -> FlowState:
+        """The labels a quarantined sub-agent starts with: this conversation's, in a state of
+        its own, so what it reads labels only it (its result carries no free text back). The
+        secret values, the provenance of values and the egress history stay shared: what it
+        learns there only makes this conversation's scans stricter."""
+        child = FlowState(self._sources, self.secrets)
+        child.provenance = self.provenance
+        child.egress = self.egress
+        return child
+
     # -- reading ---------------------------------------------------------------------------
 
     @property

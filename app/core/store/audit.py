@@ -69,6 +69,9 @@ class ToolExecution:
     decided_by: str | None = None
     # The reviewer models' verdicts on the call, if it was reviewed (app.core.review; JSON).
     reviews: Any = None
+    # The agent chain that made the call ("orchestrator › researcher-2"); "" for the
+    # person's own agent (app.core.agent.agent_scope).
+    agent: str = ""
 
     @property
     def status_label(self) -> str | None:
@@ -126,7 +129,7 @@ def decided_by_text(row: ToolExecution) -> str:
 
 _COLUMNS = ("id", "tool_name", "server_id", "input", "output", "is_error", "decision", "outcome",
             "rule_id", "duration_ms", "conversation_id", "tool_use_id", "created_at", "state",
-            "owner", "changes", "decided_by", "reviews")
+            "owner", "changes", "decided_by", "reviews", "agent")
 
 
 class AuditRepository:
@@ -149,6 +152,7 @@ class AuditRepository:
         conversation_id: int | None = None,
         tool_use_id: str | None = None,
         decided_by: str | None = None,
+        agent: str = "",
     ) -> int:
         output = _capped(output)
         # Raw SQL: one insert per tool call on the agent loop's path, where sqlite-utils'
@@ -157,11 +161,12 @@ class AuditRepository:
             cur = conn.execute(
                 "INSERT INTO tool_executions (tool_name, server_id, input, output, is_error,"
                 " decision, outcome, rule_id, duration_ms, conversation_id, tool_use_id,"
-                " created_at, decided_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " created_at, decided_by, agent)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (tool_name, server_id, json.dumps(tool_input, ensure_ascii=False, default=str),
                  output, int(is_error), decision, outcome, rule_id,
                  None if duration_ms is None else max(0, int(duration_ms)), conversation_id,
-                 tool_use_id, utc_now(), decided_by))
+                 tool_use_id, utc_now(), decided_by, agent))
             assert cur.lastrowid is not None  # set by every successful INSERT
             return cur.lastrowid
 
@@ -177,6 +182,7 @@ class AuditRepository:
         conversation_id: int | None = None,
         tool_use_id: str | None = None,
         decided_by: str | None = None,
+        agent: str = "",
     ) -> int:
         """Record a call before it waits for approval (``pending``) or runs (``running``).
         Until ``finish``, it reads as cancelled, and as interrupted once this process is gone."""
@@ -184,11 +190,11 @@ class AuditRepository:
             cur = conn.execute(
                 "INSERT INTO tool_executions (tool_name, server_id, input, output, is_error,"
                 " decision, outcome, rule_id, duration_ms, conversation_id, tool_use_id,"
-                " created_at, state, owner, decided_by) VALUES (?, ?, ?, NULL, 1, ?, ?, ?, NULL,"
-                " ?, ?, ?, ?, ?, ?)",
+                " created_at, state, owner, decided_by, agent)"
+                " VALUES (?, ?, ?, NULL, 1, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?)",
                 (tool_name, server_id, json.dumps(tool_input, ensure_ascii=False, default=str),
                  decision, _PLACEHOLDER_OUTCOME, rule_id, conversation_id, tool_use_id,
-                 utc_now(), state, PROCESS_TOKEN, decided_by))
+                 utc_now(), state, PROCESS_TOKEN, decided_by, agent))
             assert cur.lastrowid is not None
             return cur.lastrowid
 
@@ -225,6 +231,7 @@ class AuditRepository:
         conversation_id: int | None = None,
         tool_use_id: str | None = None,
         decided_by: str | None = None,
+        agent: str = "",
     ) -> int:
         """Complete the row ``begin`` wrote; without one (or if it is gone), record the call
         whole, so the outcome is never lost."""
@@ -244,7 +251,7 @@ class AuditRepository:
                            decision=decision, outcome=outcome, output=output, is_error=is_error,
                            rule_id=rule_id, duration_ms=duration_ms,
                            conversation_id=conversation_id, tool_use_id=tool_use_id,
-                           decided_by=decided_by)
+                           decided_by=decided_by, agent=agent)
 
     def for_conversation(self, conversation_id: int) -> dict[str, ToolExecution]:
         """The calls of one conversation by tool_use id (the latest row for each id)."""

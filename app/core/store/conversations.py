@@ -40,12 +40,15 @@ class ConversationRepository:
         self.store = store_of(db)
 
     def create(self, *, title: str = "", agent_id: int | None = None,
-               project_root: str | None = None) -> Conversation:
+               project_root: str | None = None, parent_id: int | None = None) -> Conversation:
+        """A new conversation; ``parent_id``: a sub-agent's, kept with (and deleted with) the
+        conversation that started it and out of the conversation lists."""
         now = utc_now()
         with self.store.transaction() as conn:
             cur = conn.execute(
-                "INSERT INTO conversations (agent_id, title, project_root, created_at,"
-                " updated_at) VALUES (?, ?, ?, ?, ?)", (agent_id, title, project_root, now, now))
+                "INSERT INTO conversations (agent_id, title, project_root, parent_id,"
+                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (agent_id, title, project_root, parent_id, now, now))
         assert cur.lastrowid is not None  # set by every successful INSERT
         return Conversation(cur.lastrowid, title, agent_id, project_root, now, now)
 
@@ -62,7 +65,8 @@ class ConversationRepository:
         with self.store.lock:
             rows = self.db.conn.execute(
                 "SELECT id, title, agent_id, project_root, created_at, updated_at"
-                " FROM conversations ORDER BY updated_at DESC, id DESC LIMIT ?",
+                " FROM conversations WHERE parent_id IS NULL"
+                " ORDER BY updated_at DESC, id DESC LIMIT ?",
                 (limit,)).fetchall()
         return [Conversation(*r) for r in rows]
 
@@ -72,7 +76,7 @@ class ConversationRepository:
         with self.store.lock:
             rows = self.db.conn.execute(
                 "SELECT id, title, agent_id, project_root, created_at, updated_at"
-                " FROM conversations WHERE project_root = ?"
+                " FROM conversations WHERE project_root = ? AND parent_id IS NULL"
                 " ORDER BY updated_at DESC, id DESC LIMIT ?", (project_root, limit)).fetchall()
         return [Conversation(*r) for r in rows]
 
@@ -97,8 +101,10 @@ class ConversationRepository:
                          (json.dumps(flow, ensure_ascii=False), conversation_id))
 
     def delete(self, conversation_id: int) -> None:
+        """Delete the conversation with its sub-agents' conversations."""
         with self.store.transaction() as conn:
-            conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+            conn.execute("DELETE FROM conversations WHERE id = ?1 OR parent_id = ?1",
+                         (conversation_id,))
 
     def append(self, conversation_id: int, role: Role,
                content: builtins.list[dict[str, Any]] | str) -> int:
@@ -141,6 +147,29 @@ class ConversationRepository:
 
         return row[0], Usage(*row[1:])
 
+    def replace_tool_result(self, conversation_id: int, tool_use_id: str,
+                            content: str) -> bool:
+        """Put ``content`` in the stored ``tool_result`` answering ``tool_use_id`` (a
+        sub-agent's result that arrived after its orchestration run paused); False when no
+        stored message answers it."""
+        with self.store.transaction() as conn:
+            rows = conn.execute(
+                "SELECT id, content FROM messages WHERE conversation_id = ? AND role = 'user'"
+                " ORDER BY id DESC LIMIT 50", (conversation_id,)).fetchall()
+            for message_id, stored in rows:
+                blocks = json.loads(stored)
+                if not isinstance(blocks, list):
+                    continue
+                for block in blocks:
+                    if isinstance(block, dict) and block.get("type") == "tool_result" and \
+                            block.get("tool_use_id") == tool_use_id:
+                        block["content"] = content
+                        block.pop("is_error", None)
+                        conn.execute("UPDATE messages SET content = ? WHERE id = ?",
+                                     (json.dumps(blocks, ensure_ascii=False), message_id))
+                        return True
+        return False
+
     def messages(self, conversation_id: int) -> builtins.list[StoredMessage]:
         with self.store.lock:
             rows = self.db.conn.execute(
@@ -164,7 +193,7 @@ class ConversationRepository:
                 " (SELECT rowid FROM conversations_fts WHERE conversations_fts MATCH :q)"
                 " OR id IN (SELECT conversation_id FROM messages WHERE id IN"
                 " (SELECT rowid FROM messages_fts WHERE messages_fts MATCH :q)))"
-                " AND (:root IS NULL OR project_root = :root)"
+                " AND (:root IS NULL OR project_root = :root) AND parent_id IS NULL"
                 " ORDER BY updated_at DESC, id DESC LIMIT :limit",
                 {"q": match, "limit": limit, "root": project_root}).fetchall()
         return [Conversation(*r) for r in rows]

@@ -325,7 +325,55 @@ def _v11_search_words(db: sqlite_utils.Database) -> None:
     index_words_not_json(db)
 
 
+# Sub-agents (app.core.agent.sub_agents): a profile's orchestration choice; a child's own
+# conversation (its full transcript, kept out of the conversation list by ``parent_id``); the
+# orchestration runs of a conversation and the executions of their children, so a run paused
+# for the person's approval resumes after a restart. (``parent_id`` is no foreign key, so the
+# column can be dropped like the others; ConversationRepository.delete deletes the children.)
+_V12 = """
+ALTER TABLE agent_profiles ADD COLUMN orchestration TEXT NOT NULL DEFAULT 'none'
+    CHECK (orchestration IN ('none', 'sub_agents', 'sub_agents_approval'));
+ALTER TABLE conversations ADD COLUMN parent_id INTEGER;
+CREATE INDEX idx_conversations_parent ON conversations(parent_id);
+
+CREATE TABLE orchestration_runs (
+    id               INTEGER PRIMARY KEY,
+    conversation_id  INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    mode             TEXT NOT NULL CHECK (mode IN ('auto', 'approval')),
+    status           TEXT NOT NULL
+                     CHECK (status IN ('running', 'paused', 'done', 'failed', 'cancelled')),
+    created_at       TEXT NOT NULL,
+    updated_at       TEXT NOT NULL
+);
+CREATE INDEX idx_orchestration_runs_conversation ON orchestration_runs(conversation_id);
+
+CREATE TABLE sub_agent_executions (
+    id                     INTEGER PRIMARY KEY,
+    run_id                 INTEGER NOT NULL REFERENCES orchestration_runs(id) ON DELETE CASCADE,
+    tool_use_id            TEXT NOT NULL,
+    agent_name             TEXT NOT NULL CHECK (length(agent_name) > 0),
+    chain                  TEXT NOT NULL,
+    definition             TEXT NOT NULL CHECK (json_valid(definition)),
+    input                  TEXT NOT NULL,
+    background             INTEGER NOT NULL DEFAULT 0 CHECK (background IN (0, 1)),
+    status                 TEXT NOT NULL CHECK (status IN ('awaiting_approval', 'working',
+                           'needs_input', 'done', 'failed', 'cancelled')),
+    child_conversation_id  INTEGER REFERENCES conversations(id) ON DELETE SET NULL,
+    summary                TEXT NOT NULL DEFAULT '',
+    facts                  TEXT CHECK (facts IS NULL OR json_valid(facts)),
+    input_tokens           INTEGER NOT NULL DEFAULT 0 CHECK (input_tokens >= 0),
+    output_tokens          INTEGER NOT NULL DEFAULT 0 CHECK (output_tokens >= 0),
+    cost_usd               REAL NOT NULL DEFAULT 0 CHECK (cost_usd >= 0),
+    created_at             TEXT NOT NULL,
+    started_at             TEXT,
+    finished_at            TEXT
+);
+CREATE INDEX idx_sub_agent_executions_run ON sub_agent_executions(run_id);
+ALTER TABLE tool_executions ADD COLUMN agent TEXT NOT NULL DEFAULT '';
+"""
+
+
 MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _v6_modes_and_flow, _V7, _V8,
-                                     _V9, _V10, _v11_search_words)
+                                     _V9, _V10, _v11_search_words, _V12)
 
 SCHEMA_VERSION = len(MIGRATIONS)

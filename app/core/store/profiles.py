@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from app.core.orchestration_mode import Orchestration
 from app.core.permission_mode import PermissionMode
 from app.core.store.db import store_of, utc_now
 
@@ -57,6 +58,9 @@ class AgentProfile:
     effort: str | None = None
     prompt_cache: bool = True
     cache_ttl: str = "5m"
+    # Whether the agent may start sub-agents (app.core.agent.sub_agents), and whether each
+    # waits for the person first.
+    orchestration: Orchestration = Orchestration.NONE
 
     def validated(self) -> AgentProfile:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -81,13 +85,18 @@ class AgentProfile:
             mode = PermissionMode(self.permission_mode)
         except ValueError:
             raise ProfileError(f"unknown permission mode {self.permission_mode!r}") from None
+        try:
+            orchestration = Orchestration(self.orchestration)
+        except ValueError:
+            raise ProfileError(f"unknown orchestration {self.orchestration!r}") from None
         return replace(self, name=self.name.strip(), temperature=float(self.temperature),
-                       permission_mode=mode)
+                       permission_mode=mode, orchestration=orchestration)
 
 
 _COLUMNS = ("id", "name", "model", "system_prompt", "provider", "base_url", "temperature",
             "max_tokens", "max_iterations", "permission_mode", "review_before_asking",
-            "review_plan", "thinking", "thinking_display", "effort", "prompt_cache", "cache_ttl")
+            "review_plan", "thinking", "thinking_display", "effort", "prompt_cache", "cache_ttl",
+            "orchestration")
 # Accepted values of the reasoning options (the table's CHECK constraints say the same).
 THINKING_CHOICES = ("off", "adaptive")
 THINKING_DISPLAY_CHOICES = (None, "summarized", "omitted")
@@ -101,6 +110,7 @@ def _profile(row: tuple[Any, ...]) -> AgentProfile:
     values["review_before_asking"] = bool(values["review_before_asking"])
     values["review_plan"] = bool(values["review_plan"])
     values["prompt_cache"] = bool(values["prompt_cache"])
+    values["orchestration"] = Orchestration.parse(values["orchestration"])
     return AgentProfile(**values)
 
 
@@ -134,12 +144,13 @@ class ProfileRepository:
                 "INSERT INTO agent_profiles (name, model, system_prompt, provider, base_url,"
                 " temperature, max_tokens, max_iterations, permission_mode,"
                 " review_before_asking, review_plan, thinking, thinking_display, effort,"
-                " prompt_cache, cache_ttl, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " prompt_cache, cache_ttl, orchestration, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (p.name, p.model, p.system_prompt, p.provider, p.base_url, p.temperature,
                  p.max_tokens, p.max_iterations, p.permission_mode.value,
                  int(p.review_before_asking), int(p.review_plan), p.thinking,
-                 p.thinking_display, p.effort, int(p.prompt_cache), p.cache_ttl, now, now))
+                 p.thinking_display, p.effort, int(p.prompt_cache), p.cache_ttl,
+                 p.orchestration.value, now, now))
         assert cur.lastrowid is not None  # set by every successful INSERT
         return replace(p, id=cur.lastrowid)
 
@@ -153,12 +164,12 @@ class ProfileRepository:
                 " base_url = ?, temperature = ?, max_tokens = ?, max_iterations = ?,"
                 " permission_mode = ?, review_before_asking = ?, review_plan = ?,"
                 " thinking = ?, thinking_display = ?, effort = ?, prompt_cache = ?,"
-                " cache_ttl = ?, updated_at = ? WHERE id = ?",
+                " cache_ttl = ?, orchestration = ?, updated_at = ? WHERE id = ?",
                 (p.name, p.model, p.system_prompt, p.provider, p.base_url, p.temperature,
                  p.max_tokens, p.max_iterations, p.permission_mode.value,
                  int(p.review_before_asking), int(p.review_plan), p.thinking,
-                 p.thinking_display, p.effort, int(p.prompt_cache), p.cache_ttl, utc_now(),
-                 p.id))
+                 p.thinking_display, p.effort, int(p.prompt_cache), p.cache_ttl,
+                 p.orchestration.value, utc_now(), p.id))
             if cur.rowcount == 0:
                 raise KeyError(p.id)
         return p
@@ -169,6 +180,15 @@ class ProfileRepository:
         with self.store.transaction() as conn:
             cur = conn.execute("UPDATE agent_profiles SET permission_mode = ?, updated_at = ?"
                                " WHERE id = ?", (mode.value, utc_now(), profile_id))
+            if cur.rowcount == 0:
+                raise KeyError(profile_id)
+
+    def set_orchestration(self, profile_id: int, orchestration: Orchestration) -> None:
+        """Switch one profile's orchestration (the AI panel's chooser) alone."""
+        value = Orchestration(orchestration)
+        with self.store.transaction() as conn:
+            cur = conn.execute("UPDATE agent_profiles SET orchestration = ?, updated_at = ?"
+                               " WHERE id = ?", (value.value, utc_now(), profile_id))
             if cur.rowcount == 0:
                 raise KeyError(profile_id)
 

@@ -32,11 +32,14 @@ class UsageRepository:
                  max(0, usage.cache_read_tokens), cache_ttl, utc_now()))
 
     def for_conversation(self, conversation_id: int) -> dict[str, Usage]:
-        """The conversation's usage per model."""
+        """The conversation's usage per model, its sub-agents' included (a child's turns are
+        stored under the child's own conversation, whose ``parent_id`` is this one)."""
         with self.store.lock:
             rows = self.db.conn.execute(
                 _SUMS.replace("SELECT", "SELECT model,") + " FROM turn_usage"
-                " WHERE conversation_id = ? GROUP BY model", (conversation_id,)).fetchall()
+                " WHERE conversation_id = ?1 OR conversation_id IN"
+                " (SELECT id FROM conversations WHERE parent_id = ?1) GROUP BY model",
+                (conversation_id,)).fetchall()
         return {model: Usage(*sums) for model, *sums in rows}
 
     def per_day(self, days: int = 30) -> list[tuple[str, str, Usage]]:

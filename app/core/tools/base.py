@@ -35,6 +35,8 @@ class ToolCategory(StrEnum):
     EXECUTION = "execution"
     VERSION_CONTROL = "version_control"
     COMPOSITE = "composite"
+    # The sub-agent tools: offered by the profile's "Orchestration" choice, not the tools list.
+    ORCHESTRATION = "orchestration"
 
     @property
     def label(self) -> str:
@@ -55,6 +57,9 @@ _CATEGORY_TEXTS = {
     ToolCategory.VERSION_CONTROL: ("Version control",
                                    "This tool can change your git repository."),
     ToolCategory.COMPOSITE: ("Composite", "This tool runs several commands on your computer."),
+    ToolCategory.ORCHESTRATION: ("Orchestration",
+                                 "This tool starts a sub-agent; each of its calls asks or "
+                                 "runs like yours."),
 }
 
 
@@ -313,6 +318,9 @@ class ToolContext:
     # Sensitive paths the person approved this very call to see (the sandbox hides every other
     # one). Set per call by the call runner, only after an approval that showed them.
     revealed: tuple[Path, ...] = field(default=(), compare=False)
+    # The model's id of this call (its ``tool_use`` id), set per call by the call runner: a
+    # sub-agent paused for approval finds the result to fill in by it.
+    call_id: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__

@@ -100,6 +100,7 @@ class RunEvents:
             RunCancelled,
             RunFailed,
             RunFinished,
+            SubAgentUpdated,
             TextDelta,
             ThinkingBlock,
             UsageUpdated,
@@ -126,5 +127,7 @@ class RunEvents:
             case RunCancelled():
                 self._stream.flush()
                 self._transcript.add(grey_note("■ Stopped."))
+            case SubAgentUpdated():
+                self._cards.sub_agent(event)
             case _:
                 assert_never(event)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         FilesChanged,
         ReviewArrived,
         ReviewFinished,
+        SubAgentUpdated,
         ToolFinished,
         ToolProgress,
         ToolRequested,
@@ -107,6 +108,12 @@ class ToolCards:
         if footer is not None:
             footer.refresh()
         return True
+
+    def sub_agent(self, event: SubAgentUpdated) -> None:
+        """A sub-agent the call started moved on: its row under the call's card."""
+        card = self.by_id.get(event.parent_call_id)
+        if card is not None:
+            card.show_sub_agent(event)
 
     def review(self, event: ReviewArrived | ReviewFinished) -> None:
         card = self.by_id.get(event.tool_use_id)

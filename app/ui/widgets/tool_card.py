@@ -45,8 +45,10 @@ from app.ui.widgets.tool_card_reviews import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from app.core.agent.events import SubAgentUpdated
     from app.core.review import QuorumResult, Review
     from app.core.tools.images import ImagePart
+    from app.ui.widgets.sub_agent_rows import SubAgentRows
 
 _STATUS_TEXT: dict[CardStatus, str] = {
     CardStatus.REQUESTED: "⋯ requested",
@@ -185,6 +187,7 @@ class ToolCard(QFrame):
             self._show_verdict(verdict(decision_kind, self.decided_by, has_rule=has_rule))
         # Made when first needed (tool_card_media): most calls report no progress, no images.
         self.progress_row: ProgressRow | None = None
+        self.sub_agents: SubAgentRows | None = None
         self.thumbnails: Thumbnails | None = None
 
     def set_progress(self, progress: float, total: float | None, message: str | None) -> None:
@@ -195,6 +198,17 @@ class ToolCard(QFrame):
                                       self.progress_row)
             self.progress_row.setVisible(True)  # the card may be on screen already
         self.progress_row.set_progress(progress, total, message)
+
+    def show_sub_agent(self, event: SubAgentUpdated) -> None:
+        """A sub-agent this call started moved on: its row in the tree under the input."""
+        from app.ui.widgets.sub_agent_rows import SubAgentRows
+
+        if self.sub_agents is None:
+            self.sub_agents = SubAgentRows()
+            self._layout.insertWidget(self._layout.indexOf(self.input_section) + 1,
+                                      self.sub_agents)
+            self.sub_agents.setVisible(True)
+        self.sub_agents.update_row(event)
 
     def mark_approved(self) -> None:
         """The person approved an 'ask' call: say so instead of the rule's verdict."""

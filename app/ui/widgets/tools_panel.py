@@ -172,6 +172,8 @@ class ToolsPanel(QWidget):
         bold = QFont()
         bold.setBold(True)
         for spec in specs:
+            if spec.category is ToolCategory.ORCHESTRATION:  # the Orchestration choice's
+                continue
             group_name = spec.category.label if spec.server_id == "builtin" else \
                 f"Server: {spec.server_id}"
             group = groups.get(group_name)

@@ -1,0 +1,1 @@
+"""Sub-agents: definitions, the host that runs them, their results and orchestration runs."""
