@@ -176,19 +176,17 @@ class ProfileRepository:
 
     def set_permission_mode(self, profile_id: int, mode: PermissionMode) -> None:
         """Switch one profile's mode (the toolbar's chooser) without rewriting the rest."""
-        mode = PermissionMode(mode)
-        with self.store.transaction() as conn:
-            cur = conn.execute("UPDATE agent_profiles SET permission_mode = ?, updated_at = ?"
-                               " WHERE id = ?", (mode.value, utc_now(), profile_id))
-            if cur.rowcount == 0:
-                raise KeyError(profile_id)
+        self._set_choice(profile_id, "permission_mode", PermissionMode(mode).value)
 
     def set_orchestration(self, profile_id: int, orchestration: Orchestration) -> None:
         """Switch one profile's orchestration (the AI panel's chooser) alone."""
-        value = Orchestration(orchestration)
+        self._set_choice(profile_id, "orchestration", Orchestration(orchestration).value)
+
+    def _set_choice(self, profile_id: int, column: str, value: str) -> None:
+        assert column in ("permission_mode", "orchestration")  # never a caller's text
         with self.store.transaction() as conn:
-            cur = conn.execute("UPDATE agent_profiles SET orchestration = ?, updated_at = ?"
-                               " WHERE id = ?", (value.value, utc_now(), profile_id))
+            cur = conn.execute(f"UPDATE agent_profiles SET {column} = ?, updated_at = ?"
+                               " WHERE id = ?", (value, utc_now(), profile_id))
             if cur.rowcount == 0:
                 raise KeyError(profile_id)
 

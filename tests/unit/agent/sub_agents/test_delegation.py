@@ -213,3 +213,18 @@ async def test_approval_mode_pauses_and_resumes_in_a_new_session(harness: Harnes
     await approve_orchestration(reopened, run.id)
     assert "child answer" in _text(_results(harness)["e1"])
     assert repo.run(run.id).status == "done"
+
+
+async def test_an_agent_file_gets_only_the_tools_its_parent_has(harness: Harness) -> None:
+    _orchestrating(harness)
+    harness.enable("read_file")
+    agents = harness.project / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    harness.server.script(_execute("rev", "e1"), Response.text("done"))
+    harness.server.script_for("rev-model", Response.text("x"))
+    (agents / "rev.md").write_text(
+        "---\nname: rev\ntools: Read, Bash, Write\nmodel: rev-model\n---\nReview.")
+    await harness.session().run("go")
+    child = next(r for r in harness.server.message_requests if r.body["model"] == "rev-model")
+    assert {t["name"] for t in child.body["tools"]} == {"read_file"}
+    assert "Review." in json.dumps(child.body["system"])
