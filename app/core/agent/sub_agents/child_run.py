@@ -124,6 +124,9 @@ class ChildRun:
             self._finish(session)
             raise
         self._finish(session)
+        # Its HTTP client, background jobs and store writer end with it.
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(session.aclose(), STOP_GRACE_S)
         return self.result or ""
 
     async def _stop(self, session: ChildSession, run: asyncio.Future[None]) -> None:

@@ -134,3 +134,20 @@ async def test_a_child_over_its_time_limit_is_stopped_and_says_so() -> None:
     assert child.status == "failed"
     assert "time limit" in result and "all done" in result  # its claim, then the facts
     assert result.index("all done") < result.index("Facts Tebiki recorded")
+
+
+class _Answers(_NeverEnding):
+    async def run(self, user_text: str) -> None:
+        return None
+
+
+async def test_a_finished_childs_session_is_closed() -> None:
+    child = ChildRun(execution_id=8, definition=SubAgentDefinition("quick", "x"),
+                     scope=AgentScope(chain=("orchestrator", "quick")),
+                     parent_call_id="t1", quarantined=False, summary_tokens=100,
+                     time_limit_s=5, parent=ParentLinks(lambda _e: None, lambda *_a: None,
+                                                        lambda: None))
+    session = _Answers()
+    result = await child.start(session, "work")
+    assert session.closed and not session.cancelled
+    assert child.status == "done" and "finished: done" in result
