@@ -4,6 +4,7 @@ and, passed on to QApplication untouched, Qt's (``-style``, ``-platform``, ``-re
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 
 from app.core.config import APP_ID
@@ -24,8 +25,15 @@ def _parser() -> argparse.ArgumentParser:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = _parser()
     # Qt's own options (-style, -platform, -reverse…) are not ours: qt_argv passes them on.
-    args, _unknown = parser.parse_known_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if args.project is None:  # the desktop entry's %F ("Open with Tebiki" on a folder)
+        args.project = next(iter(_folders(unknown)), None)
     return args
+
+
+def _folders(arguments: Sequence[str]) -> list[str]:
+    """The arguments that name existing folders (not options, not an option's value)."""
+    return [a for a in arguments if not a.startswith("-") and os.path.isdir(a)]
 
 
 def qt_argv(program: str, argv: Sequence[str]) -> list[str]:
@@ -33,4 +41,5 @@ def qt_argv(program: str, argv: Sequence[str]) -> list[str]:
     ours (``parse_args``), so Qt's own options (``-style fusion``, ``-platform xcb``,
     ``-reverse``) take effect."""
     _args, unknown = _parser().parse_known_args(argv)
-    return [program, *unknown]
+    folders = set(_folders(unknown))
+    return [program, *(a for a in unknown if a not in folders)]

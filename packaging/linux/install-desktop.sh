@@ -119,7 +119,7 @@ echo "icons: $DESTDIR$icondir/<size>/apps/$APP.png"
 # 4. The menu entry, from the template with Exec/TryExec pointing at the installed bundle.
 mkdir -p "$DESTDIR$appdir"
 desktop=$DESTDIR$appdir/$APP.desktop
-sed -e "s|^Exec=.*|Exec=$exec_key|" -e "s|^TryExec=.*|TryExec=$exe|" \
+sed -e "s|^Exec=.*|Exec=$exec_key %F|" -e "s|^TryExec=.*|TryExec=$exe|" \
   "$resources/$APP.desktop" > "$desktop.tmp"
 chmod 644 "$desktop.tmp"
 mv "$desktop.tmp" "$desktop"

@@ -81,7 +81,9 @@ def test_install_registers_a_valid_entry_that_resolves(release_dir: Path, tmp_pa
     # Exec resolves to the installed bundle's executable, which really starts.
     argv = shlex.split(entry["Exec"])
     exe = prefix / "lib" / APP_ID / APP_ID
-    assert argv == [str(exe)]
+    assert argv == [str(exe), "%F"]  # "Open with Tebiki" on a folder passes it
+    assert "inode/directory" in entry["MimeType"].split(";")
+    argv = argv[:1]
     assert entry["TryExec"] == str(exe)
     assert exe.is_file() and os.access(exe, os.X_OK)
     smoke = subprocess.run([*argv, "--smoke-test"], capture_output=True, text=True, timeout=120,
@@ -128,8 +130,9 @@ def test_destdir_stages_without_leaking_into_paths(release_dir: Path, tmp_path: 
     run_script(release_dir / "install-desktop.sh", env)
     desktop = stage / "opt/tebiki-test/share/applications" / f"{APP_ID}.desktop"
     entry = read_desktop_entry(desktop)
-    assert entry["Exec"] == f"/opt/tebiki-test/lib/{APP_ID}/{APP_ID}"
-    assert os.readlink(stage / "opt/tebiki-test/bin" / APP_ID) == entry["Exec"]
+    assert entry["Exec"] == f"/opt/tebiki-test/lib/{APP_ID}/{APP_ID} %F"
+    assert os.readlink(stage / "opt/tebiki-test/bin" / APP_ID) == \
+        entry["Exec"].removesuffix(" %F")
     assert (stage / "opt/tebiki-test/lib" / APP_ID / APP_ID).is_file()
     assert (stage / "opt/tebiki-test/share/icons/hicolor/48x48/apps" / f"{APP_ID}.png").is_file()
     assert desktop_file_validate(desktop).returncode == 0
