@@ -32,7 +32,7 @@ from typing import Any
 from app.core.agent.attachments import Attachment, content_blocks, default_prompt
 from app.core.agent.compaction import marker_of
 from app.core.agent.models import ProviderBadRequest
-from app.core.agent.session_history import ConversationHistory
+from app.core.agent.session_history import ConversationHistory, title_for
 from app.core.store.conversations import ConversationRepository, StoredMessage
 from app.core.store.writer import BackgroundWriter
 
@@ -41,6 +41,15 @@ Prepare = Callable[[], Awaitable[None]]
 # Runs the conversation (the session's): the person's text (None: resend what is there), what
 # to do first, and the attachments' content blocks.
 Drive = Callable[[str | None, Prepare | None, list[dict[str, Any]] | None], Awaitable[None]]
+
+
+def _prompt_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content
+                       if isinstance(b, dict) and b.get("type") == "text")
+    return ""
 
 
 def prompt_rows(stored: Sequence[StoredMessage]) -> list[StoredMessage]:
@@ -78,7 +87,7 @@ class ConversationForking:
             text = default_prompt(attachments)
 
         async def cut() -> None:
-            await self._cut_at_prompt(prompt_index, keep_prompt=False)
+            await self._cut_at_prompt(prompt_index, keep_prompt=False, new_text=text)
 
         blocks = await asyncio.to_thread(content_blocks, attachments) if attachments else []
         await self._drive(text, cut, blocks)
@@ -101,6 +110,13 @@ class ConversationForking:
             return None
         return prompts[prompt_index].content
 
+    def _retitle(self, conversation_id: int, first: StoredMessage, new_text: str) -> None:
+        """The first prompt was edited: the title follows it, unless the person renamed the
+        conversation (its title is then not the one the old first prompt gave it)."""
+        old = _prompt_text(first.content)
+        if self._conversations.get(conversation_id).title == title_for(old):
+            self._conversations.rename(conversation_id, title_for(new_text))
+
     async def regenerate(self) -> None:
         """Delete the last answer (with its tool calls and results) and ask again."""
 
@@ -109,7 +125,8 @@ class ConversationForking:
 
         await self._drive(None, cut, None)
 
-    async def _cut_at_prompt(self, prompt_index: int, *, keep_prompt: bool) -> None:
+    async def _cut_at_prompt(self, prompt_index: int, *, keep_prompt: bool,
+                             new_text: str | None = None) -> None:
         conversation_id = self._history.conversation_id
         if conversation_id is None:
             raise ProviderBadRequest("This conversation has no messages yet.")
@@ -121,5 +138,7 @@ class ConversationForking:
         prompt = prompts[prompt_index]
         first = prompt.id + 1 if keep_prompt else prompt.id
         await asyncio.to_thread(self._conversations.delete_from, conversation_id, first)
+        if new_text is not None and prompt is prompts[0]:
+            await asyncio.to_thread(self._retitle, conversation_id, prompt, new_text)
         remaining = [m for m in stored if m.id < first]
         self._history.replace(await asyncio.to_thread(self._history.from_rows, remaining))

@@ -50,7 +50,7 @@ class ConversationHistory:
         if self.messages is not None:
             return self.messages
         if self._conversation_id is None:
-            conv = self._conversations.create(title=_title(title_hint),
+            conv = self._conversations.create(title=title_for(title_hint),
                                               agent_id=self._profile_id,
                                               project_root=str(self._project_root),
                                               parent_id=self._parent_id)
@@ -103,7 +103,7 @@ class ConversationHistory:
         return ""
 
 
-def _title(text: str | None) -> str:
+def title_for(text: str | None) -> str:
     """The conversation's title: the first line of the first message, shortened."""
     lines = (text or "").strip().splitlines()
     title = lines[0].strip() if lines else "New conversation"

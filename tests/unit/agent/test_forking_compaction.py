@@ -57,6 +57,25 @@ async def test_resend_from_a_prompt_forks_the_conversation(harness: Harness) -> 
         ["first, edited"], ["Forked answer."], ["third"]]
 
 
+async def test_editing_the_first_prompt_retitles_unless_the_person_renamed(
+        harness: Harness) -> None:
+    from app.core.store.conversations import ConversationRepository
+
+    conversations = ConversationRepository(harness.db)
+    session = await _two_prompts(harness)
+    assert session.conversation_id is not None
+    assert conversations.get(session.conversation_id).title == "first"
+    harness.server.script(Response.text("Forked."), Response.text("Again."))
+    await session.resend_from(0, "a better first line\nmore")
+    assert conversations.get(session.conversation_id).title == "a better first line"
+    await session.resend_from(-1, "not the first prompt? it is the only one")  # still first
+    assert conversations.get(session.conversation_id).title.startswith("not the first")
+    conversations.rename(session.conversation_id, "My own title")
+    harness.server.script(Response.text("Once more."))
+    await session.resend_from(0, "edited again")
+    assert conversations.get(session.conversation_id).title == "My own title"
+
+
 async def test_resend_from_the_last_prompt_keeps_what_came_before(harness: Harness) -> None:
     session = await _two_prompts(harness)
     harness.server.script(Response.text("Better second answer."))
