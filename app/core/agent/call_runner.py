@@ -77,7 +77,11 @@ class ToolCallRunner:
                  audit: CallAudit, approval: CallApproval, review: ReviewStep,
                  flow: FlowTracking, checkpoints: CallCheckpoints,
                  checkpointer: Checkpointer | None,
-                 conversation_id: Callable[[], int | None], emit: EventSink) -> None:
+                 conversation_id: Callable[[], int | None], emit: EventSink,
+                 borrowed: tuple[Path, ...] = ()) -> None:
+        # Folders every program of this conversation may read, never write: the object
+        # stores a run workspace borrows (app.core.worktrees.workspace).
+        self._borrowed = borrowed
         self.registry = registry
         self.permissions = permissions
         self._profile_id = profile_id
@@ -382,9 +386,12 @@ class ToolCallRunner:
     def _build_context(self, settings: Mapping[str, ToolSetting], tool_name: str,
                        spec: ToolSpec | None) -> ToolContext:
         """The capability boundary of a call to ``tool_name`` under ``settings``."""
+        sandbox = self.permissions.sandbox
+        if self._borrowed:
+            sandbox = replace(sandbox, read_only=(*sandbox.read_only, *self._borrowed))
         return build_tool_context(self._profile_id, settings, self._project_root,
                                   self._tool_session, tool_name=tool_name, spec=spec,
-                                  sandbox=self.permissions.sandbox)
+                                  sandbox=sandbox)
 
 def _ms_since(started: float) -> int:
     return max(0, round((time.perf_counter() - started) * 1000))

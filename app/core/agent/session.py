@@ -13,9 +13,6 @@
    runs is recorded *before* it does (pending / running) and completed after, so if the app
    is killed meanwhile the record says interrupted, never done (app.core.store.audit).
 
-The permission check parses the input (shell commands with tree-sitter); it runs in a worker
-thread, as the loop's thread is the GUI's.
-
 The loop stops on a turn without tool calls, at the profile's iteration cap (the last turn's
 calls are then answered "not run" instead of executed), on an API error (``RunFailed``, the
 transcript intact for ``retry()``) or on ``cancel()``: that cancels the stream or the running
@@ -35,9 +32,8 @@ run carries from call to call), session_history.ConversationHistory the transcri
 persistence, forking.ConversationForking edits and regenerations, compactor.Compactor
 compaction, model_client.ModelClient the model client, usage_tracking.UsageTracking the tokens
 used, request_options the profile's request options and project_instructions.InstructionsLoader
-the project's AGENTS.md and the like for the system prompt. Each is built from exactly what it
-needs, so a session can be given a narrower registry, another permission service, approver or
-event sink, or a flow tracker it shares with another session.
+the project's AGENTS.md and the like for the system prompt; a sub-agent's session is the same
+with a narrower scope (agent_scope, sub_agents).
 """
 
 from __future__ import annotations
@@ -107,7 +103,8 @@ class AgentSession:
     ``scope``: what this session may do beyond its profile, only less (a sub-agent's:
     app.core.agent.agent_scope); ``flow_state``: the labels it starts from and shares (a
     sub-agent's parent's); ``parent_conversation_id``: the conversation that started it;
-    ``data_dir``: where the person's own sub-agent files are (``agents/*.md``).
+    ``data_dir``: where the person's own sub-agent files are (``agents/*.md``); ``borrowed``:
+    folders its programs may read and never write (a run workspace's borrowed objects).
     """
 
     def __init__(
@@ -130,12 +127,14 @@ class AgentSession:
         flow_state: FlowState | None = None,
         parent_conversation_id: int | None = None,
         data_dir: Path | None = None,
+        borrowed: tuple[Path, ...] = (),
     ) -> None:
         project_root = Path(project_root).resolve()
         self.scope = scope
         self._client_factory = client_factory
         self._personal_instructions = personal_instructions
         self._data_dir = data_dir
+        self._borrowed = borrowed
         self.db = db
         self.registry = registry
         self.permissions = permissions
@@ -183,7 +182,8 @@ class AgentSession:
             review=ReviewStep(lambda: self.flow_tracking.flow, lambda: history.messages,
                               self._emit),
             checkpoints=CallCheckpoints(self.tool_session, audit.changes_recorded),
-            checkpointer=checkpointer, conversation_id=current_conversation, emit=self._emit)
+            checkpointer=checkpointer, conversation_id=current_conversation, emit=self._emit,
+            borrowed=borrowed)
         # The conversation's sub-agents (none for a sub-agent: children never delegate).
         self.sub_agents: SubAgentHost | None = build_host(
             db=db, settings=SettingsRepository(db), profiles=profiles, profile_id=profile_id,
@@ -340,7 +340,7 @@ class AgentSession:
             project_trusted=self.flow_tracking.project_trusted,
             personal_instructions=self._personal_instructions, scope=scope,
             flow_state=flow_state, parent_conversation_id=self.conversation_id,
-            data_dir=self._data_dir)
+            data_dir=self._data_dir, borrowed=self._borrowed)
 
     def _remember_for_this_agent(self, rules: tuple[PermissionRule, ...]) -> None:
         """A sub-agent's "Always allow": for its own conversation only."""
