@@ -33,6 +33,7 @@ __all__ = [
     "LAST_CONVERSATIONS",
     "LAYOUT",
     "MCP_SERVERS",
+    "PARALLEL_RUNS",
     "PENDING_NOTICES",
     "PERMISSION_MODE_CHOSEN",
     "PRICES",
@@ -152,6 +153,9 @@ SUB_AGENT_SUMMARY_TOKENS = SettingField[int](
     "sub_agents.summary_length", "Longest sub-agent summary", FieldKind.INTEGER, 2000,
     minimum=100, maximum=50_000, unit="tokens",
     help="A longer answer is cut; the full transcript stays viewable.")
+PARALLEL_RUNS = SettingField[int](
+    "runs.at_once", "Conversations running at once", FieldKind.INTEGER, 4, minimum=1,
+    maximum=16, help="More wait until one is done or stopped (app.core.agent.run_board).")
 SUB_AGENT_LIMITS = (SUB_AGENTS_AT_ONCE, SUB_AGENTS_PER_CONVERSATION, SUB_AGENT_MAX_TURNS,
                     SUB_AGENT_TIME_LIMIT, SUB_AGENT_SUMMARY_TOKENS)
 
@@ -176,6 +180,6 @@ LAST_CONVERSATIONS = SettingField[Mapping[str, Any]](
 SETTINGS: tuple[SettingField[Any], ...] = (
     CHECKPOINTS_ENABLED, CHECKPOINT_MAX_FILE, CHECKPOINT_RETENTION_DAYS, CHECKPOINT_RETENTION_MB,
     SANDBOX_REQUIRED, SANDBOX_READ_ONLY, SENSITIVE_PATHS, TRUSTED_PROJECTS, PENDING_NOTICES,
-    REVIEWERS, PRICES, MCP_SERVERS, SAMPLING_MAX_TOKENS_CAP, *SUB_AGENT_LIMITS,
+    REVIEWERS, PRICES, MCP_SERVERS, SAMPLING_MAX_TOKENS_CAP, *SUB_AGENT_LIMITS, PARALLEL_RUNS,
     PERMISSION_MODE_CHOSEN, RECENT_FOLDERS, WINDOW_GEOMETRY, WINDOW_STATE, LAST_CONVERSATIONS,
 )
