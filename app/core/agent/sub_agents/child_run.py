@@ -76,10 +76,12 @@ class ChildRun:
     ``result_schema`` and only that value goes back."""
 
     def __init__(self, *, execution_id: int, definition: SubAgentDefinition, scope: AgentScope,
+                 run_id: int = 0,
                  parent_call_id: str, quarantined: bool, summary_tokens: int,
                  time_limit_s: float, parent: ParentLinks,
                  prices: Mapping[str, Any] | None = None) -> None:
         self.execution_id = execution_id
+        self.run_id = run_id  # its orchestration run
         self.definition = definition
         self.scope = scope
         self.parent_call_id = parent_call_id

@@ -256,7 +256,8 @@ class SubAgentHost:
         quarantined = is_quarantine_schema(definition.result_schema)
         parent_flow = self._flow()
         flow = parent_flow.child_for_quarantine() if quarantined else parent_flow
-        child = ChildRun(execution_id=execution.id, definition=definition, scope=scope,
+        child = ChildRun(execution_id=execution.id, run_id=execution.run_id,
+                         definition=definition, scope=scope,
                          parent_call_id=execution.tool_use_id, quarantined=quarantined,
                          summary_tokens=limits.summary_tokens,
                          time_limit_s=limits.time_limit_s, parent=self._links)
@@ -299,6 +300,7 @@ class SubAgentHost:
             if child.child_conversation_id is not None:
                 await asyncio.to_thread(self._repo.set_child_conversation, child.execution_id,
                                         child.child_conversation_id)
+            await asyncio.to_thread(self._repo.settle_run, child.run_id)
         except Exception:  # the result still reaches the parent
             log.exception("could not store the sub-agent's execution")
 

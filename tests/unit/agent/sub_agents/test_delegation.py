@@ -71,6 +71,9 @@ async def test_a_tool_less_child_runs_and_its_answer_returns_as_data(harness: Ha
     assert "Facts Tebiki recorded" in result and "tool calls: none" in result
     rows = [e for e in harness.events if isinstance(e, SubAgentUpdated)]
     assert rows and rows[-1].status == "done" and rows[-1].name == "helper"
+    assert session.conversation_id is not None
+    (run,) = OrchestrationRepository(harness.db).runs_for(session.conversation_id)
+    assert run.status == "done" and run.mode == "auto"
     # The child's transcript is stored, kept out of the conversation list.
     child_id = rows[-1].conversation_id
     assert child_id is not None and child_id != session.conversation_id
