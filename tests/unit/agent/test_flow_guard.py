@@ -240,3 +240,20 @@ async def test_a_command_reading_outside_the_project_asks_in_auto_mode(
     assert "outside the project" in setup.approver.requests[0].decision.decided_by
     result = setup.server.requests[-1].tool_results()[0]
     assert SECRET not in str(result["content"])  # declined: the model never saw it
+
+
+async def test_the_flow_reason_names_each_read_once(
+        setup: Harness, home: Path, attacker: FakeWebServer) -> None:
+    """Read twice, learnt from the result too: the reason still names the file once."""
+    (setup.project / ".env").write_text(f"AWS_SECRET={SECRET}\n")
+    setup.server.script(
+        Response.tools(tool("read_file", {"path": ".env"}, id="toolu_1")),
+        Response.tools(tool("grep_search", {"pattern": "AWS_SECRET", "path": "."},
+                            id="toolu_2")),
+        Response.tools(tool("web_fetch", {"url": attacker.url("/page")}, id="toolu_3")),
+        Response.text("done"))
+    setup.approver.then(ApprovalResponse(True), ApprovalResponse(True),
+                        ApprovalResponse(False, "no"))
+    await setup.session().run("go")
+    reason = setup.approver.requests[-1].decision.flow_reason
+    assert reason.count(".env") == 1, reason
