@@ -233,6 +233,15 @@ class RunCancelled:
 
 
 @dataclass(frozen=True)
+class RetryWaiting:
+    """The model request waits ``seconds`` before it is sent again (``why``: "rate limited",
+    "the service answered 529"): the panel counts down instead of going silent."""
+
+    seconds: float
+    why: str
+
+
+@dataclass(frozen=True)
 class SubAgentUpdated:
     """A sub-agent started by the call ``parent_call_id`` moved on (app.core.agent.sub_agents):
     its row in the tree under that call. ``status``: awaiting_approval, working, needs_input,
@@ -254,7 +263,7 @@ class SubAgentUpdated:
 ToolEvent = (ToolRequested | AwaitingApproval | ToolStarted | ToolProgress | ToolFinished
              | FilesChanged | ReviewArrived | ReviewFinished)
 RunEvent = (TextDelta | ThinkingBlock | FlowChanged | UsageUpdated
-            | RunFinished | RunFailed | RunCancelled | SubAgentUpdated)
+            | RunFinished | RunFailed | RunCancelled | SubAgentUpdated | RetryWaiting)
 AgentEvent = ToolEvent | RunEvent
 _TOOL_EVENT_TYPES = get_args(ToolEvent)
 

@@ -20,6 +20,7 @@ from app.core.agent.agent_scope import PERSON_SCOPE, AgentScope
 from app.core.agent.call_runner import ToolCallRunner
 from app.core.agent.events import (
     EventSink,
+    RetryWaiting,
     RunFailed,
     RunFinished,
     TextDelta,
@@ -35,6 +36,7 @@ from app.core.agent.models import (
     ProviderBadRequest,
     ProviderError,
 )
+from app.core.agent.models.retry_notice import retry_listener
 from app.core.agent.project_instructions import InstructionsLoader
 from app.core.agent.request_options import request_options
 from app.core.agent.review_step import ReviewState, load_reviewers
@@ -223,6 +225,7 @@ class ModelTurns:
             partial.append(text)
             self._emit(TextDelta(text))
 
+        token = retry_listener.set(lambda seconds, why: self._emit(RetryWaiting(seconds, why)))
         try:
             return await provider.stream(request, on_text)
         except ProviderError as exc:
@@ -235,6 +238,8 @@ class ModelTurns:
             if text.strip():  # what the person saw stays in the transcript
                 self._history.append("assistant", [{"type": "text", "text": text}])
             raise
+        finally:
+            retry_listener.reset(token)
 
     def _record_answer(self, turn: ModelTurn) -> None:
         for block in turn.content:

@@ -13,7 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, assert_never, cast
 
-from app.ui.ai_panel.run_notes import add_error_card, grey_note, round_cap_card
+from app.ui.ai_panel.run_notes import (
+    RetryCountdown,
+    add_error_card,
+    grey_note,
+    round_cap_card,
+)
 
 if TYPE_CHECKING:
     from app.core.agent.events import AgentEvent, RunEvent, ToolEvent
@@ -46,6 +51,7 @@ class RunEvents:
         self._status = status
         self._send = send
         self._retry = retry
+        self._countdown: RetryCountdown | None = None  # a request waiting to be sent again
 
     def handle(self, event: AgentEvent) -> None:
         from app.core.agent.events import is_tool_event
@@ -97,6 +103,7 @@ class RunEvents:
     def _run_event(self, event: RunEvent) -> None:
         from app.core.agent.events import (
             FlowChanged,
+            RetryWaiting,
             RunCancelled,
             RunFailed,
             RunFinished,
@@ -106,6 +113,9 @@ class RunEvents:
             UsageUpdated,
         )
 
+        if self._countdown is not None and not isinstance(event, RetryWaiting):
+            self._countdown.stop()  # the answer (or the end) came: no more waiting
+            self._countdown = None
         match event:
             case TextDelta():
                 self._stream.append(event.text)
@@ -129,5 +139,10 @@ class RunEvents:
                 self._transcript.add(grey_note("■ Stopped."))
             case SubAgentUpdated():
                 self._cards.sub_agent(event)
+            case RetryWaiting():
+                if self._countdown is not None:
+                    self._countdown.stop()
+                self._countdown = RetryCountdown(event.seconds, event.why)
+                self._transcript.add(self._countdown)
             case _:
                 assert_never(event)
