@@ -9,9 +9,8 @@
    person's reason back to the model; **allow** or approved: executed through the registry with
    a ``ToolContext`` built from *that tool's* configuration;
 3. every call, whatever happened, is written to the audit table and answered with exactly one
-   ``tool_result`` so the conversation can always continue. A call that waits for approval or
-   runs is recorded *before* it does (pending / running) and completed after, so if the app
-   is killed meanwhile the record says interrupted, never done (app.core.store.audit).
+   ``tool_result`` so the conversation can always continue; it is recorded before it waits
+   or runs, so a killed app leaves it "interrupted", never done (app.core.store.audit).
 
 The loop stops on a turn without tool calls, at the profile's iteration cap (the last turn's
 calls are then answered "not run" instead of executed), on an API error (``RunFailed``, the
@@ -252,12 +251,13 @@ class AgentSession:
         """Send ``user_text`` (with the person's ``attachments`` as image and document blocks
         before it) and work until the model is done. Emits events; API errors end as
         ``RunFailed``, Stop as ``RunCancelled``; never raises for either."""
+        if await self.forking.ends_unanswered():  # a failed prompt is replaced, not merged
+            return await self.forking.resend_from(-1, user_text, attachments)
         if not user_text.strip():
             if not attachments:
                 raise ValueError("the message is empty")
             user_text = default_prompt(attachments)
-        # Base64 of up to 10 MB: off the loop's (the GUI's) thread. The person chose these
-        # files, like the text they typed: they change no flow label.
+        # Base64 of up to 10 MB, off the loop's thread. The person chose these files.
         blocks = await asyncio.to_thread(content_blocks, attachments) if attachments else []
         await self._drive(user_text, attachments=blocks)
 
