@@ -4,12 +4,12 @@ level (nested quotes get two), readable on light and dark palettes."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtGui import QColor, QPalette, QTextBlock
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QColor, QTextBlock
 
-from app.ui.widgets.markdown_style import QUOTE_INDENT_PX, quote_colors
+from app.ui.widgets.markdown_style import QUOTE_INDENT_PX, contrast_ratio, quote_colors
 from app.ui.widgets.quote_bars import QUOTE_BAR_PX
 from app.ui.widgets.transcript_view import MessageView
+from tests.ui.palettes import application_palette
 
 TEXT = ("Before.\n\n> A quoted line.\n> More of it.\n>\n>> A nested reply.\n\n"
         "After the quote.\n")
@@ -77,43 +77,16 @@ def test_a_streamed_quote_is_drawn_the_same(qtbot):
     assert _bar_pixels(view, nested) == [bar, bar]
 
 
-def _luminance(color: QColor) -> float:
-    def channel(value: float) -> float:
-        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
-    return (0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF())
-            + 0.0722 * channel(color.blueF()))
-
-
-def _contrast(a: QColor, b: QColor) -> float:
-    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
-    return (light + 0.05) / (dark + 0.05)
-
-
-def _palette(base: str, text: str) -> QPalette:
-    palette = QPalette()
-    for role, color in ((QPalette.ColorRole.Base, base), (QPalette.ColorRole.Window, base),
-                        (QPalette.ColorRole.Text, text), (QPalette.ColorRole.WindowText, text)):
-        palette.setColor(role, QColor(color))
-    return palette
-
-
 @pytest.mark.parametrize(("base", "text"), [("#ffffff", "#000000"), ("#1e1e1e", "#eeeeee"),
                                             ("#fafafa", "#333333"), ("#2b2b2b", "#d0d0d0")])
 def test_quote_colours_are_readable_on_light_and_dark_palettes(qtbot, base, text):
-    palette = _palette(base, text)
-    muted, bar = quote_colors(palette)
     base_color, text_color = QColor(base), QColor(text)
-    assert _contrast(muted, base_color) >= 4.5  # WCAG AA for body text
-    assert _contrast(muted, base_color) < _contrast(text_color, base_color)  # quieter
-    assert _contrast(bar, base_color) >= 1.5  # the bar is seen
-    application = QApplication.instance()
-    assert isinstance(application, QApplication)
-    before = application.palette()
-    application.setPalette(palette)  # the app's dark or light mode
-    try:
+    with application_palette(base, text):  # the app's dark or light mode
+        muted, bar = quote_colors()
+        assert contrast_ratio(muted, base_color) >= 4.5  # WCAG AA for body text
+        assert contrast_ratio(muted, base_color) < contrast_ratio(text_color, base_color)
+        assert contrast_ratio(bar, base_color) >= 1.5  # the bar is seen
         view = _shown(qtbot, TEXT)
         nested = _block(view, "A nested reply.")
         assert nested.begin().fragment().charFormat().foreground().color() == muted
         assert _bar_pixels(view, nested) == [bar.name(), bar.name()]
-    finally:
-        application.setPalette(before)

@@ -31,6 +31,7 @@ from PySide6.QtGui import (
     QTextList,
 )
 
+from app.ui.widgets.code_colouring import CodeColouring
 from app.ui.widgets.markdown_style import polish_markdown_part
 
 MAX_TAIL_CHARS = 1200
@@ -218,6 +219,8 @@ class MarkdownStream:
 
     def __init__(self, document: QTextDocument) -> None:
         self.document = document
+        # Syntax colours for fenced code, lexed in a worker and applied when ready.
+        self.code_colouring = CodeColouring(document)
         self.state = SplitState()
         self.tail_start = 0  # where the tail's blocks begin (the end of the frozen parts)
         # The format of the block holding ``tail_start``: removing the tail merges its last
@@ -226,6 +229,7 @@ class MarkdownStream:
         self._end_format = QTextBlockFormat()
 
     def reset(self) -> None:
+        self.code_colouring.reset()
         self.document.clear()
         self.state = SplitState()
         self.tail_start = 0
@@ -241,6 +245,8 @@ class MarkdownStream:
         if cursor.hasSelection():
             cursor.removeSelectedText()
             cursor.setBlockFormat(self._end_format)
+        self.code_colouring.forget_tail()
+        frozen_from = self.tail_start
         for text, continues in parts:
             _append_part(cursor, text, continues=continues)
         cursor.movePosition(QTextCursor.MoveOperation.End)
@@ -249,3 +255,11 @@ class MarkdownStream:
             self._end_format = cursor.blockFormat()
         _append_part(cursor, tail, continues=continues_paragraph(self.state.mid_paragraph, tail))
         cursor.endEditBlock()
+        if any(_has_fence(text) for text, _continues in parts):
+            self.code_colouring.colour(frozen_from, self.tail_start, tail=False)
+        if _has_fence(tail):
+            self.code_colouring.colour(self.tail_start, cursor.position(), tail=True)
+
+
+def _has_fence(markdown: str) -> bool:
+    return "```" in markdown or "~~~" in markdown

@@ -70,6 +70,19 @@ def _shades(base_rgba: int, text_rgba: int) -> tuple[QColor, QColor]:
     return _mix(base, text, _CODE_BLOCK_SHADE), _mix(base, text, _INLINE_CODE_SHADE)
 
 
+def _luminance(color: QColor) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+    return (0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF())
+            + 0.0722 * channel(color.blueF()))
+
+
+def contrast_ratio(a: QColor, b: QColor) -> float:
+    """WCAG's contrast ratio of two colours (1 to 21; 4.5 reads as body text)."""
+    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
 def quote_colors(palette: QPalette | None = None) -> tuple[QColor, QColor]:
     """(quoted text, quote bar): the text colour leaned toward the base, so a quote reads as
     quieter than the answer on a light and on a dark palette, and its bar stays visible."""
