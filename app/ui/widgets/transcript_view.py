@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSizeF, Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -124,6 +124,13 @@ class MessageView(QTextBrowser):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._place_restore_button()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if ">" in self.markdown:  # a quote's bars (imported by the first message with one)
+            from app.ui.widgets.quote_bars import paint_quote_bars
+
+            paint_quote_bars(self, event.rect())
 
     def set_markdown(self, text: str) -> None:
         """Replace the whole message (history, tests); renders immediately."""
