@@ -314,6 +314,7 @@ class AIPanel(QWidget):
         if typed:  # a Continue leaves the tray as it is
             self.attachment_tray.clear()
         self.undo.end_run()  # a retried run's leftovers close before the new prompt
+        self.transcript.follow_end()  # the new message is in view, whatever was read above
         view = self.transcript.add(MessageView(text, "user"))
         add_attachment_note(self.transcript, view, [a.info for a in attachments])
         if self.session is None and SESSION_MODULE not in sys.modules:

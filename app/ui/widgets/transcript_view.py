@@ -336,6 +336,14 @@ class Transcript(QScrollArea):
         first = self._items[0]
         self._anchor = (first, first.y() - self.verticalScrollBar().value())
 
+    def follow_end(self) -> None:
+        """The person sent a message: show the end and follow what comes, wherever they had
+        scrolled to."""
+        self._anchor = None
+        self._stick_to_bottom = True
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
     def add(self, widget: QWidget) -> QWidget:
         self._anchor = None  # new content at the end: the view follows it, or stays
         self.empty_hint.hide()
