@@ -198,7 +198,7 @@ class AgentSession:
             history=history, flow=self.flow_tracking, client=self.client, usage=self.usage,
             calls=self.calls, emit=self._emit, fail=self._fail,
             instructions=InstructionsLoader(personal_instructions), scope=scope,
-            delegation=self.sub_agents)
+            delegation=self.sub_agents, data_dir=data_dir)
         self.forking = ConversationForking(history, conversations, self.writer, self._drive)
         self.compactor = Compactor(history, conversations, self.writer, profiles, profile_id,
                                    self.client, self.usage)

@@ -54,7 +54,8 @@ class SessionHolder:
             on_event=self._on_event, conversation_id=conversation_id,
             checkpointer=services.checkpointer_for(root),
             project_trusted=services.is_trusted(root),
-            personal_instructions=personal_instructions_path(services.data_dir))
+            personal_instructions=personal_instructions_path(services.data_dir),
+            data_dir=services.data_dir)
 
     def discard(self) -> None:
         """Forget the current session; its HTTP client is closed in the background."""
