@@ -233,6 +233,14 @@ class RunCancelled:
 
 
 @dataclass(frozen=True)
+class ThinkingDelta:
+    """A piece of the model's thinking as it streams (shown live, collapsed); the whole block
+    follows as ``ThinkingBlock`` when the turn is complete."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class RetryWaiting:
     """The model request waits ``seconds`` before it is sent again (``why``: "rate limited",
     "the service answered 529"): the panel counts down instead of going silent."""
@@ -262,7 +270,7 @@ class SubAgentUpdated:
 # What happens to one tool call, and what happens to the run as a whole.
 ToolEvent = (ToolRequested | AwaitingApproval | ToolStarted | ToolProgress | ToolFinished
              | FilesChanged | ReviewArrived | ReviewFinished)
-RunEvent = (TextDelta | ThinkingBlock | FlowChanged | UsageUpdated
+RunEvent = (TextDelta | ThinkingDelta | ThinkingBlock | FlowChanged | UsageUpdated
             | RunFinished | RunFailed | RunCancelled | SubAgentUpdated | RetryWaiting)
 AgentEvent = ToolEvent | RunEvent
 _TOOL_EVENT_TYPES = get_args(ToolEvent)

@@ -25,6 +25,7 @@ from app.core.agent.events import (
     RunFinished,
     TextDelta,
     ThinkingBlock,
+    ThinkingDelta,
 )
 from app.core.agent.flow_tracking import FlowTracking
 from app.core.agent.model_client import ModelClient
@@ -36,7 +37,7 @@ from app.core.agent.models import (
     ProviderBadRequest,
     ProviderError,
 )
-from app.core.agent.models.retry_notice import retry_listener
+from app.core.agent.models.stream_notices import retry_listener, thinking_listener
 from app.core.agent.project_instructions import InstructionsLoader
 from app.core.agent.request_options import request_options
 from app.core.agent.review_step import ReviewState, load_reviewers
@@ -232,6 +233,7 @@ class ModelTurns:
             self._emit(TextDelta(text))
 
         token = retry_listener.set(lambda seconds, why: self._emit(RetryWaiting(seconds, why)))
+        thinking = thinking_listener.set(lambda text: self._emit(ThinkingDelta(text)))
         try:
             return await provider.stream(request, on_text)
         except ProviderError as exc:
@@ -246,6 +248,7 @@ class ModelTurns:
             raise
         finally:
             retry_listener.reset(token)
+            thinking_listener.reset(thinking)
 
     def _record_answer(self, turn: ModelTurn) -> None:
         for block in turn.content:

@@ -110,6 +110,7 @@ class RunEvents:
             SubAgentUpdated,
             TextDelta,
             ThinkingBlock,
+            ThinkingDelta,
             UsageUpdated,
         )
 
@@ -123,6 +124,8 @@ class RunEvents:
                 self._flow.set_flow(event.summary, event.sources)
             case ThinkingBlock():
                 self._stream.add_thinking(event.text, event.redacted)
+            case ThinkingDelta():
+                self._stream.append_thinking(event.text)
             case UsageUpdated():
                 self._usage.show(event.model, event.turn, event.conversation, event.cache_ttl)
                 self._compaction.show_context(event.model, event.turn)

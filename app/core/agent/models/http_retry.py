@@ -39,7 +39,7 @@ from app.core.agent.models.base import (
     connection_error,
     error_from_body,
 )
-from app.core.agent.models.retry_notice import tell_waiting
+from app.core.agent.models.stream_notices import tell_waiting
 
 log = logging.getLogger(__name__)
 
