@@ -24,6 +24,31 @@ log = logging.getLogger(__name__)
 # traffic leaves the computer unless the person configures another URL.
 DEFAULT_OPENAI_BASE_URL = "http://127.0.0.1:11434/v1"
 DEFAULT_MAX_RETRIES = 2
+# An Anthropic-compatible server on this machine (Ollama, llama.cpp's server): the profile
+# preset's base URL. A loopback server needs no key, and nothing leaves the computer.
+LOCAL_ANTHROPIC_BASE_URL = "http://127.0.0.1:11434"
+LOCAL_SERVER_KEY = "local-server-needs-no-key"
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+def is_loopback_url(url: str | None) -> bool:
+    """Whether ``url`` names a server on this computer."""
+    if not url:
+        return False
+    from urllib.parse import urlsplit
+
+    try:
+        host = (urlsplit(url.strip()).hostname or "").lower()
+    except ValueError:
+        return False
+    if host in _LOOPBACK_HOSTS:
+        return True
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host).is_loopback  # 127.x.y.z, never a name
+    except ValueError:
+        return False
 
 
 def resolve_base_url(profile: AgentProfile) -> str | None:
@@ -52,6 +77,8 @@ def create_provider(profile: AgentProfile, *, api_key: str | None = None,
             api_key=api_key if api_key is not None else get_api_key("openai_compatible"),
             max_retries=max_retries, timeout=timeout)
     key = api_key or get_api_key("anthropic")
+    if not key and is_loopback_url(url):
+        key = LOCAL_SERVER_KEY  # a local server (Ollama, llama.cpp) ignores the key
     if not key:
         raise ProviderAuthError(
             "No Anthropic API key is set. Add one in Settings → Provider (it is kept in the OS "
