@@ -27,6 +27,7 @@ from app.core.tools.providers.mcp.server_requests import (
     elicitation_callback,
 )
 from app.core.tools.providers.mcp.url_elicitation import UrlElicitation, url_elicitation_from_wire
+from tests.mcp_reference import everything_entry
 
 HUMAN_LOOP = Path(__file__).parents[2] / "mcp_servers" / "human_loop_server.py"
 
@@ -55,14 +56,16 @@ class UrlHandler:
 
 
 @contextlib.asynccontextmanager
-async def _serving(handler: UrlHandler | None) -> AsyncIterator[McpProvider]:
-    """The human-loop server, started with ``handler`` answering its requests."""
-    entry = {"command": sys.executable, "args": [str(HUMAN_LOOP)]}
-    provider = McpProvider(parse_mcp_config({"mcpServers": {"loop": entry}}).servers)
+async def _serving(handler: UrlHandler | None, name: str = "loop",
+                   entry: dict[str, Any] | None = None) -> AsyncIterator[McpProvider]:
+    """The server ``name`` (the human-loop server unless ``entry`` says otherwise), started
+    with ``handler`` answering its requests."""
+    entry = entry or {"command": sys.executable, "args": [str(HUMAN_LOOP)]}
+    provider = McpProvider(parse_mcp_config({"mcpServers": {name: entry}}).servers)
     provider.server_requests = handler
     try:
         await provider.start()
-        assert provider.status("loop")[0] == "running", provider.server_status("loop")
+        assert provider.status(name)[0] == "running", provider.server_status(name)
         yield provider
     finally:
         await provider.aclose()
@@ -156,6 +159,23 @@ async def test_without_a_handler_the_model_hears_nobody_could_be_asked(ctx):
         result = await provider.call("loop", "needs_pages", {"urls": ["https://a.example/"]},
                                      ctx)
     assert result.is_error and "cannot ask the person right now" in result.content
+
+
+async def test_the_reference_server_url_flow_error_path_then_retry(ctx):
+    """server-everything's trigger-url-elicitation: -32042 names a prerequisite page; the
+    retry the model is told to make then asks (elicitation/create, mode url) for the page."""
+    handler = UrlHandler("accept")
+    args = {"url": "https://example.com/start", "message": "Finish signing in",
+            "errorPath": True}
+    async with _serving(handler, "everything", everything_entry()) as provider:
+        first = await provider.call("everything", "trigger-url-elicitation", args, ctx)
+        retry = await provider.call("everything", "trigger-url-elicitation", args, ctx)
+    assert first.is_error and "a page on modelcontextprotocol.io: the person chose to open" \
+        in first.content and "call the tool again" in first.content
+    assert not retry.is_error and "User completed the URL elicitation flow" in retry.content
+    assert [r.url for _s, r in handler.shown] == ["https://modelcontextprotocol.io",
+                                                   "https://example.com/start"]
+    assert handler.shown[1][1].message == "Finish signing in"
 
 
 # -- the pieces alone -----------------------------------------------------------------------------
