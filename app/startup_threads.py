@@ -41,7 +41,8 @@ DEFERRED_UI_MODULES = ("app.ui.dialogs.approval", "app.ui.dialogs.tool_config",
                        "app.ui.dialogs.restore_preview", "app.ui.widgets.tool_card",
                        "app.ui.widgets.conversation_replay", "app.ui.ai_panel.find_bar",
                        "app.ui.dialogs.remember_choice", "app.ui.dialogs.sampling",
-                       "app.ui.dialogs.elicitation", "app.ui.widgets.conversation_list",
+                       "app.ui.dialogs.elicitation", "app.ui.dialogs.url_elicitation",
+                       "app.ui.widgets.conversation_list",
                        "app.ui.widgets.markdown_stream", "app.ui.widgets.message_actions")
 # What Send needs that the panel imports on first use: the agent's session (and its tool loop).
 # The ready window has not loaded it (app.core.agent loads its parts lazily); this warm-up, like

@@ -21,9 +21,11 @@ is sent to the server (``McpTool.remote_name``). Rules need no prefix knowledge 
 server: ``server_id`` is the server's name; a ``tool_pattern`` rule matches the full name
 (``github__create_*``).
 
-**Trust.** ``readOnlyHint`` only moves a tool to the read-only group and shows it as low risk;
-annotations are copied to ``ToolSpec.annotations`` for display. No rule is ever created from
-them, so with no matching rule every MCP call asks.
+**Trust.** Annotations are copied to ``ToolSpec.annotations``; ``readOnlyHint`` moves a tool
+to the read-only group and shows it as low risk. No rule is ever created from them; the
+permission facts weigh them as claims (``app.core.permissions.server_claims``): a read-only
+claim counts only for a server running in the sandbox without network and write folders
+(``ToolSpec.sandbox_write_folders``, from the launch).
 
 **Failures.** A server that fails to start offers no tools (they were never listed). A server
 that dies after starting keeps its last listed tools in ``tools()``, so they stay visible under

@@ -10,6 +10,7 @@ every failure (server not running, timeout, an error answer, a malformed result)
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -153,11 +154,13 @@ def contents_to_text(uri: str, contents: Any) -> str:
     return "\n\n".join(parts) or f"[resource {uri} has no readable content]"
 
 
-def read_resource_spec(server: str, name: str, *, runs_programs: bool,
-                       sandboxed: bool) -> ToolSpec:
+def read_resource_spec(server: str, name: str, *, runs_programs: bool, sandboxed: bool,
+                       network: bool = False, write_folders: tuple[str, ...] = ()) -> ToolSpec:
     """The model tool reading ``server``'s resources. It is a server request like the
-    server's tools, so it carries the server's id (rules scoping the server cover it) and is
-    shown as a read-only tool, trusted no more than one."""
+    server's tools, so it carries the server's id (rules scoping the server cover it). It is
+    read-only by construction (it only sends resources/read), so its spec says so in
+    Tebiki's own word; what it sends goes to the server, and what it returns is still
+    untrusted content."""
     tool = {
         "name": READ_RESOURCE,
         "description": (f"Read a resource of MCP server {server!r} by its URI, for example a "
@@ -169,7 +172,9 @@ def read_resource_spec(server: str, name: str, *, runs_programs: bool,
                         "required": ["uri"]},
         "annotations": {"readOnlyHint": True},
     }
-    return spec_for_tool(server, name, tool, runs_programs=runs_programs, sandboxed=sandboxed)
+    spec = spec_for_tool(server, name, tool, runs_programs=runs_programs, sandboxed=sandboxed,
+                         network=network, write_folders=write_folders)
+    return replace(spec, read_only=True)
 
 
 class McpResourceTool:
