@@ -24,13 +24,18 @@ def content_to_parts(content: Sequence[Mapping[str, Any]], structured: Any = Non
 
     Each image is checked (app.core.tools.images) and named in the text where it was; one
     that cannot be passed on is replaced by a note saying why. What text cannot carry (audio,
-    binary resources) is named, not dropped. ``structuredContent`` is shown as formatted JSON:
-    in place of the text block that serialises it (the spec asks servers to send both), else
-    after the rest.
+    binary resources) is named, not dropped.
+
+    ``structuredContent`` is sent once: as formatted JSON in place of a text block that
+    serialises it (the spec asks servers to send both); otherwise the text stands for it, and
+    the JSON follows only when there is no text or the text is a stub (see ``_stub_text``).
+    Servers often repeat their text in the structure (server-filesystem's ``read_text_file``
+    returns ``{"content": <the text>}``): sending both doubled the result and cut it early.
     """
     parts: list[str] = []
     images: list[ImagePart] = []
     structured_shown = structured is None
+    text_chars = 0
     for block in content:
         kind = block.get("type")
         if kind == "text":
@@ -39,6 +44,7 @@ def content_to_parts(content: Sequence[Mapping[str, Any]], structured: Any = Non
                 text, structured_shown = _pretty(structured), True
             elif not structured_shown and _wrapped_value(text, structured):
                 structured_shown = True
+            text_chars += len(text.strip())
             parts.append(text)
         elif kind == "image":
             parts.append(_add_image(images, block.get("mimeType"), block.get("data")))
@@ -54,7 +60,7 @@ def content_to_parts(content: Sequence[Mapping[str, Any]], structured: Any = Non
             parts.append(f"[resource link {label} {block.get('uri', '?')}]".replace("  ", " "))
         else:
             parts.append(f"[a content block of type {kind!r} that Tebiki cannot show]")
-    if not structured_shown:
+    if not structured_shown and _stub_text(text_chars, structured):
         pretty = _pretty(structured)
         parts.append(f"[structured content]\n{pretty}" if parts else pretty)
     return "\n\n".join(parts), tuple(images)
@@ -90,6 +96,21 @@ def _serialises(text: str, structured: Any) -> bool:
         return bool(json.loads(stripped) == structured)
     except ValueError:
         return False
+
+
+# Text this short ("ok", "{}", "Done.") cannot stand for a structured result.
+STUB_TEXT_CHARS = 20
+# Text this many times shorter than the structure's JSON is a placeholder ("See the result.").
+PLACEHOLDER_RATIO = 4
+
+
+def _stub_text(text_chars: int, structured: Any) -> bool:
+    """Whether the result's text (``text_chars`` long in all) is too little to stand for
+    ``structured``, so the JSON must be sent as well."""
+    if text_chars < STUB_TEXT_CHARS:
+        return True
+    compact = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    return text_chars * PLACEHOLDER_RATIO < len(compact)
 
 
 def _wrapped_value(text: str, structured: Any) -> bool:
