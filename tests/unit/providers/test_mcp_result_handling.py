@@ -76,3 +76,15 @@ def test_a_placeholder_far_shorter_than_the_json_gets_the_json():
                                 structured)
     assert shown.startswith("See the structured result.\n\n[structured content]\n")
     assert '"name": "row number 39"' in shown
+
+
+# -- 2. an output-schema violation is not "could not run" ---------------------------------------
+
+async def test_structured_content_breaking_its_schema_says_the_tool_ran(quirks, ctx):
+    result = await quirks.call("q", "mismatch", {}, ctx)
+    assert result.is_error
+    assert "could not run" not in result.content
+    assert "mismatch ran on MCP server 'q'" in result.content
+    assert "did not match the output schema" in result.content
+    assert "'many' is not of type 'integer'" in result.content
+    assert result.content.endswith("The text it returned:\ncounted: many")

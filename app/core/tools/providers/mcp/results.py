@@ -128,10 +128,42 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2)
 
 
-def call_result_to_tool_result(result: Any, tool_name: str, max_output_chars: int) -> ToolResult:
-    """A ``tools/call`` answer (the SDK's CallToolResult) as a ToolResult."""
+class OutputSchemaMismatch(Exception):
+    """The tool ran, but its ``structuredContent`` does not match the ``outputSchema`` it
+    declared (``mcp.checked_session``); ``result`` is the SDK's CallToolResult."""
+
+    def __init__(self, detail: str, result: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.result = result
+
+
+def _wire_content(result: Any) -> tuple[list[dict[str, Any]], Any]:
     wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     content = [b for b in wire.get("content") or [] if isinstance(b, dict)]
+    return content, wire
+
+
+def schema_mismatch_result(exc: OutputSchemaMismatch, tool_name: str, server: str,
+                           max_output_chars: int) -> ToolResult:
+    """An error saying the tool ran and its structured result broke its declared schema,
+    with the text (and images) it returned."""
+    content, _wire = _wire_content(exc.result)
+    text, images = content_to_parts(content)
+    detail = exc.detail if len(exc.detail) <= 600 else exc.detail[:600] + "…"
+    message = (f"{tool_name} ran on MCP server {server!r}, but its structured result did not "
+               f"match the output schema the tool declares, so it cannot be relied on "
+               f"({detail}).")
+    if text.strip():
+        message += f"\n\nThe text it returned:\n{text}"
+    else:
+        message += " It returned no text."
+    return ToolResult(truncate(message, max_output_chars), True, images)
+
+
+def call_result_to_tool_result(result: Any, tool_name: str, max_output_chars: int) -> ToolResult:
+    """A ``tools/call`` answer (the SDK's CallToolResult) as a ToolResult."""
+    content, wire = _wire_content(result)
     text, images = content_to_parts(content, wire.get("structuredContent"))
     text = truncate(text, max_output_chars)
     if wire.get("isError"):
