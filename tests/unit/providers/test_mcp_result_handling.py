@@ -4,6 +4,7 @@ quirks server (tests/mcp_servers/quirks_server.py) for what the reference server
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from app.core.tools.base import ToolContext
 from app.core.tools.providers.mcp.config.model import McpServerConfig
 from app.core.tools.providers.mcp.config.schema import parse_mcp_config
 from app.core.tools.providers.mcp.provider import McpProvider
+from app.core.tools.providers.mcp.resources import contents_to_text
 from app.core.tools.providers.mcp.results import content_to_parts
 from tests.mcp_reference import filesystem_entry
 from tests.mcp_servers import quirks_server_entry
@@ -88,3 +90,40 @@ async def test_structured_content_breaking_its_schema_says_the_tool_ran(quirks, 
     assert "did not match the output schema" in result.content
     assert "'many' is not of type 'integer'" in result.content
     assert result.content.endswith("The text it returned:\ncounted: many")
+
+
+# -- 3. a text blob is text -----------------------------------------------------------------------
+
+async def test_an_embedded_json_blob_is_shown_as_text(quirks, ctx):
+    result = await quirks.call("q", "json_blob", {}, ctx)
+    assert not result.is_error, result.content
+    assert result.content == ('[resource quirks://inline.json]\n'
+                              '{"answer": 42, "note": "text sent as a blob"}')
+
+
+async def test_a_json_blob_resource_reads_as_text(quirks):
+    contents = await quirks.read_resource("q", "quirks://data.json")
+    text = contents_to_text("quirks://data.json", contents)
+    assert text == '{"answer": 42, "note": "text sent as a blob"}'
+
+
+@pytest.mark.parametrize(("mime", "raw"), [
+    ("application/octet-stream", b"plain words"),  # not a text type
+    ("text/plain", b"\xff\xfe\x00bad"),  # labelled text, but not UTF-8
+])
+def test_a_blob_that_is_not_text_is_still_described(mime, raw):
+    blob = base64.b64encode(raw).decode()
+    text = contents_to_text("x://y", [{"uri": "x://y", "mimeType": mime, "blob": blob}])
+    assert "it is not text" in text
+    shown, _ = content_to_parts([{"type": "resource",
+                                  "resource": {"uri": "x://y", "mimeType": mime, "blob": blob}}])
+    assert "not shown: binary" in shown
+
+
+@pytest.mark.parametrize("mime", ["text/markdown; charset=utf-8", "application/json",
+                                  "application/vnd.api+json", "application/atom+xml",
+                                  "application/x-yaml"])
+def test_text_mime_types(mime):
+    blob = base64.b64encode("héllo".encode()).decode()
+    assert contents_to_text("x://y", [{"uri": "x://y", "mimeType": mime, "blob": blob}]) == \
+        "héllo"

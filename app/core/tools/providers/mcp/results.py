@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -81,10 +83,43 @@ def _resource(resource: Any, images: list[ImagePart]) -> str:
     if "text" in resource:
         return f"[resource {uri}]\n{resource.get('text', '')}"
     mime = resource.get("mimeType") or "binary"
+    if (text := blob_text(mime, resource.get("blob"))) is not None:
+        return f"[resource {uri}]\n{text}"
     if isinstance(mime, str) and mime.startswith("image/"):
         return f"[resource {uri}] " + _add_image(images, mime, resource.get("blob"))
     return (f"[resource {uri} ({mime}, about {_approx_bytes(resource.get('blob'))} bytes) not "
             "shown: binary]")
+
+
+# MIME types of text that are not text/*: JSON, XML, YAML, scripts… (and any +json/+xml).
+_TEXT_APPLICATION_TYPES = frozenset({
+    "application/json", "application/ld+json", "application/xml", "application/javascript",
+    "application/ecmascript", "application/x-javascript", "application/yaml",
+    "application/x-yaml", "application/toml", "application/x-toml", "application/sql",
+    "application/graphql", "application/x-sh", "application/x-httpd-php", "application/csv",
+    "application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-tex",
+    "application/rtf", "image/svg+xml",
+})
+
+
+def is_text_mime(mime: Any) -> bool:
+    """Whether content of this MIME type is text (text/*, JSON, XML, YAML, +json, +xml…)."""
+    if not isinstance(mime, str):
+        return False
+    base = mime.split(";", 1)[0].strip().lower()
+    return (base.startswith("text/") or base in _TEXT_APPLICATION_TYPES
+            or base.endswith(("+json", "+xml", "+yaml")))
+
+
+def blob_text(mime: Any, blob: Any) -> str | None:
+    """A resource blob as text when its MIME type is text and it decodes as UTF-8; else None
+    (it is binary, or mislabelled)."""
+    if not (is_text_mime(mime) and isinstance(blob, str)):
+        return None
+    try:
+        return base64.b64decode(blob, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _serialises(text: str, structured: Any) -> bool:
