@@ -331,7 +331,7 @@ class ServerRun:
             startup_timeout_s=self._startup_timeout_s, ended=self.ended,
             has_stderr=bool(self.stderr_tail()))
         self.needs_auth = self.needs_auth or needs_auth
-        return text
+        return text + self._unreadable.failure_note()
 
 
 def settle(future: asyncio.Future[None]) -> None:
