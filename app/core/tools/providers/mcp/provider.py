@@ -37,7 +37,8 @@ their config sets ``cwd``; when the project changes, those servers are restarted
 folder once their calls in flight have finished (``mcp.project_follow``). A server's
 ``instructions`` are kept while it runs (``instructions()``, for the system prompt). Servers
 offering resources get a ``<server>__read_resource`` tool so resource links in results can be
-followed; resources and prompts are also reachable directly (``list_resources`` …
+followed (re-checked at ``resources/list_changed``, so a first resource added later counts);
+resources and prompts are also reachable directly (``list_resources`` …
 ``get_prompt``, see ``mcp.resource_queries``).
 
 **Reconnecting.** An idle HTTP server is pinged, so one that died is marked failed ("lost").

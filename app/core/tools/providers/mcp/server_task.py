@@ -117,6 +117,7 @@ class ServerRun:
         self.ended = False  # the transport has ended (process exit, closed connection)
         self._wake = asyncio.Event()
         self._relist = False
+        self._relist_resources = False  # whether it has resources may have changed
         self._roots_changed = False
         self._http_status = 0  # the last HTTP status seen (for the startup failure)
         self._stderr: StderrTail | None = None
@@ -156,8 +157,12 @@ class ServerRun:
                           describe_exception(item))
                 self._events.append(f"transport error: {describe_exception(item)}")
             return
-        if getattr(item, "method", None) == "notifications/tools/list_changed":
+        method = getattr(item, "method", None)
+        if method == "notifications/tools/list_changed":
             self._relist = True
+            self._wake.set()
+        elif method == "notifications/resources/list_changed":
+            self._relist_resources = True
             self._wake.set()
 
     def _on_roots_changed(self) -> None:
@@ -287,6 +292,23 @@ class ServerRun:
                     continue
                 self.tools = tools
                 self._report("running", self._running_message(len(tools)))
+            if self._relist_resources and not (self.stopping or self.ended):
+                self._relist_resources = False
+                await self._recheck_resources(session)
+
+    async def _recheck_resources(self, session: Any) -> None:
+        """After ``resources/list_changed``: whether the server has resources now decides
+        whether the model gets its ``read_resource`` tool (a server whose first resource
+        appears after start gets it now; the report makes the provider rebuild its tools)."""
+        try:
+            with anyio.fail_after(self._startup_timeout_s):
+                has_resources = await offers_resources(session, self.capabilities)
+        except TimeoutError:
+            log.warning("MCP server %s: re-listing resources timed out", self.name)
+            return
+        if has_resources != self.has_resources:
+            self.has_resources = has_resources
+            self._report("running", self._running_message(len(self.tools)))
 
     async def _still_answering(self, session: Any) -> bool:
         """Ping; when it fails (refused, session unknown, connection closed) mark the server
