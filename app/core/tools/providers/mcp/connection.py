@@ -34,6 +34,7 @@ from app.core.tools.providers.mcp.oauth.errors import (
 from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth, auth_refusal
 from app.core.tools.providers.mcp.project_follow import ProjectFollower
 from app.core.tools.providers.mcp.roots import McpRoots
+from app.core.tools.providers.mcp.server_log import ServerLog
 from app.core.tools.providers.mcp.server_requests import HandlerSource
 from app.core.tools.providers.mcp.server_status import ServerState, ServerStatus
 from app.core.tools.providers.mcp.server_task import ServerRun, settle
@@ -56,8 +57,10 @@ class McpConnection:
                  on_change: Callable[[McpConnection], None] | None = None,
                  startup_timeout_s: float = 60.0, stop_timeout_s: float = 10.0,
                  sandbox: Sandbox | None = None, roots: McpRoots | None = None,
-                 keepalive_s: float = 30.0) -> None:
+                 keepalive_s: float = 30.0, server_log: ServerLog | None = None) -> None:
         self.config = config
+        # Its log messages and the level it is asked for, across its runs.
+        self.log = server_log if server_log is not None else ServerLog()
         # The project folder(s): answered to roots/list, and where stdio servers start.
         self.roots = roots if roots is not None else McpRoots()
         # Who answers the server's sampling / elicitation requests (the provider sets it).
@@ -225,7 +228,7 @@ class McpConnection:
                          server_requests=self.server_requests, keepalive_s=self._keepalive_s,
                          startup_timeout_s=self._startup_timeout_s,
                          state=lambda: self.state, report=self._set,
-                         project_changed=self._project_changed)
+                         project_changed=self._project_changed, server_log=self.log)
 
     def _project_changed(self) -> None:
         self._follower.check()

@@ -41,6 +41,10 @@ followed (re-checked at ``resources/list_changed``, so a first resource added la
 resources and prompts are also reachable directly (``list_resources`` …
 ``get_prompt``, see ``mcp.resource_queries``).
 
+**Logs.** Each server's ``notifications/message`` are kept (the last 500, ``server_log``)
+and it is asked for its messages from a level on (default "warning", ``logging/setLevel``
+when it declares logging).
+
 **Reconnecting.** An idle HTTP server is pinged, so one that died is marked failed ("lost").
 A call to a lost server, or one that surely did not reach it, restarts the connection once
 (see ``mcp.reconnecting_call``).
@@ -70,6 +74,7 @@ from app.core.tools.providers.mcp.reconnecting_call import McpReconnectingCalls
 from app.core.tools.providers.mcp.resource_queries import McpResourceQueries
 from app.core.tools.providers.mcp.resources import McpResourceTool
 from app.core.tools.providers.mcp.roots import McpRoots
+from app.core.tools.providers.mcp.server_log import ServerLog
 from app.core.tools.providers.mcp.server_requests import ServerRequestHandler
 from app.core.tools.providers.mcp.server_status import ServerState, ServerStatus
 from app.core.tools.providers.mcp.tool_list import build_tool_list, tool_list_signature
@@ -121,6 +126,8 @@ class McpProvider:
         self._startup_timeout_s = startup_timeout_s
         self._stop_timeout_s = stop_timeout_s
         self._connections: dict[str, McpConnection] = {}
+        # Each server's log (messages and level), kept when its configuration changes.
+        self._logs: dict[str, ServerLog] = {}
         self._listeners: list[StatusListener] = []
         self._tools: list[McpTool | McpResourceTool] = []
         self._signature: tuple[Any, ...] = ()
@@ -250,6 +257,11 @@ class McpProvider:
     def statuses(self) -> list[ServerStatus]:
         return [conn.status() for conn in self._connections.values()]
 
+    def server_log(self, server: str) -> ServerLog:
+        """The server's last log messages and its log level (``set_level`` applies at once
+        to a running server and to later starts); KeyError when it is not configured."""
+        return self._connections[server].log
+
     def tool_available(self, tool_name: str) -> bool:
         """Whether the tool's server is running now (a dead server's tools stay listed)."""
         for tool in self._tools:
@@ -327,6 +339,7 @@ class McpProvider:
             self._connections = fresh
             self._rebuild_tools()
             for name in set(old) - set(fresh):
+                self._logs.pop(name, None)
                 self._emit(name)
             # Started while holding the lock, so a later call sees (and can stop) each task.
             starting = [conn.begin() for conn in to_start]
@@ -344,10 +357,14 @@ class McpProvider:
         return self._connections.get(server)  # read each time: apply_config replaces the dict
 
     def _connect(self, config: McpServerConfig) -> McpConnection:
+        name = config.name
+        if name not in self._logs:  # a listener naming the server: emitted on each message
+            self._logs[name] = ServerLog(on_entry=lambda: self._emit(name))
         conn = McpConnection(config, on_change=self._changed,
                              startup_timeout_s=self._startup_timeout_s,
                              stop_timeout_s=self._stop_timeout_s, sandbox=self._sandbox,
-                             roots=self._roots, keepalive_s=self._keepalive_s)
+                             roots=self._roots, keepalive_s=self._keepalive_s,
+                             server_log=self._logs[name])
         conn.server_requests = self._server_request_handler
         conn.oauth = self._oauth
         return conn

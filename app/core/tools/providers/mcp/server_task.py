@@ -47,6 +47,7 @@ from app.core.tools.providers.mcp.http_watch import recording_transport
 from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth, auth_refusal
 from app.core.tools.providers.mcp.results import describe_exception, leaf_exception
 from app.core.tools.providers.mcp.roots import McpRoots
+from app.core.tools.providers.mcp.server_log import ServerLog
 from app.core.tools.providers.mcp.server_requests import HandlerSource, server_request_callbacks
 from app.core.tools.providers.mcp.server_status import ServerState
 from app.core.tools.providers.mcp.session_info import (
@@ -85,8 +86,10 @@ class ServerRun:
                  oauth: McpOAuth | None, server_requests: HandlerSource,
                  keepalive_s: float, startup_timeout_s: float,
                  state: Callable[[], ServerState], report: StateReport,
-                 project_changed: Callable[[], None]) -> None:
+                 project_changed: Callable[[], None], server_log: ServerLog) -> None:
         self.config = config
+        # The server's log messages and level, kept by the connection across runs.
+        self.log = server_log
         self.roots = roots  # answered to roots/list; stdio servers start in the first one
         self.sandbox = sandbox  # the app's sandbox setting when the run began
         self.oauth = oauth  # None: no auth on HTTP requests
@@ -164,6 +167,8 @@ class ServerRun:
         elif method == "notifications/resources/list_changed":
             self._relist_resources = True
             self._wake.set()
+        elif method == "notifications/message":
+            self.log.note(item.params)
 
     def _on_roots_changed(self) -> None:
         """From ``McpRoots.set``, always on this session's loop (see ``McpRoots``)."""
@@ -193,12 +198,14 @@ class ServerRun:
                                                          version=client_version()),
                     **self._client_callbacks(sdk)))
                 stack.callback(self.roots.subscribe(self._on_roots_changed))
+                stack.callback(self.log.subscribe(self._wake.set))
                 with anyio.fail_after(self._startup_timeout_s):
                     init = await session.initialize()
                     self.instructions = (getattr(init, "instructions", None) or "").strip()
                     self.capabilities = server_capabilities(init)
                     tools = await self._list_tools(session, sdk)
                     self.has_resources = await offers_resources(session, self.capabilities)
+                    await self.log.send_level(session, sdk.types, self.capabilities, self.name)
                 if self.ended:
                     raise ConnectionError("the server closed the connection during startup")
                 self.tools = tools
@@ -292,6 +299,8 @@ class ServerRun:
                     continue
                 self.tools = tools
                 self._report("running", self._running_message(len(tools)))
+            if self.log.level_pending and not (self.stopping or self.ended):
+                await self.log.send_level(session, sdk.types, self.capabilities, self.name)
             if self._relist_resources and not (self.stopping or self.ended):
                 self._relist_resources = False
                 await self._recheck_resources(session)
