@@ -28,7 +28,8 @@ them, so with no matching rule every MCP call asks.
 **Failures.** A server that fails to start offers no tools (they were never listed). A server
 that dies after starting keeps its last listed tools in ``tools()``, so they stay visible under
 their server and keep their checkboxes; a call then returns an error naming the failure and the
-server's stderr tail, until ``restart()``. ``status(server)`` gives ``(state, stderr_tail)``.
+server's stderr tail; a stdio server is restarted at the next call, after a backoff
+(``mcp.crash_restart``). ``status(server)`` gives ``(state, stderr_tail)``.
 The app never sees an exception from a server.
 
 **Roots, instructions, resources.** Every session answers ``roots/list`` with the open project

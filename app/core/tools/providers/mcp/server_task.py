@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -118,6 +119,9 @@ class ServerRun:
         self.session: Any = None  # the live client session while the run is inside it
         self.stopping = False  # a stop (or restart) of this run has begun
         self.ended = False  # the transport has ended (process exit, closed connection)
+        # When (time.monotonic) it began running and its transport ended: a crash's backoff.
+        self.running_since: float | None = None
+        self.ended_at: float | None = None
         self._wake = asyncio.Event()
         self._relist = False
         self._relist_resources = False  # whether it has resources may have changed
@@ -142,13 +146,21 @@ class ServerRun:
             return self._stderr.text()
         return "\n".join(self._events)
 
+    @property
+    def crashed(self) -> bool:
+        """A stdio server that ran, then exited without being stopped."""
+        return (self.config.transport == "stdio" and self.running_since is not None
+                and self.ended and not self.stopping)
+
     def _transport_ended(self) -> None:
         self.ended = True
+        self.ended_at = time.monotonic()
         self._wake.set()
         if not self.stopping and self._state() == "running":
             self.lost = self.config.transport != "stdio"
             what = "exited" if self.config.transport == "stdio" else "closed the connection"
-            self._report("failed", f"the server {what} unexpectedly")
+            self._report("failed", f"the server {what} unexpectedly; Tebiki restarts it at "
+                                   "the next call")
 
     async def _on_message(self, message: Any) -> None:
         item = getattr(message, "root", message)  # mcp 1.x wraps notifications in a RootModel
@@ -211,6 +223,7 @@ class ServerRun:
                 self.tools = tools
                 self.session = session
                 reached_running = True
+                self.running_since = time.monotonic()
                 self._report("running", self._running_message(len(tools)))
                 settle(started)
                 # The project may have changed after this run's folder was chosen: a change
