@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from app.core.tools.base import ToolContext, ToolResult, ToolSpec
-from app.core.tools.providers.mcp.results import describe_exception, truncate
+from app.core.tools.providers.mcp.results import blob_text, describe_exception, truncate
 from app.core.tools.providers.mcp.tool_specs import spec_for_tool
 
 if TYPE_CHECKING:
@@ -136,7 +136,8 @@ async def get_prompt(conn: McpConnection, name: str, arguments: Mapping[str, Any
 
 
 def contents_to_text(uri: str, contents: Any) -> str:
-    """A resources/read answer as text for the model; binary parts are described."""
+    """A resources/read answer as text for the model; binary parts are described. A blob
+    whose MIME type is text and that decodes as UTF-8 is text (``results.blob_text``)."""
     if not isinstance(contents, list) or not contents:
         return f"[resource {uri} is empty]"
     parts: list[str] = []
@@ -144,8 +145,11 @@ def contents_to_text(uri: str, contents: Any) -> str:
         if not isinstance(item, Mapping):
             continue
         where = item.get("uri") or uri
-        if isinstance(item.get("text"), str):
-            parts.append(item["text"] if len(contents) == 1 else f"[{where}]\n{item['text']}")
+        text = item.get("text")
+        if not isinstance(text, str):
+            text = blob_text(item.get("mimeType"), item.get("blob"))
+        if text is not None:
+            parts.append(text if len(contents) == 1 else f"[{where}]\n{text}")
         else:
             blob = item.get("blob")
             size = len(blob) * 3 // 4 if isinstance(blob, str) else 0

@@ -23,7 +23,12 @@ from app.core.tools.providers.mcp.oauth.errors import (
     SignInRequired,
     auth_failure_for_model,
 )
-from app.core.tools.providers.mcp.results import call_result_to_tool_result, progress_callback
+from app.core.tools.providers.mcp.results import (
+    OutputSchemaMismatch,
+    call_result_to_tool_result,
+    progress_callback,
+    schema_mismatch_result,
+)
 from app.core.tools.providers.mcp.server_requests import HandlerSource
 from app.core.tools.providers.mcp.server_status import ServerState
 
@@ -82,6 +87,8 @@ async def call_tool(conn: CalledServer, remote_name: str, arguments: Mapping[str
                                              progress_callback=on_progress)
     except TimeoutError:
         return ToolResult.error(texts.call_timeout_text(tool_name, conn.name, timeout_s))
+    except OutputSchemaMismatch as exc:
+        return schema_mismatch_result(exc, tool_name, conn.name, max_output_chars)
     except Exception as exc:
         if (refused := conn.refusal(exc)) is not None:
             conn.mark_needs_auth(refused)
