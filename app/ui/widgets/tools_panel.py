@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from app.core.store.profiles import ToolSetting
 from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
 from app.core.tools.containment import ProgramContainment, program_containment
+from app.ui.widgets.orchestration_choice import OrchestrationChoice
 
 # The tool-config dialog is imported by the first Configure…, not at start-up (the app loads it
 # in a worker thread once the window is ready; see app.startup_threads.DEFERRED_UI_MODULES).
@@ -147,6 +148,9 @@ class ToolsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         self.setMinimumWidth(300)
+        # Above the tools: whether the agent may hand work to sub-agents.
+        self.orchestration = OrchestrationChoice(services.profiles, lambda: self.profile_id)
+        layout.addWidget(self.orchestration)
         layout.addLayout(header_row)
         layout.addWidget(hint)
         layout.addWidget(self.tree, 1)
@@ -158,6 +162,7 @@ class ToolsPanel(QWidget):
 
     def set_profile(self, profile_id: int) -> None:
         self.profile_id = profile_id
+        self.orchestration.refresh()
         self.rebuild()
 
     def rebuild(self) -> None:
