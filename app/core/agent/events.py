@@ -265,6 +265,7 @@ class SubAgentUpdated:
     output_tokens: int = 0
     cost_usd: float = 0.0
     conversation_id: int | None = None
+    run_id: int = 0  # its orchestration run (the one "Run it" resumes)
 
 
 # What happens to one tool call, and what happens to the run as a whole.

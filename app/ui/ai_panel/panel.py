@@ -2,9 +2,8 @@
 
 The composition root of the panel's parts (the package docstring lists them): it builds them,
 places their widgets in its layout and turns the agent's events into calls on them
-(``handle_event``). What stays here is the run itself: Send, Stop and Retry.
-
-The agent session runs as a task on the qasync loop; its events arrive in ``handle_event``.
+(``handle_event``). What stays here is the run itself: Send, Stop and Retry. The agent
+session runs as a task on the qasync loop; its events arrive in ``handle_event``.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from app.ui.ai_panel.flow_controls import FlowControls
 from app.ui.ai_panel.instructions_line import InstructionsLine
 from app.ui.ai_panel.mcp_prompts import McpPrompts
 from app.ui.ai_panel.mode_choice import MODE_INTRO_DELAY_MS, ModeChoice
+from app.ui.ai_panel.orchestration_pauses import OrchestrationPauses
 from app.ui.ai_panel.run_events import RunEvents
 from app.ui.ai_panel.run_notes import add_error_card, retire_error_cards
 from app.ui.ai_panel.run_task import RunTask
@@ -136,10 +136,12 @@ class AIPanel(QWidget):
             status, send=lambda text: self.send(text), cut=self._cut_transcript)
         # MCP prompts ("/" in the prompt, the MCP button) and resources (issue 19).
         self.mcp_prompts = McpPrompts(services, self.prompt, self.attachment_tray, status)
+        self.pauses = OrchestrationPauses(services, self.sessions, self.runs, self.transcript,
+                                          status)  # sub-agents waiting for the person
         self.events = RunEvents(
             self.transcript, self.stream, self.tool_cards, self.undo, self.flow, self.usage,
             self.compaction, self.sessions, status, send=lambda text: self.send(text),
-            retry=lambda: self.retry())
+            retry=lambda: self.retry(), sub_agent_paused=self.pauses.show)
         self._lay_out(banners, list_slot)
         self.running_changed.connect(self.compaction.context_bar.set_busy)
         self.running_changed.connect(self.instructions.on_running)
@@ -260,6 +262,7 @@ class AIPanel(QWidget):
         session = self.session
         self.usage.show("", None, session.conversation_usage() if session is not None else {})
         self.flow.show_flow()
+        self.pauses.restore(session.conversation_id if session is not None else None)
 
     def _cut_transcript(self, widget: QWidget | None) -> None:
         """``widget`` and everything after it out of the transcript and the bookkeeping of
@@ -277,8 +280,6 @@ class AIPanel(QWidget):
         if self._project_hint is not None:
             self.transcript.remove(self._project_hint)
             self._project_hint = None
-
-    # -- the agent's events ------------------------------------------------------------------
 
     def handle_event(self, event: AgentEvent) -> None:
         self.events.handle(event)

@@ -21,7 +21,7 @@ from app.ui.ai_panel.run_notes import (
 )
 
 if TYPE_CHECKING:
-    from app.core.agent.events import AgentEvent, RunEvent, ToolEvent
+    from app.core.agent.events import AgentEvent, RunEvent, SubAgentUpdated, ToolEvent
     from app.ui.ai_panel.answer_stream import AnswerStream
     from app.ui.ai_panel.compaction import ContextCompaction
     from app.ui.ai_panel.flow_controls import FlowControls
@@ -39,7 +39,9 @@ class RunEvents:
     def __init__(self, transcript: Transcript, stream: AnswerStream, cards: ToolCards,
                  undo: UndoActions, flow: FlowControls, usage: UsageLine,
                  compaction: ContextCompaction, sessions: SessionSource, status: Status, *,
-                 send: Callable[[str], bool], retry: Callable[[], None]) -> None:
+                 send: Callable[[str], bool], retry: Callable[[], None],
+                 sub_agent_paused: Callable[[SubAgentUpdated], None] = lambda _e: None
+                 ) -> None:
         self._transcript = transcript
         self._stream = stream
         self._cards = cards
@@ -51,6 +53,7 @@ class RunEvents:
         self._status = status
         self._send = send
         self._retry = retry
+        self._sub_agent_paused = sub_agent_paused  # a bar to run it (orchestration_pauses)
         self._countdown: RetryCountdown | None = None  # a request waiting to be sent again
 
     def handle(self, event: AgentEvent) -> None:
@@ -142,6 +145,7 @@ class RunEvents:
                 self._transcript.add(grey_note("■ Stopped."))
             case SubAgentUpdated():
                 self._cards.sub_agent(event)
+                self._sub_agent_paused(event)
             case RetryWaiting():
                 if self._countdown is not None:
                     self._countdown.stop()

@@ -247,4 +247,5 @@ class ChildRun:
             name=self.definition.name, chain=self.scope.agent_label, status=self.status,
             elapsed_s=time.monotonic() - self.started,
             input_tokens=self.facts.input_tokens, output_tokens=self.facts.output_tokens,
-            cost_usd=self.facts.cost_usd, conversation_id=self.child_conversation_id))
+            cost_usd=self.facts.cost_usd, conversation_id=self.child_conversation_id,
+            run_id=self.run_id))

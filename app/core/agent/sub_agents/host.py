@@ -212,7 +212,8 @@ class SubAgentHost:
             self._pause = True
             await asyncio.to_thread(self._repo.set_run_status, run_id, "paused")
             self._links.emit(SubAgentUpdated(execution.id, ctx.call_id, definition.name,
-                                             execution.chain, "awaiting_approval"))
+                                             execution.chain, "awaiting_approval",
+                                             run_id=run_id))
             return ToolResult.ok(PAUSED.format(name=definition.name, id=execution.id))
         child = self.start(execution, definition, offer, limits)
         if params.background:
