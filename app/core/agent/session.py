@@ -116,7 +116,7 @@ class AgentSession:
         approver: Approver,
         on_event: EventSink,
         conversation_id: int | None = None,
-        client_factory: ClientFactory | None = None,
+        client_factory: ClientFactory | ModelClient | None = None,
         checkpointer: Checkpointer | None = None,
         project_trusted: bool = False,
         *,
@@ -130,7 +130,6 @@ class AgentSession:
     ) -> None:
         project_root = Path(project_root).resolve()
         self.scope = scope
-        self._client_factory = client_factory
         self._personal_instructions = personal_instructions
         self._data_dir = data_dir
         self._borrowed = borrowed
@@ -336,7 +335,7 @@ class AgentSession:
         return AgentSession(
             self.db, self.registry, self.permissions, self.profile_id, self.project_root,
             lambda request: self.approval.approver(request), on_event,
-            client_factory=self._client_factory, checkpointer=self.checkpointer,
+            client_factory=self.client, checkpointer=self.checkpointer,
             project_trusted=self.flow_tracking.project_trusted,
             personal_instructions=self._personal_instructions, scope=scope,
             flow_state=flow_state, parent_conversation_id=self.conversation_id,
