@@ -96,18 +96,24 @@ async def list_model_infos(profile: AgentProfile | None = None, *, api_key: str 
     except ProviderError:
         return []
     try:
-        # Providers that know more than ids (created_at, lifecycle) say so; the rest give ids.
-        detailed = getattr(provider, "list_model_infos", None)
-        if detailed is not None:
-            infos: list[ModelInfo] = await detailed()
-        else:
-            infos = [ModelInfo(model_id) for model_id in await provider.list_models()]
+        infos = await provider_model_infos(provider)
     except ProviderError as exc:
         log.warning("listing models failed: %s", type(exc).__name__)
         return []
     finally:
         await provider.aclose()
     return infos
+
+
+async def provider_model_infos(provider: ModelProvider) -> list[ModelInfo]:
+    """What ``provider`` lists; its ProviderError propagates (Settings' Test connection
+    reports it)."""
+    # Providers that know more than ids (created_at, lifecycle) say so; the rest give ids.
+    detailed = getattr(provider, "list_model_infos", None)
+    if detailed is not None:
+        infos: list[ModelInfo] = await detailed()
+        return infos
+    return [ModelInfo(model_id) for model_id in await provider.list_models()]
 
 
 async def list_models(profile: AgentProfile | None = None, *, api_key: str | None = None,
