@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 from app.core.config import APP_NAME
 from app.core.secrets import (
     ANTHROPIC_API_KEY,
-    KEYRING_INSTALL_HINT,
     SecretStoreError,
+    keep_across_starts,
     keyring_failure,
     secret_source,
     set_secret,
@@ -135,8 +135,9 @@ class ProviderTab(QWidget):
 
     def _show_keyring_note(self, failure: str) -> None:
         self.keyring_note.setText(
-            f"The OS keyring is not available ({failure}): a key entered here is kept for "
-            f"this session only. {KEYRING_INSTALL_HINT}")
+            f"The OS keyring is not available ({failure}): a key entered here works until the "
+            f"app quits, and must be entered again at the next start. "
+            f"{keep_across_starts(ANTHROPIC_API_KEY)}")
         self.keyring_note.show()
 
     def save(self) -> bool:

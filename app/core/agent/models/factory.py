@@ -16,6 +16,7 @@ from collections.abc import Callable
 from app.core.agent.credentials import get_api_key
 from app.core.agent.models.base import ModelProvider, ProviderAuthError, ProviderError
 from app.core.agent.models.catalog import ModelInfo
+from app.core.secrets import ANTHROPIC_API_KEY, missing_key_message
 from app.core.store.profiles import DEFAULT_MODEL, AgentProfile
 
 log = logging.getLogger(__name__)
@@ -53,9 +54,8 @@ def create_provider(profile: AgentProfile, *, api_key: str | None = None,
             max_retries=max_retries, timeout=timeout)
     key = api_key or get_api_key("anthropic")
     if not key:
-        raise ProviderAuthError(
-            "No Anthropic API key is set. Add one in Settings → Provider (it is kept in the OS "
-            "keyring) or set the ANTHROPIC_API_KEY environment variable.")
+        raise ProviderAuthError(missing_key_message(ANTHROPIC_API_KEY, "Anthropic API key",
+                                                    "Settings → Provider"))
     from app.core.agent.models.anthropic import AnthropicProvider
 
     return AnthropicProvider(api_key=key, base_url=url, max_retries=max_retries, timeout=timeout)
