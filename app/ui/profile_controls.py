@@ -85,6 +85,10 @@ class ProfileControls:
         self.mode_picker = QComboBox()
         self.mode_picker.setObjectName("mode-picker")
         self.mode_picker.setMinimumContentsLength(5)
+        # Screen readers name each picker by the label in front of it.
+        for picker, name in ((self.profile_picker, "Profile"), (self.model_picker, "Model"),
+                             (self.mode_picker, "Permission mode")):
+            picker.setAccessibleName(name)
         self.model_warning = QLabel()
         self.model_warning.setObjectName("model-warning")
         self.model_warning.setStyleSheet("color: #9a6700;")
