@@ -118,6 +118,7 @@ class AIPanel(QWidget):
 
         self.prompt = PromptEdit()  # dropped or pasted files and images: the tray below
         self.prompt.setObjectName("prompt")
+        self.prompt.setAccessibleName("Request to the AI")  # a screen reader's name for it
         self.prompt.setPlaceholderText("Ask for work… (Ctrl+Enter to send)")
         self.prompt.setMaximumHeight(110)
         self.prompt.setTabChangesFocus(True)  # Tab goes on to Send, as in any form

@@ -116,6 +116,7 @@ class ToolsPanel(QWidget):
         self.project_root: Path | None = None
         self.tree = QTreeWidget()
         self.tree.setObjectName("tools-tree")
+        self.tree.setAccessibleName("Tools")
         self.tree.setColumnCount(4)
         self.tree.setHeaderLabels(["Tool", "Risk", "Sandbox", ""])
         self.tree.setItemDelegateForColumn(COL_SANDBOX, _FittingTextDelegate(self.tree))

@@ -264,6 +264,7 @@ class Transcript(QScrollArea):
     def __init__(self) -> None:
         super().__init__()
         self.setObjectName("transcript")
+        self.setAccessibleName("Conversation")
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         body = QWidget()

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from app.core.agent.credentials import get_api_key
 from app.core.agent.models.base import ModelProvider, ProviderAuthError, ProviderError
 from app.core.agent.models.catalog import ModelInfo
+from app.core.secrets import ANTHROPIC_API_KEY, missing_key_message
 from app.core.store.profiles import DEFAULT_MODEL, AgentProfile
 
 log = logging.getLogger(__name__)
@@ -80,9 +81,8 @@ def create_provider(profile: AgentProfile, *, api_key: str | None = None,
     if not key and is_loopback_url(url):
         key = LOCAL_SERVER_KEY  # a local server (Ollama, llama.cpp) ignores the key
     if not key:
-        raise ProviderAuthError(
-            "No Anthropic API key is set. Add one in Settings → Provider (it is kept in the OS "
-            "keyring) or set the ANTHROPIC_API_KEY environment variable.")
+        raise ProviderAuthError(missing_key_message(ANTHROPIC_API_KEY, "Anthropic API key",
+                                                    "Settings → Provider"))
     from app.core.agent.models.anthropic import AnthropicProvider
 
     return AnthropicProvider(api_key=key, base_url=url, max_retries=max_retries, timeout=timeout)
@@ -123,18 +123,24 @@ async def list_model_infos(profile: AgentProfile | None = None, *, api_key: str 
     except ProviderError:
         return []
     try:
-        # Providers that know more than ids (created_at, lifecycle) say so; the rest give ids.
-        detailed = getattr(provider, "list_model_infos", None)
-        if detailed is not None:
-            infos: list[ModelInfo] = await detailed()
-        else:
-            infos = [ModelInfo(model_id) for model_id in await provider.list_models()]
+        infos = await provider_model_infos(provider)
     except ProviderError as exc:
         log.warning("listing models failed: %s", type(exc).__name__)
         return []
     finally:
         await provider.aclose()
     return infos
+
+
+async def provider_model_infos(provider: ModelProvider) -> list[ModelInfo]:
+    """What ``provider`` lists; its ProviderError propagates (Settings' Test connection
+    reports it)."""
+    # Providers that know more than ids (created_at, lifecycle) say so; the rest give ids.
+    detailed = getattr(provider, "list_model_infos", None)
+    if detailed is not None:
+        infos: list[ModelInfo] = await detailed()
+        return infos
+    return [ModelInfo(model_id) for model_id in await provider.list_models()]
 
 
 async def list_models(profile: AgentProfile | None = None, *, api_key: str | None = None,
