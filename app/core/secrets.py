@@ -30,11 +30,12 @@ ENVIRONMENT_VARIABLES = {
 
 SecretSource = Literal["environment", "session", "keyring", "none"]
 
-# How to get a keyring where there is none, for messages (Linux desktops run one of the first
-# two; keyrings.alt stores keys in a file, readable by anything running as you).
+# How to get a keyring where there is none, for messages. Never a backend that keeps keys in
+# a plain file (keyrings.alt's, readable by anything running as you).
 KEYRING_INSTALL_HINT = (
-    "To store keys, run a keyring service: GNOME Keyring or KWallet (the Secret Service), or "
-    "install a keyring backend such as keyrings.alt (pip install keyrings.alt).")
+    "To store keys, install and unlock a keyring service: GNOME Keyring (gnome-keyring) or "
+    "KWallet, which provide the Secret Service; or set the key in the environment Tebiki "
+    "starts in.")
 
 
 

@@ -182,7 +182,8 @@ def test_settings_without_keyring_offer_a_session_key_and_save_the_rest(qtbot, s
     assert tab.session_only.isChecked()
     note = tab.keyring_note.text()
     assert not tab.keyring_note.isHidden() and "NoKeyringError" in note
-    assert "install" in note.lower() and "keyrings.alt" in note
+    assert "install" in note.lower() and "GNOME Keyring" in note
+    assert "keyrings.alt" not in note  # never a plain-text file of keys
     _fill(tab)
     dialog._save()
     assert dialog.result() == QDialog.DialogCode.Accepted
