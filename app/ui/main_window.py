@@ -104,7 +104,8 @@ class MainWindow(QMainWindow):
             open_settings=lambda: self.profiles.open_settings(),
             stop_run=lambda: self.ai_panel.stop(),
             show_history=lambda: self.tabs.setCurrentIndex(1),
-            data_dir=lambda: self.services.data_dir if self.services is not None else None)
+            data_dir=lambda: self.services.data_dir if self.services is not None else None,
+            message_action=lambda m: getattr(self.ai_panel.conversation_actions, m)())
         self.folders = ProjectFolders(
             self, self.profiles.project_label, self.menus.recent_menu,
             lambda: self.live_services, opened=self._project_opened,

@@ -154,6 +154,7 @@ class AIPanel(QWidget):
             shortcut.activated.connect(action)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             shortcut = QShortcut(QKeySequence(keys), self.prompt)
+            shortcut.setWhatsThis("Send the request (in the prompt)")
             shortcut.activated.connect(lambda: self.send())
         self.prompt.textChanged.connect(self._on_prompt_changed)
         self.conversations.refresh()
@@ -284,8 +285,6 @@ class AIPanel(QWidget):
 
     def handle_event(self, event: AgentEvent) -> None:
         self.events.handle(event)
-
-    # -- running -----------------------------------------------------------------------------
 
     def send(self, text: str | None = None) -> bool:
         # The tray's attachments go with what the person typed, not with a Continue.
