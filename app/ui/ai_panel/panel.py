@@ -33,6 +33,7 @@ from app.ui.ai_panel.run_notes import add_error_card, retire_error_cards
 from app.ui.ai_panel.run_task import RunTask
 from app.ui.ai_panel.service_notices import ServiceNotices
 from app.ui.ai_panel.session_holder import SessionHolder
+from app.ui.ai_panel.sub_agent_actions import SubAgentActions
 from app.ui.ai_panel.tool_cards import ToolCards
 from app.ui.ai_panel.undo_actions import UndoActions
 from app.ui.ai_panel.usage_line import UsageLine
@@ -96,7 +97,7 @@ class AIPanel(QWidget):
 
         self.transcript = Transcript()
         self.stream = AnswerStream(self.transcript)
-        self.tool_cards = ToolCards()
+        self.tool_cards = ToolCards(SubAgentActions(services, self.sessions))
         # Undo / redo of the agent's file changes (cards, runs, messages) and pruning.
         self.checkpoints = CheckpointController(services, self)
         self.checkpoints.message.connect(self.status_message)

@@ -114,7 +114,12 @@ class ToolConfigDialog(QDialog):
 
         for field in spec.config_fields:
             self._add_field(field, self._initial(field, config))
-        if not spec.config_fields:
+        # A built-in tool without fields has nothing to set; another provider's tool (MCP,
+        # custom) keeps its configuration as JSON.
+        self.no_options = not spec.config_fields and spec.server_id == "builtin"
+        if self.no_options:
+            self.form.addRow(QLabel("This tool has no options."))
+        elif not spec.config_fields:
             self._add_field(_WHOLE_CONFIG, config)
 
         self.error = QLabel()
@@ -222,6 +227,8 @@ class ToolConfigDialog(QDialog):
         self.accept()
 
     def _collect(self) -> dict[str, Any]:
+        if self.no_options:
+            return dict(self._original)
         if not self.spec.config_fields:
             value: dict[str, Any] = self._readers[_WHOLE_CONFIG.key]()
             return value

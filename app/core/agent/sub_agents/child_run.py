@@ -122,7 +122,12 @@ class ChildRun:
                 await self._stop(session, run)
         except asyncio.CancelledError:
             self._cancelled = True
-            await asyncio.shield(self._stop(session, run))
+            # Stopped: the session ends and the end is recorded, however many times Stop is
+            # pressed meanwhile (each press cancels this task again).
+            stopping = asyncio.ensure_future(self._stop(session, run))
+            while not stopping.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(stopping)
             self._finish(session)
             raise
         self._finish(session)
@@ -146,6 +151,12 @@ class ChildRun:
         for task in (self._inner, self.task):
             if task is not None and not task.done():
                 task.cancel()
+
+    def stop_session(self) -> None:
+        """Stop the session's run only (its task records the end)."""
+        self._cancelled = True
+        if self._inner is not None and not self._inner.done():
+            self._inner.cancel()
 
     def never_started(self) -> None:
         """It was stopped while it waited for a slot: nothing ran."""

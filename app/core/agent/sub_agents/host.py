@@ -279,7 +279,9 @@ class SubAgentHost:
                 try:
                     return await asyncio.shield(inner)
                 except asyncio.CancelledError:
-                    child.cancel()
+                    # Stopped: its session stops, and what it did is recorded before this
+                    # task ends (cancelling this task again would cut that short).
+                    child.stop_session()
                     with contextlib.suppress(BaseException):
                         await inner
                     raise
