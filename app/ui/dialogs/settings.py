@@ -33,11 +33,13 @@ from app.core.secrets import (
 from app.core.services import (
     Services,
 )
+from app.core.settings_fields import PARALLEL_RUNS, SUB_AGENT_LIMITS
 from app.core.store.profiles import DEFAULT_MODEL
 from app.ui.dialogs.checkpoint_settings import CheckpointsTab
 from app.ui.dialogs.rules_tab import RulesTab
 from app.ui.dialogs.sandbox_settings import SandboxGroup
 from app.ui.dialogs.sensitive_settings import SensitivePathsTab
+from app.ui.dialogs.setting_form import SettingsForm
 from app.ui.markup import escape
 from app.ui.model_list import ModelList
 
@@ -193,6 +195,13 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(sandbox_tab, "Sandbox")
         self.checkpoints_tab = CheckpointsTab(services)
         self.tabs.addTab(self.checkpoints_tab, "Checkpoints")
+        # How many sub-agents and conversations run at once, and how long a sub-agent may go.
+        self.runs_form = SettingsForm(services.settings, (*SUB_AGENT_LIMITS, PARALLEL_RUNS))
+        runs_tab = self.runs_tab = QWidget()
+        runs_layout = QVBoxLayout(runs_tab)
+        runs_layout.addLayout(self.runs_form)
+        runs_layout.addStretch(1)
+        self.tabs.addTab(runs_tab, "Sub-agents && runs")
         from app.ui.dialogs.usage_settings import UsageTab  # with the dialog, not at start-up
 
         self.usage_tab = UsageTab(services)
@@ -229,6 +238,9 @@ class SettingsDialog(QDialog):
             return
         if not self.checkpoints_tab.save():  # a value out of its range: say so
             self.tabs.setCurrentWidget(self.checkpoints_tab)
+            return
+        if not self.runs_form.save():
+            self.tabs.setCurrentWidget(self.runs_tab)
             return
         self.sandbox_group.save()
         if self.provider_tab.save():
