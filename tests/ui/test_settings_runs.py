@@ -3,7 +3,7 @@ shown from the store and saved back."""
 
 from __future__ import annotations
 
-from app.core.settings_fields import PARALLEL_RUNS, SUB_AGENTS_AT_ONCE, SUB_AGENT_TIME_LIMIT
+from app.core.settings_fields import PARALLEL_RUNS, SUB_AGENT_TIME_LIMIT, SUB_AGENTS_AT_ONCE
 
 
 def test_the_limits_round_trip(qtbot, services) -> None:  # type: ignore[no-untyped-def]
