@@ -3,12 +3,13 @@ child's full transcript (read off the GUI thread, shown read-only)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import asyncio  # imported where used: the ready window loads before the event loop
+
     from app.core.services import Services
     from app.ui.ai_panel.ports import SessionSource
 
@@ -33,6 +34,8 @@ class SubAgentActions:
             host.cancel_all()
 
     def open_transcript(self, conversation_id: int | None, title: str) -> None:
+        import asyncio
+
         if conversation_id is None:
             return
         read = asyncio.ensure_future(asyncio.to_thread(
