@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     # Imported by the first request, not at start-up: the window is ready without it (the app
     # loads it in a worker thread once the window is ready; see
-    # app.startup_threads.DEFERRED_UI_MODULES).
+    # app.ui.deferred_imports.DEFERRED_UI_MODULES).
     from app.ui.dialogs.approval import ApprovalDialog
 
 DEFAULT_ABORT_REASON = "The run was stopped."

@@ -197,7 +197,7 @@ class MainWindow(QMainWindow):
         services is built (``attach_tools``; at once when it already is)."""
         # Imported here, not at the top: the shell must not wait for them (see module doc).
         # The approval and tool-config dialogs are not needed to be ready: they are imported by
-        # their first use, or before it by app.startup_threads' warm-up of DEFERRED_UI_MODULES.
+        # their first use, or before it by app.ui.deferred_imports (DEFERRED_UI_MODULES).
         from app.ui.ai_panel.panel import AIPanel
         from app.ui.approval_queue import ApprovalQueue
 
@@ -292,6 +292,9 @@ class MainWindow(QMainWindow):
         self.server_requests = install_server_requests(self, services)
         install_mcp_sign_in(mcp)
 
+        from app.ui.deferred_imports import DEFERRED_UI_MODULES, import_in_turns
+
+        import_in_turns(DEFERRED_UI_MODULES, self)  # what the panels open later
         for item in self._needs_services:
             item.setEnabled(True)
         self.profiles.refresh()

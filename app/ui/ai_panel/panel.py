@@ -48,9 +48,9 @@ if TYPE_CHECKING:
     import asyncio  # imported where used: the ready window loads before the event loop
 
     # The agent's session and events, the tool cards and the conversation replay are imported
-    # by their first use (Send, the first event, opening a conversation), or before it, off the
-    # GUI thread, by app.startup_threads' warm-up after ready (DEFERRED_UI_MODULES,
-    # DEFERRED_AGENT_MODULES): the panel is ready without them.
+    # by their first use (Send, the first event, opening a conversation), or before it after
+    # ready (app.ui.deferred_imports' DEFERRED_UI_MODULES on the GUI thread, one per turn;
+    # app.startup_threads' DEFERRED_AGENT_MODULES in a worker): the panel is ready without them.
     from app.core.agent.attachments import Attachment
     from app.core.agent.events import AgentEvent
     from app.core.agent.session import AgentSession

@@ -31,7 +31,7 @@ from app.core.tools.containment import ProgramContainment, program_containment
 from app.ui.widgets.orchestration_choice import OrchestrationChoice
 
 # The tool-config dialog is imported by the first Configure…, not at start-up (the app loads it
-# in a worker thread once the window is ready; see app.startup_threads.DEFERRED_UI_MODULES).
+# in a worker thread once the window is ready; see app.ui.deferred_imports.DEFERRED_UI_MODULES).
 if TYPE_CHECKING:
     from app.core.services import Services
     from app.ui.dialogs.tool_config import ToolConfigDialog
