@@ -127,6 +127,11 @@ class ApprovalDialog(QDialog):
             header.addWidget(badge(f"{spec.risk.value} risk",
                                    "high" if spec.risk == RiskLevel.HIGH else "low"))
         layout.addLayout(header)
+        if request.conversation_title:  # several conversations run at once: which one asks
+            self.conversation_label = QLabel(
+                f"In the conversation <b>{escape(make_visible(request.conversation_title))}</b>")
+            self.conversation_label.setObjectName("approval-conversation")
+            layout.addWidget(self.conversation_label)
 
         # A guard's reason (a secret was read and this call sends data out; a sensitive path)
         # is what the person must read first.
