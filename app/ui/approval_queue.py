@@ -101,6 +101,8 @@ class ApprovalQueue(QObject):
         # Set by the panel that owns the conversation: keeps "remember in this conversation
         # only" rules. None: the dialog does not offer that choice.
         self.remember_for_conversation: ConversationRemember | None = None
+        # The request whose answer is being remembered (its conversation keeps the rules).
+        self.answering: ApprovalRequest | None = None
 
     @property
     def current_dialog(self) -> ApprovalDialog | None:
@@ -124,9 +126,14 @@ class ApprovalQueue(QObject):
             self._forget(future)
             raise
 
-    def abort(self, reason: str = DEFAULT_ABORT_REASON) -> None:
+    def abort(self, reason: str = DEFAULT_ABORT_REASON,
+              only: Callable[[ApprovalRequest], bool] | None = None) -> None:
         """Decline the current dialog and every queued request with ``reason``; none of them
-        runs. Calling it again, or from inside itself, does nothing more."""
+        runs. Calling it again, or from inside itself, does nothing more. ``only``: just the
+        requests it accepts (one conversation's Stop), the others keep waiting."""
+        if only is not None:
+            self._abort_some(reason, only)
+            return
         current, self._current = self._current, None
         waiting, self._waiting = self._waiting, deque()
         self._answered = 0
@@ -142,18 +149,33 @@ class ApprovalQueue(QObject):
             self._dismiss(current[1])
         self.pending_changed.emit(0)
 
+    def _abort_some(self, reason: str, only: Callable[[ApprovalRequest], bool]) -> None:
+        from app.core.agent.events import ApprovalResponse  # loaded by the request itself
+
+        declined = ApprovalResponse.decline(reason)
+        for item in self._drop(lambda p: only(p.request)):
+            item.resolve(declined)
+
     def _forget(self, future: asyncio.Future[ApprovalResponse]) -> None:
         """The awaiting task was cancelled: drop its request, close its dialog if shown."""
-        self._waiting = deque(p for p in self._waiting if p.future is not future)
-        if self._current is not None and self._current[0].future is future:
-            dialog = self._current[1]
+        self._drop(lambda p: p.future is future)
+
+    def _drop(self, which: Callable[[_Pending], bool]) -> list[_Pending]:
+        """Take the requests ``which`` accepts out of the queue (closing the shown one's
+        dialog, showing the next); they are returned unanswered."""
+        dropped = [p for p in self._waiting if which(p)]
+        self._waiting = deque(p for p in self._waiting if not which(p))
+        if self._current is not None and which(self._current[0]):
+            pending, dialog = self._current
             self._current = None
+            dropped.append(pending)
             self._dismiss(dialog)
             self._show_next()
         if self.pending_count() == 0:
             self._answered = 0
         self._show_position()
         self.pending_changed.emit(self.pending_count())
+        return dropped
 
     def _dismiss(self, dialog: ApprovalDialog) -> None:
         """Close a dialog that is no longer current. Its ``finished`` signal still fires, but
@@ -189,9 +211,12 @@ class ApprovalQueue(QObject):
         remembered = dialog.conversation_rules()
         if remembered and self.remember_for_conversation is not None:
             try:  # before the answer: the next call of this conversation must see them
+                self.answering = pending.request
                 self.remember_for_conversation(remembered)
             except Exception:  # an invalid rule must not change the answer the person gave
                 log.exception("could not remember the rule for this conversation")
+            finally:
+                self.answering = None
         pending.resolve(dialog.response())
         dialog.deleteLater()
         self._answered = self._answered + 1 if self._waiting else 0

@@ -51,6 +51,9 @@ class ApprovalRequest:
     # The sub-agent that asks ("orchestrator", "researcher-2"); () for the person's own agent.
     # Its "Always allow" is kept for that sub-agent only (app.core.agent.call_approval).
     agent_chain: tuple[str, ...] = ()
+    # The conversation that asks (several run at once: the dialog names it); set by the UI.
+    conversation_id: int | None = None
+    conversation_title: str = ""
 
 
 @dataclass(frozen=True)

@@ -101,8 +101,7 @@ class Conversations:
         return session.conversation_id if session is not None else None
 
     def new_conversation(self) -> None:
-        if self._runs.running:
-            return
+        # A run going on here goes on in the background (SessionHolder.discard).
         self._sessions.discard()
         self._clear_panel()
         self.refresh()
@@ -162,11 +161,7 @@ class Conversations:
             return False
 
     def _on_picked(self, conversation_id: int) -> None:
-        if self._runs.running:
-            self._status("Stop the run before opening another conversation.")
-            self.refresh()
-            return
-        self.open(conversation_id)
+        self.open(conversation_id)  # a run going on here goes on in the background
 
     def _on_deleted(self, conversation_id: int) -> None:
         root = self._project_root()
@@ -188,7 +183,8 @@ class Conversations:
 
     def _can_delete(self, conversation_id: int) -> bool:
         """Not the conversation a run is adding to (stop it first)."""
-        return not (self._runs.running and self._current() == conversation_id)
+        return not (self._runs.running and self._current() == conversation_id) and \
+            not self._sessions.running_in_background(conversation_id)
 
     def _on_renamed(self, conversation_id: int, title: str) -> None:
         if self._current() == conversation_id:

@@ -61,6 +61,8 @@ log = logging.getLogger(__name__)
 # The agent's session and its tool loop: imported by the warm-up once the person types, or by
 # the first run off the GUI thread (AIPanel._first_run).
 SESSION_MODULE = "app.core.agent.session"
+RUNS_AT_LIMIT = ("As many conversations as Settings allow are running at once; wait for one "
+                 "or stop it (Run → Runs), then send again.")
 
 
 class AIPanel(QWidget):
@@ -79,17 +81,16 @@ class AIPanel(QWidget):
         self.approvals = approvals
         self._project_root = project_root
         status = self.status_message.emit
-        # Events and Send are looked up when they happen: a test or a benchmark may wrap them.
-        self.sessions = SessionHolder(services, lambda: self.profile_id, approvals.request,
-                                      lambda event: self.handle_event(event))
-        # "Remember in this conversation only": kept for the conversation open here.
-        # services.permissions read when it is used: the panel is ready before it is built.
-        approvals.remember_for_conversation = lambda rules: remember_in_conversation(
-            services.permissions,
-            lambda: self.session.conversation_id if self.session is not None else None,
-            status)(rules)
         self.runs = RunTask(starting=self._run_starting, ended=self._run_ended,
                             running_changed=self._show_running)
+        # Events and Send are looked up when they happen: a test or a benchmark may wrap them.
+        # A conversation left while it runs goes on in the background (sessions.pool).
+        self.sessions = SessionHolder(services, lambda: self.profile_id, approvals.request,
+                                      lambda event: self.handle_event(event), self.runs)
+        # "Remember in this conversation only": kept for the conversation that asked.
+        # services.permissions read when it is used: the panel is ready before it is built.
+        approvals.remember_for_conversation = lambda rules: remember_in_conversation(
+            services.permissions, self._asking_conversation, status)(rules)
         # Shown by Send without a project; removed as soon as one is open.
         self._project_hint: ErrorCard | None = None
         self._stop_before_start = False
@@ -279,6 +280,12 @@ class AIPanel(QWidget):
             self.undo.refresh_restore_actions()
         self.tool_cards.this_run.clear()
 
+    def _asking_conversation(self) -> int | None:
+        request = self.approvals.answering
+        if request is not None and request.conversation_id is not None:
+            return request.conversation_id
+        return self.session.conversation_id if self.session is not None else None
+
     def _drop_project_hint(self) -> None:
         if self._project_hint is not None:
             self.transcript.remove(self._project_hint)
@@ -307,6 +314,9 @@ class AIPanel(QWidget):
             return bool(text or attachments) and self.conversation_actions.send_edit(text)
         if self.attachment_tray.busy:
             self.status_message.emit("Still reading the attachments; send again in a moment.")
+            return False
+        if not self.sessions.may_start():
+            self.status_message.emit(RUNS_AT_LIMIT)
             return False
         if not text:
             from app.core.agent.attachments import default_prompt
@@ -348,8 +358,11 @@ class AIPanel(QWidget):
             self.runs.start(self.session.retry())
 
     def stop(self) -> None:
-        """Stop: the stream and any running tool are cancelled; pending approvals decline."""
-        self.approvals.abort("The person stopped the run.")
+        """Stop: the stream and any running tool are cancelled; pending approvals decline
+        (this conversation's: the others run on)."""
+        shown = self.session.conversation_id if self.session is not None else None
+        self.approvals.abort("The person stopped the run.",
+                             only=lambda r: r.conversation_id in (None, shown))
         if self.session is not None:
             self.session.cancel()
         elif self.running:  # the first run is still loading its modules (_first_run)
@@ -373,6 +386,7 @@ class AIPanel(QWidget):
         await self.sessions.aclose()
 
     def _run_starting(self) -> None:
+        self.sessions.started(self._project_root())
         self.stream.forget()
         retire_error_cards(self.transcript)  # a new run supersedes every earlier failure
 
@@ -384,6 +398,7 @@ class AIPanel(QWidget):
                            lambda: self.retry())
         self.stream.flush()
         self.undo.end_run()
+        self.sessions.ended()
 
     def _show_running(self, running: bool) -> None:
         self.send_button.setEnabled(not running)

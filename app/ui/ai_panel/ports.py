@@ -41,6 +41,10 @@ class SessionSwitch(SessionSource, Protocol):
         """No session: the next Send starts a new conversation."""
         ...
 
+    def running_in_background(self, conversation_id: int) -> bool:
+        """Whether ``conversation_id`` runs, not shown (session_pool)."""
+        ...
+
 
 class RunStarter(RunState, Protocol):
     def start(self, run: Coroutine[Any, Any, None]) -> asyncio.Future[None]:

@@ -1,5 +1,7 @@
 """The AI panel's run: one task at a time on the qasync loop — a Send, a Retry, an edit's
-resend, Regenerate or a compaction — and whether one is going."""
+resend, Regenerate or a compaction — and whether one is going. It is the run of the
+conversation shown: one left while it runs is ``detach``ed (it goes on in the background) and
+``adopt``ed when shown again."""
 
 from __future__ import annotations
 
@@ -38,6 +40,25 @@ class RunTask:
         task.add_done_callback(self._on_done)
         self._set_running(True)
         return task
+
+    def detach(self) -> asyncio.Task[None] | None:
+        """The run goes on without the panel (another conversation is shown): its task, now
+        no longer the panel's, or None when none is going."""
+        task = self.task
+        if task is None or task.done():
+            return None
+        task.remove_done_callback(self._on_done)
+        self.task = None
+        self._set_running(False)
+        return task
+
+    def adopt(self, task: asyncio.Task[None]) -> None:
+        """A detached run's conversation is shown again: its task is the panel's run."""
+        if task.done():
+            return
+        self.task = task
+        task.add_done_callback(self._on_done)
+        self._set_running(True)
 
     def _on_done(self, task: asyncio.Task[None]) -> None:
         self._ended(task)

@@ -127,6 +127,11 @@ class ApprovalDialog(QDialog):
             header.addWidget(badge(f"{spec.risk.value} risk",
                                    "high" if spec.risk == RiskLevel.HIGH else "low"))
         layout.addLayout(header)
+        if request.conversation_title:  # several conversations run at once: which one asks
+            self.conversation_label = QLabel(
+                f"In the conversation <b>{escape(make_visible(request.conversation_title))}</b>")
+            self.conversation_label.setObjectName("approval-conversation")
+            layout.addWidget(self.conversation_label)
         # A sub-agent asks: the person must know which agent, before anything else.
         self.agent_chain: QLabel | None = None
         if request.agent_chain:
