@@ -32,7 +32,7 @@ from app.ui.ai_panel.run_events import RunEvents
 from app.ui.ai_panel.run_notes import add_error_card, retire_error_cards
 from app.ui.ai_panel.run_task import RunTask
 from app.ui.ai_panel.service_notices import ServiceNotices
-from app.ui.ai_panel.session_holder import SessionHolder
+from app.ui.ai_panel.session_holder import SessionHolder, asking_conversation
 from app.ui.ai_panel.sub_agent_actions import SubAgentActions
 from app.ui.ai_panel.tool_cards import ToolCards
 from app.ui.ai_panel.undo_actions import UndoActions
@@ -58,11 +58,8 @@ if TYPE_CHECKING:
     from app.ui.ai_panel.find_bar import FindBar
 
 log = logging.getLogger(__name__)
-# The agent's session and its tool loop: imported by the warm-up once the person types, or by
-# the first run off the GUI thread (AIPanel._first_run).
+# The agent's session: imported by the warm-up once the person types, or the first run.
 SESSION_MODULE = "app.core.agent.session"
-RUNS_AT_LIMIT = ("As many conversations as Settings allow are running at once; wait for one "
-                 "or stop it (Run → Runs), then send again.")
 
 
 class AIPanel(QWidget):
@@ -90,7 +87,8 @@ class AIPanel(QWidget):
         # "Remember in this conversation only": kept for the conversation that asked.
         # services.permissions read when it is used: the panel is ready before it is built.
         approvals.remember_for_conversation = lambda rules: remember_in_conversation(
-            services.permissions, self._asking_conversation, status)(rules)
+            services.permissions, lambda: asking_conversation(approvals, self.session),
+            status)(rules)
         # Shown by Send without a project; removed as soon as one is open.
         self._project_hint: ErrorCard | None = None
         self._stop_before_start = False
@@ -209,8 +207,6 @@ class AIPanel(QWidget):
         self.prompt.textChanged.disconnect(self._on_prompt_changed)
         self.writing_started.emit()
 
-    # -- what the window asks of the panel ---------------------------------------------------
-
     @property
     def session(self) -> AgentSession | None:
         return self.sessions.session
@@ -250,8 +246,6 @@ class AIPanel(QWidget):
             bar.closed.connect(lambda: self.prompt.setFocus())
         return self._find_bar
 
-    # -- the conversation shown --------------------------------------------------------------
-
     def _clear(self) -> None:
         """Another conversation: nothing of this one's is left in the panel."""
         self.tool_cards.clear()
@@ -279,12 +273,6 @@ class AIPanel(QWidget):
             self.stream.forget()
             self.undo.refresh_restore_actions()
         self.tool_cards.this_run.clear()
-
-    def _asking_conversation(self) -> int | None:
-        request = self.approvals.answering
-        if request is not None and request.conversation_id is not None:
-            return request.conversation_id
-        return self.session.conversation_id if self.session is not None else None
 
     def _drop_project_hint(self) -> None:
         if self._project_hint is not None:
@@ -316,7 +304,7 @@ class AIPanel(QWidget):
             self.status_message.emit("Still reading the attachments; send again in a moment.")
             return False
         if not self.sessions.may_start():
-            self.status_message.emit(RUNS_AT_LIMIT)
+            self.status_message.emit(self.sessions.AT_LIMIT)
             return False
         if not text:
             from app.core.agent.attachments import default_prompt
@@ -358,8 +346,7 @@ class AIPanel(QWidget):
             self.runs.start(self.session.retry())
 
     def stop(self) -> None:
-        """Stop: the stream and any running tool are cancelled; pending approvals decline
-        (this conversation's: the others run on)."""
+        """Stop this conversation's stream, tool and pending approvals (the others run on)."""
         shown = self.session.conversation_id if self.session is not None else None
         self.approvals.abort("The person stopped the run.",
                              only=lambda r: r.conversation_id in (None, shown))
@@ -373,9 +360,7 @@ class AIPanel(QWidget):
         import asyncio
 
         self.stop()
-        # Attachments still being read are not waited for: their chips would be filled in
-        # on a panel that is going away.
-        self.attachment_tray.cancel_loads()
+        self.attachment_tray.cancel_loads()  # not waited for: the panel is going away
         self.conversation_actions.edit_attachments.stop_loading()
         task = self.runs.task
         if task is not None and not task.done():

@@ -21,9 +21,22 @@ if TYPE_CHECKING:
     from app.core.agent.session import AgentSession
     from app.core.services import Services
     from app.ui.ai_panel.run_task import RunTask
+    from app.ui.approval_queue import ApprovalQueue
+
+
+def asking_conversation(approvals: ApprovalQueue, shown: AgentSession | None) -> int | None:
+    """The conversation whose approval is being answered (it may run in the background), else
+    the one shown: where "remember in this conversation only" keeps its rules."""
+    request = approvals.answering
+    if request is not None and request.conversation_id is not None:
+        return request.conversation_id
+    return shown.conversation_id if shown is not None else None
 
 
 class SessionHolder:
+    AT_LIMIT = ("As many conversations as Settings allow are running at once; wait for one or "
+                "stop it (Run → Runs), then send again.")
+
     """``session``: the conversation's agent session, or None before its first Send."""
 
     def __init__(self, services: Services, profile_id: Callable[[], int], approver: Approver,
