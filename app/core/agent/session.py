@@ -63,7 +63,8 @@ from app.core.agent.models import InternalError, ProviderError, default_client_f
 from app.core.agent.project_instructions import InstructionsLoader
 from app.core.agent.review_step import ReviewStep
 from app.core.agent.session_history import ConversationHistory
-from app.core.agent.sub_agents.host import SubAgentHost, build_host
+from app.core.agent.sub_agents.host import SubAgentHost
+from app.core.agent.sub_agents.wiring import build_host
 from app.core.agent.usage_tracking import UsageTracking
 from app.core.permissions.flow import FlowState
 from app.core.permissions.rules import PermissionRule

@@ -22,6 +22,7 @@ none (it thinks and answers). Files are read without blocking (app.core.safe_rea
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -176,3 +177,18 @@ def _shown(path: Path, project_root: Path) -> str:
         return str(path.relative_to(project_root))
     except ValueError:
         return str(path)
+
+
+def child_system_prompt(definition: SubAgentDefinition) -> str:
+    """The child's system prompt: who it is, that its answer goes back to its parent and
+    that a declined call did not happen, then its instructions (and the JSON it must answer
+    with, when it has a result schema)."""
+    schema_note = ""
+    if definition.result_schema is not None:
+        schema_note = ("\n\nAnswer with JSON only, matching this schema:\n"
+                       + json.dumps(definition.result_schema))
+    return (f"You are the sub-agent {definition.name!r}, started by another agent for one "
+            "task. Do the task with the tools you have, then answer with your result; your "
+            "final answer goes back to that agent. Calls the person declines or the rules "
+            "deny did not happen: say so rather than claiming success.\n\n"
+            f"{definition.instructions}{schema_note}")
