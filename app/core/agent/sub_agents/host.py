@@ -302,10 +302,14 @@ class SubAgentHost:
         try:
             await asyncio.shield(child.task)
         except asyncio.CancelledError:
-            child.cancel()  # the parent was stopped: so is its foreground child
-            with contextlib.suppress(BaseException):
-                await child.task
-            raise
+            parent = asyncio.current_task()
+            if (parent is not None and parent.cancelling()) or not child.task.cancelled():
+                child.cancel()  # the parent was stopped: so is its foreground child
+                with contextlib.suppress(BaseException):
+                    await child.task
+                raise
+            # The child alone was stopped (its row's Stop, Stop all): the parent gets its
+            # result (cancelled) and goes on.
         except Exception:
             log.exception("sub-agent %s failed", child.definition.name)
         text = child.result or f"Sub-agent {child.definition.name!r} ended without a result."
