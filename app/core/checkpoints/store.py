@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
+from app.core.checkpoints.frozen_rules import FrozenRules
 from app.core.checkpoints.model import (
     Checkpoint,
     FileChange,
@@ -95,10 +96,16 @@ class CheckpointStore:
 
     # -- snapshots -----------------------------------------------------------------------------
 
-    def snapshot(self, label: str = "") -> Checkpoint:
-        """Record the project folder's current state."""
+    def snapshot(self, label: str = "", rules: FrozenRules | None = None) -> Checkpoint:
+        """Record the project folder's current state (with a run's ignore ``rules``, fixed
+        when it started, when given)."""
         with self._locked():
-            return self._snapshot(label)
+            return self._snapshots.take(label, rules)
+
+    def freeze_rules(self) -> FrozenRules:
+        """The ignore rules now: a run's checkpoints keep using them (see frozen_rules)."""
+        with self._locked():
+            return self._snapshots.freeze_rules()
 
     def _snapshot(self, label: str) -> Checkpoint:
         return self._snapshots.take(label)

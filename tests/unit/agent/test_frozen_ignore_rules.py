@@ -1,0 +1,100 @@
+"""A run's checkpoints keep the ignore rules the run started with.
+
+A call that edits ``.gitignore`` must not change what the next calls' checkpoints record: a
+file the run "ignores" half-way is still recorded (its rewrite is undone), and a data folder the
+run "un-ignores" stays unrecorded (read-only to unasked calls, never deleted by undo as if the
+run had made it). These tests drive the real AgentSession in auto mode against the fake model;
+the proof is the files on disk after the app's own undo.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.core.agent.checkpointing import Checkpointer
+from app.core.agent.events import FilesChanged, ToolFinished
+from app.core.permission_mode import PermissionMode
+from tests.fakes.anthropic_server import Response, tool
+from tests.sandbox_support import requires_sandbox
+from tests.unit.agent.helpers import Harness
+
+pytestmark = requires_sandbox
+
+NOTES = b"the person's notes, recorded by every checkpoint\n"
+DATA = b"gitignored results of a week of computing\n"
+
+
+@pytest.fixture
+def project(project_outside_tmp: Path) -> Path:
+    return project_outside_tmp
+
+
+def run_unasked(harness: Harness, *commands: str) -> None:
+    harness.update_profile(permission_mode=PermissionMode.AUTO)
+    harness.enable("shell_exec", allowed_commands=["rm", "sh", "echo"],
+                   allowed_write_dirs=["."])
+    harness.server.script(
+        *(Response.tools(tool("shell_exec", {"command": c}, id=f"t{n}"))
+          for n, c in enumerate(commands, 1)),
+        Response.text("Done."))
+
+
+async def test_a_file_the_run_ignores_half_way_is_still_restored_by_undo(
+        harness: Harness, fresh_data_dir: Path) -> None:
+    project = harness.project
+    (project / ".gitignore").write_text("*.log\n")
+    (project / "notes.txt").write_bytes(NOTES)
+    run_unasked(harness, "rm notes.txt",
+                "sh -c 'echo notes.txt >> .gitignore && echo garbage > notes.txt'")
+    checkpointer = Checkpointer(fresh_data_dir, project)
+    await harness.session(checkpointer=checkpointer).run("tidy up")
+    assert harness.approver.requests == []
+    assert all(not f.is_error for f in harness.of(ToolFinished)), harness.of(ToolFinished)
+    calls = [e.changes for e in harness.of(FilesChanged)]
+    assert "notes.txt" in calls[1].paths  # the rewrite is recorded, not "ignored"
+
+    plan = await checkpointer.plan_undo(calls)
+    undo = await checkpointer.apply(plan, calls)
+    assert undo.result.ok, undo.result.errors
+    assert (project / "notes.txt").read_bytes() == NOTES
+    assert (project / ".gitignore").read_text() == "*.log\n"
+
+
+async def test_a_folder_the_run_un_ignores_stays_unrecorded_and_survives_undo(
+        harness: Harness, fresh_data_dir: Path) -> None:
+    project = harness.project
+    (project / ".gitignore").write_text("data/\n")
+    (project / "data").mkdir()
+    (project / "data" / "results.csv").write_bytes(DATA)
+    run_unasked(harness, "sh -c 'echo \"# nothing ignored\" > .gitignore'", "rm -rf data")
+    checkpointer = Checkpointer(fresh_data_dir, project)
+    await harness.session(checkpointer=checkpointer).run("clean up")
+    # still unrecorded for this run, so still read-only to its unasked calls
+    assert (project / "data" / "results.csv").read_bytes() == DATA
+    assert "read-only to this call" in harness.of(ToolFinished)[1].content
+    first = harness.of(FilesChanged)[0].changes
+    assert first.paths == (".gitignore",)  # the data did not become "created by the run"
+
+    plan = await checkpointer.plan_undo([first])
+    undo = await checkpointer.apply(plan, [first])
+    assert undo.result.ok, undo.result.errors
+    assert (project / "data" / "results.csv").read_bytes() == DATA
+    assert (project / ".gitignore").read_text() == "data/\n"
+
+
+async def test_the_next_run_starts_from_the_rules_as_they_are_then(
+        harness: Harness, fresh_data_dir: Path) -> None:
+    project = harness.project
+    (project / ".gitignore").write_text("*.log\n")
+    run_unasked(harness, "sh -c 'echo out.txt >> .gitignore'")
+    checkpointer = Checkpointer(fresh_data_dir, project)
+    session = harness.session(checkpointer=checkpointer)
+    await session.run("ignore out.txt")
+    harness.server.script(
+        Response.tools(tool("shell_exec", {"command": "sh -c 'echo x > out.txt'"}, id="t9")),
+        Response.text("Done."))
+    await session.run("write out.txt")
+    last = harness.of(FilesChanged)[-1].changes
+    assert last.paths == () and last.created_unrecorded == ("out.txt",)
