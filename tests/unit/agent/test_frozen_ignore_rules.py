@@ -3,7 +3,9 @@
 A call that edits ``.gitignore`` must not change what the next calls' checkpoints record: a
 file the run "ignores" half-way is still recorded (its rewrite is undone), and a data folder the
 run "un-ignores" stays unrecorded (read-only to unasked calls, never deleted by undo as if the
-run had made it). These tests drive the real AgentSession in auto mode against the fake model;
+run had made it). A FIFO ``.gitignore`` a call makes counts as absent and stops no later
+checkpoint; where it does stop one (no bubblewrap to hide it from git), the next call is not
+"reversible" and asks. These tests drive the real AgentSession in auto mode against the fake model;
 the proof is the files on disk after the app's own undo.
 """
 
@@ -98,3 +100,45 @@ async def test_the_next_run_starts_from_the_rules_as_they_are_then(
     await session.run("write out.txt")
     last = harness.of(FilesChanged)[-1].changes
     assert last.paths == () and last.created_unrecorded == ("out.txt",)
+
+
+async def test_a_fifo_gitignore_made_by_a_call_breaks_no_later_checkpoint(
+        harness: Harness, fresh_data_dir: Path) -> None:
+    project = harness.project
+    (project / ".gitignore").write_text("data/\n")
+    (project / "data").mkdir()
+    (project / "data" / "results.csv").write_bytes(DATA)
+    (project / "a.txt").write_text("one\n")
+    run_unasked(harness, "sh -c 'rm .gitignore && mkfifo .gitignore'", "rm -rf data",
+                "sh -c 'echo two > a.txt'")
+    checkpointer = Checkpointer(fresh_data_dir, project)
+    await harness.session(checkpointer=checkpointer).run("go")
+    assert (project / "data" / "results.csv").read_bytes() == DATA  # still read-only
+    calls = [e.changes for e in harness.of(FilesChanged)]
+    assert len(calls) == 3 and calls[2].paths == ("a.txt",)  # every checkpoint was taken
+    plan = await checkpointer.plan_undo(calls[2:])
+    undo = await checkpointer.apply(plan, calls[2:])
+    assert undo.result.ok, undo.result.errors
+    assert (project / "a.txt").read_text() == "one\n"
+
+
+async def test_when_a_fifo_gitignore_stops_checkpoints_the_next_call_asks(
+        harness: Harness, fresh_data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.core.checkpoints.rule_files as rule_files
+
+    project = harness.project
+    (project / "a.txt").write_text("one\n")
+    no_bubblewrap = rule_files.RuleFileGuard.wrapper
+
+    def wrapper(guard: rule_files.RuleFileGuard, unsafe: list[bytes]) -> tuple[str, ...]:
+        if unsafe:  # as where bubblewrap is missing: the checkpoint fails, never hangs
+            raise rule_files.UnsafeRuleFile("no bubblewrap here")
+        return no_bubblewrap(guard, unsafe)
+
+    monkeypatch.setattr(rule_files.RuleFileGuard, "wrapper", wrapper)
+    run_unasked(harness, "mkfifo .gitignore", "rm a.txt")
+    harness.enable("shell_exec", allowed_commands=["rm", "mkfifo"], allowed_write_dirs=["."])
+    checkpointer = Checkpointer(fresh_data_dir, project)
+    await harness.session(checkpointer=checkpointer).run("go")
+    assert [r.tool_use_id for r in harness.approver.requests] == ["t2"]  # not "reversible"
+    assert (project / "a.txt").read_text() == "one\n"  # declined
