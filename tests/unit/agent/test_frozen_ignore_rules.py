@@ -43,6 +43,13 @@ def run_unasked(harness: Harness, *commands: str) -> None:
         Response.text("Done."))
 
 
+def with_ignored_data(project: Path) -> Path:
+    (project / ".gitignore").write_text("data/\n")
+    (project / "data").mkdir()
+    (project / "data" / "results.csv").write_bytes(DATA)
+    return project
+
+
 async def test_a_file_the_run_ignores_half_way_is_still_restored_by_undo(
         harness: Harness, fresh_data_dir: Path) -> None:
     project = harness.project
@@ -66,10 +73,7 @@ async def test_a_file_the_run_ignores_half_way_is_still_restored_by_undo(
 
 async def test_a_folder_the_run_un_ignores_stays_unrecorded_and_survives_undo(
         harness: Harness, fresh_data_dir: Path) -> None:
-    project = harness.project
-    (project / ".gitignore").write_text("data/\n")
-    (project / "data").mkdir()
-    (project / "data" / "results.csv").write_bytes(DATA)
+    project = with_ignored_data(harness.project)
     run_unasked(harness, "sh -c 'echo \"# nothing ignored\" > .gitignore'", "rm -rf data")
     checkpointer = Checkpointer(fresh_data_dir, project)
     await harness.session(checkpointer=checkpointer).run("clean up")
@@ -104,10 +108,7 @@ async def test_the_next_run_starts_from_the_rules_as_they_are_then(
 
 async def test_a_fifo_gitignore_made_by_a_call_breaks_no_later_checkpoint(
         harness: Harness, fresh_data_dir: Path) -> None:
-    project = harness.project
-    (project / ".gitignore").write_text("data/\n")
-    (project / "data").mkdir()
-    (project / "data" / "results.csv").write_bytes(DATA)
+    project = with_ignored_data(harness.project)
     (project / "a.txt").write_text("one\n")
     run_unasked(harness, "sh -c 'rm .gitignore && mkfifo .gitignore'", "rm -rf data",
                 "sh -c 'echo two > a.txt'")
