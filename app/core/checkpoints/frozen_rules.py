@@ -31,6 +31,7 @@ __all__ = ["FrozenRules", "freeze", "frozen_status"]
 
 _MAX_RULE_FILE_BYTES = 1 << 20
 _GLOB_SPECIAL = re.compile(rb"([*?\[\\])")
+_BOM = b"\xef\xbb\xbf"  # git skips it at the start of an ignore file
 
 Fingerprint = tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns
 
@@ -65,10 +66,7 @@ class FrozenRules:
         pattern wins, as a deeper ``.gitignore`` beats a shallower one in git."""
         lines = [os.fsencode(b) for b in base]
         for rel in sorted(self.files, key=lambda r: (r.count(b"/"), r)):
-            folder = rel.rpartition(b"/")[0]
-            if b"\n" in folder or b"\r" in folder:
-                continue  # a folder name no pattern line can hold: its rules count as absent
-            lines += _rebased(folder, self.files[rel])
+            lines += _rebased(rel.rpartition(b"/")[0], self.files[rel].removeprefix(_BOM))
         return b"".join(line + b"\n" for line in lines)
 
 
@@ -123,7 +121,10 @@ def _rebased(folder: bytes, text: bytes) -> list[bytes]:
     """The patterns of ``folder``'s ``.gitignore`` as patterns of the top folder."""
     if not folder:
         return [line for line in text.split(b"\n") if line and not line.startswith(b"#")]
-    prefix = b"/" + _GLOB_SPECIAL.sub(rb"\\\1", folder) + b"/"
+    # a line cannot hold a newline: "?" stands for it (matching a few more names can only
+    # leave more unrecorded, which unasked calls find read-only)
+    escaped = _GLOB_SPECIAL.sub(rb"\\\1", folder).replace(b"\n", b"?").replace(b"\r", b"?")
+    prefix = b"/" + escaped + b"/"
     out: list[bytes] = []
     for line in text.split(b"\n"):
         if not line or line.startswith(b"#"):

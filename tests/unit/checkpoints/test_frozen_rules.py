@@ -14,6 +14,8 @@ RULES = {
     "sub/.gitignore": "*.tmp\nanchored/x.txt\n/only-here.txt\ndeep/\n!important.tmp\n",
     "sub/inner/.gitignore": "*.dat\n!keep.log\n",
     "we[i]rd*/.gitignore": "*.bin\n",
+    "bom/.gitignore": "\ufeff*.bak\r\nkeep/\r\n",
+    "new\nline/.gitignore": "*.o\n",
 }
 FILES = [
     "a.log", "keep.log", "top-only.txt", "sub/top-only.txt", "build/o", "sub/build/o", "#hash",
@@ -21,13 +23,14 @@ FILES = [
     "sub/inner/anchored/x.txt", "sub/only-here.txt", "sub/inner/only-here.txt",
     "sub/deep/f", "sub/inner/deep/f", "sub/inner/c.dat", "c.dat", "sub/inner/keep.log",
     "sub/inner/z.log", "we[i]rd*/a.bin", "weird/a.bin", "plain.txt", "node_modules/m.js",
+    "bom/x.bak", "bom/keep/k", "bom/y.txt", "new\nline/a.o", "new\nline/a.c",
 ]
 
 
 def make(root: Path) -> ShadowRepo:
     for rel, text in RULES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+        (root / rel).write_text(text, newline="")
     for rel in FILES:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(rel)
@@ -41,6 +44,7 @@ def test_frozen_rules_say_what_git_says_with_the_same_files(project: Path) -> No
     own = repo.status(ignored=True)
     rules = freeze(project, [r.encode() for r in RULES])
     frozen = frozen_status(repo, rules, BUILTIN_EXCLUDES)
+    assert b"bom/x.bak" in own.ignored and b"new\nline/a.o" in own.ignored
     assert sorted(frozen.changed) == sorted(own.changed)
     assert sorted(frozen.ignored) == sorted(own.ignored)
     assert (b"sub/inner/keep.log", False) in frozen.changed  # a deeper negation wins
