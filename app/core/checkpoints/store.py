@@ -179,7 +179,9 @@ class CheckpointStore:
             now = self._repo.tree_entries(current.id, scope)
             actions: list[PlannedAction] = []
             not_restorable: list[str] = []
-            uncovered = set(target.skipped)
+            # what the target did not record (skipped, or ignored: its content then is not
+            # known) is never written nor deleted, even where a later checkpoint recorded it
+            uncovered = set(target.unrecorded)
             for path in _scope(paths, target_tree, expected_tree, now):
                 target_entry, current_entry = target_tree.get(path), now.get(path)
                 kind = action_for(target_entry, current_entry)
