@@ -1,9 +1,11 @@
-"""The host never blocks on a project's git or venv files: a FIFO where the sandbox plan, the
+"""The host never blocks on project content: a FIFO where the sandbox plan, the
 toolchain detection, git_metadata or a checkpoint reads ``.git``, ``commondir``, ``gitdir``,
-``HEAD``, a ref, the index or ``pyvenv.cfg`` is passed over, never waited on.
+``HEAD``, a ref, the index or ``pyvenv.cfg`` is passed over, never waited on; a FIFO the person
+attaches is refused at once.
 
-On the old code each of these blocked forever in ``open()``; ``returns_within`` turns that into
-a failure, and ``make_fifo`` frees the stuck thread at teardown.
+On the old code each of the git and venv readers blocked forever in ``open()``;
+``returns_within`` turns that into a failure, and ``make_fifo`` frees the stuck thread at
+teardown.
 """
 
 from __future__ import annotations
@@ -74,3 +76,18 @@ def test_a_fifo_in_the_repository_does_not_block_a_checkpoint(
     objects.mkdir()
     # not recorded (a checkpoint without the repository's state): never waited on
     assert returns_within(lambda: RepoStateRecorder(project, objects).record()) is None
+
+
+def test_a_fifo_attachment_is_refused_at_once(tmp_path: Path, make_fifo: MakeFifo) -> None:
+    from app.core.agent.attachments import AttachmentError, read_attachment
+
+    fifo = make_fifo(tmp_path / "notes.txt")
+
+    def attach() -> str:
+        try:
+            read_attachment(fifo)
+        except AttachmentError as exc:
+            return str(exc)
+        return "attached"
+
+    assert returns_within(attach) == "notes.txt: not a file"
