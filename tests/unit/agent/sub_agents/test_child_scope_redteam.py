@@ -174,11 +174,12 @@ async def test_a_parent_deny_rule_binds_the_childs_shell(harness: Harness) -> No
     assert "denied" in _text(results["e1"])  # ...and the facts contradict its claim
 
 
-@pytest.mark.parametrize("parent_mode", [PermissionMode.AUTO, PermissionMode.ASK])
+@pytest.mark.parametrize("parent_mode", [PermissionMode.AUTO, PermissionMode.ASK,
+                                         PermissionMode.PLAN])
 async def test_a_child_asking_for_auto_gets_no_more_than_its_parents_mode(
         harness: Harness, fresh_data_dir: Path, parent_mode: PermissionMode) -> None:
     """Auto runs an undoable edit in the project unasked (no rule decides here); a child of an
-    ask parent that asks for auto still asks."""
+    ask parent that asks for auto still asks, a plan parent's is refused."""
     from app.core.agent.checkpointing import Checkpointer
 
     harness.enable("write_file", allowed_write_dirs=["."])
@@ -198,9 +199,14 @@ async def test_a_child_asking_for_auto_gets_no_more_than_its_parents_mode(
         assert (harness.project / "c.txt").exists() and harness.approver.requests == []
         return
     assert not (harness.project / "c.txt").exists()
+    facts = _text(_results(harness)["e1"])
+    if parent_mode is PermissionMode.PLAN:  # refused outright, as the parent's own edit is
+        assert harness.approver.requests == []
+        assert "write_file: denied (not run) — Refused: the agent is in plan mode" in facts
+        return
     (request,) = harness.approver.requests
     assert request.agent_chain == ("orchestrator", "editor")
-    assert "write_file: declined (not run)" in _text(_results(harness)["e1"])
+    assert "write_file: declined (not run)" in facts
 
 
 async def test_a_child_calling_the_sub_agent_tools_anyway_starts_nothing(
