@@ -170,32 +170,44 @@ async def test_a_background_childs_declined_call_shows_in_its_result(window, fak
 
 
 @requires_sandbox
-async def test_stop_all_ends_a_childs_processes_within_2_s(window, fake_anthropic):
+@pytest.mark.parametrize("stop", ["stop_all", "panel_stop"])
+async def test_stop_ends_a_childs_processes_within_2_s(window, fake_anthropic, stop):
+    """The tree's Stop all (the parent goes on with the cancelled result) or the panel's Stop
+    (the whole run ends): the child's sandboxed command, wrapper and all, is gone in 2 s."""
     services, profile_id = window.services, window.profile_id
     services.profiles.set_tool(profile_id, ToolSetting("shell_exec", True, {
         "program_level": "any_sandboxed"}))
     services.permissions.rules.add(PermissionRule("allow", server_id="builtin",
                                                   tool_name="shell_exec"))
     choose_orchestration(window, Orchestration.SUB_AGENTS)
-    marker = "61.4711"  # a `sleep` nothing else on the machine runs
+    # A `sleep` nothing else on the machine runs (another run's leftover neither).
+    marker = f"61.{os.getpid() % 10000:04d}"
     fake_anthropic.script(_create("sleeper", "c1", tools=["shell_exec"], model=CHILD_MODEL),
                           _execute("sleeper", "e1"), Response.text("the parent goes on"))
     fake_anthropic.script_for(CHILD_MODEL, Response.tools(
         tool("shell_exec", {"command": f"sleep {marker}"}, id="s1")),
         Response.text("stopped"))
-    assert window.ai_panel.send("delegate")
+    panel = window.ai_panel
+    assert panel.send("delegate")
     await wait_for(lambda: _rows(window, "e1") is not None, timeout=20)
     rows = _rows(window, "e1")
     await wait_for(lambda: bool(_processes_with(marker)), timeout=20)
     assert rows.status_of(1) == "Working" and rows.stop_all.isEnabled()
-    rows.stop_all.click()
+    (rows.stop_all if stop == "stop_all" else panel.stop_button).click()
     stopped = time.monotonic()
     await wait_for(lambda: not _processes_with(marker), timeout=10)
     assert time.monotonic() - stopped <= 2.0, "the child's processes outlived Stop by > 2 s"
     await wait_for(lambda: rows.status_of(1) == "Cancelled", timeout=10)
-    await wait_for(lambda: not window.ai_panel.running, timeout=10)
-    assert "cancelled" in _result_text(fake_anthropic, "e1").lower()
+    await wait_for(lambda: not panel.running, timeout=10)
     assert not rows.stop_all.isEnabled()
+    if stop == "stop_all":  # the parent got the child's cancelled result and went on
+        assert "cancelled" in _result_text(fake_anthropic, "e1").lower()
+        assert fake_anthropic.pending == 0
+    assert repo_status(window, 1) == "cancelled"
+
+
+def repo_status(window, execution_id: int) -> str:
+    return OrchestrationRepository(window.services.db).execution(execution_id).status
 
 
 async def test_a_quarantined_child_returns_its_json(window, fake_anthropic):
@@ -297,11 +309,10 @@ async def test_quitting_cancels_working_children(window, fake_anthropic):
     await _ran(window)
     rows = _rows(window, "e1")
     await wait_for(lambda: rows.status_of(1) == "Working", timeout=10)
-    repo = OrchestrationRepository(window.services.db)
     # Quit as app.main does: the window closes, then the panel shuts down.
     window.close()
     await asyncio.wait_for(window.ai_panel.shutdown(), 10)
-    assert repo.execution(1).status == "cancelled"
+    assert repo_status(window, 1) == "cancelled"
 
 
 @pytest.mark.parametrize("reopened", [False, True], ids=["live", "reopened"])
