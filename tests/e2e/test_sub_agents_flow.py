@@ -23,6 +23,7 @@ from app.core.orchestration_mode import Orchestration
 from app.core.permissions.rules import PermissionRule
 from app.core.store.orchestration import OrchestrationRepository
 from app.core.store.profiles import ToolSetting
+from app.core.store.usage import UsageRepository
 from tests.e2e.conftest import shown_window
 from tests.fakes.anthropic_server import Response, tool
 from tests.fakes.web_server import FakeWebServer
@@ -82,11 +83,17 @@ def _processes_with(marker: str) -> list[int]:
 async def test_a_foreground_child_shows_its_row_and_its_transcript(window, fake_anthropic):
     choose_orchestration(window, Orchestration.SUB_AGENTS)
     fake_anthropic.script(
-        _create("helper", "c1"), _execute("helper", "e1", "summarise X"),
-        Response.text("The summary is fine."), Response.text("done"))
+        _create("helper", "c1", model=CHILD_MODEL), _execute("helper", "e1", "summarise X"),
+        Response.text("done"))
+    fake_anthropic.script_for(CHILD_MODEL, Response.text("The summary is fine."))
     assert window.ai_panel.send("delegate")
     await _ran(window)
     assert "The summary is fine." in _result_text(fake_anthropic, "e1")
+    # The child's tokens are the conversation's too: live, and in the store.
+    session = window.ai_panel.session
+    assert session.conversation_usage()[CHILD_MODEL].output_tokens > 0
+    stored = UsageRepository(window.services.db).for_conversation(session.conversation_id)
+    assert stored[CHILD_MODEL].output_tokens > 0
     rows = _rows(window, "e1")
     assert rows is not None and rows.isVisible()
     name, status, elapsed, _tokens, cost = _row_texts(rows)
@@ -167,6 +174,33 @@ async def test_a_background_childs_declined_call_shows_in_its_result(window, fak
     model = history.model
     tools = [model.data(model.index(r, model.COL_TOOL)) for r in range(model.rowCount())]
     assert "write_file (orchestrator › writer)" in tools
+
+
+async def test_a_background_child_asks_after_its_parents_run_has_ended(
+        window, fake_anthropic, project):
+    """The parent's run is over when its background child asks: the window still shows the
+    question, names the child, and the answer is the child's."""
+    choose_orchestration(window, Orchestration.SUB_AGENTS)
+    fake_anthropic.script(
+        _create("writer", "c1", tools=["write_file"], model=CHILD_MODEL),
+        _execute("writer", "e1", "write doc/y.md", background=True), Response.text("started"))
+    # The child's first answer comes after the parent's run has ended (checked below).
+    fake_anthropic.script_for(
+        CHILD_MODEL, Response.tools(tool("write_file", {"path": "doc/y.md", "content": "y"}),
+                                    delay_s=2),
+        Response.text("Wrote doc/y.md."))
+    assert window.ai_panel.send("delegate in the background")
+    await _ran(window)
+    rows = _rows(window, "e1")
+    assert rows.status_of(1) == "Working" and window.approvals.current_dialog is None
+    await wait_for(lambda: window.approvals.current_dialog is not None
+                   and window.approvals.current_dialog.isVisible(), timeout=20)
+    dialog = window.approvals.current_dialog
+    assert "orchestrator › writer" in dialog.agent_chain.text()
+    assert rows.status_of(1) == "Needs input"
+    dialog.approve_button.click()
+    await wait_for(lambda: rows.status_of(1) == "Done", timeout=20)
+    assert (project / "doc" / "y.md").read_text() == "y"
 
 
 @requires_sandbox
