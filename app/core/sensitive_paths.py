@@ -8,6 +8,7 @@ push) is exactly the call a person should see and run outside the sandbox on pur
 from __future__ import annotations
 
 import fnmatch
+import glob
 import os
 import re
 from collections.abc import Iterable
@@ -40,6 +41,10 @@ HOME_SECRET_PATHS: tuple[str, ...] = (
     ".bash_history", ".zsh_history", ".zhistory", ".history", ".sh_history",
     ".local/share/fish/fish_history", ".python_history", ".node_repl_history",
     ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".irb_history",
+    # credentials inside the toolchain roots the sandbox shows read-only (uv's logins, npm's
+    # and pip's install-wide config); a "*" stands for each installed version
+    ".local/share/uv/credentials", ".nvm/versions/node/*/etc/npmrc",
+    ".volta/tools/image/node/*/etc/npmrc", ".pyenv/versions/*/pip.conf",
 )
 
 # Sockets that hand out other credentials or root: an agent, a keyring daemon, Docker.
@@ -53,7 +58,12 @@ def sensitive_paths(home: Path | None = None, extra: Iterable[Path | str] = ()) 
     (``$XDG_RUNTIME_DIR``: ssh-agent, keyring and D-Bus sockets) and ``extra`` (Tebiki's own
     data folder, the person's additions). Whether each exists is for the caller to check."""
     home = home if home is not None else Path(os.path.expanduser("~"))
-    out: list[Path] = [home / rel for rel in HOME_SECRET_PATHS]
+    out: list[Path] = []
+    for rel in HOME_SECRET_PATHS:
+        if "*" in rel:  # one entry for each installed version (found now)
+            out += sorted(Path(p) for p in glob.glob(os.path.join(glob.escape(str(home)), rel)))
+        else:
+            out.append(home / rel)
     out += [Path(p) for p in SYSTEM_SECRET_PATHS]
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isabs(runtime):

@@ -231,3 +231,18 @@ def test_the_persons_own_sensitive_entries_are_hidden_from_programs(
                              mine / "notes.txt"]))
     assert TOKEN not in str(out["stdout"]), out
     assert "fine" in str(out["stdout"])  # the rest of the project is there
+
+
+def test_credentials_inside_the_toolchains_shown_are_hidden(home: Path, mine: Path) -> None:
+    """The toolchain roots are shown read-only; the credentials some keep inside are not
+    (uv's login tokens, npm's and pip's install-wide config)."""
+    secrets = [".local/share/uv/credentials/credentials.toml",
+               ".nvm/versions/node/v20.1.0/etc/npmrc", ".pyenv/versions/3.12.1/pip.conf"]
+    tools = [".nvm/versions/node/v20.1.0/bin/node", ".pyenv/versions/3.12.1/bin/python3"]
+    for rel in [*secrets, *tools]:
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(f"{rel} {TOKEN}\n")
+    out = _run(_ctx(mine, home), _reader([home / rel for rel in [*secrets, *tools]]))
+    shown = str(out["stdout"])
+    assert all(f"{rel} {TOKEN}" not in shown for rel in secrets), shown
+    assert all(f"{rel} {TOKEN}" in shown for rel in tools), shown  # the toolchains stay

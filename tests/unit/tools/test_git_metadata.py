@@ -180,3 +180,25 @@ def test_a_fifo_config_or_include_target_does_not_block_the_derivation(
     make_fifo(project / "nested" / ".git" / "config")
     metadata = returns_within(lambda: git_metadata([project]))
     assert metadata.protecting(project / "team.gitconfig") is not None
+
+
+def test_the_config_parser_ends_on_any_text(tmp_path: Path) -> None:
+    """Whatever a project's config holds, the parser reads to its end (a loop that does not
+    advance would hang every permission decision)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from tests.fifo_support import returns_within
+
+    config = tmp_path / "config"
+    wanted = frozenset({"core.hookspath", "include.path", "includeif.path"})
+    pieces = st.sampled_from(["[", "]", "core", "include", " ", "\t", "\n", "\r", "=", '"', "\\",
+                              "#", ";", ".", "hooksPath", "path", "x", "-", "\u00e9", "\0"])
+
+    @settings(max_examples=300)
+    @given(st.lists(pieces, max_size=40).map("".join))
+    def ends(text: str) -> None:
+        config.write_text(text, encoding="utf-8", newline="")
+        assert isinstance(returns_within(lambda: config_values(config, wanted), 5), list)
+
+    ends()
