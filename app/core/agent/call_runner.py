@@ -44,7 +44,6 @@ from app.core.tools.registry import ToolRegistry
 log = logging.getLogger(__name__)
 
 UNKNOWN_SERVER = "unknown"
-
 LIFT_REASON = ("{tool}'s configuration does not allow this call. Approving runs it once with "
                "the change shown below; nothing else is widened.")
 
