@@ -247,7 +247,7 @@ def finish_start(window: MainWindow, services: Services, project_root: Path | No
     garbage collector's generations: it lives as long as the app (see app.core.warmup). Once
     the panel is on screen, a worker thread builds the tools part of the services (the window
     attaches it when done: ``MainWindow.tools_built``), then imports what the panels open later
-    (``app.startup_threads.DEFERRED_UI_MODULES``)."""
+    (``app.ui.deferred_imports.DEFERRED_UI_MODULES``)."""
     from PySide6.QtCore import QTimer
 
     window.attach_services(services, project_root)

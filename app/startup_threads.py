@@ -32,17 +32,6 @@ PANEL_MODULES = ("app.ui.ai_panel.panel", "app.ui.approval_queue")
 TOOLS_UI_MODULES = ("app.ui.server_requests", "app.ui.controllers.mcp_settings",
                     "app.ui.widgets.history_view", "app.ui.widgets.tools_panel",
                     "app.core.agent.checkpointing")
-# What the panels open or show on demand: the dialogs (an approval, a tool's Configure…, the
-# undo preview and the diff), a run's tool cards, the conversation list and a reopened
-# conversation's replay. The window is ready without them (tens of ms of imports), so they are
-# imported after it, off the GUI thread, before a person can ask for one. Should one be asked
-# for sooner, its first use imports it.
-DEFERRED_UI_MODULES = ("app.ui.dialogs.approval", "app.ui.dialogs.tool_config",
-                       "app.ui.dialogs.restore_preview", "app.ui.widgets.tool_card",
-                       "app.ui.widgets.conversation_replay", "app.ui.ai_panel.find_bar",
-                       "app.ui.dialogs.remember_choice", "app.ui.dialogs.sampling",
-                       "app.ui.dialogs.elicitation", "app.ui.widgets.conversation_list",
-                       "app.ui.widgets.markdown_stream", "app.ui.widgets.message_actions")
 # What Send needs that the panel imports on first use: the agent's session (and its tool loop).
 # The ready window has not loaded it (app.core.agent loads its parts lazily); this warm-up, like
 # the one the first keystroke starts, keeps a Send from waiting for it (AIPanel._first_run).
@@ -95,7 +84,9 @@ def _build_tools_then_warm_up(window: MainWindow, services: Services) -> None:
         window.tools_built.emit(problem)  # queued: attach_tools runs on the GUI thread
     except RuntimeError:  # the window is gone (quit while starting)
         return
-    import_all(DEFERRED_UI_MODULES + DEFERRED_AGENT_MODULES)
+    # The UI's modules are imported on the GUI thread (app.ui.deferred_imports: defining a Qt
+    # widget class here raced with painting); the agent's have no Qt and load here.
+    import_all(DEFERRED_AGENT_MODULES)
 
 
 def _probe_sandbox() -> None:

@@ -141,9 +141,11 @@ def verdict(decision: str, decided_by: str | None = None, *, has_rule: bool = Fa
         return Verdict.ALLOWED_BY_MODE if by_mode else Verdict.ALLOWED_BY_RULE
     if by_mode:
         return Verdict.DENIED_BY_MODE
-    if has_rule or text.startswith("rule") or not text or text.startswith("no rule matched"):
-        return Verdict.DENIED_BY_RULE
-    return Verdict.DENIED_BY_GUARD
+    # A guard that refused what a rule allowed (the egress scan, the flow guard) names
+    # itself: the badge says the guard, not the rule it overrode.
+    if text and not text.startswith(("rule", "no rule matched")):
+        return Verdict.DENIED_BY_GUARD
+    return Verdict.DENIED_BY_RULE
 
 
 def result_label(outcome: str, is_error: bool, *, ran: bool, refused: Verdict | None = None

@@ -30,11 +30,35 @@ ENVIRONMENT_VARIABLES = {
 
 SecretSource = Literal["environment", "session", "keyring", "none"]
 
-# How to get a keyring where there is none, for messages (Linux desktops run one of the first
-# two; keyrings.alt stores keys in a file, readable by anything running as you).
+# How to get a keyring where there is none, for messages. Never a backend that keeps keys in
+# a plain file (keyrings.alt's, readable by anything running as you).
 KEYRING_INSTALL_HINT = (
-    "To store keys, run a keyring service: GNOME Keyring or KWallet (the Secret Service), or "
-    "install a keyring backend such as keyrings.alt (pip install keyrings.alt).")
+    "To store keys, install and unlock a keyring service: GNOME Keyring (gnome-keyring) or "
+    "KWallet, which provide the Secret Service; or set the key in the environment Tebiki "
+    "starts in.")
+
+
+
+def keep_across_starts(name: str) -> str:
+    """How to keep secret ``name`` when the OS keyring does not work (a key typed in the app
+    then lasts only until it quits): the environment variable, or a working keyring."""
+    env_name = ENVIRONMENT_VARIABLES.get(name, name.upper())
+    return (f"To keep it across starts, set the {env_name} environment variable before "
+            f"starting the app (for example, add export {env_name}=… to ~/.profile), or start "
+            f"or unlock the OS keyring. {KEYRING_INSTALL_HINT}")
+
+
+def missing_key_message(name: str, label: str, where: str) -> str:
+    """What to say when secret ``name`` (an "Anthropic API key") is set nowhere: where to add
+    it (``where``) and where it is kept — the OS keyring only when there is one. Ask after
+    ``get_secret``: its keyring answer decides."""
+    env_name = ENVIRONMENT_VARIABLES.get(name, name.upper())
+    if _keyring_failure is None:
+        return (f"No {label} is set. Add one in {where} (it is stored in the OS keyring) or "
+                f"set the {env_name} environment variable.")
+    return (f"No {label} is set, and there is no OS keyring here ({_keyring_failure}): a key "
+            f"added in {where} works until the app quits. {keep_across_starts(name)}")
+
 
 # Keys kept for this session only (no keyring): in memory, never written anywhere.
 _session: dict[str, str] = {}

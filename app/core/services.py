@@ -35,6 +35,7 @@ from app.core.settings_fields import (
     TRUSTED_PROJECTS,
 )
 from app.core.store.conversations import ConversationRepository
+from app.core.store.orchestration import OrchestrationRepository
 from app.core.store.profiles import ProfileRepository, ToolSetting
 from app.core.store.settings import SettingsRepository
 from app.core.tool_services import (
@@ -333,6 +334,9 @@ def build_store_services(db: Database, data_dir: Path,
     """The start path's part: the store's repositories and the default profile. The tools part
     is built by ``Services.build_tools`` (or by the first use of one of its members)."""
     profiles = ProfileRepository(db)
+    # Sub-agents that were working when the app stopped are gone with it: they read as
+    # failed; a run paused for the person's approval stays paused (app.core.agent.sub_agents).
+    OrchestrationRepository(db).interrupt_unfinished()
     new_profile_id = None
     if not profiles.list():  # first start: the tools' defaults come with the tools part
         new_profile_id = profiles.ensure_default().id

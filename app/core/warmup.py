@@ -41,6 +41,9 @@ BASE_RUN_MODULES: tuple[str, ...] = (
     "tree_sitter",
     "tree_sitter_bash",
     "pathspec",
+    # The transcript's code colours (app/ui/widgets/code_colouring.py): the lexers load by name.
+    "pygments.lexers",
+    "pygments.styles",
 )
 
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     # Imported by the first request, not at start-up: the window is ready without it (the app
     # loads it in a worker thread once the window is ready; see
-    # app.startup_threads.DEFERRED_UI_MODULES).
+    # app.ui.deferred_imports.DEFERRED_UI_MODULES).
     from app.ui.dialogs.approval import ApprovalDialog
 
 DEFAULT_ABORT_REASON = "The run was stopped."
@@ -164,6 +164,8 @@ class ApprovalQueue(QObject):
         """Take the requests ``which`` accepts out of the queue (closing the shown one's
         dialog, showing the next); they are returned unanswered."""
         dropped = [p for p in self._waiting if which(p)]
+        if not dropped and (self._current is None or not which(self._current[0])):
+            return []  # nothing to drop: nothing changes (and nothing is told, at quit too)
         self._waiting = deque(p for p in self._waiting if not which(p))
         if self._current is not None and which(self._current[0]):
             pending, dialog = self._current

@@ -104,7 +104,8 @@ class MainWindow(QMainWindow):
             open_settings=lambda: self.profiles.open_settings(),
             stop_run=lambda: self.ai_panel.stop(),
             show_history=lambda: self.tabs.setCurrentIndex(1),
-            data_dir=lambda: self.services.data_dir if self.services is not None else None)
+            data_dir=lambda: self.services.data_dir if self.services is not None else None,
+            message_action=lambda m: getattr(self.ai_panel.conversation_actions, m)())
         self.folders = ProjectFolders(
             self, self.profiles.project_label, self.menus.recent_menu,
             lambda: self.live_services, opened=self._project_opened,
@@ -196,7 +197,7 @@ class MainWindow(QMainWindow):
         services is built (``attach_tools``; at once when it already is)."""
         # Imported here, not at the top: the shell must not wait for them (see module doc).
         # The approval and tool-config dialogs are not needed to be ready: they are imported by
-        # their first use, or before it by app.startup_threads' warm-up of DEFERRED_UI_MODULES.
+        # their first use, or before it by app.ui.deferred_imports (DEFERRED_UI_MODULES).
         from app.ui.ai_panel.panel import AIPanel
         from app.ui.approval_queue import ApprovalQueue
 
@@ -295,6 +296,9 @@ class MainWindow(QMainWindow):
         self.server_requests = install_server_requests(self, services)
         install_mcp_sign_in(mcp)
 
+        from app.ui.deferred_imports import DEFERRED_UI_MODULES, import_in_turns
+
+        import_in_turns(DEFERRED_UI_MODULES, self)  # what the panels open later
         for item in self._needs_services:
             item.setEnabled(True)
         self.profiles.refresh()

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QPushButton, QToolBar, QWidget
 
+from app.ui.model_list import ModelList
+
 if TYPE_CHECKING:
     import asyncio
 
     from PySide6.QtCore import SignalInstance
 
-    from app.core.agent.models.catalog import ModelInfo
     from app.core.agent.session import AgentSession
     from app.core.services import Services
     from app.ui.dialogs.settings import SettingsDialog
@@ -59,9 +60,11 @@ class ProfileControls:
         self._services = services
         self._panel = panel
         self._tools_panel = tools_panel
-        # The provider's model list with dates and lifecycle, once it answered (else empty):
-        # the default model and the deprecation warning use it.
-        self._model_infos: list[ModelInfo] = []
+        # The window's one model list (Settings and the profile dialog share it), with dates
+        # and lifecycle once the provider answered: the default model and the deprecation
+        # warning use it.
+        self.models = ModelList(window)
+        self.models.changed.connect(self._show_models)
         self._models_task: asyncio.Future[None] | None = None
         bar = QToolBar("Profile")
         bar.setObjectName("profile-toolbar")
@@ -82,6 +85,10 @@ class ProfileControls:
         self.mode_picker = QComboBox()
         self.mode_picker.setObjectName("mode-picker")
         self.mode_picker.setMinimumContentsLength(5)
+        # Screen readers name each picker by the label in front of it.
+        for picker, name in ((self.profile_picker, "Profile"), (self.model_picker, "Model"),
+                             (self.mode_picker, "Permission mode")):
+            picker.setAccessibleName(name)
         self.model_warning = QLabel()
         self.model_warning.setObjectName("model-warning")
         self.model_warning.setStyleSheet("color: #9a6700;")
@@ -118,8 +125,6 @@ class ProfileControls:
 
     def refresh(self) -> None:
         """The pickers show the stored profiles and the current one's model and mode."""
-        from app.core.agent.models.catalog import default_model
-
         self.profile_picker.blockSignals(True)
         self.profile_picker.clear()
         for profile in self._services().profiles.list():
@@ -127,11 +132,7 @@ class ProfileControls:
         self.profile_picker.setCurrentIndex(self.profile_picker.findData(self.profile_id))
         self.profile_picker.blockSignals(False)
         profile = self._services().profiles.get(self.profile_id)
-        self.model_picker.blockSignals(True)
-        self.model_picker.clear()
-        self.model_picker.addItems(sorted({profile.model, default_model(self._model_infos)}))
-        self.model_picker.setCurrentText(profile.model)
-        self.model_picker.blockSignals(False)
+        self.models.fill(self.model_picker, profile.model)
         self._show_model_warning(profile.model)
         self._show_mode(profile.permission_mode.value)
         self._panel().show_permission_mode()
@@ -171,7 +172,7 @@ class ProfileControls:
 
         from app.core.agent.models.catalog import deprecation
 
-        found = deprecation(model, date.today(), self._model_infos)
+        found = deprecation(model, date.today(), self.models.infos)
         # Short in the toolbar (it overflows otherwise), the whole sentence as the tooltip.
         self.model_warning.setText(f"⚠ {found.short()}" if found else "")
         self.model_warning.setToolTip(found.sentence() if found else "")
@@ -199,17 +200,15 @@ class ProfileControls:
     async def refresh_models(self) -> None:
         """Offer the models the provider lists (when a key is set); keep the current choice."""
         from app.core.agent.models import list_model_infos
-        from app.core.agent.models.catalog import default_model
 
         profile = self._services().profiles.get(self.profile_id)
-        self._model_infos = await list_model_infos(profile)
-        models = [m.id for m in self._model_infos] or [default_model()]
+        self.models.set_infos(await list_model_infos(profile))  # changed: _show_models
+
+    def _show_models(self) -> None:
+        """A model list arrived (here or in Settings): offer it, keeping what is typed."""
         current = self.model_picker.currentText()
-        self.model_picker.blockSignals(True)
-        self.model_picker.clear()
-        self.model_picker.addItems(sorted(set(models) | {profile.model}))
-        self.model_picker.setCurrentText(current)
-        self.model_picker.blockSignals(False)
+        profile = self._services().profiles.get(self.profile_id)
+        self.models.fill(self.model_picker, profile.model, current)
         self._show_model_warning(current)
 
     def prepare_for_runs(self) -> None:
@@ -238,12 +237,11 @@ class ProfileControls:
         self._models_task = asyncio.ensure_future(self.refresh_models())
 
     def edit_profile(self) -> None:
-        from app.core.agent.models.catalog import default_model
         from app.ui.dialogs.profile import ProfileDialog
 
         profile = self._services().profiles.get(self.profile_id)
-        models = [m.id for m in self._model_infos] or [default_model()]
-        dialog = ProfileDialog(profile, models, self._window, available=self._model_infos)
+        dialog = ProfileDialog(profile, self.models.ids(), self._window,
+                               available=self.models.infos)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
 
         def done(code: int) -> None:
@@ -259,7 +257,8 @@ class ProfileControls:
     def open_settings(self) -> SettingsDialog:
         from app.ui.dialogs.settings import SettingsDialog
 
-        dialog = SettingsDialog(self._services(), self.profile_id, self._window)
+        dialog = SettingsDialog(self._services(), self.profile_id, self._window,
+                                models=self.models)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
 
         def done(_code: int) -> None:

@@ -1,13 +1,15 @@
 """Where MCP servers' sampling and elicitation requests meet the person: one dialog at a time.
 
 ``ServerRequestQueue`` shows the sampling and elicitation dialogs (``app.ui.dialogs.sampling``,
-``app.ui.dialogs.elicitation``) the way ``app.ui.approval_queue`` shows approvals: with
+``app.ui.dialogs.elicitation``, ``app.ui.dialogs.url_elicitation`` for a web page to open) the
+way ``app.ui.approval_queue`` shows approvals: with
 ``show()``, never ``exec()`` inside a coroutine (the app runs on qasync, and a nested event
 loop there re-enters the agent), and not modal, so the window's Stop and close button still
 work. The next request waits until the shown one is answered. Each request is a future,
 resolved exactly once:
 
-- the person answers the dialog (closing it is Decline for sampling, Cancel for a form);
+- the person answers the dialog (closing it is Decline for sampling, Cancel for a form or a
+  web page);
 - the awaiting task is cancelled (the server withdrew the request, or it timed out in
   ``mcp.server_requests``) → its dialog closes, its answer is dropped;
 - ``abort(reason)`` (the window closes, the app quits) → everything shown or queued is
@@ -34,6 +36,7 @@ from app.core.agent.sampling import SamplingApproval, SamplingBroker, SamplingPr
 from app.core.settings_fields import SAMPLING_MAX_TOKENS_CAP
 from app.core.tools.providers.mcp.elicit_schema import UnsupportedSchema, parse_form
 from app.core.tools.providers.mcp.server_requests import ElicitationReply, ServerRequestHandler
+from app.core.tools.providers.mcp.url_elicitation import UrlElicitation
 
 if TYPE_CHECKING:
     from app.core.services import Services
@@ -106,6 +109,18 @@ class ServerRequestQueue(QObject):
 
         result: ElicitationReply = await self._enqueue(
             lambda: ElicitationDialog(server, message, form, self._parent_widget), answer,
+            ElicitationReply("cancel"))
+        return result
+
+    async def ask_url_elicitation(self, server: str,
+                                  request: UrlElicitation) -> ElicitationReply:
+        from app.ui.dialogs.url_elicitation import UrlElicitationDialog
+
+        def answer(dialog: Any) -> ElicitationReply:
+            return dialog.reply()  # type: ignore[no-any-return]
+
+        result: ElicitationReply = await self._enqueue(
+            lambda: UrlElicitationDialog(server, request, self._parent_widget), answer,
             ElicitationReply("cancel"))
         return result
 
@@ -199,6 +214,7 @@ def install_server_requests(window: Any, services: Services) -> ServerRequestQue
         permissions=lambda: services.permissions, audit=services.audit,
         profile=lambda: services.profiles.get(window.profile_id),
         ask=queue.ask_sampling, ask_elicitation=queue.ask_elicitation,
+        ask_url_elicitation=queue.ask_url_elicitation,
         max_tokens_cap=lambda: sampling_token_cap(services))
     if services.tools_built:
         queue.attach(services.mcp)

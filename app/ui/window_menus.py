@@ -1,6 +1,7 @@
 """The main window's menu bar: File (open folder, recent folders, new conversation, quit), Edit
 (undo, redo, cut, copy, paste, select all on the focused field; find in the transcript;
-settings), Run (stop), View (tools dock, tool history) and Help."""
+settings; the message shortcuts), Run (stop), View (tools dock, tool history) and Help (the
+keyboard shortcuts, about)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 from app.core.config import APP_NAME
 from app.ui.edit_actions import EditActions
+from app.ui.message_shortcuts import MESSAGE_SHORTCUTS
 from app.ui.tab_focus import tab_moves_focus
 
 
@@ -24,7 +26,8 @@ class WindowMenus:
                  choose_project: Callable[[], None], new_conversation: Callable[[], None],
                  find_in_transcript: Callable[[], object], open_settings: Callable[[], QWidget],
                  stop_run: Callable[[], None], show_history: Callable[[], None],
-                 data_dir: Callable[[], Path | None]) -> None:
+                 data_dir: Callable[[], Path | None],
+                 message_action: Callable[[str], object] = lambda _name: None) -> None:
         self._window = window
         self._data_dir = data_dir
         menu_bar = window.menuBar()
@@ -54,6 +57,13 @@ class WindowMenus:
         self.find_action.triggered.connect(lambda: find_in_transcript())
         edit_menu.addAction(self.find_action)
         edit_menu.addSeparator()
+        # The panel's message shortcuts (its own QShortcuts: the keys are shown here after a
+        # tab, not registered twice, which Qt would call ambiguous).
+        for keys, name, method in MESSAGE_SHORTCUTS:
+            action = QAction(f"{name}\t{keys}", window)
+            action.triggered.connect(lambda _c=False, m=method: message_action(m))
+            edit_menu.addAction(action)
+        edit_menu.addSeparator()
         settings_action = QAction("&Settings…", window,
                                   shortcut=QKeySequence(QKeySequence.StandardKey.Preferences))
         if settings_action.shortcut().isEmpty():
@@ -77,6 +87,10 @@ class WindowMenus:
         view_menu.addAction(history_action)
 
         help_menu = menu_bar.addMenu("&Help")
+        keys_action = QAction("&Keyboard Shortcuts", window, shortcut=QKeySequence("Ctrl+/"))
+        keys_action.setObjectName("help-shortcuts")
+        keys_action.triggered.connect(self._show_shortcuts)
+        help_menu.addAction(keys_action)
         about = QAction(f"&About {APP_NAME}", window)
         about.setMenuRole(QAction.MenuRole.AboutRole)
         about.triggered.connect(self._show_about)
@@ -84,6 +98,11 @@ class WindowMenus:
         self.recent_menu.setEnabled(False)
         self.needs_services: list[QAction] = [open_action, new_action, settings_action,
                                               stop_action, history_action, self.find_action]
+
+    def _show_shortcuts(self) -> None:
+        from app.ui.dialogs.shortcuts import ShortcutsDialog
+
+        ShortcutsDialog(self._window).open()
 
     def _show_about(self) -> None:
         # Qt's message boxes are imported where they are used: creating a PySide6 type costs

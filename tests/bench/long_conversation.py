@@ -89,7 +89,7 @@ def measure_long_conversation() -> dict[str, float]:
     app = QApplication.instance() or QApplication([])
     from app.core.services import build_services
     from app.core.store.db import open_database
-    from app.startup_threads import DEFERRED_UI_MODULES
+    from app.ui.deferred_imports import DEFERRED_UI_MODULES
     from app.ui.gc_guard import MainThreadGarbageCollector
     from app.ui.main_window import MainWindow
 

@@ -13,3 +13,12 @@ def demo_server_entry(**extra: object) -> dict[str, object]:
     entry: dict[str, object] = {"command": sys.executable, "args": [str(DEMO_SERVER)]}
     entry.update(extra)
     return entry
+
+
+QUIRKS_SERVER = Path(__file__).with_name("quirks_server.py")
+
+
+def quirks_server_entry(*args: str) -> dict[str, object]:
+    """An ``mcpServers`` entry for the quirks server (structured content breaking its schema,
+    a JSON blob, a resource added late, log messages) over stdio."""
+    return {"command": sys.executable, "args": [str(QUIRKS_SERVER), *args]}

@@ -1,9 +1,11 @@
 """An MCP server (stdio) whose tools ask the client back: sampling and elicitation.
 
 Tools: ``ask_model`` (sampling/createMessage with the prompt, a system prompt, model hints and
-optionally an image), ``ask_person`` (a form elicitation), ``ask_person_url`` (URL mode) and
-``ask_person_nested`` (a schema no client can show as a flat form). Each returns what the
-client answered as text, so a test can read it through the tool result.
+optionally an image), ``ask_person`` (a form elicitation), ``ask_person_url`` (URL mode),
+``ask_person_nested`` (a schema no client can show as a flat form) and ``capabilities`` (what
+the client declared at initialize). Each returns what the client answered as text, so a test
+can read it through the tool result. ``needs_pages`` fails with -32042 "URL elicitation
+required" listing ``urls``; ``needs_garbage`` with -32042 and error data no client can read.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 import warnings
 
 import mcp_types as types
+from mcp import MCPError, UrlElicitationRequiredError
 from mcp.server.mcpserver import Context, MCPServer
 
 server = MCPServer("tebiki-human-loop")
@@ -64,9 +67,31 @@ async def ask_person(ctx: Context) -> str:
 
 
 @server.tool(description="Ask the person to open a URL (URL-mode elicitation).")
-async def ask_person_url(ctx: Context) -> str:
-    result = await ctx.elicit_url("Sign in, please", "https://example.invalid/login", "e1")
+async def ask_person_url(ctx: Context, url: str = "https://example.invalid/login") -> str:
+    result = await ctx.elicit_url("Sign in, please", url, "e1")
     return json.dumps({"action": result.action})
+
+
+@server.tool(description="Fail until the person has opened the pages (-32042).")
+def needs_pages(urls: list[str]) -> str:
+    raise UrlElicitationRequiredError([
+        types.ElicitRequestURLParams(message=f"Open page {n}", url=url,
+                                     elicitation_id=f"page-{n}")
+        for n, url in enumerate(urls, 1)])
+
+
+@server.tool(description="Fail with -32042 and error data that lists no readable page.")
+def needs_garbage() -> str:
+    raise MCPError(types.URL_ELICITATION_REQUIRED, "URL elicitation required",
+                   data={"elicitations": "not a list"})
+
+
+@server.tool(description="The elicitation capability the client declared at initialize.")
+def capabilities(ctx: Context) -> str:
+    declared = ctx.session.client_capabilities
+    elicitation = declared.elicitation if declared is not None else None
+    return json.dumps(None if elicitation is None else
+                      elicitation.model_dump(by_alias=True, exclude_none=True))
 
 
 @server.tool(description="Ask for a nested object, which no flat form can show.")

@@ -204,6 +204,7 @@ def test_finish_start_builds_the_tools_in_a_worker_thread(qtbot, db, fresh_data_
 
     import app.main as app_main
     import app.startup_threads as startup_threads
+    import app.ui.deferred_imports as deferred_imports
     from app.core.services import build_store_services
 
     services = build_store_services(db, fresh_data_dir)
@@ -215,7 +216,7 @@ def test_finish_start_builds_the_tools_in_a_worker_thread(qtbot, db, fresh_data_
         return original()
 
     monkeypatch.setattr(services, "_build_tools", recording_build)
-    monkeypatch.setattr(startup_threads, "DEFERRED_UI_MODULES", ())
+    monkeypatch.setattr(deferred_imports, "DEFERRED_UI_MODULES", ())
     monkeypatch.setattr(startup_threads, "DEFERRED_AGENT_MODULES", ())
     window = MainWindow()
     qtbot.addWidget(window)

@@ -25,7 +25,7 @@ from app.core.tools.providers.mcp.config.store import McpConfigStore
 from app.core.tools.providers.mcp.provider import McpProvider
 from app.ui.dialogs.mcp_settings import McpServerEditor, McpServersTab
 from app.ui.models.mcp_servers_model import McpServersModel
-from tests.mcp_servers import demo_server_entry
+from tests.mcp_servers import demo_server_entry, quirks_server_entry
 from tests.ui.conftest import wait_for
 
 
@@ -266,3 +266,22 @@ async def test_the_selection_survives_servers_being_added_and_status_changes(qtb
     assert tab.selected_name() == "b"
     assert _status_of(tab, "b") == "disabled"  # the provider loaded them: status only changed
     assert tab.selected_name() == "b" and "<b>b</b> — disabled" in tab.detail_label.text()
+
+
+async def test_the_servers_log_messages_and_level_show_under_it(qtbot, mcp, project):
+    store, provider = mcp
+    store.save(_servers(q=quirks_server_entry()))
+    tab = _tab(qtbot, store, provider)
+    await provider.apply_config(store.load())
+    await wait_for(lambda: _status_of(tab, "q").startswith("running"))
+    _select(tab, "q")
+    assert tab.log_level.currentText() == "warning"
+    tab.log_level.setCurrentText("debug")
+    assert provider.server_log("q").level == "debug"
+    ctx = ToolContext(project_root=project)
+    deadline = time.monotonic() + 20
+    while (await provider.call("q", "log_level", {}, ctx)).content != "debug":
+        assert time.monotonic() < deadline  # sent by the server's own task
+    await provider.call("q", "log", {}, ctx)
+    await wait_for(lambda: "ERROR [quirks] error message" in tab.log_view.toPlainText())
+    assert "DEBUG [quirks] debug message" in tab.log_view.toPlainText()

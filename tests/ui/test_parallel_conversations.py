@@ -13,7 +13,7 @@ from app.core.agent.run_board import RunStatus
 from app.core.services import Services
 from app.core.settings_fields import PARALLEL_RUNS
 from app.core.store.profiles import ToolSetting
-from app.ui.ai_panel.panel import RUNS_AT_LIMIT
+from app.ui.ai_panel.session_holder import SessionHolder
 from app.ui.dialogs.approval import ApprovalDialog
 from app.ui.main_window import MainWindow
 from app.ui.widgets.transcript_view import MessageView
@@ -144,7 +144,7 @@ async def test_send_says_why_beyond_the_limit(qtbot, window, services,
     panel.status_message.connect(messages.append)
     panel.prompt.setPlainText("task B")
     assert not panel.send()
-    assert messages[-1] == RUNS_AT_LIMIT
+    assert messages[-1] == SessionHolder.AT_LIMIT
     assert panel.prompt.toPlainText() == "task B"  # kept for later
     panel.approvals.current_dialog.decline_button.click()
     await wait_for(lambda: panel.sessions.may_start(), timeout=20)

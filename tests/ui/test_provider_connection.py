@@ -37,8 +37,10 @@ async def test_a_working_connection_lists_the_models(
     fake_anthropic.models = ["claude-a", "claude-b", "claude-c"]
     fake_anthropic.models_page_size = 2  # two pages: both are read
     assert await _test(tab) == "Connected: 3 models available."
-    assert [tab.model.itemText(i) for i in range(tab.model.count())] == [
-        "claude-a", "claude-b", "claude-c"]
+    # The listed models, and the saved one (never dropped from its picker).
+    saved = tab.services.profiles.get(tab.profile_id).model
+    assert [tab.model.itemText(i) for i in range(tab.model.count())] == sorted(
+        {"claude-a", "claude-b", "claude-c", saved})
 
 
 async def test_a_wrong_key_says_to_check_it(

@@ -110,3 +110,16 @@ def test_history_model_passes_qtmodeltester(qtmodeltester, services):
     model.set_filters(tool=None, decision="deny", errors_only=False)
     assert model.rowCount() == 1
     assert model.execution_at(0).tool_name == "shell_exec"
+
+
+def test_history_names_the_sub_agent_that_made_a_call(services):
+    from app.ui.models.history_model import HistoryTableModel
+
+    services.audit.record(tool_name="read_file", server_id="builtin", tool_input={"path": "a"},
+                          decision="allow", outcome="executed", output="x",
+                          agent="orchestrator › reader")
+    services.audit.record(tool_name="read_file", server_id="builtin", tool_input={"path": "b"},
+                          decision="allow", outcome="executed", output="y")
+    model = HistoryTableModel(services.audit)
+    tools = {model.index(r, model.COL_TOOL).data() for r in range(model.rowCount())}
+    assert tools == {"read_file (orchestrator › reader)", "read_file"}

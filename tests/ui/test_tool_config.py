@@ -141,7 +141,14 @@ def test_validation_messages_come_from_the_fields(qtbot, project, memory_keyring
 
 
 def test_a_tool_without_fields_gets_the_json_editor(qtbot, project):
-    dialog = _dialog(qtbot, _spec(name="mcp_thing"), {"a": 1}, project)
+    from dataclasses import replace
+
+    built_in = _dialog(qtbot, _spec(name="plain"), {"a": 1}, project)
+    assert built_in.no_options and "json" not in built_in.inputs  # "no options", no JSON
+    built_in._try_accept()
+    assert built_in.config() == {"a": 1}
+    dialog = _dialog(qtbot, replace(_spec(name="mcp_thing"), server_id="things"), {"a": 1},
+                     project)
     editor = dialog.inputs["json"]
     editor.setPlainText("[1]")
     dialog._try_accept()

@@ -8,7 +8,7 @@ import json
 import keyring
 import pytest
 from keyring.backends.fail import Keyring as NoKeyring
-from PySide6.QtGui import QTextBlockFormat, QTextDocument
+from PySide6.QtGui import QTextBlockFormat, QTextCursor, QTextDocument
 
 from app.core import secrets
 from app.core.agent.credentials import get_api_key, key_source
@@ -40,11 +40,16 @@ Last *para*.
 
 
 def _blocks(document: QTextDocument) -> list[tuple[str, int, bool, bool, int]]:
-    """(text, heading level, code, in a list, quote level) of every block."""
+    """(text, heading level, code, in a list, quote level) of every block but an empty line
+    in a table cell: Qt's reader puts one into the first cell of a table that follows a quote
+    or code, which the streamed rendering does not copy."""
     out = []
     block = document.begin()
     while block.isValid():
         fmt = block.blockFormat()
+        if not block.text() and QTextCursor(block).currentTable() is not None:
+            block = block.next()
+            continue
         out.append((block.text(), fmt.headingLevel(),
                     fmt.hasProperty(QTextBlockFormat.Property.BlockCodeFence),
                     block.textList() is not None,
@@ -71,7 +76,8 @@ def test_markdown_answer_keeps_its_blocks_like_set_markdown(qtbot):
     assert _blocks(view.document()) == _blocks(reference)
     lines = view.toPlainText().splitlines()  # what Copy gives
     assert lines[:3] == ["Here is a Markdown check.", "A heading", "def fib(n: int) -> int:"]
-    assert view.toPlainText() == reference.toPlainText()
+    # The same lines, but for the empty one Qt's reader adds to the table after the quote.
+    assert view.toPlainText() == reference.toPlainText().replace("a quote\n\n", "a quote\n")
 
 
 @pytest.mark.parametrize("step", [1, 5, 37])
@@ -176,7 +182,8 @@ def test_settings_without_keyring_offer_a_session_key_and_save_the_rest(qtbot, s
     assert tab.session_only.isChecked()
     note = tab.keyring_note.text()
     assert not tab.keyring_note.isHidden() and "NoKeyringError" in note
-    assert "install" in note.lower() and "keyrings.alt" in note
+    assert "install" in note.lower() and "GNOME Keyring" in note
+    assert "keyrings.alt" not in note  # never a plain-text file of keys
     _fill(tab)
     dialog._save()
     assert dialog.result() == QDialog.DialogCode.Accepted

@@ -17,14 +17,14 @@ import pytest
 
 from app.core.store.early import read_settings_early
 from app.core.warmup import RUN_MODULES
-from app.startup_threads import DEFERRED_UI_MODULES
+from app.ui.deferred_imports import DEFERRED_UI_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 # Large libraries a run needs but an idle window does not (each costs 5-75 MB and 50 ms-2 s).
 # "anthropic" (the SDK) and "httpx2" stay listed though no run loads them any more (the provider
 # speaks the API over httpx): they must not come back at start-up either.
 HEAVY = ("anthropic", "httpx", "httpx2", "jsonschema", "selectolax", "html_to_markdown",
-         "mcp", "pydantic", "keyring", "tree_sitter", "pathspec")
+         "mcp", "pydantic", "keyring", "tree_sitter", "pathspec", "pygments")
 
 
 def _module_level_imports(path: Path) -> list[str]:
@@ -73,7 +73,7 @@ TOOLS_PART = ("app.core.tools", "app.core.permissions.service", "app.core.permis
               "app.core.sandbox", "app.ui.widgets.tools_panel", "app.ui.widgets.history_view")
 # Not needed to be ready (panels live, Send works): what the panels open or show on demand (the
 # dialogs, a run's tool cards, a reopened conversation) is imported after it, off the GUI thread
-# (app.startup_threads.DEFERRED_UI_MODULES), and so is what only they use; shell_exec's policy
+# (app.ui.deferred_imports.DEFERRED_UI_MODULES), and so is what only they use; shell_exec's policy
 # tables load with the run warm-up (app.core.warmup), the custom tools' TOML loader, template parser
 # and tool only when a tools.toml exists. The checkpoint engine loads with the tools (opening the
 # project needs it: app.startup_threads.TOOLS_UI_MODULES), the flow labels (and their secret
@@ -172,7 +172,8 @@ def test_start_path_loads_only_what_the_shell_and_the_ready_window_need(tmp_path
         app = QApplication([])
         from app.core.config import resolve_paths
         from app.main import finish_start, show_window
-        from app.startup_threads import DEFERRED_UI_MODULES, load_services, start_tools_build
+        from app.startup_threads import load_services, start_tools_build
+        from app.ui.deferred_imports import DEFERRED_UI_MODULES
         paths = resolve_paths()
         window = show_window(paths)
         app.processEvents()
@@ -195,8 +196,8 @@ def test_start_path_loads_only_what_the_shell_and_the_ready_window_need(tmp_path
         ready_state = {"placeholder": type(window.tools_dock.widget()).__name__,
                        "typing": window.ai_panel.prompt.isEnabled(),
                        "send": window.ai_panel.send_button.isEnabled()}
-        deadline = time.monotonic() + 20  # the tools and the deferred imports follow in a
-        while time.monotonic() < deadline and not (attached and all(  # worker thread
+        deadline = time.monotonic() + 20  # the tools (a worker) and the deferred imports (the
+        while time.monotonic() < deadline and not (attached and all(  # GUI thread) follow
                 m in sys.modules for m in DEFERRED_UI_MODULES)):
             app.processEvents()
             time.sleep(0.01)
@@ -223,7 +224,7 @@ def test_the_panels_import_the_agent_and_the_cards_where_they_are_used():
     found = {source: _imports_any(ROOT / source, PANEL_LATER) for source in PANEL_SOURCES}
     assert found == {source: [] for source in PANEL_SOURCES}, (
         "import these inside the functions that use them (and under `if TYPE_CHECKING:` for "
-        "annotations); app.startup_threads.DEFERRED_UI_MODULES warms them up after ready")
+        "annotations); app.ui.deferred_imports.DEFERRED_UI_MODULES warms them up after ready")
 
 
 def test_the_panel_imports_are_pinned_by_a_check_that_can_fail(tmp_path):
@@ -391,11 +392,10 @@ def test_the_run_warm_up_leaves_httpxs_command_line_client_out(tmp_path):
         import httpx
         print(json.dumps({"httpx": "httpx" in sys.modules,
                           "cli": sys.modules.get("httpx._main") is not None,
-                          "rich": "rich" in sys.modules, "pygments": "pygments" in sys.modules,
-                          "stub": callable(httpx.main)}))
+                          "rich": "rich" in sys.modules, "stub": callable(httpx.main)}))
     """, tmp_path)
-    assert result == {"httpx": True, "cli": False, "rich": False, "pygments": False,
-                      "stub": True}
+    # (Pygments itself is warmed up on purpose: the transcript's code colours use it.)
+    assert result == {"httpx": True, "cli": False, "rich": False, "stub": True}
 
 
 def test_httpx_loads_its_command_line_client_without_the_fix(tmp_path):

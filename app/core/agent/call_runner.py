@@ -49,6 +49,7 @@ LIFT_REASON = ("{tool}'s configuration does not allow this call. Approving runs 
                "the change shown below; nothing else is widened.")
 
 STOPPED_BEFORE_CALL = "Not run: the user stopped the run before this tool call was reached."
+STOPPED_BEFORE_START = "Not run: the user stopped the run while this call was being prepared."
 
 
 def denied_message(decision: Decision) -> str:
@@ -174,10 +175,12 @@ class ToolCallRunner:
         try:
             await self._approve_and_execute(call, tool, spec, server_id, decision, ctx, row,
                                             finish, run, lift)
-        except BaseException:
-            if results[i] is None:  # a bug between begin and finish: the row must not dangle
-                finish(Outcome.CANCELLED, "Not run: an internal error ended the run during "
-                                          "this tool call.", True, decision)
+        except BaseException as exc:
+            if results[i] is None:  # Stop or a bug between begin and finish: no dangling row
+                finish(Outcome.CANCELLED, STOPPED_BEFORE_START
+                       if isinstance(exc, asyncio.CancelledError) else
+                       "Not run: an internal error ended the run during this tool call.",
+                       True, decision)
             raise
 
     async def _approve_and_execute(self, call: ToolCall, tool: Tool, spec: ToolSpec,

@@ -236,6 +236,23 @@ class RunCancelled:
 
 
 @dataclass(frozen=True)
+class ThinkingDelta:
+    """A piece of the model's thinking as it streams (shown live, collapsed); the whole block
+    follows as ``ThinkingBlock`` when the turn is complete."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class RetryWaiting:
+    """The model request waits ``seconds`` before it is sent again (``why``: "rate limited",
+    "the service answered 529"): the panel counts down instead of going silent."""
+
+    seconds: float
+    why: str
+
+
+@dataclass(frozen=True)
 class SubAgentUpdated:
     """A sub-agent started by the call ``parent_call_id`` moved on (app.core.agent.sub_agents):
     its row in the tree under that call. ``status``: awaiting_approval, working, needs_input,
@@ -251,13 +268,14 @@ class SubAgentUpdated:
     output_tokens: int = 0
     cost_usd: float = 0.0
     conversation_id: int | None = None
+    run_id: int = 0  # its orchestration run (the one "Run it" resumes)
 
 
 # What happens to one tool call, and what happens to the run as a whole.
 ToolEvent = (ToolRequested | AwaitingApproval | ToolStarted | ToolProgress | ToolFinished
              | FilesChanged | ReviewArrived | ReviewFinished)
-RunEvent = (TextDelta | ThinkingBlock | FlowChanged | UsageUpdated
-            | RunFinished | RunFailed | RunCancelled | SubAgentUpdated)
+RunEvent = (TextDelta | ThinkingDelta | ThinkingBlock | FlowChanged | UsageUpdated
+            | RunFinished | RunFailed | RunCancelled | SubAgentUpdated | RetryWaiting)
 AgentEvent = ToolEvent | RunEvent
 _TOOL_EVENT_TYPES = get_args(ToolEvent)
 

@@ -19,6 +19,7 @@ from app.core.tools.base import ToolSpec
 
 log = logging.getLogger(__name__)
 
+IN_THE_RESULT = " (in the result)"
 # How much of one result is learnt as secret material (a key file is a few KB).
 MAX_LEARNT_CHARS = 256 * 1024
 # How much of a result is scanned for the machine's known secrets.
@@ -80,16 +81,16 @@ class FlowTracking:
         # A result that carries a secret the machine holds (a command printed the project's
         # .env, a search matched a key file) is a sensitive read, whatever the tool.
         for hit in self._known_secrets.scan(content[:MAX_SCANNED_CHARS]):
-            changed |= flow.add(FlowLabel.READ_SENSITIVE, f"{hit.source} (in the result)",
-                                spec.name)
+            changed |= flow.add(FlowLabel.READ_SENSITIVE,
+                                f"{self._shown(hit.source)}{IN_THE_RESULT}", spec.name)
         # A call that read or named a secret (an approved ``cat .env`` too, whatever the
         # tool calls itself) carries it in its result: the conversation has read it.
         for path, _entry in facts.sensitive:
-            changed |= flow.add(FlowLabel.READ_SENSITIVE, _shown(path), spec.name)
-            flow.secrets.add_text(content[:MAX_LEARNT_CHARS], _shown(path))
+            changed |= flow.add(FlowLabel.READ_SENSITIVE, self._shown(path), spec.name)
+            flow.secrets.add_text(content[:MAX_LEARNT_CHARS], self._shown(path))
         if spec.is_read_only(tool_input):
             for path in facts.outside:
-                changed |= flow.add(FlowLabel.READ_OUTSIDE, _shown(path), spec.name)
+                changed |= flow.add(FlowLabel.READ_OUTSIDE, self._shown(path), spec.name)
         untrusted = ""
         if spec.needs_network and spec.server_id == "builtin":
             untrusted = _web_source(tool_input) or spec.name
@@ -147,6 +148,14 @@ class FlowTracking:
                                                        f" ({source})")
         if self.flow.add(FlowLabel.UNTRUSTED, source, "project instructions"):
             self._changed()
+
+    def _shown(self, path: str) -> str:
+        """A file as a person names it: relative inside the project, ~ in the home folder
+        (one name per file, so a reason lists it once)."""
+        candidate = Path(path)
+        if candidate.is_absolute() and candidate.is_relative_to(self._project_root):
+            return str(candidate.relative_to(self._project_root)) or "."
+        return _shown(path)
 
     def _untrusted_project_files(self) -> str:
         return (f"files of {self._project_root.name or self._project_root} "

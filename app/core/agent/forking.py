@@ -92,6 +92,16 @@ class ConversationForking:
         blocks = await asyncio.to_thread(content_blocks, attachments) if attachments else []
         await self._drive(text, cut, blocks)
 
+    async def ends_unanswered(self) -> bool:
+        """Whether the conversation ends with a prompt the model never answered (its run
+        failed): a new prompt then takes its place instead of joining it in one user turn."""
+        conversation_id = self._history.conversation_id
+        if conversation_id is None:
+            return False
+        await self._writer.flush()  # the last run's messages are on disk
+        last = await asyncio.to_thread(self._conversations.last_message, conversation_id)
+        return last is not None and bool(prompt_rows([last]))
+
     async def prompt_content(self, prompt_index: int) -> object:
         """The stored content of the ``prompt_index``-th prompt (its attachment blocks and its
         text), None when there is no such prompt."""

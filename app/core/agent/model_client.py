@@ -18,10 +18,14 @@ ClientFactory = Callable[[AgentProfile], ModelProvider]
 
 
 class ModelClient:
-    """The cached model client, built by ``factory(profile)``."""
+    """The cached model client, built by ``factory(profile)``; or, given another
+    ``ModelClient``, that one's client, borrowed (a sub-agent's: no second HTTP client and TLS
+    set-up per child, and closing the child never closes its parent's)."""
 
-    def __init__(self, factory: ClientFactory) -> None:
-        self._factory = factory
+    def __init__(self, factory: ClientFactory | ModelClient) -> None:
+        self._lender = factory if isinstance(factory, ModelClient) else None
+        self._factory: ClientFactory = factory if not isinstance(factory, ModelClient) \
+            else factory._factory
         self._provider: ModelProvider | None = None
         self._provider_key: tuple[str, str | None] | None = None
 
@@ -33,6 +37,8 @@ class ModelClient:
         """The client for ``profile``: the kept one, unless its provider or base URL
         changed (or it was invalidated)."""
         key = (profile.provider, profile.base_url)
+        if self._lender is not None and self._provider is None:
+            return await self._lender.provider_for(profile)
         if self._provider is not None and self._provider_key == key:
             return self._provider
         await self.aclose()

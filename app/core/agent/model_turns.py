@@ -20,10 +20,12 @@ from app.core.agent.agent_scope import PERSON_SCOPE, AgentScope
 from app.core.agent.call_runner import ToolCallRunner
 from app.core.agent.events import (
     EventSink,
+    RetryWaiting,
     RunFailed,
     RunFinished,
     TextDelta,
     ThinkingBlock,
+    ThinkingDelta,
 )
 from app.core.agent.flow_tracking import FlowTracking
 from app.core.agent.model_client import ModelClient
@@ -35,6 +37,7 @@ from app.core.agent.models import (
     ProviderBadRequest,
     ProviderError,
 )
+from app.core.agent.models.stream_notices import retry_listener, thinking_listener
 from app.core.agent.project_instructions import InstructionsLoader
 from app.core.agent.request_options import request_options
 from app.core.agent.review_step import ReviewState, load_reviewers
@@ -43,6 +46,7 @@ from app.core.agent.session_history import ConversationHistory
 from app.core.agent.system_prompt import build_system_prompt
 from app.core.agent.usage_tracking import UsageTracking
 from app.core.permissions.service import ToolPermissionService
+from app.core.skills import find_skills
 from app.core.store.profiles import AgentProfile, ProfileRepository, ToolSetting
 from app.core.store.settings import SettingsRepository
 from app.core.tools.builtin.sub_agents import TOOL_NAMES as DELEGATION_TOOLS
@@ -74,7 +78,9 @@ class ModelTurns:
                  fail: Callable[[ProviderError], None],
                  instructions: InstructionsLoader | None = None,
                  scope: AgentScope = PERSON_SCOPE,
-                 delegation: DelegationHost | None = None) -> None:
+                 delegation: DelegationHost | None = None,
+                 data_dir: Path | None = None) -> None:
+        self._data_dir = data_dir  # the person's own skills (app.core.skills)
         self._scope = scope
         self._delegation = delegation
         self._profiles = profiles
@@ -181,13 +187,16 @@ class ModelTurns:
         self._flow_tracking.track_server_instructions(instructions)
         # Read again at each run (off the loop: project files), so an edit counts at once.
         conventions = await asyncio.to_thread(self._instructions.load, self._project_root)
+        skills = (await asyncio.to_thread(find_skills, self._project_root, self._data_dir)
+                  ).skills if "load_skill" in names else ()
         self._flow_tracking.track_project_instructions(
-            {f.name: f.text for f in conventions if f.included and not f.personal})
+            {f.name: f.text for f in conventions if f.included and not f.personal}
+            | {f"skill {s.name}": s.description for s in skills if s.in_project})
         system = build_system_prompt(
             profile.system_prompt, self._project_root, profile.permission_mode,
             [spec for spec in self._registry.specs() if spec.name in names],
             server_instructions=instructions, project_instructions=conventions,
-            project_trusted=self._flow_tracking.project_trusted)
+            project_trusted=self._flow_tracking.project_trusted, skills=skills)
         request = ModelRequest(model=profile.model, messages=[], max_tokens=profile.max_tokens,
                                system=system, tools=tools, temperature=profile.temperature,
                                **request_options(profile))
@@ -223,6 +232,8 @@ class ModelTurns:
             partial.append(text)
             self._emit(TextDelta(text))
 
+        token = retry_listener.set(lambda seconds, why: self._emit(RetryWaiting(seconds, why)))
+        thinking = thinking_listener.set(lambda text: self._emit(ThinkingDelta(text)))
         try:
             return await provider.stream(request, on_text)
         except ProviderError as exc:
@@ -235,6 +246,9 @@ class ModelTurns:
             if text.strip():  # what the person saw stays in the transcript
                 self._history.append("assistant", [{"type": "text", "text": text}])
             raise
+        finally:
+            retry_listener.reset(token)
+            thinking_listener.reset(thinking)
 
     def _record_answer(self, turn: ModelTurn) -> None:
         for block in turn.content:

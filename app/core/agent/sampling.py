@@ -35,6 +35,7 @@ from app.core.tools.providers.mcp.server_requests import (
     SamplingRequest,
     ServerRequestRefused,
 )
+from app.core.tools.providers.mcp.url_elicitation import UrlElicitation
 
 log = logging.getLogger(__name__)
 
@@ -64,17 +65,20 @@ class SamplingApproval:
 
 SamplingAsker = Callable[[SamplingPrompt], Awaitable[SamplingApproval | None]]
 ElicitationAsker = Callable[[str, str, dict[str, Any]], Awaitable[ElicitationReply]]
+UrlElicitationAsker = Callable[[str, UrlElicitation], Awaitable[ElicitationReply]]
 
 
 class SamplingBroker:
     """The agent layer's half of ``ServerRequestHandler``: decides, asks (``ask``, the UI),
-    runs the model and records. ``elicit`` is passed straight to ``ask_elicitation``."""
+    runs the model and records. ``elicit`` and ``elicit_url`` are passed straight to
+    ``ask_elicitation`` and ``ask_url_elicitation``."""
 
     def __init__(self, *,
                  permissions: ToolPermissionService | Callable[[], ToolPermissionService],
                  audit: AuditRepository,
                  profile: Callable[[], AgentProfile], ask: SamplingAsker,
                  ask_elicitation: ElicitationAsker | None = None,
+                 ask_url_elicitation: UrlElicitationAsker | None = None,
                  client_factory: Callable[[AgentProfile], ModelProvider] = default_client_factory,
                  max_tokens_cap: Callable[[], int] = lambda: SAMPLING_MAX_TOKENS_CAP.default
                  ) -> None:
@@ -84,6 +88,7 @@ class SamplingBroker:
         self._profile = profile  # reads the database: called off the event loop
         self._ask = ask
         self._ask_elicitation = ask_elicitation
+        self._ask_url_elicitation = ask_url_elicitation
         self._client_factory = client_factory
         self._cap = max_tokens_cap
 
@@ -92,6 +97,11 @@ class SamplingBroker:
         if self._ask_elicitation is None:
             return ElicitationReply("decline", note="elicitation is not available")
         return await self._ask_elicitation(server, message, dict(requested_schema))
+
+    async def elicit_url(self, server: str, request: UrlElicitation) -> ElicitationReply:
+        if self._ask_url_elicitation is None:
+            return ElicitationReply("decline", note="opening a URL is not available")
+        return await self._ask_url_elicitation(server, request)
 
     async def create_message(self, server: str, params: SamplingRequest) -> SamplingReply:
         audit_input = params.audit_input()

@@ -9,9 +9,8 @@
    person's reason back to the model; **allow** or approved: executed through the registry with
    a ``ToolContext`` built from *that tool's* configuration;
 3. every call, whatever happened, is written to the audit table and answered with exactly one
-   ``tool_result`` so the conversation can always continue. A call that waits for approval or
-   runs is recorded *before* it does (pending / running) and completed after, so if the app
-   is killed meanwhile the record says interrupted, never done (app.core.store.audit).
+   ``tool_result`` so the conversation can always continue; it is recorded before it waits
+   or runs, so a killed app leaves it "interrupted", never done (app.core.store.audit).
 
 The loop stops on a turn without tool calls, at the profile's iteration cap (the last turn's
 calls are then answered "not run" instead of executed), on an API error (``RunFailed``, the
@@ -64,7 +63,8 @@ from app.core.agent.models import InternalError, ProviderError, default_client_f
 from app.core.agent.project_instructions import InstructionsLoader
 from app.core.agent.review_step import ReviewStep
 from app.core.agent.session_history import ConversationHistory
-from app.core.agent.sub_agents.host import SubAgentHost, build_host
+from app.core.agent.sub_agents.host import SubAgentHost
+from app.core.agent.sub_agents.wiring import build_host
 from app.core.agent.usage_tracking import UsageTracking
 from app.core.permissions.flow import FlowState
 from app.core.permissions.rules import PermissionRule
@@ -117,7 +117,7 @@ class AgentSession:
         approver: Approver,
         on_event: EventSink,
         conversation_id: int | None = None,
-        client_factory: ClientFactory | None = None,
+        client_factory: ClientFactory | ModelClient | None = None,
         checkpointer: Checkpointer | None = None,
         project_trusted: bool = False,
         *,
@@ -131,7 +131,6 @@ class AgentSession:
     ) -> None:
         project_root = Path(project_root).resolve()
         self.scope = scope
-        self._client_factory = client_factory
         self._personal_instructions = personal_instructions
         self._data_dir = data_dir
         self._borrowed = borrowed
@@ -199,7 +198,7 @@ class AgentSession:
             history=history, flow=self.flow_tracking, client=self.client, usage=self.usage,
             calls=self.calls, emit=self._emit, fail=self._fail,
             instructions=InstructionsLoader(personal_instructions), scope=scope,
-            delegation=self.sub_agents)
+            delegation=self.sub_agents, data_dir=data_dir)
         self.forking = ConversationForking(history, conversations, self.writer, self._drive)
         self.compactor = Compactor(history, conversations, self.writer, profiles, profile_id,
                                    self.client, self.usage)
@@ -252,12 +251,13 @@ class AgentSession:
         """Send ``user_text`` (with the person's ``attachments`` as image and document blocks
         before it) and work until the model is done. Emits events; API errors end as
         ``RunFailed``, Stop as ``RunCancelled``; never raises for either."""
+        if await self.forking.ends_unanswered():  # a failed prompt is replaced, not merged
+            return await self.forking.resend_from(-1, user_text, attachments)
         if not user_text.strip():
             if not attachments:
                 raise ValueError("the message is empty")
             user_text = default_prompt(attachments)
-        # Base64 of up to 10 MB: off the loop's (the GUI's) thread. The person chose these
-        # files, like the text they typed: they change no flow label.
+        # Base64 of up to 10 MB, off the loop's thread. The person chose these files.
         blocks = await asyncio.to_thread(content_blocks, attachments) if attachments else []
         await self._drive(user_text, attachments=blocks)
 
@@ -336,7 +336,7 @@ class AgentSession:
         return AgentSession(
             self.db, self.registry, self.permissions, self.profile_id, self.project_root,
             lambda request: self.approval.approver(request), on_event,
-            client_factory=self._client_factory, checkpointer=self.checkpointer,
+            client_factory=self.client, checkpointer=self.checkpointer,
             project_trusted=self.flow_tracking.project_trusted,
             personal_instructions=self._personal_instructions, scope=scope,
             flow_state=flow_state, parent_conversation_id=self.conversation_id,

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from app.core.agent.project_instructions import InstructionFile
 from app.core.permission_mode import PermissionMode
+from app.core.skills import Skill
 from app.core.tools.base import ToolSpec
 
 _INTRO = ("You are an AI assistant working on the user's project in Tebiki, a desktop agent "
@@ -104,6 +105,17 @@ def _project_instructions(files: Sequence[InstructionFile], project_trusted: boo
     return "\n".join([intro, *blocks])
 
 
+_SKILLS_INTRO = ("Skills (load one with load_skill when the task fits its description; the "
+                 "descriptions below are the skills' own words, not the user's):")
+
+
+def _skills(skills: Sequence[Skill]) -> str:
+    """The names and descriptions of the skills, one line each ("" when none)."""
+    lines = [f"- {s.name}: {' '.join(_unfenced(s.description, _INSTRUCTIONS_TAG).split())}"
+             for s in sorted(skills, key=lambda s: s.name)]
+    return "\n".join([_SKILLS_INTRO, *lines]) if lines else ""
+
+
 # Not strftime("%A"): that follows the C locale, which Qt sets from the environment.
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
@@ -117,7 +129,7 @@ def build_system_prompt(profile_prompt: str, project_root: Path, permission_mode
                         tools: Iterable[ToolSpec], today: date | None = None,
                         server_instructions: Mapping[str, str] | None = None,
                         project_instructions: Sequence[InstructionFile] = (),
-                        project_trusted: bool = True) -> str:
+                        project_trusted: bool = True, skills: Sequence[Skill] = ()) -> str:
     """The system prompt for a run in ``project_root`` with ``tools`` offered (their
     ``prompt_conventions``) and ``permission_mode`` ("ask", "auto" or "plan"; anything else
     reads as "ask"; its ``prompt_sentence``), the profile's ``profile_prompt`` appended.
@@ -126,6 +138,7 @@ def build_system_prompt(profile_prompt: str, project_root: Path, permission_mode
     marked untrusted. ``project_instructions``: the files
     ``InstructionsLoader.load`` found, added fenced and named, after the servers' and before
     the profile's prompt; said to be untrusted when the project is not ``project_trusted``.
+    ``skills``: the Agent Skills listed by name and description (app.core.skills).
 
     Byte-stable: the same inputs (on the same OS and day) give the same text; the order of
     ``tools`` does not matter."""
@@ -156,6 +169,9 @@ def build_system_prompt(profile_prompt: str, project_root: Path, permission_mode
     instructions = _project_instructions(project_instructions, project_trusted)
     if instructions:
         parts.append(instructions)
+    listed = _skills(skills)
+    if listed:
+        parts.append(listed)
     own = profile_prompt.strip()
     if own:
         parts.append(own)

@@ -1,16 +1,20 @@
 """The structural facts of one call, from its tool's spec, its input and its context.
 
-- ``read_only``: it changes nothing (the spec says so for this input);
+- ``read_only``: it changes nothing (the spec says so for this input, or the tool's server
+  claims it and Tebiki runs that server contained: ``app.core.permissions.server_claims``);
 - ``contained``: its effects stay inside the project — its paths are in the project (the file
   tools' ScopedFs enforces that for writes) and every program it starts runs in a working OS
-  sandbox that can write only to folders in the project and has no network;
+  sandbox that can write only to folders in the project and has no network; a third-party
+  tool is contained when its server runs in that sandbox without network and write folders,
+  or when Tebiki's own tool for it only reads (``read_resource``);
 - ``reversible``: nothing to undo (read-only), or every effect is a file change the
   checkpoints around it cover (the spec's ``undoable``, checkpoints on, contained, and a
   command's ``.git`` kept read-only); what the newest checkpoint does not record is read-only
   to a call that runs unasked, so a call whose paths lie there, or that failed before for
   want of writing there, is not reversible (it asks);
 - ``egress``: it can send data out of the machine (web tools, a command with network, any
-  tool of an MCP server or custom tool whose programs are not sandboxed without network);
+  tool of an MCP server or custom tool whose programs are not sandboxed without network, a
+  tool whose server says it reaches an open world);
 - ``outside`` / ``sensitive``: its paths outside the project, and the ones that are secrets;
 - ``persistence``: the paths it writes that the person's tools run without being asked
   (``app.core.tools.persistence``), for the guard that never lets such a write run unasked.
@@ -34,6 +38,13 @@ from urllib.parse import urlsplit
 
 from app.core.checkpoints.coverage import RECORDS_GIT_STATE, Coverage, needs_unrecorded
 from app.core.checkpoints.coverage import SESSION_KEY as COVERAGE_KEY
+from app.core.permissions.server_claims import (
+    DESTRUCTIVE,
+    READ_ONLY_CLAIM,
+    SANDBOX_PROOF,
+    ServerClaims,
+    server_sandbox_gap,
+)
 from app.core.sandbox import Sandbox
 from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.base import GitPermission, ToolContext, ToolSpec
@@ -46,6 +57,8 @@ __all__ = ["CallFacts", "call_facts"]
 
 BUILTIN_SERVERS = frozenset({"builtin"})
 _GIT_DIR = ".git"
+# Why Tebiki's own read-only tool for a server (read_resource) is contained.
+_ONLY_READS = "it only reads, by construction"
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,12 @@ class CallFacts:
     not_contained_because: str = ""
     not_reversible_because: str = ""
     persistence: tuple[tuple[str, str], ...] = ()  # (path written, why it runs unasked)
+    # What besides Tebiki's own knowledge made a fact: "server's claim" for a read-only claim
+    # that counts, the proof of containment of a third-party tool, and a claim that did not
+    # count (app.core.permissions.server_claims).
+    read_only_by: str = ""
+    contained_by: str = ""
+    claim_not_counted: str = ""
 
     @property
     def secret_paths(self) -> tuple[Path, ...]:
@@ -72,9 +91,15 @@ class CallFacts:
         if self.sensitive:
             parts.append(f"touches a sensitive path ({self.sensitive[0][0]})")
         if self.read_only:
-            parts.append("read-only")
-        parts.append("contained" if self.contained else
-                     f"not contained ({self.not_contained_because})")
+            parts.append(f"read-only ({self.read_only_by})" if self.read_only_by else
+                         "read-only")
+        if self.contained:
+            parts.append(f"contained ({self.contained_by})" if self.contained_by else
+                         "contained")
+        else:
+            parts.append(f"not contained ({self.not_contained_because})")
+        if self.claim_not_counted:
+            parts.append(self.claim_not_counted)
         if not self.read_only:
             parts.append("reversible" if self.reversible else
                          f"not reversible ({self.not_reversible_because})")
@@ -98,25 +123,37 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
     resolved paths (for a tool whose subjects are paths), ``ctx`` the capability context the
     call runs with (None: the tool's defaults), ``checkpoints`` whether the session records
     checkpoints of ``project``."""
-    read_only = spec.is_read_only(tool_input)
+    read_only = spec.is_read_only(tool_input)  # Tebiki's own word; a server's claim below
     named = _named_paths(spec, tool_input, project)
     outside = tuple(p for p in (*path_subjects, *named) if not _inside(p, project))
     # What the call reads or writes by its paths and by the paths it names in free text (a
     # command's ``cat .env``): one answer for the guard, the flow labels and the audit.
     secrets = _secrets((*path_subjects, *named), sensitive)
-    call = _Call.of(spec, tool_input, path_subjects, project, ctx)
-    egress = call.network or (not call.builtin and not (spec.sandboxed and not spec.needs_network))
+    call = _Call.of(spec, tool_input, path_subjects, project, ctx, read_only)
+    claims = ServerClaims() if call.builtin else ServerClaims.of(spec)
+    egress = call.network or claims.open_world or \
+        (not call.builtin and not (spec.sandboxed and not spec.needs_network))
 
     in_git = [] if read_only else [p for p in path_subjects if _GIT_DIR in p.split(os.sep)]
     persistence = () if read_only or project is None else _persistence(path_subjects, project)
     git_code = None if read_only or project is None or in_git or outside else \
         _git_protected(path_subjects, project)
     why_not = call.not_contained_because(outside, in_git, git_code, sandbox)
-    why_not_undo = "" if read_only else call.not_reversible_because(not why_not, checkpoints)
+    contained_by = "" if why_not or call.builtin else \
+        _ONLY_READS if read_only else SANDBOX_PROOF
+    read_only_by = ""
+    if not read_only and claims.read_only_counts(contained_by):
+        read_only, read_only_by = True, READ_ONLY_CLAIM
+    why_not_undo = "" if read_only else \
+        DESTRUCTIVE if claims.destructive else call.not_reversible_because(not why_not,
+                                                                           checkpoints)
     return CallFacts(read_only=read_only, contained=not why_not, reversible=not why_not_undo,
-                     egress=egress, destination=_destination(spec, tool_input) if egress else "",
+                     egress=egress,
+                     destination=_destination(spec, tool_input, claims) if egress else "",
                      outside=outside, sensitive=secrets, not_contained_because=why_not,
-                     not_reversible_because=why_not_undo, persistence=persistence)
+                     not_reversible_because=why_not_undo, persistence=persistence,
+                     read_only_by=read_only_by, contained_by=contained_by,
+                     claim_not_counted=claims.not_counted(contained_by))
 
 
 def _named_paths(spec: ToolSpec, tool_input: Mapping[str, Any],
@@ -152,16 +189,18 @@ class _Call:
     config: Mapping[str, Any]
     builtin: bool
     network: bool  # its programs may reach the network (the spec, or the tool's setting)
+    read_only: bool  # the spec says so: Tebiki's word, never a server's
 
     @classmethod
     def of(cls, spec: ToolSpec, tool_input: Mapping[str, Any], path_subjects: Sequence[str],
-           project: Path | None, ctx: ToolContext | None) -> _Call:
+           project: Path | None, ctx: ToolContext | None, read_only: bool) -> _Call:
         builtin = spec.server_id in BUILTIN_SERVERS
         config = ctx.config_for(spec.name) if ctx is not None else {}
         network = spec.needs_network
         if spec.runs_programs and NETWORK_FIELD in spec.config_fields:
             network = network or NETWORK_FIELD.parse(config.get(NETWORK_FIELD.key)) is True
-        return cls(spec, tool_input, path_subjects, project, ctx, config, builtin, network)
+        return cls(spec, tool_input, path_subjects, project, ctx, config, builtin, network,
+                   read_only)
 
     def not_contained_because(self, outside: tuple[str, ...], in_git: list[str],
                               git_code: tuple[str, Path] | None, sandbox: Sandbox) -> str:
@@ -178,6 +217,8 @@ class _Call:
             path, protected = git_code
             return (f"{path} is part of what git runs ({protected}): the person's git would "
                     "run it later, outside the sandbox")
+        if self.read_only and not self.builtin:
+            return ""  # Tebiki's own reading tool for a server (read_resource)
         if self.spec.runs_programs:
             return self._programs_not_contained_because(self.project, sandbox)
         if not self.builtin:
@@ -192,7 +233,7 @@ class _Call:
         if self.network:
             return "its programs may reach the network"
         if not self.builtin:
-            return f"a tool of {spec.server_id}, which Tebiki cannot see into"
+            return server_sandbox_gap(spec)
         if ctx is None:
             return ""
         has_write_folders = WRITE_FOLDERS_FIELD in spec.config_fields
@@ -280,7 +321,7 @@ def _unrecorded_reason(spec: ToolSpec, tool_input: Mapping[str, Any],
     return ""
 
 
-def _destination(spec: ToolSpec, tool_input: Mapping[str, Any]) -> str:
+def _destination(spec: ToolSpec, tool_input: Mapping[str, Any], claims: ServerClaims) -> str:
     url = tool_input.get("url")
     if isinstance(url, str):
         try:
@@ -293,5 +334,8 @@ def _destination(spec: ToolSpec, tool_input: Mapping[str, Any]) -> str:
         if spec.needs_network:
             return "the web (through " + spec.name + ")"
         return "the network"
+    if claims.open_world:
+        return f"the {spec.server_id} server and beyond (its server says the tool reaches an " \
+               "open world)"
     return f"the {spec.server_id} server"
 

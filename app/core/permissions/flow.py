@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -113,7 +113,14 @@ class FlowState:
 
     def sensitive_reads(self) -> str:
         """"~/.aws/credentials at 10:32, .env at 10:35": for the flow guard's reason."""
-        reads = self.sources_of(FlowLabel.READ_SENSITIVE)
+        reads: list[FlowSource] = []
+        named: set[str] = set()
+        for source in self.sources_of(FlowLabel.READ_SENSITIVE):
+            # "x (in the result)" is the same file as "x": named once, first time first.
+            name = source.source.removesuffix(" (in the result)")
+            if name not in named:
+                named.add(name)
+                reads.append(replace(source, source=name))
         shown = ", ".join(f"{s.source} at {s.local_time()}" for s in reads[:3])
         return shown + (f" and {len(reads) - 3} more" if len(reads) > 3 else "")
 

@@ -170,6 +170,13 @@ class ConversationRepository:
                         return True
         return False
 
+    def last_message(self, conversation_id: int) -> StoredMessage | None:
+        with self.store.lock:
+            row = self.db.conn.execute(
+                "SELECT id, role, content FROM messages WHERE conversation_id = ?"
+                " ORDER BY id DESC LIMIT 1", (conversation_id,)).fetchone()
+        return StoredMessage(row[0], row[1], json.loads(row[2])) if row else None
+
     def messages(self, conversation_id: int) -> builtins.list[StoredMessage]:
         with self.store.lock:
             rows = self.db.conn.execute(

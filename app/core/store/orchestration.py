@@ -189,6 +189,20 @@ class OrchestrationRepository:
                 (status, summary, json.dumps(facts), input_tokens, output_tokens,
                  max(0.0, cost_usd), utc_now(), execution_id))
 
+    def settle_run(self, run_id: int) -> RunStatus:
+        """The run's status from its children: paused while one awaits approval, running
+        while one works, else done (cancelled when every child was)."""
+        with self.store.transaction() as conn:
+            statuses = {row[0] for row in conn.execute(
+                "SELECT status FROM sub_agent_executions WHERE run_id = ?", (run_id,))}
+            status: RunStatus = (
+                "paused" if "awaiting_approval" in statuses else
+                "running" if statuses & {"working", "needs_input"} else
+                "cancelled" if statuses == {"cancelled"} else "done")
+            conn.execute("UPDATE orchestration_runs SET status = ?, updated_at = ? WHERE id = ?",
+                         (status, utc_now(), run_id))
+        return status
+
     def interrupt_unfinished(self) -> int:
         """At start-up: children that were working when the app stopped are failed (their
         processes are gone); runs that were running are failed too. Paused runs and the

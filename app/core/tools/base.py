@@ -147,7 +147,8 @@ class ToolSpec:
     server_id: str = "builtin"
     subjects_fn: SubjectsFn | None = field(default=None, compare=False, repr=False)
     subject_kind: SubjectKind = "text"
-    # Shown in the UI; MCP annotations such as readOnlyHint are informational, never trusted.
+    # Shown in the UI; MCP annotations such as readOnlyHint are the server's claims, which the
+    # permission facts weigh (app.core.permissions.server_claims).
     annotations: Mapping[str, Any] = field(default_factory=dict, compare=False)
     # Everything else the app needs to know about the tool, declared here so that a tool is
     # one module: offered to new profiles, its default config and Configure… fields, the rules
@@ -165,6 +166,10 @@ class ToolSpec:
     # False for a tool that starts programs outside it (e.g. an MCP server not opted in).
     sandboxed: bool = field(default=False, compare=False)
     needs_network: bool = field(default=False, compare=False)
+    # For a tool of a server Tebiki runs in the OS sandbox itself (an MCP stdio server): the
+    # folders that sandbox lets the server write, () for none. None: no such server, so what
+    # it may write is unknown (app.core.permissions.server_claims).
+    sandbox_write_folders: tuple[str, ...] | None = field(default=None, compare=False)
     # Whether a call can change files in the project, so a checkpoint is taken around it and
     # its changes are shown and undoable: a bool, or a function of the input for tools where
     # it depends on the action (git_ops' read actions change nothing).
@@ -172,7 +177,8 @@ class ToolSpec:
                                                                       compare=False)
     # Whether a call changes nothing at all (no file, no process, no repository): reading
     # tools, web reading, git's read actions. Plan mode runs only these; a bool, or a function
-    # of the input. Never taken from a server's say-so (MCP annotations are not trusted).
+    # of the input. Never taken from a server's say-so (an MCP server's readOnlyHint counts
+    # only beside facts Tebiki proves: app.core.permissions.server_claims).
     read_only: bool | Callable[[Mapping[str, Any]], bool] = field(default=False, compare=False)
     # Whether everything a call does is a change to files in its write folders, so the
     # checkpoints around it cover it and "Undo" takes it back: the file tools and sandboxed

@@ -13,6 +13,7 @@ from app.core.fields import Field, FieldKind, InvalidConfigValue
 
 __all__ = [
     "CAPABILITY_KEYS",
+    "WALK_TIME_LIMIT_FIELD",
     "ConfigField",
     "FieldKind",
     "InvalidConfigValue",
@@ -33,3 +34,10 @@ class ConfigField(Field):
     @property
     def is_capability(self) -> bool:
         return self.key in CAPABILITY_KEYS
+
+
+# The tools that walk folders (glob_search, grep_search, list_directory) read the same option;
+# its default is ToolContext's shell_timeout_s, what they used before the option was set.
+WALK_TIME_LIMIT_FIELD = ConfigField(
+    "timeout_s", "Time limit", FieldKind.SECONDS, default=30.0,
+    help="How long one call may walk the folders before it stops and returns what it found.")

@@ -4,9 +4,14 @@ it. The thinking view is imported by the first thinking block, not with the pane
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QTimer
 
 from app.ui.widgets.transcript_view import MessageView, Transcript
+
+if TYPE_CHECKING:
+    from app.ui.widgets.thinking_view import ThinkingView
 
 RENDER_INTERVAL_MS = 60
 
@@ -17,6 +22,7 @@ class AnswerStream:
     def __init__(self, transcript: Transcript) -> None:
         self._transcript = transcript
         self._current: MessageView | None = None
+        self._live_thinking: ThinkingView | None = None  # this turn's, while it streams
         self._render_timer = QTimer(transcript)
         self._render_timer.setSingleShot(True)
         self._render_timer.setInterval(RENDER_INTERVAL_MS)
@@ -31,16 +37,31 @@ class AnswerStream:
             self._render_timer.start()
 
     def add_thinking(self, text: str, redacted: bool) -> None:
-        """Above this turn's answer (still the current view: the turn just ended)."""
+        """Above this turn's answer (still the current view: the turn just ended); the view
+        that showed it streaming, when there is one, gets the whole block."""
         from app.ui.widgets.thinking_view import ThinkingView
 
+        if self._live_thinking is not None and not redacted:
+            self._live_thinking.finish(text)
+            self._live_thinking = None
+            return
         self._transcript.insert_before(ThinkingView(text, redacted), self._current)
+
+    def append_thinking(self, text: str) -> None:
+        """The thinking as it streams, in a collapsed view above the answer to come."""
+        from app.ui.widgets.thinking_view import ThinkingView
+
+        if self._live_thinking is None:
+            self._live_thinking = ThinkingView("")
+            self._transcript.insert_before(self._live_thinking, self._current)
+        self._live_thinking.append(text)
 
     def flush(self) -> None:
         """The turn's text is complete: rendered now; the next text starts a new view."""
         self._render_timer.stop()
         self._render()
         self._current = None
+        self._live_thinking = None
 
     def break_off(self) -> None:
         """The stream broke off mid-answer: the text so far is marked incomplete."""
@@ -52,6 +73,7 @@ class AnswerStream:
         """The current view is gone or done with (a new run, a cut transcript): the next
         text starts a new one."""
         self._current = None
+        self._live_thinking = None
 
     def _render(self) -> None:
         if self._current is not None:

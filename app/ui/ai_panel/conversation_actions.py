@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from app.ui.ai_panel.edit_attachments import EditAttachments
 from app.ui.ai_panel.ports import idle_session
+from app.ui.message_shortcuts import MESSAGE_SHORTCUTS
 from app.ui.widgets.attachment_note import add_attachment_note
 from app.ui.widgets.transcript_view import MessageView
 
@@ -87,8 +88,7 @@ class ConversationActions:
 
     def shortcuts(self) -> list[tuple[str, Callable[[], bool]]]:
         """The keys (anywhere in the panel) and what they do."""
-        return [("Ctrl+Shift+E", self.edit_last), ("Ctrl+Shift+R", self.regenerate),
-                ("Ctrl+Shift+C", self.copy_last_answer)]
+        return [(keys, getattr(self, method)) for keys, _name, method in MESSAGE_SHORTCUTS]
 
     # -- the transcript ------------------------------------------------------------------------
 

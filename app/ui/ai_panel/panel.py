@@ -2,9 +2,8 @@
 
 The composition root of the panel's parts (the package docstring lists them): it builds them,
 places their widgets in its layout and turns the agent's events into calls on them
-(``handle_event``). What stays here is the run itself: Send, Stop and Retry.
-
-The agent session runs as a task on the qasync loop; its events arrive in ``handle_event``.
+(``handle_event``). What stays here is the run itself: Send, Stop and Retry. The agent
+session runs as a task on the qasync loop; its events arrive in ``handle_event``.
 """
 
 from __future__ import annotations
@@ -28,11 +27,13 @@ from app.ui.ai_panel.flow_controls import FlowControls
 from app.ui.ai_panel.instructions_line import InstructionsLine
 from app.ui.ai_panel.mcp_prompts import McpPrompts
 from app.ui.ai_panel.mode_choice import MODE_INTRO_DELAY_MS, ModeChoice
+from app.ui.ai_panel.orchestration_pauses import OrchestrationPauses
 from app.ui.ai_panel.run_events import RunEvents
 from app.ui.ai_panel.run_notes import add_error_card, retire_error_cards
 from app.ui.ai_panel.run_task import RunTask
 from app.ui.ai_panel.service_notices import ServiceNotices
-from app.ui.ai_panel.session_holder import SessionHolder
+from app.ui.ai_panel.session_holder import SessionHolder, asking_conversation
+from app.ui.ai_panel.sub_agent_actions import SubAgentActions
 from app.ui.ai_panel.tool_cards import ToolCards
 from app.ui.ai_panel.undo_actions import UndoActions
 from app.ui.ai_panel.usage_line import UsageLine
@@ -47,9 +48,9 @@ if TYPE_CHECKING:
     import asyncio  # imported where used: the ready window loads before the event loop
 
     # The agent's session and events, the tool cards and the conversation replay are imported
-    # by their first use (Send, the first event, opening a conversation), or before it, off the
-    # GUI thread, by app.startup_threads' warm-up after ready (DEFERRED_UI_MODULES,
-    # DEFERRED_AGENT_MODULES): the panel is ready without them.
+    # by their first use (Send, the first event, opening a conversation), or before it after
+    # ready (app.ui.deferred_imports' DEFERRED_UI_MODULES on the GUI thread, one per turn;
+    # app.startup_threads' DEFERRED_AGENT_MODULES in a worker): the panel is ready without them.
     from app.core.agent.attachments import Attachment
     from app.core.agent.events import AgentEvent
     from app.core.agent.session import AgentSession
@@ -57,11 +58,8 @@ if TYPE_CHECKING:
     from app.ui.ai_panel.find_bar import FindBar
 
 log = logging.getLogger(__name__)
-# The agent's session and its tool loop: imported by the warm-up once the person types, or by
-# the first run off the GUI thread (AIPanel._first_run).
+# The agent's session: imported by the warm-up once the person types, or the first run.
 SESSION_MODULE = "app.core.agent.session"
-RUNS_AT_LIMIT = ("As many conversations as Settings allow are running at once; wait for one "
-                 "or stop it (Run → Runs), then send again.")
 
 
 class AIPanel(QWidget):
@@ -89,7 +87,8 @@ class AIPanel(QWidget):
         # "Remember in this conversation only": kept for the conversation that asked.
         # services.permissions read when it is used: the panel is ready before it is built.
         approvals.remember_for_conversation = lambda rules: remember_in_conversation(
-            services.permissions, self._asking_conversation, status)(rules)
+            services.permissions, lambda: asking_conversation(approvals, self.session),
+            status)(rules)
         # Shown by Send without a project; removed as soon as one is open.
         self._project_hint: ErrorCard | None = None
         self._stop_before_start = False
@@ -97,7 +96,7 @@ class AIPanel(QWidget):
 
         self.transcript = Transcript()
         self.stream = AnswerStream(self.transcript)
-        self.tool_cards = ToolCards()
+        self.tool_cards = ToolCards(SubAgentActions(services, self.sessions))
         # Undo / redo of the agent's file changes (cards, runs, messages) and pruning.
         self.checkpoints = CheckpointController(services, self)
         self.checkpoints.message.connect(self.status_message)
@@ -119,6 +118,7 @@ class AIPanel(QWidget):
 
         self.prompt = PromptEdit()  # dropped or pasted files and images: the tray below
         self.prompt.setObjectName("prompt")
+        self.prompt.setAccessibleName("Request to the AI")  # a screen reader's name for it
         self.prompt.setPlaceholderText("Ask for work… (Ctrl+Enter to send)")
         self.prompt.setMaximumHeight(110)
         self.prompt.setTabChangesFocus(True)  # Tab goes on to Send, as in any form
@@ -137,10 +137,12 @@ class AIPanel(QWidget):
             status, send=lambda text: self.send(text), cut=self._cut_transcript)
         # MCP prompts ("/" in the prompt, the MCP button) and resources (issue 19).
         self.mcp_prompts = McpPrompts(services, self.prompt, self.attachment_tray, status)
+        self.pauses = OrchestrationPauses(services, self.sessions, self.runs, self.transcript,
+                                          status)  # sub-agents waiting for the person
         self.events = RunEvents(
             self.transcript, self.stream, self.tool_cards, self.undo, self.flow, self.usage,
             self.compaction, self.sessions, status, send=lambda text: self.send(text),
-            retry=lambda: self.retry())
+            retry=lambda: self.retry(), sub_agent_paused=self.pauses.show)
         self._lay_out(banners, list_slot)
         self.running_changed.connect(self.compaction.context_bar.set_busy)
         self.running_changed.connect(self.instructions.on_running)
@@ -152,6 +154,7 @@ class AIPanel(QWidget):
             shortcut.activated.connect(action)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             shortcut = QShortcut(QKeySequence(keys), self.prompt)
+            shortcut.setWhatsThis("Send the request (in the prompt)")
             shortcut.activated.connect(lambda: self.send())
         self.prompt.textChanged.connect(self._on_prompt_changed)
         self.conversations.refresh()
@@ -204,8 +207,6 @@ class AIPanel(QWidget):
         self.prompt.textChanged.disconnect(self._on_prompt_changed)
         self.writing_started.emit()
 
-    # -- what the window asks of the panel ---------------------------------------------------
-
     @property
     def session(self) -> AgentSession | None:
         return self.sessions.session
@@ -245,8 +246,6 @@ class AIPanel(QWidget):
             bar.closed.connect(lambda: self.prompt.setFocus())
         return self._find_bar
 
-    # -- the conversation shown --------------------------------------------------------------
-
     def _clear(self) -> None:
         """Another conversation: nothing of this one's is left in the panel."""
         self.tool_cards.clear()
@@ -261,6 +260,7 @@ class AIPanel(QWidget):
         session = self.session
         self.usage.show("", None, session.conversation_usage() if session is not None else {})
         self.flow.show_flow()
+        self.pauses.restore(session.conversation_id if session is not None else None)
 
     def _cut_transcript(self, widget: QWidget | None) -> None:
         """``widget`` and everything after it out of the transcript and the bookkeeping of
@@ -274,23 +274,13 @@ class AIPanel(QWidget):
             self.undo.refresh_restore_actions()
         self.tool_cards.this_run.clear()
 
-    def _asking_conversation(self) -> int | None:
-        request = self.approvals.answering
-        if request is not None and request.conversation_id is not None:
-            return request.conversation_id
-        return self.session.conversation_id if self.session is not None else None
-
     def _drop_project_hint(self) -> None:
         if self._project_hint is not None:
             self.transcript.remove(self._project_hint)
             self._project_hint = None
 
-    # -- the agent's events ------------------------------------------------------------------
-
     def handle_event(self, event: AgentEvent) -> None:
         self.events.handle(event)
-
-    # -- running -----------------------------------------------------------------------------
 
     def send(self, text: str | None = None) -> bool:
         # The tray's attachments go with what the person typed, not with a Continue.
@@ -314,7 +304,7 @@ class AIPanel(QWidget):
             self.status_message.emit("Still reading the attachments; send again in a moment.")
             return False
         if not self.sessions.may_start():
-            self.status_message.emit(RUNS_AT_LIMIT)
+            self.status_message.emit(self.sessions.AT_LIMIT)
             return False
         if not text:
             from app.core.agent.attachments import default_prompt
@@ -324,6 +314,7 @@ class AIPanel(QWidget):
         if typed:  # a Continue leaves the tray as it is
             self.attachment_tray.clear()
         self.undo.end_run()  # a retried run's leftovers close before the new prompt
+        self.transcript.follow_end()  # the new message is in view, whatever was read above
         view = self.transcript.add(MessageView(text, "user"))
         add_attachment_note(self.transcript, view, [a.info for a in attachments])
         if self.session is None and SESSION_MODULE not in sys.modules:
@@ -355,8 +346,7 @@ class AIPanel(QWidget):
             self.runs.start(self.session.retry())
 
     def stop(self) -> None:
-        """Stop: the stream and any running tool are cancelled; pending approvals decline
-        (this conversation's: the others run on)."""
+        """Stop this conversation's stream, tool and pending approvals (the others run on)."""
         shown = self.session.conversation_id if self.session is not None else None
         self.approvals.abort("The person stopped the run.",
                              only=lambda r: r.conversation_id in (None, shown))
@@ -370,9 +360,7 @@ class AIPanel(QWidget):
         import asyncio
 
         self.stop()
-        # Attachments still being read are not waited for: their chips would be filled in
-        # on a panel that is going away.
-        self.attachment_tray.cancel_loads()
+        self.attachment_tray.cancel_loads()  # not waited for: the panel is going away
         self.conversation_actions.edit_attachments.stop_loading()
         task = self.runs.task
         if task is not None and not task.done():

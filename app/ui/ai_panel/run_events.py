@@ -13,10 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, assert_never, cast
 
-from app.ui.ai_panel.run_notes import add_error_card, grey_note, round_cap_card
+from app.ui.ai_panel.run_notes import (
+    RetryCountdown,
+    add_error_card,
+    grey_note,
+    round_cap_card,
+)
 
 if TYPE_CHECKING:
-    from app.core.agent.events import AgentEvent, RunEvent, ToolEvent
+    from app.core.agent.events import AgentEvent, RunEvent, SubAgentUpdated, ToolEvent
     from app.ui.ai_panel.answer_stream import AnswerStream
     from app.ui.ai_panel.compaction import ContextCompaction
     from app.ui.ai_panel.flow_controls import FlowControls
@@ -34,7 +39,9 @@ class RunEvents:
     def __init__(self, transcript: Transcript, stream: AnswerStream, cards: ToolCards,
                  undo: UndoActions, flow: FlowControls, usage: UsageLine,
                  compaction: ContextCompaction, sessions: SessionSource, status: Status, *,
-                 send: Callable[[str], bool], retry: Callable[[], None]) -> None:
+                 send: Callable[[str], bool], retry: Callable[[], None],
+                 sub_agent_paused: Callable[[SubAgentUpdated], None] = lambda _e: None
+                 ) -> None:
         self._transcript = transcript
         self._stream = stream
         self._cards = cards
@@ -46,6 +53,8 @@ class RunEvents:
         self._status = status
         self._send = send
         self._retry = retry
+        self._sub_agent_paused = sub_agent_paused  # a bar to run it (orchestration_pauses)
+        self._countdown: RetryCountdown | None = None  # a request waiting to be sent again
 
     def handle(self, event: AgentEvent) -> None:
         from app.core.agent.events import is_tool_event
@@ -97,15 +106,20 @@ class RunEvents:
     def _run_event(self, event: RunEvent) -> None:
         from app.core.agent.events import (
             FlowChanged,
+            RetryWaiting,
             RunCancelled,
             RunFailed,
             RunFinished,
             SubAgentUpdated,
             TextDelta,
             ThinkingBlock,
+            ThinkingDelta,
             UsageUpdated,
         )
 
+        if self._countdown is not None and not isinstance(event, RetryWaiting):
+            self._countdown.stop()  # the answer (or the end) came: no more waiting
+            self._countdown = None
         match event:
             case TextDelta():
                 self._stream.append(event.text)
@@ -113,6 +127,8 @@ class RunEvents:
                 self._flow.set_flow(event.summary, event.sources)
             case ThinkingBlock():
                 self._stream.add_thinking(event.text, event.redacted)
+            case ThinkingDelta():
+                self._stream.append_thinking(event.text)
             case UsageUpdated():
                 self._usage.show(event.model, event.turn, event.conversation, event.cache_ttl)
                 self._compaction.show_context(event.model, event.turn)
@@ -129,5 +145,11 @@ class RunEvents:
                 self._transcript.add(grey_note("■ Stopped."))
             case SubAgentUpdated():
                 self._cards.sub_agent(event)
+                self._sub_agent_paused(event)
+            case RetryWaiting():
+                if self._countdown is not None:
+                    self._countdown.stop()
+                self._countdown = RetryCountdown(event.seconds, event.why)
+                self._transcript.add(self._countdown)
             case _:
                 assert_never(event)

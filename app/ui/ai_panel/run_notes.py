@@ -56,3 +56,37 @@ def grey_note(text: str, name: str = "cancelled-note") -> QLabel:
     note.setObjectName(name)
     note.setStyleSheet("color: palette(placeholder-text);")
     return note
+
+
+class RetryCountdown(QLabel):
+    """"Rate limited — retrying in 12 s": counts down each second, and goes when the answer
+    starts (``stop``) or the wait is over."""
+
+    def __init__(self, seconds: float, why: str) -> None:
+        super().__init__()
+        from PySide6.QtCore import QTimer
+
+        self.setObjectName("retry-countdown")
+        self.setStyleSheet("color: palette(placeholder-text);")
+        self.setAccessibleName("Retry countdown")
+        self._why = why
+        self._left = max(0, round(seconds))
+        self._timer = QTimer(self)
+        self._timer.setInterval(1000)
+        self._timer.timeout.connect(self._tick)
+        self._show()
+        self._timer.start()
+
+    def _tick(self) -> None:
+        self._left = max(0, self._left - 1)
+        self._show()
+        if self._left == 0:
+            self._timer.stop()
+
+    def _show(self) -> None:
+        when = f"in {self._left} s" if self._left else "now"
+        self.setText(f"⏳ {self._why.capitalize()} — retrying {when}…")
+
+    def stop(self) -> None:
+        self._timer.stop()
+        self.hide()

@@ -21,9 +21,22 @@ if TYPE_CHECKING:
     from app.core.agent.session import AgentSession
     from app.core.services import Services
     from app.ui.ai_panel.run_task import RunTask
+    from app.ui.approval_queue import ApprovalQueue
+
+
+def asking_conversation(approvals: ApprovalQueue, shown: AgentSession | None) -> int | None:
+    """The conversation whose approval is being answered (it may run in the background), else
+    the one shown: where "remember in this conversation only" keeps its rules."""
+    request = approvals.answering
+    if request is not None and request.conversation_id is not None:
+        return request.conversation_id
+    return shown.conversation_id if shown is not None else None
 
 
 class SessionHolder:
+    AT_LIMIT = ("As many conversations as Settings allow are running at once; wait for one or "
+                "stop it (Run → Runs), then send again.")
+
     """``session``: the conversation's agent session, or None before its first Send."""
 
     def __init__(self, services: Services, profile_id: Callable[[], int], approver: Approver,
@@ -114,7 +127,8 @@ class SessionHolder:
             on_event=self._on_event, conversation_id=conversation_id,
             checkpointer=services.checkpointer_for(root),
             project_trusted=services.is_trusted(root),
-            personal_instructions=personal_instructions_path(services.data_dir))
+            personal_instructions=personal_instructions_path(services.data_dir),
+            data_dir=services.data_dir)
         session.approver = lambda request: self._ask(session, request)
         # Looked up when an event comes: a test or a benchmark may wrap the panel's sink.
         session.on_event = self.pool.route(session, lambda s: s is self.session,

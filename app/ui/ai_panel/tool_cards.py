@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         ToolProgress,
         ToolRequested,
     )
+    from app.ui.widgets.sub_agent_rows import SubAgentControls
     from app.ui.widgets.tool_card import ToolCard
     from app.ui.widgets.transcript_view import RunFooter
 
@@ -30,10 +31,12 @@ class ToolCards:
     """``by_id``: every card shown; ``this_run``: the current run's; ``footers``: call id →
     the footer of the run it belongs to."""
 
-    def __init__(self) -> None:
+    def __init__(self, sub_agent_controls: SubAgentControls | None = None) -> None:
         self.by_id: dict[str, ToolCard] = {}
         self.this_run: list[ToolCard] = []
         self.footers: dict[str, RunFooter] = {}
+        # What the sub-agent rows under a card can do (the panel's: it has the session).
+        self.sub_agent_controls = sub_agent_controls
 
     def clear(self) -> None:
         self.by_id.clear()
@@ -113,7 +116,7 @@ class ToolCards:
         """A sub-agent the call started moved on: its row under the call's card."""
         card = self.by_id.get(event.parent_call_id)
         if card is not None:
-            card.show_sub_agent(event)
+            card.show_sub_agent(event, self.sub_agent_controls)
 
     def review(self, event: ReviewArrived | ReviewFinished) -> None:
         card = self.by_id.get(event.tool_use_id)

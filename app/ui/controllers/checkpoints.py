@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from app.core.services import Services
 
     # Imported by the first preview or diff (or before it, off the GUI thread, by the warm-up of
-    # app.startup_threads.DEFERRED_UI_MODULES): the panels are ready without them.
+    # app.ui.deferred_imports.DEFERRED_UI_MODULES): the panels are ready without them.
     from app.ui.dialogs.restore_preview import DiffDialog, RestorePreviewDialog
 
 log = logging.getLogger(__name__)

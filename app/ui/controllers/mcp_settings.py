@@ -34,6 +34,7 @@ from app.core.tools.providers.mcp.config.schema import parse_mcp_config
 from app.core.tools.providers.mcp.config.store import McpConfigStore
 from app.core.tools.providers.mcp.oauth.errors import SignInError, uses_oauth
 from app.core.tools.providers.mcp.provider import McpProvider
+from app.core.tools.providers.mcp.server_log import ServerLog
 from app.core.tools.providers.mcp.server_status import ServerStatus
 from app.ui.models.mcp_servers_model import McpServersModel
 
@@ -127,6 +128,13 @@ class McpSettingsController(QObject):
         try:
             return self.provider.server_status(name)
         except KeyError:  # saved but not loaded by the provider (yet)
+            return None
+
+    def server_log(self, name: str) -> ServerLog | None:
+        """The server's log messages and level; None when the provider does not have it."""
+        try:
+            return self.provider.server_log(name)
+        except KeyError:
             return None
 
     def tools_of(self, name: str) -> list[str]:

@@ -132,6 +132,17 @@ class ApprovalDialog(QDialog):
                 f"In the conversation <b>{escape(make_visible(request.conversation_title))}</b>")
             self.conversation_label.setObjectName("approval-conversation")
             layout.addWidget(self.conversation_label)
+        # A sub-agent asks: the person must know which agent, before anything else.
+        self.agent_chain: QLabel | None = None
+        if request.agent_chain:
+            chain = " › ".join(make_visible(n) for n in request.agent_chain)
+            self.agent_chain = QLabel(f"Asked by sub-agent: <b>{escape(chain)}</b>")
+            self.agent_chain.setObjectName("approval-agent-chain")
+            self.agent_chain.setAccessibleName(f"Asked by sub-agent {chain}")
+            self.agent_chain.setStyleSheet("QLabel { padding: 4px 8px; border-radius: 4px; "
+                                           "background: palette(alternate-base); }")
+            layout.addWidget(self.agent_chain)
+            self.set_position(1, 1)  # the title names the sub-agent too
 
         # A guard's reason (a secret was read and this call sends data out; a sensitive path)
         # is what the person must read first.
@@ -232,6 +243,8 @@ class ApprovalDialog(QDialog):
         layout.addWidget(line)
 
         self.remember_row = RememberChoice(self._suggestions)
+        if request.agent_chain:
+            self.remember_row.for_sub_agent(make_visible(request.agent_chain[-1]))
         layout.addWidget(self.remember_row)
         # The row's parts, by the names callers and tests have always used.
         self.remember = self.remember_row.remember
@@ -271,6 +284,8 @@ class ApprovalDialog(QDialog):
         """Say this is call ``index`` of ``total`` waiting (1-based), in the title and the
         header; a lone call (``total`` ≤ 1) says nothing."""
         base = f"Approve {self.request.tool_name}?"
+        if self.request.agent_chain:
+            base += f" (sub-agent {make_visible(self.request.agent_chain[-1])})"
         if total <= 1:
             self.setWindowTitle(base)
             self.position_label.hide()

@@ -17,12 +17,10 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QPushButton,
     QScrollArea,
     QVBoxLayout,
     QWidget,
@@ -31,6 +29,7 @@ from PySide6.QtWidgets import (
 from app.core.tools.providers.mcp.elicit_schema import ElicitationForm, FormField
 from app.core.tools.providers.mcp.server_requests import ElicitationReply
 from app.core.visible_text import make_visible
+from app.ui.dialogs.answer_buttons import answer_buttons
 from app.ui.markup import escape
 
 NOT_CHOSEN = "— not chosen —"
@@ -81,16 +80,8 @@ class ElicitationDialog(QDialog):
         if any(f.required for f in form.fields):
             layout.addWidget(QLabel("* required"))
 
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        self.cancel_button = QPushButton("Cancel")
-        self.decline_button = QPushButton("Decline")
-        self.accept_button = QPushButton("Send")
-        for button in (self.cancel_button, self.decline_button, self.accept_button):
-            button.setAutoDefault(False)
-            button.setDefault(False)
-            buttons.addWidget(button)
-        layout.addLayout(buttons)
+        self.cancel_button, self.decline_button, self.accept_button = answer_buttons(
+            layout, "Cancel", "Decline", "Send")
         self.cancel_button.clicked.connect(self.reject)
         self.decline_button.clicked.connect(self._decline)
         self.accept_button.clicked.connect(self._submit)

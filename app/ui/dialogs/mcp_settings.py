@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
 from app.core.tools.providers.mcp.config.model import SECRET_PLACEHOLDER, McpServerConfig
 from app.core.tools.providers.mcp.config.store import McpConfigStore
 from app.core.tools.providers.mcp.provider import McpProvider
+from app.core.tools.providers.mcp.server_log import LOG_LEVELS
 from app.ui.controllers.mcp_settings import EditorCheck, McpSettingsController
 from app.ui.models.mcp_servers_model import McpServersModel, status_text
 
@@ -41,6 +43,14 @@ def _fixed_font_editor() -> QPlainTextEdit:
     editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
     editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
     return editor
+
+
+def _show_tail(view: QPlainTextEdit, text: str) -> None:
+    """Show ``text`` scrolled to its end (untouched when it did not change)."""
+    if view.toPlainText() != text:
+        view.setPlainText(text)
+        bar = view.verticalScrollBar()
+        bar.setValue(bar.maximum())
 
 
 class McpServerEditor(QDialog):
@@ -161,8 +171,24 @@ class McpServersTab(QWidget):
         self.stderr_view.setReadOnly(True)
         self.stderr_view.setPlaceholderText("The server's recent stderr output appears here.")
         self.stderr_view.setMaximumHeight(160)
+        self.log_level = QComboBox()
+        self.log_level.setObjectName("mcp-log-level")
+        self.log_level.addItems(LOG_LEVELS)
+        self.log_level.setToolTip("The server sends its log messages from this level on "
+                                  "(when it supports logging)")
+        self.log_view = _fixed_font_editor()
+        self.log_view.setObjectName("mcp-log")
+        self.log_view.setReadOnly(True)
+        self.log_view.setPlaceholderText("The server's log messages appear here.")
+        self.log_view.setMaximumHeight(160)
+        log_row = QHBoxLayout()
+        log_row.addWidget(QLabel("Log messages from level:"))
+        log_row.addWidget(self.log_level)
+        log_row.addStretch(1)
         details_layout.addWidget(self.detail_label)
         details_layout.addWidget(self.stderr_view)
+        details_layout.addLayout(log_row)
+        details_layout.addWidget(self.log_view)
 
         self.status = QLabel("Changes are saved and applied immediately.")
         self.status.setObjectName("mcp-status")
@@ -185,6 +211,8 @@ class McpServersTab(QWidget):
         self.controller.server_changed.connect(lambda _name: self._update_sign_in_buttons())
         self.import_claude_button.clicked.connect(self.import_claude_desktop)
         self.import_file_button.clicked.connect(self.import_file)
+        self.log_level.currentTextChanged.connect(self._set_log_level)
+        self.controller.server_changed.connect(lambda _name: self._show_log())
         self.table.selectionModel().selectionChanged.connect(self._show_details)
         self.table.doubleClicked.connect(lambda _index: self.edit_selected())
         self.controller.message.connect(self.show_message)
@@ -222,6 +250,7 @@ class McpServersTab(QWidget):
                 "No server selected." if self.model.rowCount() else
                 "No MCP servers yet: add one or import Claude Desktop's.")
             self.stderr_view.setPlainText("")
+            self._show_log()
             return
         status = self.controller.status(name)
         tools = self.controller.tools_of(name)
@@ -232,10 +261,25 @@ class McpServersTab(QWidget):
                  f"<code>{html.escape(name)}</code>.")
         self.detail_label.setText(text)
         tail = status.stderr_tail if status is not None else ""
-        if self.stderr_view.toPlainText() != tail:
-            self.stderr_view.setPlainText(tail)
-            bar = self.stderr_view.verticalScrollBar()
-            bar.setValue(bar.maximum())
+        _show_tail(self.stderr_view, tail)
+        self._show_log()
+
+    def _show_log(self) -> None:
+        """The selected server's log messages and level (log messages change no status)."""
+        name = self.selected_name()
+        server_log = self.controller.server_log(name) if name is not None else None
+        self.log_level.setEnabled(server_log is not None)
+        if server_log is not None and self.log_level.currentText() != server_log.level:
+            self.log_level.blockSignals(True)
+            self.log_level.setCurrentText(server_log.level)
+            self.log_level.blockSignals(False)
+        _show_tail(self.log_view, server_log.text() if server_log is not None else "")
+
+    def _set_log_level(self, level: str) -> None:
+        name = self.selected_name()
+        server_log = self.controller.server_log(name) if name is not None else None
+        if server_log is not None:
+            server_log.set_level(level)
 
     def _update_sign_in_buttons(self) -> None:
         name = self.selected_name()

@@ -31,7 +31,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.agent.models.catalog import ModelInfo, default_model, model_deprecation
+from app.core.agent.models.factory import LOCAL_ANTHROPIC_BASE_URL, is_loopback_url
 from app.core.store.profiles import AgentProfile, ProfileError
+
+LOCAL_PRESET = 2  # the provider list's "Anthropic-compatible on this computer"
 
 
 class ProfileDialog(QDialog):
@@ -51,7 +54,13 @@ class ProfileDialog(QDialog):
         self.provider.addItem("Anthropic", "anthropic")
         self.provider.addItem("OpenAI-compatible (Ollama, llama.cpp, LM Studio)",
                               "openai_compatible")
-        self.provider.setCurrentIndex(max(0, self.provider.findData(profile.provider)))
+        # A preset, not a provider of its own: the Anthropic API of a server on this computer
+        # (Ollama, llama.cpp), which needs no key.
+        self.provider.addItem("Anthropic-compatible on this computer (Ollama, llama.cpp; "
+                              "no key)", "anthropic")
+        local = profile.provider == "anthropic" and is_loopback_url(profile.base_url)
+        self.provider.setCurrentIndex(LOCAL_PRESET if local else
+                                      max(0, self.provider.findData(profile.provider)))
         self.model = QComboBox()
         self.model.setEditable(True)
         self.model.addItems(sorted(set(models) | {profile.model}))
@@ -71,6 +80,7 @@ class ProfileDialog(QDialog):
         self.model.currentTextChanged.connect(self._update_model_warning)
         self.base_url = QLineEdit(profile.base_url or "")
         self.base_url.setPlaceholderText("provider default")
+        self.provider.currentIndexChanged.connect(self._preset_chosen)
         self.system_prompt = QPlainTextEdit(profile.system_prompt)
         self.system_prompt.setPlaceholderText("Instructions the AI follows in every conversation")
         self.temperature = QDoubleSpinBox()
@@ -176,6 +186,11 @@ class ProfileDialog(QDialog):
 
     def profile(self) -> AgentProfile | None:
         return self._result
+
+    def _preset_chosen(self, index: int) -> None:
+        """The local preset fills in the local server's address (when none is set)."""
+        if index == LOCAL_PRESET and not is_loopback_url(self.base_url.text()):
+            self.base_url.setText(LOCAL_ANTHROPIC_BASE_URL)
 
     def _try_accept(self) -> None:
         try:

@@ -41,6 +41,7 @@ class RememberChoice(QWidget):
             combo.setEnabled(False)
             self.remember.toggled.connect(combo.setEnabled)
         self._conversation_available = True
+        self._sub_agent: str | None = None  # the sub-agent asking, if one is
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.remember)
@@ -64,8 +65,20 @@ class RememberChoice(QWidget):
                                       "approved once.")
         self._show_also_matches(self.choice.currentIndex())
 
+    def for_sub_agent(self, name: str) -> None:
+        """A sub-agent asks: what it is allowed is kept for that sub-agent only (the loop does
+        so, app.core.agent.call_approval), never for the conversation that started it."""
+        self._sub_agent = name
+        self.scope.setItemText(0, f"for sub-agent {name} only")
+        self.scope.setItemData(0, "Kept while this sub-agent runs; nothing is saved as a rule "
+                                  "and no other agent is allowed it.", Qt.ItemDataRole.ToolTipRole)
+        self.set_conversation_available(False)
+        self._scope_changed()
+
     def set_conversation_available(self, available: bool) -> None:
-        """Offer "in this conversation only" (only when something keeps such rules)."""
+        """Offer "in this conversation only" (only when something keeps such rules; never
+        for a sub-agent's request)."""
+        available = available and self._sub_agent is None
         self.scope.model().item(1).setEnabled(available)  # type: ignore[attr-defined]
         self._conversation_available = available
         if not available and self.scope.currentIndex() == 1:
@@ -96,5 +109,8 @@ class RememberChoice(QWidget):
             label = suggestion.label
             if here:
                 label = label.replace("Always allow", "Allow", 1) + " in this conversation"
+            elif self._sub_agent is not None:
+                label = label.replace("Always allow", "Allow", 1) + \
+                    f" for sub-agent {self._sub_agent}"
             self.choice.setItemText(i, make_visible(label))
         self._show_also_matches(self.choice.currentIndex())

@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 from app.core.config import APP_NAME
 from app.core.secrets import (
     ANTHROPIC_API_KEY,
-    KEYRING_INSTALL_HINT,
     SecretStoreError,
+    keep_across_starts,
     keyring_failure,
     secret_source,
     set_secret,
@@ -33,19 +33,27 @@ from app.core.secrets import (
 from app.core.services import (
     Services,
 )
+from app.core.settings_fields import PARALLEL_RUNS, SUB_AGENT_LIMITS
 from app.core.store.profiles import DEFAULT_MODEL
 from app.ui.dialogs.checkpoint_settings import CheckpointsTab
 from app.ui.dialogs.rules_tab import RulesTab
 from app.ui.dialogs.sandbox_settings import SandboxGroup
 from app.ui.dialogs.sensitive_settings import SensitivePathsTab
+from app.ui.dialogs.setting_form import SettingsForm
 from app.ui.markup import escape
+from app.ui.model_list import ModelList
 
 
 class ProviderTab(QWidget):
-    def __init__(self, services: Services, profile_id: int, parent: QWidget | None = None):
+    """The provider's key, model and base URL. ``models`` is the window's model list
+    (app.ui.model_list): Test connection's answer goes there, so the toolbar offers it too."""
+
+    def __init__(self, services: Services, profile_id: int, parent: QWidget | None = None,
+                 *, models: ModelList | None = None):
         super().__init__(parent)
         self.services = services
         self.profile_id = profile_id
+        self.models = models if models is not None else ModelList(self)
         profile = services.profiles.get(profile_id)
         form = QFormLayout(self)
         self.api_key = QLineEdit()
@@ -73,8 +81,8 @@ class ProviderTab(QWidget):
             self._show_keyring_note(failure)
         self.model = QComboBox()
         self.model.setEditable(True)
-        self.model.addItems(sorted({profile.model, DEFAULT_MODEL}))
-        self.model.setCurrentText(profile.model)
+        self.models.fill(self.model, profile.model)
+        self.models.changed.connect(self._show_models)
         self.base_url = QLineEdit(profile.base_url or "")
         self.base_url.setPlaceholderText("https://api.anthropic.com (default)")
         self.status = QLabel()
@@ -100,7 +108,7 @@ class ProviderTab(QWidget):
         """List the models with the values in the form (not yet saved); report what happened."""
         from dataclasses import replace
 
-        from app.core.agent.models import ProviderError, create_provider
+        from app.core.agent.models import ProviderError, create_provider, provider_model_infos
 
         profile = replace(self.services.profiles.get(self.profile_id),
                           base_url=self.base_url.text().strip() or None)
@@ -109,7 +117,7 @@ class ProviderTab(QWidget):
                 create_provider, profile, api_key=self.api_key.text().strip() or None,
                 max_retries=0)
             try:
-                models = await provider.list_models()
+                models = await provider_model_infos(provider)
             finally:
                 await provider.aclose()
         except ProviderError as exc:
@@ -117,18 +125,21 @@ class ProviderTab(QWidget):
         except Exception as exc:  # network errors and the like: say what, not crash
             self.status.setText(f"<span style='color:#cf222e'>{escape(str(exc))}</span>")
         else:
-            current = self.model.currentText()
-            self.model.clear()
-            self.model.addItems(models)
-            self.model.setCurrentText(current)
+            self.models.set_infos(models)  # changed: this tab and the toolbar show them
             self.status.setText(f"Connected: {len(models)} models available.")
         finally:
             self.test_button.setEnabled(True)
 
+    def _show_models(self) -> None:
+        """The window's model list changed: offer it, keeping what is typed."""
+        saved = self.services.profiles.get(self.profile_id).model
+        self.models.fill(self.model, saved, self.model.currentText())
+
     def _show_keyring_note(self, failure: str) -> None:
         self.keyring_note.setText(
-            f"The OS keyring is not available ({failure}): a key entered here is kept for "
-            f"this session only. {KEYRING_INSTALL_HINT}")
+            f"The OS keyring is not available ({failure}): a key entered here works until the "
+            f"app quits, and must be entered again at the next start. "
+            f"{keep_across_starts(ANTHROPIC_API_KEY)}")
         self.keyring_note.show()
 
     def save(self) -> bool:
@@ -160,12 +171,13 @@ class ProviderTab(QWidget):
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, services: Services, profile_id: int, parent: QWidget | None = None):
+    def __init__(self, services: Services, profile_id: int, parent: QWidget | None = None,
+                 *, models: ModelList | None = None):
         super().__init__(parent)
         self.setWindowTitle(f"{APP_NAME} Settings")
         self.resize(900, 640)
         self.tabs = QTabWidget()
-        self.provider_tab = ProviderTab(services, profile_id)
+        self.provider_tab = ProviderTab(services, profile_id, models=models)
         self.rules_tab = RulesTab(services, profile_id=profile_id)
         self.tabs.addTab(self.provider_tab, "Provider")
         self.tabs.addTab(self.rules_tab, "Permission rules")
@@ -183,6 +195,13 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(sandbox_tab, "Sandbox")
         self.checkpoints_tab = CheckpointsTab(services)
         self.tabs.addTab(self.checkpoints_tab, "Checkpoints")
+        # How many sub-agents and conversations run at once, and how long a sub-agent may go.
+        self.runs_form = SettingsForm(services.settings, (*SUB_AGENT_LIMITS, PARALLEL_RUNS))
+        runs_tab = self.runs_tab = QWidget()
+        runs_layout = QVBoxLayout(runs_tab)
+        runs_layout.addLayout(self.runs_form)
+        runs_layout.addStretch(1)
+        self.tabs.addTab(runs_tab, "Sub-agents && runs")
         from app.ui.dialogs.usage_settings import UsageTab  # with the dialog, not at start-up
 
         self.usage_tab = UsageTab(services)
@@ -219,6 +238,9 @@ class SettingsDialog(QDialog):
             return
         if not self.checkpoints_tab.save():  # a value out of its range: say so
             self.tabs.setCurrentWidget(self.checkpoints_tab)
+            return
+        if not self.runs_form.save():
+            self.tabs.setCurrentWidget(self.runs_tab)
             return
         self.sandbox_group.save()
         if self.provider_tab.save():

@@ -9,6 +9,9 @@ next call. Secrets go to the OS keyring, never into the config. A tool that decl
 Every text that comes from a spec (labels, help, choices, descriptions) is shown as plain text:
 a description with ``<`` or ``&`` must appear as written, not be parsed as markup.
 
+An allowed-programs list names the programs not found on PATH under the box as they are typed
+(app.ui.dialogs.program_check); a warning, saving stays allowed.
+
 A choice that only makes sense in the OS sandbox (shell_exec's "Any program, sandboxed") cannot
 be picked where the caller says there is no working sandbox (``sandbox``): the item is disabled
 and a line under the field says why (which choices those are: app.ui.dialogs.sandbox_choices).
@@ -31,6 +34,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListWidget,
+    QPlainTextEdit,
     QScrollArea,
     QVBoxLayout,
     QWidget,
@@ -41,7 +45,14 @@ from app.core.sandbox import SandboxStatus
 from app.core.secrets import SecretStoreError, set_secret, set_session_secret
 from app.core.tools.base import ToolSpec
 from app.core.tools.config_fields import ConfigField, FieldKind
-from app.ui.dialogs.field_inputs import add_row, field_input, split_first_sentence
+from app.ui.dialogs.field_inputs import (
+    WARNING_STYLE,
+    add_row,
+    field_input,
+    help_label,
+    split_first_sentence,
+)
+from app.ui.dialogs.program_check import ProgramCheck
 from app.ui.dialogs.sandbox_choices import limit_to_sandbox
 
 # Used when a field declares no default and the config has no valid value.
@@ -98,10 +109,17 @@ class ToolConfigDialog(QDialog):
         self.inputs: dict[str, QWidget] = {}
         # How to read each field's value back from its widgets.
         self._readers: dict[str, Callable[[], Any]] = {}
+        # The PATH check of each allowed-programs field, by field key.
+        self.program_checks: dict[str, ProgramCheck] = {}
 
         for field in spec.config_fields:
             self._add_field(field, self._initial(field, config))
-        if not spec.config_fields:
+        # A built-in tool without fields has nothing to set; another provider's tool (MCP,
+        # custom) keeps its configuration as JSON.
+        self.no_options = not spec.config_fields and spec.server_id == "builtin"
+        if self.no_options:
+            self.form.addRow(QLabel("This tool has no options."))
+        elif not spec.config_fields:
             self._add_field(_WHOLE_CONFIG, config)
 
         self.error = QLabel()
@@ -161,6 +179,11 @@ class ToolConfigDialog(QDialog):
         self.inputs.update(built.inputs)
         if built.read is not None:
             self._readers[field.key] = built.read
+        if field.kind is FieldKind.PROGRAM_LIST and built.extra is None:
+            edit = built.widget
+            assert isinstance(edit, QPlainTextEdit)
+            built.extra = help_label("", f"missing-{field.key}", WARNING_STYLE)
+            self.program_checks[field.key] = ProgramCheck(edit, built.extra)
         add_row(self.form, built)
 
     def _pick_folder(self, field: Field) -> None:
@@ -204,6 +227,8 @@ class ToolConfigDialog(QDialog):
         self.accept()
 
     def _collect(self) -> dict[str, Any]:
+        if self.no_options:
+            return dict(self._original)
         if not self.spec.config_fields:
             value: dict[str, Any] = self._readers[_WHOLE_CONFIG.key]()
             return value

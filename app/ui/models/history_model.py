@@ -61,8 +61,8 @@ class HistoryTableModel(RowsTableModel[ToolExecution]):
         if role == Qt.ItemDataRole.DisplayRole:
             if column == self.COL_TIME:
                 return row.created_at.replace("T", " ")[:19]
-            if column == self.COL_TOOL:
-                return row.tool_name
+            if column == self.COL_TOOL:  # a sub-agent's call names the agent chain
+                return f"{row.tool_name} ({row.agent})" if row.agent else row.tool_name
             if column == self.COL_SERVER:
                 return row.server_id
             if column == self.COL_WHO:

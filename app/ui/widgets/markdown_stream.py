@@ -10,8 +10,10 @@ at the end of the frozen part and re-opened in the tail, so both render as code.
 rendered alone (``QTextDocument.setMarkdown``, the same reader as for the whole text) and its
 blocks are appended after a new block, with the first block's format (heading, code, quote)
 restored — inserting Markdown at one cursor would merge each part's first block into the
-previous part's last ("check.**A heading**def fib…"). Only the tail is replaced while text
-streams in. A part cut in the middle of a long paragraph continues that paragraph.
+previous part's last ("check.**A heading**def fib…", "Run `git commit`.a bullet"). A list
+right after a list continues it when Markdown would (a loose list cut at its blank lines), and
+a blank line is not a cut while the next line goes on indented. Only the tail is replaced while
+text streams in. A part cut in the middle of a long paragraph continues that paragraph.
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ import re
 from dataclasses import dataclass
 
 from PySide6.QtGui import (
+    QTextBlock,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
     QTextDocumentFragment,
+    QTextList,
 )
 
+from app.ui.widgets.code_colouring import CodeColouring
 from app.ui.widgets.markdown_style import polish_markdown_part
 
 MAX_TAIL_CHARS = 1200
@@ -113,8 +118,11 @@ def _find_cut(pending: str, fence: str | None, max_tail: int) -> tuple[int, str 
         if marker is not None:
             fence = None if fence else marker
         end = newline + 1
-        if fence is None and not line.strip() and end > 1:
-            return end, None  # a blank line outside code: a paragraph is complete
+        if fence is None and not line.strip() and end > 1 and \
+                pending[end:end + 1] not in ("", " ", "\t"):
+            # A blank line outside code, and the next line does not go on indented (a list
+            # item's next paragraph, which rendered alone would leave its list): complete.
+            return end, None
         last_line_cut = (end, fence)
         if end > max_tail:
             return last_line_cut
@@ -150,19 +158,59 @@ def _append_part(cursor: QTextCursor, markdown: str, *, continues: bool) -> None
         cursor.insertFragment(QTextDocumentFragment(part))
         return
     first = part.begin()
-    # A fragment that starts with a list opens its own block, and so does one that starts with
-    # an empty block before a horizontal rule ("---"); anything else would be merged into the
-    # block at the cursor.
-    opens_block = first.textList() is not None or (
-        not first.text() and part.blockCount() > 1 and not part.rootFrame().childFrames())
-    if not at_start and not opens_block:
+    if not at_start:
+        # A block of its own to insert into. The fragment either merges its first block into
+        # it (a paragraph, heading, code, quote) or opens a block of its own (a list), and a
+        # part that starts with a table or a rule begins with an empty block that only a
+        # document's very first block has (setMarkdown of the whole text has none there).
         cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
     start = cursor.position()
     cursor.insertFragment(QTextDocumentFragment(part))
-    if not opens_block:
-        fix = QTextCursor(document)
-        fix.setPosition(start)
+    fix = QTextCursor(document)
+    fix.setPosition(start)
+    inserted = fix.block()
+    if not at_start and not inserted.text() and inserted.next().isValid():
+        # Left empty (or the fragment's own empty first block): merged away into the block
+        # before, which keeps its own format and text.
+        fix.deletePreviousChar()
+        inserted = fix.block().next()  # the cursor is now at the end of the block before
+    elif _list_of(inserted) is None and _list_of(first) is None:
         fix.setBlockFormat(first.blockFormat())  # heading level, code, quote, margins
+    _join_adjacent_list(inserted)
+
+
+def _list_of(block: QTextBlock) -> QTextList | None:
+    return block.textList()  # None outside a list (PySide's stubs leave that out)
+
+
+def _join_adjacent_list(block: QTextBlock) -> None:
+    """A list right after a list (a part cut at the blank line of a loose list) goes on with
+    it when Markdown would: the same kind, level and delimiter, so "1. a\n\n1. b" counts on."""
+    new_list = _list_of(block)
+    if new_list is None:
+        return
+    style = new_list.format()
+    previous = block.previous()
+    # Back over the items before, their sub-lists and their indented paragraphs.
+    while previous.isValid() and (_list_of(previous) is not None or
+                                  previous.blockFormat().indent() >= style.indent()):
+        earlier = _list_of(previous)
+        if earlier is None:
+            previous = previous.previous()
+            continue
+        earlier_format = earlier.format()
+        if earlier_format.indent() < style.indent():
+            return  # a sub-list of the item before: already where it belongs
+        if earlier_format.indent() == style.indent():
+            if earlier is new_list or earlier_format.style() != style.style() or \
+                    earlier_format.numberSuffix() != style.numberSuffix():
+                return
+            item = block
+            while item.isValid() and _list_of(item) is new_list:
+                earlier.add(item)
+                item = item.next()
+            return
+        previous = previous.previous()
 
 
 class MarkdownStream:
@@ -171,6 +219,8 @@ class MarkdownStream:
 
     def __init__(self, document: QTextDocument) -> None:
         self.document = document
+        # Syntax colours for fenced code, lexed in a worker and applied when ready.
+        self.code_colouring = CodeColouring(document)
         self.state = SplitState()
         self.tail_start = 0  # where the tail's blocks begin (the end of the frozen parts)
         # The format of the block holding ``tail_start``: removing the tail merges its last
@@ -179,6 +229,7 @@ class MarkdownStream:
         self._end_format = QTextBlockFormat()
 
     def reset(self) -> None:
+        self.code_colouring.reset()
         self.document.clear()
         self.state = SplitState()
         self.tail_start = 0
@@ -194,6 +245,8 @@ class MarkdownStream:
         if cursor.hasSelection():
             cursor.removeSelectedText()
             cursor.setBlockFormat(self._end_format)
+        self.code_colouring.forget_tail()
+        frozen_from = self.tail_start
         for text, continues in parts:
             _append_part(cursor, text, continues=continues)
         cursor.movePosition(QTextCursor.MoveOperation.End)
@@ -202,3 +255,11 @@ class MarkdownStream:
             self._end_format = cursor.blockFormat()
         _append_part(cursor, tail, continues=continues_paragraph(self.state.mid_paragraph, tail))
         cursor.endEditBlock()
+        if any(_has_fence(text) for text, _continues in parts):
+            self.code_colouring.colour(frozen_from, self.tail_start, tail=False)
+        if _has_fence(tail):
+            self.code_colouring.colour(self.tail_start, cursor.position(), tail=True)
+
+
+def _has_fence(markdown: str) -> bool:
+    return "```" in markdown or "~~~" in markdown

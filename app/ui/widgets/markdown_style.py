@@ -9,6 +9,9 @@ proportional to it while an answer streams.
   point size, so it grows with the heading).
 - Code: fenced blocks get a background, a small inset and a monospace font; inline code spans
   a lighter background. The colours come from the application palette, so dark mode works.
+- Quotes: Qt's reader only indents a quote (40 px a level). Here a quote block is indented
+  ``QUOTE_INDENT_PX`` a level and its text is muted; the bars left of it are painted by
+  quote_bars (a QTextBlockFormat has no border of its own).
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ from PySide6.QtGui import (
 CODE_BLOCK_INSET_PX = 6.0      # left/right margin of a fenced block (inside the message)
 _CODE_BLOCK_SHADE = 0.08       # how far the block background leans from base to text colour
 _INLINE_CODE_SHADE = 0.06
+QUOTE_INDENT_PX = 16.0         # a quote level's indent; its bar is drawn in the first pixels
+_QUOTE_TEXT_SHADE = 0.3        # how far a quote's text leans from the text toward the base
+_QUOTE_BAR_SHADE = 0.6
+_QUOTE_LEVEL = QTextFormat.Property.BlockQuoteLevel
 # Looked up once: a PySide enum member lookup costs as much as a small Qt call.
 _SIZE_ADJUSTMENT = QTextFormat.Property.FontSizeAdjustment
 _POINT_SIZE = QTextFormat.Property.FontPointSize
@@ -63,6 +70,32 @@ def _shades(base_rgba: int, text_rgba: int) -> tuple[QColor, QColor]:
     return _mix(base, text, _CODE_BLOCK_SHADE), _mix(base, text, _INLINE_CODE_SHADE)
 
 
+def _luminance(color: QColor) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+    return (0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF())
+            + 0.0722 * channel(color.blueF()))
+
+
+def contrast_ratio(a: QColor, b: QColor) -> float:
+    """WCAG's contrast ratio of two colours (1 to 21; 4.5 reads as body text)."""
+    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def quote_colors(palette: QPalette | None = None) -> tuple[QColor, QColor]:
+    """(quoted text, quote bar): the text colour leaned toward the base, so a quote reads as
+    quieter than the answer on a light and on a dark palette, and its bar stays visible."""
+    palette = palette or QGuiApplication.palette()
+    text = palette.color(QPalette.ColorRole.Text)
+    base = palette.color(QPalette.ColorRole.Base)
+    return _mix(text, base, _QUOTE_TEXT_SHADE), _mix(text, base, _QUOTE_BAR_SHADE)
+
+
+def quote_level(block_format: QTextBlockFormat) -> int:
+    return int(block_format.property(_QUOTE_LEVEL) or 0)
+
+
 def heading_size_adjustment(level: int) -> int:
     """Qt's Markdown reader: H1 +3 … H4 0 … H6 -2 (QTextFormat.FontSizeAdjustment)."""
     return 4 - level
@@ -80,6 +113,8 @@ def polish_markdown_part(part: QTextDocument, markdown: str,
     block = part.begin()
     while block.isValid():
         block_format = block.blockFormat()
+        if ">" in markdown and block_format.hasProperty(_QUOTE_LEVEL):
+            _style_quote(cursor, block, quote_level(block_format), palette)
         if block_format.hasProperty(_CODE_FENCE):
             end = block.position() + block.length() - 1
             if runs and runs[-1][1] == block.position() - 1:
@@ -94,6 +129,21 @@ def polish_markdown_part(part: QTextDocument, markdown: str,
     for start, end in runs:
         _style_code_run(cursor, start, end, block_background)
     cursor.endEditBlock()
+
+
+def _style_quote(cursor: QTextCursor, block: QTextBlock, level: int,
+                 palette: QPalette | None) -> None:
+    text_color, _bar = quote_colors(palette)
+    block_format = QTextBlockFormat()
+    # A list inside a quote keeps its own indent on top of this margin.
+    block_format.setLeftMargin(QUOTE_INDENT_PX * level)
+    block_format.setRightMargin(0)
+    char_format = QTextCharFormat()
+    char_format.setForeground(text_color)
+    cursor.setPosition(block.position())
+    cursor.setPosition(block.position() + block.length() - 1, _KEEP_ANCHOR)
+    cursor.mergeBlockFormat(block_format)
+    cursor.mergeCharFormat(char_format)
 
 
 def _style_code_run(cursor: QTextCursor, start: int, end: int, background: QColor) -> None:

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from app.core.agent.events import SubAgentUpdated
     from app.core.review import QuorumResult, Review
     from app.core.tools.images import ImagePart
-    from app.ui.widgets.sub_agent_rows import SubAgentRows
+    from app.ui.widgets.sub_agent_rows import SubAgentControls, SubAgentRows
 
 _STATUS_TEXT: dict[CardStatus, str] = {
     CardStatus.REQUESTED: "⋯ requested",
@@ -199,12 +199,13 @@ class ToolCard(QFrame):
             self.progress_row.setVisible(True)  # the card may be on screen already
         self.progress_row.set_progress(progress, total, message)
 
-    def show_sub_agent(self, event: SubAgentUpdated) -> None:
+    def show_sub_agent(self, event: SubAgentUpdated,
+                       controls: SubAgentControls | None = None) -> None:
         """A sub-agent this call started moved on: its row in the tree under the input."""
         from app.ui.widgets.sub_agent_rows import SubAgentRows
 
         if self.sub_agents is None:
-            self.sub_agents = SubAgentRows()
+            self.sub_agents = SubAgentRows(controls)
             self._layout.insertWidget(self._layout.indexOf(self.input_section) + 1,
                                       self.sub_agents)
             self.sub_agents.setVisible(True)

@@ -28,9 +28,10 @@ from PySide6.QtWidgets import (
 from app.core.store.profiles import ToolSetting
 from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
 from app.core.tools.containment import ProgramContainment, program_containment
+from app.ui.widgets.orchestration_choice import OrchestrationChoice
 
 # The tool-config dialog is imported by the first Configure…, not at start-up (the app loads it
-# in a worker thread once the window is ready; see app.startup_threads.DEFERRED_UI_MODULES).
+# in a worker thread once the window is ready; see app.ui.deferred_imports.DEFERRED_UI_MODULES).
 if TYPE_CHECKING:
     from app.core.services import Services
     from app.ui.dialogs.tool_config import ToolConfigDialog
@@ -115,6 +116,7 @@ class ToolsPanel(QWidget):
         self.project_root: Path | None = None
         self.tree = QTreeWidget()
         self.tree.setObjectName("tools-tree")
+        self.tree.setAccessibleName("Tools")
         self.tree.setColumnCount(4)
         self.tree.setHeaderLabels(["Tool", "Risk", "Sandbox", ""])
         self.tree.setItemDelegateForColumn(COL_SANDBOX, _FittingTextDelegate(self.tree))
@@ -147,6 +149,9 @@ class ToolsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         self.setMinimumWidth(300)
+        # Above the tools: whether the agent may hand work to sub-agents.
+        self.orchestration = OrchestrationChoice(services.profiles, lambda: self.profile_id)
+        layout.addWidget(self.orchestration)
         layout.addLayout(header_row)
         layout.addWidget(hint)
         layout.addWidget(self.tree, 1)
@@ -158,6 +163,7 @@ class ToolsPanel(QWidget):
 
     def set_profile(self, profile_id: int) -> None:
         self.profile_id = profile_id
+        self.orchestration.refresh()
         self.rebuild()
 
     def rebuild(self) -> None:

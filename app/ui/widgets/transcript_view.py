@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSizeF, Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -124,6 +124,13 @@ class MessageView(QTextBrowser):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._place_restore_button()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if ">" in self.markdown:  # a quote's bars (imported by the first message with one)
+            from app.ui.widgets.quote_bars import paint_quote_bars
+
+            paint_quote_bars(self, event.rect())
 
     def set_markdown(self, text: str) -> None:
         """Replace the whole message (history, tests); renders immediately."""
@@ -257,6 +264,7 @@ class Transcript(QScrollArea):
     def __init__(self) -> None:
         super().__init__()
         self.setObjectName("transcript")
+        self.setAccessibleName("Conversation")
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         body = QWidget()
@@ -328,6 +336,14 @@ class Transcript(QScrollArea):
             return  # still laying out what came before: that item is the one to keep
         first = self._items[0]
         self._anchor = (first, first.y() - self.verticalScrollBar().value())
+
+    def follow_end(self) -> None:
+        """The person sent a message: show the end and follow what comes, wherever they had
+        scrolled to."""
+        self._anchor = None
+        self._stick_to_bottom = True
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
 
     def add(self, widget: QWidget) -> QWidget:
         self._anchor = None  # new content at the end: the view follows it, or stays

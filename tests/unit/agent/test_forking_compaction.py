@@ -238,3 +238,20 @@ async def test_approval_answers_are_not_needed_for_forks(harness: Harness) -> No
     await session.regenerate()
     assert [r.tool_use_id for r in harness.approver.requests] == ["toolu_a", "toolu_b"]
     assert harness.record.calls == [{"value": "a"}, {"value": "a"}]
+
+
+async def test_a_new_prompt_after_a_failed_one_replaces_it_never_joins_it(
+        harness: Harness) -> None:
+    harness.server.script(Response.error(400, message="bad request"))
+    session = harness.session()
+    await session.run("first, which fails")
+    harness.server.script(Response.text("Answer."))
+    await session.run("second")
+    assert harness.server.last_request.messages == [
+        {"role": "user", "content": [{"type": "text", "text": "second"}]}]
+    # A reopened conversation does not join them either.
+    harness.server.script(Response.text("More."))
+    again = harness.session(conversation_id=session.conversation_id)
+    await again.run("third")
+    assert [_texts(m) for m in harness.server.last_request.messages] == [
+        ["second"], ["Answer."], ["third"]]

@@ -118,7 +118,8 @@ async def test_environment_key_and_base_url_are_honoured(harness: Harness,
 
 async def test_no_key_fails_before_any_request(harness: Harness) -> None:
     assert get_api_key() is None
-    harness.update_profile(base_url=harness.server.base_url)
+    # Not a server on this computer (a local one needs no key: test_local_preset).
+    harness.update_profile(base_url="https://anthropic.invalid")
     session = harness.session(client_factory=None)
     await session.run("hello")
     failed = harness.last()
@@ -127,6 +128,7 @@ async def test_no_key_fails_before_any_request(harness: Harness) -> None:
     assert harness.server.requests == []
     # once a key exists, retry sends the stored message
     set_api_key(SECRET)
+    harness.update_profile(base_url=harness.server.base_url)
     harness.server.script(Response.text("ok"))
     await session.retry()
     assert harness.last().stop_reason == "end_turn"

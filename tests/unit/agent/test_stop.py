@@ -171,3 +171,32 @@ def test_normalize_keeps_a_stopped_transcript_valid() -> None:
     out = normalize(history)
     _every_tool_use_answered(out)
     assert out[-1]["content"][0]["is_error"] is True
+
+
+async def test_stop_while_the_checkpoint_is_taken_says_the_user_stopped(
+        harness: Harness, fresh_data_dir) -> None:
+    """A Stop that lands while the call's before-checkpoint is taken is the person's Stop, not
+    'an internal error': the model and the audit must read what happened."""
+    from app.core.agent.checkpointing import Checkpointer
+
+    class StopsDuringSnapshot(Checkpointer):
+        async def snapshot(self, label: str):  # type: ignore[override]
+            session.cancel()
+            await asyncio.sleep(0)  # the cancellation lands here
+            return await super().snapshot(label)
+
+    harness.allow("write_file")
+    harness.enable("write_file", allowed_write_dirs=["."])
+    harness.server.script(Response.tools(
+        tool("write_file", {"path": "a.txt", "content": "x"}, id="toolu_w")))
+    session = harness.session(checkpointer=StopsDuringSnapshot(fresh_data_dir, harness.project))
+    await session.run("write a file")
+
+    assert isinstance(harness.last(), RunCancelled)
+    assert not (harness.project / "a.txt").exists()
+    stored = harness.stored(session.conversation_id)
+    _every_tool_use_answered(stored)
+    answer = stored[-1]["content"][0]["content"]
+    assert "internal error" not in answer, answer
+    assert "stopped" in answer
+    assert [a.outcome for a in harness.audit()] == ["cancelled"]

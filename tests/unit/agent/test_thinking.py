@@ -276,3 +276,17 @@ async def test_a_provider_that_drops_thinking_fails_the_run(
     assert isinstance(failed, RunFailed) and failed.error is ProviderBadRequest
     assert "thinking" in failed.message
     assert harness.server.pending == 1
+
+
+async def test_thinking_streams_live_before_the_answer(harness: Harness,
+                                                       thinking_on: dict[str, Any]) -> None:
+    from app.core.agent.events import TextDelta, ThinkingBlock, ThinkingDelta
+
+    harness.server.script(Response.of(Thinking(THOUGHT), Text("The answer.")))
+    await harness.session().run("think")
+    live = "".join(e.text for e in harness.of(ThinkingDelta))
+    assert live == THOUGHT
+    kinds = [type(e) for e in harness.events
+             if isinstance(e, ThinkingDelta | TextDelta | ThinkingBlock)]
+    assert kinds.index(ThinkingDelta) < kinds.index(TextDelta) < kinds.index(ThinkingBlock)
+    assert harness.text() == "The answer."  # never part of the answer's text

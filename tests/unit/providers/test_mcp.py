@@ -114,11 +114,9 @@ async def test_crash_mid_call_is_an_error_with_stderr_and_marks_the_server_faile
     state, tail = provider.status("demo")
     assert state == "failed" and "crashing on purpose" in tail
     assert "exited unexpectedly" in provider.server_status("demo").message
-    # Its tools stay listed but answer with an error; the rest of the app keeps working.
+    # Its tools stay listed (the next call restarts it); the rest of the app keeps working.
     assert not provider.tool_available("demo__echo")
-    after = await registry.execute("demo__echo", {"text": "x"}, ctx)
-    assert after.is_error and "demo__echo is unavailable" in after.content
-    assert "restart it in Settings" in after.content
+    assert "demo__echo" in {t.spec.name for t in provider.tools()}
     assert (await registry.execute("read_file", {"path": "missing.txt"}, ctx)).is_error
     if Path("/proc/self/stat").exists():  # the dead server is reaped, not left a zombie
         for _ in range(500):

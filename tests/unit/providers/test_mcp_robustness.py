@@ -197,7 +197,7 @@ def test_no_keyring_message_names_a_variable_that_is_actually_read(db, monkeypat
     text = str(info.value)
     assert "MCP:" not in text and "mcp:" not in text
     assert '"API_KEY": "${API_KEY}"' in text  # the way to write it so that API_KEY is read
-    assert "keyring" in text and "keyrings.alt" in text
+    assert "keyring" in text and "GNOME Keyring" in text and "keyrings.alt" not in text
     assert "s3cret" not in text
     # And the advice works: the reference is saved without a keyring and read at start.
     store.save({"ev": McpServerConfig("ev", command="x", env={"API_KEY": "${API_KEY}"})})

@@ -116,13 +116,6 @@ async def test_decline_and_cancel_carry_no_content(loop_server, action):
     assert _answer(result.content) == {"action": action, "content": None}
 
 
-async def test_url_mode_is_declined_without_asking(loop_server):
-    provider, handler, ctx = loop_server
-    result = await provider.call("loop", "ask_person_url", {}, ctx)
-    assert _answer(result.content) == {"action": "decline"}
-    assert handler.elicitations == []
-
-
 async def test_without_a_handler_nothing_is_advertised(project):
     configs = parse_mcp_config({"mcpServers": {"loop": {
         "command": sys.executable, "args": [str(HUMAN_LOOP)]}}}).servers

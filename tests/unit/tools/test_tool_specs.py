@@ -246,6 +246,13 @@ def test_configure_fields_are_the_ones_the_dialog_showed() -> None:
                       ("follow_cross_host_redirects", FieldKind.FLAG)],
         "web_search": [("http_timeout_s", FieldKind.SECONDS), ("provider", FieldKind.CHOICE),
                        ("brave_key", FieldKind.SECRET)],
+        "read_file": [("max_file_bytes", FieldKind.BYTES),
+                      ("max_output_chars", FieldKind.INTEGER)],
+        "glob_search": [("timeout_s", FieldKind.SECONDS), ("use_fd", FieldKind.CHOICE)],
+        "grep_search": [("timeout_s", FieldKind.SECONDS), ("max_output_chars", FieldKind.INTEGER),
+                        ("use_rg", FieldKind.CHOICE)],
+        "list_directory": [("timeout_s", FieldKind.SECONDS)],
+        "shell_jobs": [("max_running_jobs", FieldKind.INTEGER)],
     }
     by_key = {(n, f.key): f for n, s in SPECS.items() for f in s.config_fields}
     assert by_key["shell_exec", "allowed_commands"].default == DEFAULT_ALLOWED_COMMANDS

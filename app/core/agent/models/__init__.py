@@ -49,6 +49,7 @@ from app.core.agent.models.factory import (
     default_client_factory,
     list_model_infos,
     list_models,
+    provider_model_infos,
     resolve_base_url,
 )
 
@@ -82,5 +83,6 @@ __all__ = [
     "list_model_infos",
     "list_models",
     "map_exception",
+    "provider_model_infos",
     "resolve_base_url",
 ]

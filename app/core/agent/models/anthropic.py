@@ -43,6 +43,7 @@ from app.core.agent.models.base import (
 )
 from app.core.agent.models.catalog import ModelInfo
 from app.core.agent.models.http_retry import get_json, keepalive_transport, open_response
+from app.core.agent.models.stream_notices import tell_thinking
 from app.core.agent.models.tool_calls import parse_tool_call
 from app.core.agent.sse import bounded_lines, iter_sse
 
@@ -216,6 +217,8 @@ class _TurnAccumulator:
         block["parts"].append(part)
         if dtype == "text_delta" and part and block["type"] == "text":
             self._on_text(part)
+        elif dtype == "thinking_delta" and part:
+            tell_thinking(part)  # shown live, collapsed; never part of the answer
 
     def _content_block_start(self, payload: dict[str, Any]) -> None:
         cb = payload.get("content_block") or {}

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from app.core.agent.credentials import get_api_key
 from app.core.agent.models.base import ModelProvider, ProviderAuthError, ProviderError
 from app.core.agent.models.catalog import ModelInfo
+from app.core.secrets import ANTHROPIC_API_KEY, missing_key_message
 from app.core.store.profiles import DEFAULT_MODEL, AgentProfile
 
 log = logging.getLogger(__name__)
@@ -24,6 +25,31 @@ log = logging.getLogger(__name__)
 # traffic leaves the computer unless the person configures another URL.
 DEFAULT_OPENAI_BASE_URL = "http://127.0.0.1:11434/v1"
 DEFAULT_MAX_RETRIES = 2
+# An Anthropic-compatible server on this machine (Ollama, llama.cpp's server): the profile
+# preset's base URL. A loopback server needs no key, and nothing leaves the computer.
+LOCAL_ANTHROPIC_BASE_URL = "http://127.0.0.1:11434"
+LOCAL_SERVER_KEY = "local-server-needs-no-key"
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+def is_loopback_url(url: str | None) -> bool:
+    """Whether ``url`` names a server on this computer."""
+    if not url:
+        return False
+    from urllib.parse import urlsplit
+
+    try:
+        host = (urlsplit(url.strip()).hostname or "").lower()
+    except ValueError:
+        return False
+    if host in _LOOPBACK_HOSTS:
+        return True
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host).is_loopback  # 127.x.y.z, never a name
+    except ValueError:
+        return False
 
 
 def resolve_base_url(profile: AgentProfile) -> str | None:
@@ -52,10 +78,11 @@ def create_provider(profile: AgentProfile, *, api_key: str | None = None,
             api_key=api_key if api_key is not None else get_api_key("openai_compatible"),
             max_retries=max_retries, timeout=timeout)
     key = api_key or get_api_key("anthropic")
+    if not key and is_loopback_url(url):
+        key = LOCAL_SERVER_KEY  # a local server (Ollama, llama.cpp) ignores the key
     if not key:
-        raise ProviderAuthError(
-            "No Anthropic API key is set. Add one in Settings → Provider (it is kept in the OS "
-            "keyring) or set the ANTHROPIC_API_KEY environment variable.")
+        raise ProviderAuthError(missing_key_message(ANTHROPIC_API_KEY, "Anthropic API key",
+                                                    "Settings → Provider"))
     from app.core.agent.models.anthropic import AnthropicProvider
 
     return AnthropicProvider(api_key=key, base_url=url, max_retries=max_retries, timeout=timeout)
@@ -96,18 +123,24 @@ async def list_model_infos(profile: AgentProfile | None = None, *, api_key: str 
     except ProviderError:
         return []
     try:
-        # Providers that know more than ids (created_at, lifecycle) say so; the rest give ids.
-        detailed = getattr(provider, "list_model_infos", None)
-        if detailed is not None:
-            infos: list[ModelInfo] = await detailed()
-        else:
-            infos = [ModelInfo(model_id) for model_id in await provider.list_models()]
+        infos = await provider_model_infos(provider)
     except ProviderError as exc:
         log.warning("listing models failed: %s", type(exc).__name__)
         return []
     finally:
         await provider.aclose()
     return infos
+
+
+async def provider_model_infos(provider: ModelProvider) -> list[ModelInfo]:
+    """What ``provider`` lists; its ProviderError propagates (Settings' Test connection
+    reports it)."""
+    # Providers that know more than ids (created_at, lifecycle) say so; the rest give ids.
+    detailed = getattr(provider, "list_model_infos", None)
+    if detailed is not None:
+        infos: list[ModelInfo] = await detailed()
+        return infos
+    return [ModelInfo(model_id) for model_id in await provider.list_models()]
 
 
 async def list_models(profile: AgentProfile | None = None, *, api_key: str | None = None,

@@ -39,6 +39,7 @@ from app.core.agent.models.base import (
     connection_error,
     error_from_body,
 )
+from app.core.agent.models.stream_notices import tell_waiting
 
 log = logging.getLogger(__name__)
 
@@ -170,8 +171,11 @@ async def open_response(client: httpx.AsyncClient, request: httpx.Request, *,
                 raise error_from_body(response.status_code, body, label)
             delay = retry_delay(attempt, response.headers)
             log.info("%s: status %d, retrying in %.2f s", label, response.status_code, delay)
+            tell_waiting(delay, "rate limited" if response.status_code == 429 else
+                          f"the service answered {response.status_code}")
         attempt += 1
         await sleep(delay)
+
 
 
 async def get_json(client: httpx.AsyncClient, request: httpx.Request, *, max_retries: int,

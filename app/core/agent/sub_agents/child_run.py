@@ -76,10 +76,12 @@ class ChildRun:
     ``result_schema`` and only that value goes back."""
 
     def __init__(self, *, execution_id: int, definition: SubAgentDefinition, scope: AgentScope,
+                 run_id: int = 0,
                  parent_call_id: str, quarantined: bool, summary_tokens: int,
                  time_limit_s: float, parent: ParentLinks,
                  prices: Mapping[str, Any] | None = None) -> None:
         self.execution_id = execution_id
+        self.run_id = run_id  # its orchestration run
         self.definition = definition
         self.scope = scope
         self.parent_call_id = parent_call_id
@@ -120,7 +122,12 @@ class ChildRun:
                 await self._stop(session, run)
         except asyncio.CancelledError:
             self._cancelled = True
-            await asyncio.shield(self._stop(session, run))
+            # Stopped: the session ends and the end is recorded, however many times Stop is
+            # pressed meanwhile (each press cancels this task again).
+            stopping = asyncio.ensure_future(self._stop(session, run))
+            while not stopping.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(stopping)
             self._finish(session)
             raise
         self._finish(session)
@@ -144,6 +151,12 @@ class ChildRun:
         for task in (self._inner, self.task):
             if task is not None and not task.done():
                 task.cancel()
+
+    def stop_session(self) -> None:
+        """Stop the session's run only (its task records the end)."""
+        self._cancelled = True
+        if self._inner is not None and not self._inner.done():
+            self._inner.cancel()
 
     def never_started(self) -> None:
         """It was stopped while it waited for a slot: nothing ran."""
@@ -245,4 +258,5 @@ class ChildRun:
             name=self.definition.name, chain=self.scope.agent_label, status=self.status,
             elapsed_s=time.monotonic() - self.started,
             input_tokens=self.facts.input_tokens, output_tokens=self.facts.output_tokens,
-            cost_usd=self.facts.cost_usd, conversation_id=self.child_conversation_id))
+            cost_usd=self.facts.cost_usd, conversation_id=self.child_conversation_id,
+            run_id=self.run_id))

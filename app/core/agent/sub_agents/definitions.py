@@ -22,12 +22,14 @@ none (it thinks and answers). Files are read without blocking (app.core.safe_rea
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.core.frontmatter import FrontmatterError, split_frontmatter
 from app.core.permission_mode import PermissionMode
 from app.core.safe_read import UnsafeReadError, read_project_file
 
@@ -114,15 +116,10 @@ def tool_names(value: object) -> tuple[str, ...]:
 def parse_file(text: str, source: str) -> SubAgentDefinition:
     """The definition in a Markdown file with ``---`` frontmatter (see the module docstring).
     Raises DefinitionError."""
-    lines = text.lstrip("\ufeff").splitlines()
-    if not lines or lines[0].strip() != "---":
-        raise DefinitionError(f"{source}: no frontmatter (the file must start with ---)")
     try:
-        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
-    except StopIteration:
-        raise DefinitionError(f"{source}: the frontmatter has no closing ---") from None
-    meta = _frontmatter(lines[1:end], source)
-    body = "\n".join(lines[end + 1:]).strip()
+        meta, body = split_frontmatter(text, source)
+    except FrontmatterError as exc:
+        raise DefinitionError(str(exc)) from None
     name = checked_name(meta.get("name") or Path(source).stem)
     model = meta.get("model")
     if model in ("inherit", ""):
@@ -132,39 +129,6 @@ def parse_file(text: str, source: str) -> SubAgentDefinition:
         description=str(meta.get("description") or ""),
         tools=tool_names(meta.get("tools")),
         model=str(model) if model else None, source=source)
-
-
-def _frontmatter(lines: list[str], source: str) -> dict[str, Any]:
-    """``key: value`` lines, a ``key:`` followed by ``- item`` lines, and ``[a, b]`` lists:
-    the subset of YAML these files use."""
-    meta: dict[str, Any] = {}
-    current: str | None = None
-    for line in lines:
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        stripped = line.strip()
-        if stripped.startswith("- ") and current is not None:
-            items = meta.setdefault(current, [])
-            if isinstance(items, list):
-                items.append(_scalar(stripped[2:]))
-            continue
-        key, sep, value = line.partition(":")
-        if not sep or not key.strip() or line[0].isspace():
-            raise DefinitionError(f"{source}: cannot read the frontmatter line {line!r}")
-        current = key.strip().lower()
-        value = value.split(" #", 1)[0].strip()
-        if value.startswith("[") and value.endswith("]"):
-            meta[current] = [_scalar(v) for v in value[1:-1].split(",") if v.strip()]
-        else:
-            meta[current] = _scalar(value) if value else []
-    return meta
-
-
-def _scalar(value: str) -> str:
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
 
 
 @dataclass(frozen=True)
@@ -213,3 +177,18 @@ def _shown(path: Path, project_root: Path) -> str:
         return str(path.relative_to(project_root))
     except ValueError:
         return str(path)
+
+
+def child_system_prompt(definition: SubAgentDefinition) -> str:
+    """The child's system prompt: who it is, that its answer goes back to its parent and
+    that a declined call did not happen, then its instructions (and the JSON it must answer
+    with, when it has a result schema)."""
+    schema_note = ""
+    if definition.result_schema is not None:
+        schema_note = ("\n\nAnswer with JSON only, matching this schema:\n"
+                       + json.dumps(definition.result_schema))
+    return (f"You are the sub-agent {definition.name!r}, started by another agent for one "
+            "task. Do the task with the tools you have, then answer with your result; your "
+            "final answer goes back to that agent. Calls the person declines or the rules "
+            "deny did not happen: say so rather than claiming success.\n\n"
+            f"{definition.instructions}{schema_note}")

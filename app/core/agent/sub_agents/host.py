@@ -28,29 +28,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.agent.agent_scope import AgentScope
-from app.core.agent.events import EventSink, FilesChanged, SubAgentUpdated
+from app.core.agent.events import FilesChanged, SubAgentUpdated
 from app.core.agent.sub_agents.child_run import ChildRun, ChildSession, NewChild, ParentLinks
 from app.core.agent.sub_agents.definitions import (
     DefinitionError,
     SubAgentDefinition,
     checked_name,
+    child_system_prompt,
     load_definitions,
 )
 from app.core.agent.sub_agents.results import is_quarantine_schema, schema_problem
 from app.core.agent.sub_agents.run_context import build_run_context
-from app.core.agent.usage_tracking import UsageTracking
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.flow import FlowState
-from app.core.settings_fields import (
-    SUB_AGENT_MAX_TURNS,
-    SUB_AGENT_SUMMARY_TOKENS,
-    SUB_AGENT_TIME_LIMIT,
-    SUB_AGENTS_AT_ONCE,
-    SUB_AGENTS_PER_CONVERSATION,
-)
 from app.core.store.orchestration import Execution, OrchestrationRepository, RunMode
-from app.core.store.profiles import ProfileRepository
-from app.core.store.settings import SettingsRepository
 from app.core.tools.base import ToolContext, ToolResult
 from app.core.tools.builtin.sub_agents import (
     TOOL_NAMES,
@@ -59,10 +50,9 @@ from app.core.tools.builtin.sub_agents import (
     ExecuteParams,
     ResultParams,
 )
-from app.core.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:  # only annotations name the store
-    from app.core.store.db import Database
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -212,7 +202,8 @@ class SubAgentHost:
             self._pause = True
             await asyncio.to_thread(self._repo.set_run_status, run_id, "paused")
             self._links.emit(SubAgentUpdated(execution.id, ctx.call_id, definition.name,
-                                             execution.chain, "awaiting_approval"))
+                                             execution.chain, "awaiting_approval",
+                                             run_id=run_id))
             return ToolResult.ok(PAUSED.format(name=definition.name, id=execution.id))
         child = self.start(execution, definition, offer, limits)
         if params.background:
@@ -252,11 +243,12 @@ class SubAgentHost:
             definition.name, parent_offered=offer.tools, tools=definition.tools,
             parent_mode=offer.mode, requested_mode=definition.mode,
             max_iterations=limits.max_turns, model=definition.model,
-            instructions=_system_prompt(definition))
+            instructions=child_system_prompt(definition))
         quarantined = is_quarantine_schema(definition.result_schema)
         parent_flow = self._flow()
         flow = parent_flow.child_for_quarantine() if quarantined else parent_flow
-        child = ChildRun(execution_id=execution.id, definition=definition, scope=scope,
+        child = ChildRun(execution_id=execution.id, run_id=execution.run_id,
+                         definition=definition, scope=scope,
                          parent_call_id=execution.tool_use_id, quarantined=quarantined,
                          summary_tokens=limits.summary_tokens,
                          time_limit_s=limits.time_limit_s, parent=self._links)
@@ -277,7 +269,9 @@ class SubAgentHost:
                 try:
                     return await asyncio.shield(inner)
                 except asyncio.CancelledError:
-                    child.cancel()
+                    # Stopped: its session stops, and what it did is recorded before this
+                    # task ends (cancelling this task again would cut that short).
+                    child.stop_session()
                     with contextlib.suppress(BaseException):
                         await inner
                     raise
@@ -299,6 +293,7 @@ class SubAgentHost:
             if child.child_conversation_id is not None:
                 await asyncio.to_thread(self._repo.set_child_conversation, child.execution_id,
                                         child.child_conversation_id)
+            await asyncio.to_thread(self._repo.settle_run, child.run_id)
         except Exception:  # the result still reaches the parent
             log.exception("could not store the sub-agent's execution")
 
@@ -307,10 +302,14 @@ class SubAgentHost:
         try:
             await asyncio.shield(child.task)
         except asyncio.CancelledError:
-            child.cancel()  # the parent was stopped: so is its foreground child
-            with contextlib.suppress(BaseException):
-                await child.task
-            raise
+            parent = asyncio.current_task()
+            if (parent is not None and parent.cancelling()) or not child.task.cancelled():
+                child.cancel()  # the parent was stopped: so is its foreground child
+                with contextlib.suppress(BaseException):
+                    await child.task
+                raise
+            # The child alone was stopped (its row's Stop, Stop all): the parent gets its
+            # result (cancelled) and goes on.
         except Exception:
             log.exception("sub-agent %s failed", child.definition.name)
         text = child.result or f"Sub-agent {child.definition.name!r} ended without a result."
@@ -376,52 +375,3 @@ def _int(value: str) -> int:
         return int(value.strip())
     except ValueError:
         return -1
-
-
-def _system_prompt(definition: SubAgentDefinition) -> str:
-    schema_note = ""
-    if definition.result_schema is not None:
-        import json
-
-        schema_note = ("\n\nAnswer with JSON only, matching this schema:\n"
-                       + json.dumps(definition.result_schema))
-    return (f"You are the sub-agent {definition.name!r}, started by another agent for one "
-            "task. Do the task with the tools you have, then answer with your result; your "
-            "final answer goes back to that agent. Calls the person declines or the rules "
-            "deny did not happen: say so rather than claiming success.\n\n"
-            f"{definition.instructions}{schema_note}")
-
-
-def build_host(*, db: Database, settings: SettingsRepository, profiles: ProfileRepository,
-               profile_id: int, registry: ToolRegistry, scope: AgentScope,
-               conversation_id: Callable[[], int | None], new_child: NewChild,
-               flow: Callable[[], FlowState], flow_changed: Callable[[], None],
-               usage: UsageTracking, emit: EventSink, project_root: Path,
-               data_dir: Path | None) -> SubAgentHost:
-    """The host of a session's sub-agents, reading its limits from Settings and what the
-    parent has from its profile (each time: a tool switched off is off for new children)."""
-
-    def offer() -> Offer:
-        profile = profiles.get(profile_id)
-        enabled = profiles.enabled_tools(profile_id)
-        known = set(registry.names())
-        return Offer(frozenset(scope.offered_tools(n for n in enabled if n in known)),
-                     scope.effective_mode(profile.permission_mode))
-
-    def limits() -> SubAgentLimits:
-        return SubAgentLimits(
-            at_once=settings.read(SUB_AGENTS_AT_ONCE),
-            per_conversation=settings.read(SUB_AGENTS_PER_CONVERSATION),
-            max_turns=settings.read(SUB_AGENT_MAX_TURNS),
-            time_limit_s=float(settings.read(SUB_AGENT_TIME_LIMIT)),
-            summary_tokens=settings.read(SUB_AGENT_SUMMARY_TOKENS))
-
-    def run_mode() -> RunMode:
-        return "approval" if profiles.get(profile_id).orchestration.run_mode == "approval" \
-            else "auto"
-
-    return SubAgentHost(
-        repo=OrchestrationRepository(db), limits=limits, conversation_id=conversation_id,
-        scope=scope, offer=offer, run_mode=run_mode, new_child=new_child, flow=flow,
-        links=ParentLinks(emit, usage.add_child_turn, flow_changed),
-        project_root=project_root, data_dir=data_dir)

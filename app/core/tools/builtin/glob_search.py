@@ -24,6 +24,7 @@ from app.core.tools.base import (
     ToolSpec,
     reads_in_project,
 )
+from app.core.tools.config_fields import WALK_TIME_LIMIT_FIELD, ConfigField, FieldKind
 from app.core.tools.fs.errors import FsError, InvalidPathError
 from app.core.tools.fs.paths import (
     check_path_text,
@@ -41,6 +42,12 @@ from app.core.tools.glob_listing import (
 from app.core.tools.params.problems import ParamsError
 
 MAX_VISITED = 2_000_000
+
+# Read by the glob_search that walks with fd (app.core.tools.providers.cli), when fd is found.
+USE_FD_FIELD = ConfigField(
+    "use_fd", "Folder walk", FieldKind.CHOICE, default="auto",
+    choices=(("auto", "Use fd when it is installed (faster)"),
+             ("never", "Always walk in Python")))
 
 
 def _subjects(args: Mapping[str, Any], project_root: Path | None) -> list[str]:
@@ -81,6 +88,7 @@ class GlobSearchTool:
         default_enabled=True,
         default_rules=reads_in_project("glob_search"),
         read_only=True,
+        config_fields=(WALK_TIME_LIMIT_FIELD, USE_FD_FIELD),
     )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:

@@ -41,6 +41,7 @@ from app.core.tools.base import (
     parse_input,
     reads_in_project,
 )
+from app.core.tools.config_fields import WALK_TIME_LIMIT_FIELD, ConfigField, FieldKind
 from app.core.tools.fs.errors import FsError, NotFoundError
 from app.core.tools.fs.paths import check_path_text, visible_name
 from app.core.tools.fs.scope import ScopedFs
@@ -58,6 +59,15 @@ DEFAULT_HEAD_LIMIT = 200
 MAX_HEAD_LIMIT = 5000
 MAX_CONTEXT = 20
 BINARY_SNIFF = 64 * 1024
+
+MAX_OUTPUT_CHARS_FIELD = ConfigField(
+    "max_output_chars", "Output limit", FieldKind.INTEGER, default=50_000,
+    minimum=100, maximum=1_000_000, unit="characters",
+    help="One call returns at most this much text; the model pages on with offset.")
+USE_RG_FIELD = ConfigField(
+    "use_rg", "Search program", FieldKind.CHOICE, default="auto",
+    choices=(("auto", "Use ripgrep (rg) when it is installed (faster)"),
+             ("never", "Always search in Python")))
 
 
 class GrepSearchParams(Params):
@@ -112,6 +122,7 @@ class GrepSearchTool:
         # It runs ripgrep (rg) when installed; the Python backend is only the fallback.
         runs_programs=True,
         sandboxed=True,
+        config_fields=(WALK_TIME_LIMIT_FIELD, MAX_OUTPUT_CHARS_FIELD, USE_RG_FIELD),
     )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
@@ -143,7 +154,7 @@ class GrepSearchTool:
             return ToolResult.error(f"grep_search: {exc}")
         except FsError as exc:
             return ToolResult.error(f"grep_search: {exc}")
-        max_chars = int(cfg.get("max_output_chars", max(ctx.max_output_bytes, 20_000)))
+        max_chars = MAX_OUTPUT_CHARS_FIELD.value_of(cfg.get(MAX_OUTPUT_CHARS_FIELD.key))
         return ToolResult.ok(format_outcome(req, outcome, head_limit, offset, max_chars))
 
 

@@ -27,6 +27,7 @@ from app.core.tools.base import (
     parse_input,
     reads_in_project,
 )
+from app.core.tools.config_fields import WALK_TIME_LIMIT_FIELD
 from app.core.tools.fs.errors import FsError
 from app.core.tools.fs.paths import check_path_text, visible_name
 from app.core.tools.fs.scope import ScopedFs
@@ -77,6 +78,7 @@ class ListDirectoryTool:
         default_enabled=True,
         default_rules=reads_in_project("list_directory"),
         read_only=True,
+        config_fields=(WALK_TIME_LIMIT_FIELD,),
     )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:

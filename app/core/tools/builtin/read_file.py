@@ -23,6 +23,7 @@ from app.core.tools.base import (
     parse_input,
     reads_in_project,
 )
+from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.fs.errors import FsError, IsADirectoryFsError, NotFoundError
 from app.core.tools.fs.paths import check_path_text, visible_name
 from app.core.tools.fs.scope import ScopedFs
@@ -36,6 +37,14 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_OUTPUT_CHARS = 100_000
 SNIFF_BYTES = 8192
 
+MAX_FILE_BYTES_FIELD = ConfigField(
+    "max_file_bytes", "Whole-file limit", FieldKind.BYTES, default=MAX_FILE_BYTES,
+    help="A larger file is not read from its start in one call: the model is told to read a "
+         "part (offset and limit) or to search it with grep_search.")
+MAX_OUTPUT_CHARS_FIELD = ConfigField(
+    "max_output_chars", "Output limit", FieldKind.INTEGER, default=MAX_OUTPUT_CHARS,
+    minimum=100, maximum=1_000_000, unit="characters",
+    help="One call returns at most this much text; the last line says where to continue.")
 
 
 class ReadFileParams(Params):
@@ -105,6 +114,7 @@ class ReadFileTool:
         default_enabled=True,
         default_rules=reads_in_project("read_file"),
         read_only=True,
+        config_fields=(MAX_FILE_BYTES_FIELD, MAX_OUTPUT_CHARS_FIELD),
     )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
@@ -121,8 +131,8 @@ class ReadFileTool:
         cfg = ctx.config_for("read_file")
         return await asyncio.to_thread(
             _read, ScopedFs.from_context(ctx), path, offset, limit, windowed,
-            int(cfg.get("max_file_bytes", MAX_FILE_BYTES)),
-            int(cfg.get("max_output_chars", MAX_OUTPUT_CHARS)))
+            MAX_FILE_BYTES_FIELD.value_of(cfg.get(MAX_FILE_BYTES_FIELD.key)),
+            MAX_OUTPUT_CHARS_FIELD.value_of(cfg.get(MAX_OUTPUT_CHARS_FIELD.key)))
 
 
 def _not_found(fs: ScopedFs, path: str, target: Path) -> str:

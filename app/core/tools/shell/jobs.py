@@ -26,6 +26,7 @@ from app.core.tools.base import (
     ToolSpec,
     parse_input,
 )
+from app.core.tools.config_fields import ConfigField, FieldKind
 from app.core.tools.output_buffer import OutputBuffer
 from app.core.tools.params.declaration import Params, param
 from app.core.tools.process_runner import RunResult, run_steps
@@ -43,6 +44,12 @@ __all__ = [
 
 SESSION_JOBS = "shell_jobs"
 MAX_RUNNING_JOBS = 8
+# shell_jobs' option, read when shell_exec starts a job (every tool's options are in its context).
+MAX_RUNNING_JOBS_FIELD = ConfigField(
+    "max_running_jobs", "Running jobs", FieldKind.INTEGER, default=MAX_RUNNING_JOBS,
+    minimum=1, maximum=64, unit="jobs",
+    help="How many background jobs of one conversation may run at once; shell_exec refuses "
+         "to start another until one is stopped or ends.")
 
 _job_ids = itertools.count(1)
 
@@ -102,7 +109,9 @@ def start_job(ctx: ToolContext, command: str, start: Path, run_kwargs: dict[str,
     ``run_steps``'s other arguments), or refuse when too many are running already."""
     jobs: dict[str, ShellJob] = ctx.session.setdefault(SESSION_JOBS, {})
     running = [j for j in jobs.values() if j.running]
-    if len(running) >= MAX_RUNNING_JOBS:
+    limit = MAX_RUNNING_JOBS_FIELD.value_of(
+        ctx.config_for("shell_jobs").get(MAX_RUNNING_JOBS_FIELD.key))
+    if len(running) >= limit:
         return ToolResult.error(
             f"{len(running)} background jobs are already running "
             f"({', '.join(j.id for j in running)}); stop one with shell_jobs first.")
@@ -177,6 +186,7 @@ class ShellJobsTool:
             changes_files=_jobs_may_change_files,
             read_only=_jobs_reads_only,
             undoable=True,
+            config_fields=(MAX_RUNNING_JOBS_FIELD,),
         )
 
     async def execute(self, input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:

@@ -50,6 +50,8 @@ async def test_stop_cancels_a_background_child_and_its_running_tool(harness: Har
     assert harness.slow.cancelled
     child = next(iter(session.sub_agents._runs.values()))
     assert child.status == "cancelled"
+    assert child.facts.ended == "cancelled"  # it had started: not "before it started"
+    assert child.child_conversation_id is not None
     assert [e.status for e in harness.of(SubAgentUpdated)][-1] == "cancelled"
 
 

@@ -129,3 +129,20 @@ async def test_a_background_childs_question_waits_for_the_person(harness: Harnes
     assert harness.record.calls == []
     result = _text(_results(harness)["g1"])
     assert "record: declined (not run)" in result
+
+
+async def test_an_orchestration_run_can_call_web_fetch(
+        harness: Harness, hits: tuple[str, list[str]]) -> None:
+    """The acceptance line of the first phase: a sub-agent fetches a page for its parent."""
+    base, seen = hits
+    harness.enable("web_fetch", allow_private_network=True)
+    _orchestrating(harness, PermissionMode.AUTO)
+    harness.approver.then(ApprovalResponse(True))  # a private address asks; the person agrees
+    harness.server.script(
+        _create("fetcher", "c1", tools=["web_fetch"]), _execute("fetcher", "e1"),
+        Response.tools(tool("web_fetch", {"url": f"{base}/page"}, id="f1")),
+        Response.text("The page says ok."), Response.text("done"))
+    await harness.session().run("go")
+    assert seen == ["/page"]
+    result = _text(_results(harness)["e1"])
+    assert "The page says ok." in result and "1 executed" in result

@@ -6,6 +6,7 @@ recorded rather than its claims."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from app.core.agent.events import ApprovalResponse, RunFinished, SubAgentUpdated
@@ -71,6 +72,9 @@ async def test_a_tool_less_child_runs_and_its_answer_returns_as_data(harness: Ha
     assert "Facts Tebiki recorded" in result and "tool calls: none" in result
     rows = [e for e in harness.events if isinstance(e, SubAgentUpdated)]
     assert rows and rows[-1].status == "done" and rows[-1].name == "helper"
+    assert session.conversation_id is not None
+    (run,) = OrchestrationRepository(harness.db).runs_for(session.conversation_id)
+    assert run.status == "done" and run.mode == "auto"
     # The child's transcript is stored, kept out of the conversation list.
     child_id = rows[-1].conversation_id
     assert child_id is not None and child_id != session.conversation_id
@@ -228,3 +232,26 @@ async def test_an_agent_file_gets_only_the_tools_its_parent_has(harness: Harness
     child = next(r for r in harness.server.message_requests if r.body["model"] == "rev-model")
     assert {t["name"] for t in child.body["tools"]} == {"read_file"}
     assert "Review." in json.dumps(child.body["system"])
+
+
+def test_a_restart_fails_working_children_and_keeps_paused_runs(db) -> None:  # type: ignore[no-untyped-def]
+    from app.core.services import build_store_services
+
+    conversations = ConversationRepository(db)
+    repo = OrchestrationRepository(db)
+    conversation = conversations.create(title="x")
+    running, paused = repo.create_run(conversation.id, "auto"), \
+        repo.create_run(conversation.id, "approval")
+    working = repo.add_execution(running.id, tool_use_id="t1", agent_name="a", chain="o › a",
+                                 definition={"name": "a"}, input="x", background=True,
+                                 status="working")
+    waiting = repo.add_execution(paused.id, tool_use_id="t2", agent_name="b", chain="o › b",
+                                 definition={"name": "b"}, input="y", background=False,
+                                 status="awaiting_approval")
+    repo.set_run_status(paused.id, "paused")
+    build_store_services(db, Path("/nonexistent-data"))
+    assert repo.execution(working.id).status == "failed"
+    assert "Interrupted" in repo.execution(working.id).summary
+    assert repo.run(running.id).status == "failed"
+    assert repo.execution(waiting.id).status == "awaiting_approval"
+    assert repo.run(paused.id).status == "paused"

@@ -26,6 +26,7 @@ from app.core.tools.base import ProgressFn, ToolResult
 from app.core.tools.providers.mcp import connection_texts as texts
 from app.core.tools.providers.mcp import tool_call as mcp_tool_call
 from app.core.tools.providers.mcp.config.model import McpServerConfig
+from app.core.tools.providers.mcp.crash_restart import CrashRestarts
 from app.core.tools.providers.mcp.oauth.errors import (
     CredentialsRejected,
     SignInRequired,
@@ -34,6 +35,7 @@ from app.core.tools.providers.mcp.oauth.errors import (
 from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth, auth_refusal
 from app.core.tools.providers.mcp.project_follow import ProjectFollower
 from app.core.tools.providers.mcp.roots import McpRoots
+from app.core.tools.providers.mcp.server_log import ServerLog
 from app.core.tools.providers.mcp.server_requests import HandlerSource
 from app.core.tools.providers.mcp.server_status import ServerState, ServerStatus
 from app.core.tools.providers.mcp.server_task import ServerRun, settle
@@ -56,8 +58,12 @@ class McpConnection:
                  on_change: Callable[[McpConnection], None] | None = None,
                  startup_timeout_s: float = 60.0, stop_timeout_s: float = 10.0,
                  sandbox: Sandbox | None = None, roots: McpRoots | None = None,
-                 keepalive_s: float = 30.0) -> None:
+                 keepalive_s: float = 30.0, server_log: ServerLog | None = None) -> None:
         self.config = config
+        # Its log messages and the level it is asked for, across its runs.
+        self.log = server_log if server_log is not None else ServerLog()
+        # The backoff of restarts after crashes (stdio), across its runs.
+        self.crash_restarts = CrashRestarts()
         # The project folder(s): answered to roots/list, and where stdio servers start.
         self.roots = roots if roots is not None else McpRoots()
         # Who answers the server's sampling / elicitation requests (the provider sets it).
@@ -130,6 +136,13 @@ class McpConnection:
     @property
     def lost(self) -> bool:
         return self._run.lost
+
+    @property
+    def restart_due(self) -> bool:
+        """A stdio server that crashed (or whose restart after a crash failed): the next call
+        restarts it (``reconnect``, see ``mcp.crash_restart``)."""
+        return self.state == "failed" and self.config.transport == "stdio" and (
+            self._run.crashed or self.crash_restarts.pending)
 
     @property
     def launch(self) -> StdioLaunch | None:
@@ -205,16 +218,29 @@ class McpConnection:
         await self.start()
 
     async def reconnect(self) -> None:
-        """Restart after the connection was lost. While the server stays unreachable its last
-        tools stay listed (answering errors) and it stays "lost", so the next call tries
-        again and works once the server is back, with no manual restart."""
+        """Restart after the connection was lost (HTTP) or the server crashed (stdio, after
+        its backoff, see ``mcp.crash_restart``). While the server stays unreachable its last
+        tools stay listed (answering errors) and it stays due, so the next call tries again
+        and works once the server is back, with no manual restart."""
         kept = self.tools, self.instructions, self.capabilities, self.has_resources
+        crashed = self.restart_due
+        if crashed:
+            run = self._run
+            ran = (run.running_since, run.ended_at) if run.crashed else (None, None)
+            await asyncio.sleep(self.crash_restarts.wait_s(*ran))
+            if not self.restart_due:
+                return  # restarted (or stopped) in Settings meanwhile
         await self.restart()
         run = self._run  # the new run (the old one when the configuration keeps it stopped)
+        if crashed:
+            self.crash_restarts.restarted(self.running)
         if self.state == "failed" and not run.needs_auth:
             run.tools, run.instructions, run.capabilities, run.has_resources = kept
-            run.lost = True
-            self._set("failed", texts.unreachable_text(self.message))
+            if crashed:
+                self._set("failed", texts.restart_failed_text(self.message))
+            else:
+                run.lost = True
+                self._set("failed", texts.unreachable_text(self.message))
 
     def show_message(self, message: str) -> None:
         """A new status message, same state (e.g. a restart that is due)."""
@@ -225,7 +251,7 @@ class McpConnection:
                          server_requests=self.server_requests, keepalive_s=self._keepalive_s,
                          startup_timeout_s=self._startup_timeout_s,
                          state=lambda: self.state, report=self._set,
-                         project_changed=self._project_changed)
+                         project_changed=self._project_changed, server_log=self.log)
 
     def _project_changed(self) -> None:
         self._follower.check()

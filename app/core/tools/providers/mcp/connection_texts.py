@@ -86,6 +86,17 @@ def unreachable_text(message: str) -> str:
     return f"unreachable ({message}); Tebiki tries again at the next call"
 
 
+def restart_failed_text(message: str) -> str:
+    """A stdio server that crashed and could not be started again."""
+    return f"restarting it after it stopped failed ({message}); Tebiki tries again at the " \
+        "next call"
+
+
+def restarted_note(server: str) -> str:
+    """Put before the result of a call that restarted its crashed server first."""
+    return f"[MCP server {server!r} had stopped; Tebiki restarted it for this call.]"
+
+
 def unavailable_text(tool_name: str, server: str, state: str, message: str,
                      stderr_tail: str) -> str:
     """A call to a server that is not running."""
@@ -103,8 +114,8 @@ def unavailable_text(tool_name: str, server: str, state: str, message: str,
 def died_text(tool_name: str, server: str, message: str, stderr_tail: str) -> str:
     """The server died while a call was running."""
     text = (f"MCP server {server!r} stopped while running {tool_name}: "
-            f"{message or 'the connection ended'}. The call's effects are unknown. Its "
-            f"tools return errors until the user restarts it in {_SETTINGS}.")
+            f"{message or 'the connection ended'}. {tool_name} may or may not have run (its "
+            "effects are unknown), so it is not sent again; check before repeating it.")
     if stderr_tail:
         text += f"\nLast output on its stderr:\n{stderr_tail}"
     return text

@@ -21,14 +21,17 @@ is sent to the server (``McpTool.remote_name``). Rules need no prefix knowledge 
 server: ``server_id`` is the server's name; a ``tool_pattern`` rule matches the full name
 (``github__create_*``).
 
-**Trust.** ``readOnlyHint`` only moves a tool to the read-only group and shows it as low risk;
-annotations are copied to ``ToolSpec.annotations`` for display. No rule is ever created from
-them, so with no matching rule every MCP call asks.
+**Trust.** Annotations are copied to ``ToolSpec.annotations``; ``readOnlyHint`` moves a tool
+to the read-only group and shows it as low risk. No rule is ever created from them; the
+permission facts weigh them as claims (``app.core.permissions.server_claims``): a read-only
+claim counts only for a server running in the sandbox without network and write folders
+(``ToolSpec.sandbox_write_folders``, from the launch).
 
 **Failures.** A server that fails to start offers no tools (they were never listed). A server
 that dies after starting keeps its last listed tools in ``tools()``, so they stay visible under
 their server and keep their checkboxes; a call then returns an error naming the failure and the
-server's stderr tail, until ``restart()``. ``status(server)`` gives ``(state, stderr_tail)``.
+server's stderr tail; a stdio server is restarted at the next call, after a backoff
+(``mcp.crash_restart``). ``status(server)`` gives ``(state, stderr_tail)``.
 The app never sees an exception from a server.
 
 **Roots, instructions, resources.** Every session answers ``roots/list`` with the open project
@@ -37,8 +40,13 @@ their config sets ``cwd``; when the project changes, those servers are restarted
 folder once their calls in flight have finished (``mcp.project_follow``). A server's
 ``instructions`` are kept while it runs (``instructions()``, for the system prompt). Servers
 offering resources get a ``<server>__read_resource`` tool so resource links in results can be
-followed; resources and prompts are also reachable directly (``list_resources`` …
+followed (re-checked at ``resources/list_changed``, so a first resource added later counts);
+resources and prompts are also reachable directly (``list_resources`` …
 ``get_prompt``, see ``mcp.resource_queries``).
+
+**Logs.** Each server's ``notifications/message`` are kept (the last 500, ``server_log``)
+and it is asked for its messages from a level on (default "warning", ``logging/setLevel``
+when it declares logging).
 
 **Reconnecting.** An idle HTTP server is pinged, so one that died is marked failed ("lost").
 A call to a lost server, or one that surely did not reach it, restarts the connection once
@@ -69,6 +77,7 @@ from app.core.tools.providers.mcp.reconnecting_call import McpReconnectingCalls
 from app.core.tools.providers.mcp.resource_queries import McpResourceQueries
 from app.core.tools.providers.mcp.resources import McpResourceTool
 from app.core.tools.providers.mcp.roots import McpRoots
+from app.core.tools.providers.mcp.server_log import ServerLog
 from app.core.tools.providers.mcp.server_requests import ServerRequestHandler
 from app.core.tools.providers.mcp.server_status import ServerState, ServerStatus
 from app.core.tools.providers.mcp.tool_list import build_tool_list, tool_list_signature
@@ -120,6 +129,8 @@ class McpProvider:
         self._startup_timeout_s = startup_timeout_s
         self._stop_timeout_s = stop_timeout_s
         self._connections: dict[str, McpConnection] = {}
+        # Each server's log (messages and level), kept when its configuration changes.
+        self._logs: dict[str, ServerLog] = {}
         self._listeners: list[StatusListener] = []
         self._tools: list[McpTool | McpResourceTool] = []
         self._signature: tuple[Any, ...] = ()
@@ -249,6 +260,11 @@ class McpProvider:
     def statuses(self) -> list[ServerStatus]:
         return [conn.status() for conn in self._connections.values()]
 
+    def server_log(self, server: str) -> ServerLog:
+        """The server's last log messages and its log level (``set_level`` applies at once
+        to a running server and to later starts); KeyError when it is not configured."""
+        return self._connections[server].log
+
     def tool_available(self, tool_name: str) -> bool:
         """Whether the tool's server is running now (a dead server's tools stay listed)."""
         for tool in self._tools:
@@ -326,6 +342,7 @@ class McpProvider:
             self._connections = fresh
             self._rebuild_tools()
             for name in set(old) - set(fresh):
+                self._logs.pop(name, None)
                 self._emit(name)
             # Started while holding the lock, so a later call sees (and can stop) each task.
             starting = [conn.begin() for conn in to_start]
@@ -343,10 +360,14 @@ class McpProvider:
         return self._connections.get(server)  # read each time: apply_config replaces the dict
 
     def _connect(self, config: McpServerConfig) -> McpConnection:
+        name = config.name
+        if name not in self._logs:  # a listener naming the server: emitted on each message
+            self._logs[name] = ServerLog(on_entry=lambda: self._emit(name))
         conn = McpConnection(config, on_change=self._changed,
                              startup_timeout_s=self._startup_timeout_s,
                              stop_timeout_s=self._stop_timeout_s, sandbox=self._sandbox,
-                             roots=self._roots, keepalive_s=self._keepalive_s)
+                             roots=self._roots, keepalive_s=self._keepalive_s,
+                             server_log=self._logs[name])
         conn.server_requests = self._server_request_handler
         conn.oauth = self._oauth
         return conn

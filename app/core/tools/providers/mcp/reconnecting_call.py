@@ -4,7 +4,9 @@ An idle HTTP server is pinged, so one that died is marked failed ("lost"). A cal
 server, or one that fails without ever reaching the server (connection refused, 404 on an
 expired session, a POST cancelled before it was sent because the transport died, see
 ``mcp.http_watch``), restarts the connection once; the call is retried only when it surely did
-not reach the server. Concurrent callers share one reconnect.
+not reach the server. A stdio server that crashed is restarted at the next call, after a
+backoff (``mcp.crash_restart``), and that call's result says so. Concurrent callers share one
+reconnect.
 
 Separate from ``mcp`` (which runs the servers and turns their tools into Tebiki tools) because
 this is the path of one call, in the caller's task, with its own retry rule. ``McpProvider``
@@ -15,10 +17,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from app.core.tools.base import ToolContext, ToolResult
 from app.core.tools.providers.mcp.connection import ConnectionLookup, McpConnection
+from app.core.tools.providers.mcp.connection_texts import restarted_note
 from app.core.tools.providers.mcp.http_watch import watch_call
 
 
@@ -43,13 +47,18 @@ class McpReconnectingCalls:
             return ToolResult.error(f"MCP server {server!r} is no longer configured, so "
                                     f"{label or remote_name} cannot run. Use another tool.")
         timeout = conn.config.timeout_s or ctx.shell_timeout_s
-        if conn.lost:
+        restarted = False
+        if conn.lost or conn.restart_due:
+            crashed = conn.restart_due
             conn = await self._reconnect(conn, conn.runs)
+            restarted = crashed and conn.running
         runs, was_running = conn.runs, conn.running
         with watch_call() as outcome:
             result = await conn.call_tool(remote_name, tool_input, timeout_s=timeout,
                                           max_output_chars=ctx.max_output_bytes, label=label,
                                           progress=ctx.progress)
+        if restarted:  # the card and the model are told the server had stopped
+            result = replace(result, content=f"{restarted_note(server)}\n\n{result.content}")
         unsent = outcome.never_reached or (
             was_running and outcome.nothing_sent and conn.config.transport != "stdio")
         if not (result.is_error and unsent):

@@ -10,12 +10,13 @@ every failure (server not running, timeout, an error answer, a malformed result)
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from app.core.tools.base import ToolContext, ToolResult, ToolSpec
-from app.core.tools.providers.mcp.results import describe_exception, truncate
+from app.core.tools.providers.mcp.results import blob_text, describe_exception, truncate
 from app.core.tools.providers.mcp.tool_specs import spec_for_tool
 
 if TYPE_CHECKING:
@@ -135,7 +136,8 @@ async def get_prompt(conn: McpConnection, name: str, arguments: Mapping[str, Any
 
 
 def contents_to_text(uri: str, contents: Any) -> str:
-    """A resources/read answer as text for the model; binary parts are described."""
+    """A resources/read answer as text for the model; binary parts are described. A blob
+    whose MIME type is text and that decodes as UTF-8 is text (``results.blob_text``)."""
     if not isinstance(contents, list) or not contents:
         return f"[resource {uri} is empty]"
     parts: list[str] = []
@@ -143,8 +145,11 @@ def contents_to_text(uri: str, contents: Any) -> str:
         if not isinstance(item, Mapping):
             continue
         where = item.get("uri") or uri
-        if isinstance(item.get("text"), str):
-            parts.append(item["text"] if len(contents) == 1 else f"[{where}]\n{item['text']}")
+        text = item.get("text")
+        if not isinstance(text, str):
+            text = blob_text(item.get("mimeType"), item.get("blob"))
+        if text is not None:
+            parts.append(text if len(contents) == 1 else f"[{where}]\n{text}")
         else:
             blob = item.get("blob")
             size = len(blob) * 3 // 4 if isinstance(blob, str) else 0
@@ -153,11 +158,13 @@ def contents_to_text(uri: str, contents: Any) -> str:
     return "\n\n".join(parts) or f"[resource {uri} has no readable content]"
 
 
-def read_resource_spec(server: str, name: str, *, runs_programs: bool,
-                       sandboxed: bool) -> ToolSpec:
+def read_resource_spec(server: str, name: str, *, runs_programs: bool, sandboxed: bool,
+                       network: bool = False, write_folders: tuple[str, ...] = ()) -> ToolSpec:
     """The model tool reading ``server``'s resources. It is a server request like the
-    server's tools, so it carries the server's id (rules scoping the server cover it) and is
-    shown as a read-only tool, trusted no more than one."""
+    server's tools, so it carries the server's id (rules scoping the server cover it). It is
+    read-only by construction (it only sends resources/read), so its spec says so in
+    Tebiki's own word; what it sends goes to the server, and what it returns is still
+    untrusted content."""
     tool = {
         "name": READ_RESOURCE,
         "description": (f"Read a resource of MCP server {server!r} by its URI, for example a "
@@ -169,7 +176,9 @@ def read_resource_spec(server: str, name: str, *, runs_programs: bool,
                         "required": ["uri"]},
         "annotations": {"readOnlyHint": True},
     }
-    return spec_for_tool(server, name, tool, runs_programs=runs_programs, sandboxed=sandboxed)
+    spec = spec_for_tool(server, name, tool, runs_programs=runs_programs, sandboxed=sandboxed,
+                         network=network, write_folders=write_folders)
+    return replace(spec, read_only=True)
 
 
 class McpResourceTool:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -24,13 +26,18 @@ def content_to_parts(content: Sequence[Mapping[str, Any]], structured: Any = Non
 
     Each image is checked (app.core.tools.images) and named in the text where it was; one
     that cannot be passed on is replaced by a note saying why. What text cannot carry (audio,
-    binary resources) is named, not dropped. ``structuredContent`` is shown as formatted JSON:
-    in place of the text block that serialises it (the spec asks servers to send both), else
-    after the rest.
+    binary resources) is named, not dropped.
+
+    ``structuredContent`` is sent once: as formatted JSON in place of a text block that
+    serialises it (the spec asks servers to send both); otherwise the text stands for it, and
+    the JSON follows only when there is no text or the text is a stub (see ``_stub_text``).
+    Servers often repeat their text in the structure (server-filesystem's ``read_text_file``
+    returns ``{"content": <the text>}``): sending both doubled the result and cut it early.
     """
     parts: list[str] = []
     images: list[ImagePart] = []
     structured_shown = structured is None
+    text_chars = 0
     for block in content:
         kind = block.get("type")
         if kind == "text":
@@ -39,6 +46,7 @@ def content_to_parts(content: Sequence[Mapping[str, Any]], structured: Any = Non
                 text, structured_shown = _pretty(structured), True
             elif not structured_shown and _wrapped_value(text, structured):
                 structured_shown = True
+            text_chars += len(text.strip())
             parts.append(text)
         elif kind == "image":
             parts.append(_add_image(images, block.get("mimeType"), block.get("data")))
@@ -54,7 +62,7 @@ def content_to_parts(content: Sequence[Mapping[str, Any]], structured: Any = Non
             parts.append(f"[resource link {label} {block.get('uri', '?')}]".replace("  ", " "))
         else:
             parts.append(f"[a content block of type {kind!r} that Tebiki cannot show]")
-    if not structured_shown:
+    if not structured_shown and _stub_text(text_chars, structured):
         pretty = _pretty(structured)
         parts.append(f"[structured content]\n{pretty}" if parts else pretty)
     return "\n\n".join(parts), tuple(images)
@@ -75,10 +83,43 @@ def _resource(resource: Any, images: list[ImagePart]) -> str:
     if "text" in resource:
         return f"[resource {uri}]\n{resource.get('text', '')}"
     mime = resource.get("mimeType") or "binary"
+    if (text := blob_text(mime, resource.get("blob"))) is not None:
+        return f"[resource {uri}]\n{text}"
     if isinstance(mime, str) and mime.startswith("image/"):
         return f"[resource {uri}] " + _add_image(images, mime, resource.get("blob"))
     return (f"[resource {uri} ({mime}, about {_approx_bytes(resource.get('blob'))} bytes) not "
             "shown: binary]")
+
+
+# MIME types of text that are not text/*: JSON, XML, YAML, scripts… (and any +json/+xml).
+_TEXT_APPLICATION_TYPES = frozenset({
+    "application/json", "application/ld+json", "application/xml", "application/javascript",
+    "application/ecmascript", "application/x-javascript", "application/yaml",
+    "application/x-yaml", "application/toml", "application/x-toml", "application/sql",
+    "application/graphql", "application/x-sh", "application/x-httpd-php", "application/csv",
+    "application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-tex",
+    "application/rtf", "image/svg+xml",
+})
+
+
+def is_text_mime(mime: Any) -> bool:
+    """Whether content of this MIME type is text (text/*, JSON, XML, YAML, +json, +xml…)."""
+    if not isinstance(mime, str):
+        return False
+    base = mime.split(";", 1)[0].strip().lower()
+    return (base.startswith("text/") or base in _TEXT_APPLICATION_TYPES
+            or base.endswith(("+json", "+xml", "+yaml")))
+
+
+def blob_text(mime: Any, blob: Any) -> str | None:
+    """A resource blob as text when its MIME type is text and it decodes as UTF-8; else None
+    (it is binary, or mislabelled)."""
+    if not (is_text_mime(mime) and isinstance(blob, str)):
+        return None
+    try:
+        return base64.b64decode(blob, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _serialises(text: str, structured: Any) -> bool:
@@ -90,6 +131,21 @@ def _serialises(text: str, structured: Any) -> bool:
         return bool(json.loads(stripped) == structured)
     except ValueError:
         return False
+
+
+# Text this short ("ok", "{}", "Done.") cannot stand for a structured result.
+STUB_TEXT_CHARS = 20
+# Text this many times shorter than the structure's JSON is a placeholder ("See the result.").
+PLACEHOLDER_RATIO = 4
+
+
+def _stub_text(text_chars: int, structured: Any) -> bool:
+    """Whether the result's text (``text_chars`` long in all) is too little to stand for
+    ``structured``, so the JSON must be sent as well."""
+    if text_chars < STUB_TEXT_CHARS:
+        return True
+    compact = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    return text_chars * PLACEHOLDER_RATIO < len(compact)
 
 
 def _wrapped_value(text: str, structured: Any) -> bool:
@@ -107,10 +163,42 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2)
 
 
-def call_result_to_tool_result(result: Any, tool_name: str, max_output_chars: int) -> ToolResult:
-    """A ``tools/call`` answer (the SDK's CallToolResult) as a ToolResult."""
+class OutputSchemaMismatch(Exception):
+    """The tool ran, but its ``structuredContent`` does not match the ``outputSchema`` it
+    declared (``mcp.checked_session``); ``result`` is the SDK's CallToolResult."""
+
+    def __init__(self, detail: str, result: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.result = result
+
+
+def _wire_content(result: Any) -> tuple[list[dict[str, Any]], Any]:
     wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     content = [b for b in wire.get("content") or [] if isinstance(b, dict)]
+    return content, wire
+
+
+def schema_mismatch_result(exc: OutputSchemaMismatch, tool_name: str, server: str,
+                           max_output_chars: int) -> ToolResult:
+    """An error saying the tool ran and its structured result broke its declared schema,
+    with the text (and images) it returned."""
+    content, _wire = _wire_content(exc.result)
+    text, images = content_to_parts(content)
+    detail = exc.detail if len(exc.detail) <= 600 else exc.detail[:600] + "…"
+    message = (f"{tool_name} ran on MCP server {server!r}, but its structured result did not "
+               f"match the output schema the tool declares, so it cannot be relied on "
+               f"({detail}).")
+    if text.strip():
+        message += f"\n\nThe text it returned:\n{text}"
+    else:
+        message += " It returned no text."
+    return ToolResult(truncate(message, max_output_chars), True, images)
+
+
+def call_result_to_tool_result(result: Any, tool_name: str, max_output_chars: int) -> ToolResult:
+    """A ``tools/call`` answer (the SDK's CallToolResult) as a ToolResult."""
+    content, wire = _wire_content(result)
     text, images = content_to_parts(content, wire.get("structuredContent"))
     text = truncate(text, max_output_chars)
     if wire.get("isError"):

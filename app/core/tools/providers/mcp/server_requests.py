@@ -1,15 +1,17 @@
 """Requests an MCP server sends to Tebiki (sampling, elicitation), answered through the person.
 
 A server may ask the client to run a model for it (``sampling/createMessage``) or to ask the
-person for some values (``elicitation/create``). Both must go through the person, so the work is
+person for some values or to open a web page (``elicitation/create`` in mode "form" or "url",
+see ``mcp.url_elicitation``). All must go through the person, so the work is
 done by a ``ServerRequestHandler`` that the app supplies (the agent layer decides and asks, the
 UI shows the dialogs); this module only defines that interface in SDK-free types and turns a
 handler into the SDK's ``sampling_callback`` / ``elicitation_callback``.
 
 The adapters never raise into the SDK: a refusal, a failure, a timeout or a bug becomes a
 JSON-RPC error (sampling) or a ``cancel`` (elicitation) for the server, never an accept. A
-connection only advertises the two capabilities when a handler is set when it starts
-(``server_request_callbacks``); a handler removed later answers "not available".
+connection only advertises the two capabilities (elicitation in both modes, as the SDK
+declares it) when a handler is set when it starts (``server_request_callbacks``); a handler
+removed later answers "not available".
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import anyio
+
+from app.core.tools.providers.mcp.url_elicitation import UrlElicitation, url_elicitation_from_wire
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +120,11 @@ class ServerRequestHandler(Protocol):
     async def elicit(self, server: str, message: str,
                      requested_schema: Mapping[str, Any]) -> ElicitationReply:
         """Ask the person for values; decline / cancel are answers, not errors."""
+        ...
+
+    async def elicit_url(self, server: str, request: UrlElicitation) -> ElicitationReply:
+        """Ask the person to open a web page; accept means they chose to open it (no
+        content); decline / cancel are answers, not errors."""
         ...
 
 
@@ -225,23 +234,26 @@ def elicitation_callback(server: str, source: HandlerSource, *,
             return types.ErrorData(code=_INVALID_REQUEST,
                                    message="Elicitation is not available in Tebiki right now.")
         mode = getattr(params, "mode", "form") or "form"
-        if mode != "form":
-            note = ("Tebiki does not open URLs for servers (URL-mode elicitation); "
-                    "the request was declined.")
-            log.warning("MCP server %s asked for URL-mode elicitation; declined", server)
-            return answer(ElicitationReply("decline", note=note))
+        if mode not in ("form", "url"):
+            log.warning("MCP server %s asked for elicitation mode %r; declined", server, mode)
+            return answer(ElicitationReply("decline", note=f"unknown mode {mode!r}"))
         try:
             with anyio.fail_after(timeout_s):
-                reply = await handler.elicit(server, str(params.message),
-                                             dict(params.requested_schema or {}))
+                if mode == "url":
+                    reply = await _elicit_url(server, handler, params)
+                else:
+                    reply = await handler.elicit(server, str(params.message),
+                                                 dict(params.requested_schema or {}))
         except TimeoutError:
             return answer(ElicitationReply("cancel", note=f"no answer within {timeout_s:g}s"))
         except Exception:
             log.exception("MCP server %s: elicitation handler failed", server)
-            return answer(ElicitationReply("cancel", note="Tebiki failed to show the form"))
+            return answer(ElicitationReply("cancel", note="Tebiki failed to ask the person"))
         if reply.action not in ("accept", "decline", "cancel"):
             return answer(ElicitationReply("cancel", note="invalid answer"))
-        if reply.action == "accept" and reply.content is None:
+        if mode == "url":  # a page the person opens carries nothing back through Tebiki
+            reply = ElicitationReply(reply.action, None, reply.note)
+        elif reply.action == "accept" and reply.content is None:
             return answer(ElicitationReply("cancel", note="accepted without content"))
         try:
             return answer(reply)
@@ -250,3 +262,15 @@ def elicitation_callback(server: str, source: HandlerSource, *,
             return answer(ElicitationReply("cancel", note="invalid answer"))
 
     return on_elicitation
+
+
+async def _elicit_url(server: str, handler: ServerRequestHandler,
+                      params: Any) -> ElicitationReply:
+    """A URL-mode request, shown to the person unless it cannot be shown (then declined)."""
+    try:
+        request = url_elicitation_from_wire(
+            params.model_dump(by_alias=True, mode="json", exclude_none=True))
+    except ValueError as exc:
+        log.warning("MCP server %s asked to open a URL Tebiki will not show: %s", server, exc)
+        return ElicitationReply("decline", note=f"Tebiki will not show this URL: {exc}")
+    return await handler.elicit_url(server, request)

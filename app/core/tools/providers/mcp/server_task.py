@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -47,6 +48,7 @@ from app.core.tools.providers.mcp.http_watch import recording_transport
 from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth, auth_refusal
 from app.core.tools.providers.mcp.results import describe_exception, leaf_exception
 from app.core.tools.providers.mcp.roots import McpRoots
+from app.core.tools.providers.mcp.server_log import ServerLog
 from app.core.tools.providers.mcp.server_requests import HandlerSource, server_request_callbacks
 from app.core.tools.providers.mcp.server_status import ServerState
 from app.core.tools.providers.mcp.session_info import (
@@ -85,8 +87,10 @@ class ServerRun:
                  oauth: McpOAuth | None, server_requests: HandlerSource,
                  keepalive_s: float, startup_timeout_s: float,
                  state: Callable[[], ServerState], report: StateReport,
-                 project_changed: Callable[[], None]) -> None:
+                 project_changed: Callable[[], None], server_log: ServerLog) -> None:
         self.config = config
+        # The server's log messages and level, kept by the connection across runs.
+        self.log = server_log
         self.roots = roots  # answered to roots/list; stdio servers start in the first one
         self.sandbox = sandbox  # the app's sandbox setting when the run began
         self.oauth = oauth  # None: no auth on HTTP requests
@@ -115,8 +119,12 @@ class ServerRun:
         self.session: Any = None  # the live client session while the run is inside it
         self.stopping = False  # a stop (or restart) of this run has begun
         self.ended = False  # the transport has ended (process exit, closed connection)
+        # When (time.monotonic) it began running and its transport ended: a crash's backoff.
+        self.running_since: float | None = None
+        self.ended_at: float | None = None
         self._wake = asyncio.Event()
         self._relist = False
+        self._relist_resources = False  # whether it has resources may have changed
         self._roots_changed = False
         self._http_status = 0  # the last HTTP status seen (for the startup failure)
         self._stderr: StderrTail | None = None
@@ -138,13 +146,21 @@ class ServerRun:
             return self._stderr.text()
         return "\n".join(self._events)
 
+    @property
+    def crashed(self) -> bool:
+        """A stdio server that ran, then exited without being stopped."""
+        return (self.config.transport == "stdio" and self.running_since is not None
+                and self.ended and not self.stopping)
+
     def _transport_ended(self) -> None:
         self.ended = True
+        self.ended_at = time.monotonic()
         self._wake.set()
         if not self.stopping and self._state() == "running":
             self.lost = self.config.transport != "stdio"
             what = "exited" if self.config.transport == "stdio" else "closed the connection"
-            self._report("failed", f"the server {what} unexpectedly")
+            self._report("failed", f"the server {what} unexpectedly; Tebiki restarts it at "
+                                   "the next call")
 
     async def _on_message(self, message: Any) -> None:
         item = getattr(message, "root", message)  # mcp 1.x wraps notifications in a RootModel
@@ -156,9 +172,15 @@ class ServerRun:
                           describe_exception(item))
                 self._events.append(f"transport error: {describe_exception(item)}")
             return
-        if getattr(item, "method", None) == "notifications/tools/list_changed":
+        method = getattr(item, "method", None)
+        if method == "notifications/tools/list_changed":
             self._relist = True
             self._wake.set()
+        elif method == "notifications/resources/list_changed":
+            self._relist_resources = True
+            self._wake.set()
+        elif method == "notifications/message":
+            self.log.note(item.params)
 
     def _on_roots_changed(self) -> None:
         """From ``McpRoots.set``, always on this session's loop (see ``McpRoots``)."""
@@ -188,17 +210,20 @@ class ServerRun:
                                                          version=client_version()),
                     **self._client_callbacks(sdk)))
                 stack.callback(self.roots.subscribe(self._on_roots_changed))
+                stack.callback(self.log.subscribe(self._wake.set))
                 with anyio.fail_after(self._startup_timeout_s):
                     init = await session.initialize()
                     self.instructions = (getattr(init, "instructions", None) or "").strip()
                     self.capabilities = server_capabilities(init)
                     tools = await self._list_tools(session, sdk)
                     self.has_resources = await offers_resources(session, self.capabilities)
+                    await self.log.send_level(session, sdk.types, self.capabilities, self.name)
                 if self.ended:
                     raise ConnectionError("the server closed the connection during startup")
                 self.tools = tools
                 self.session = session
                 reached_running = True
+                self.running_since = time.monotonic()
                 self._report("running", self._running_message(len(tools)))
                 settle(started)
                 # The project may have changed after this run's folder was chosen: a change
@@ -287,6 +312,25 @@ class ServerRun:
                     continue
                 self.tools = tools
                 self._report("running", self._running_message(len(tools)))
+            if self.log.level_pending and not (self.stopping or self.ended):
+                await self.log.send_level(session, sdk.types, self.capabilities, self.name)
+            if self._relist_resources and not (self.stopping or self.ended):
+                self._relist_resources = False
+                await self._recheck_resources(session)
+
+    async def _recheck_resources(self, session: Any) -> None:
+        """After ``resources/list_changed``: whether the server has resources now decides
+        whether the model gets its ``read_resource`` tool (a server whose first resource
+        appears after start gets it now; the report makes the provider rebuild its tools)."""
+        try:
+            with anyio.fail_after(self._startup_timeout_s):
+                has_resources = await offers_resources(session, self.capabilities)
+        except TimeoutError:
+            log.warning("MCP server %s: re-listing resources timed out", self.name)
+            return
+        if has_resources != self.has_resources:
+            self.has_resources = has_resources
+            self._report("running", self._running_message(len(self.tools)))
 
     async def _still_answering(self, session: Any) -> bool:
         """Ping; when it fails (refused, session unknown, connection closed) mark the server
@@ -331,7 +375,7 @@ class ServerRun:
             startup_timeout_s=self._startup_timeout_s, ended=self.ended,
             has_stderr=bool(self.stderr_tail()))
         self.needs_auth = self.needs_auth or needs_auth
-        return text
+        return text + self._unreadable.failure_note()
 
 
 def settle(future: asyncio.Future[None]) -> None:

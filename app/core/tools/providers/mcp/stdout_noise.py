@@ -17,6 +17,9 @@ from app.core.tools.providers.mcp.results import describe_exception
 log = logging.getLogger(__name__)
 
 LOGGED_UNREADABLE_LINES = 3
+# The first lines of a run kept for a failure's message: a server that prints only garbage and
+# exits is explained by them as much as by its stderr.
+KEPT_UNREADABLE_LINES = 10
 _SDK_PARSE_FAILURE = "Failed to parse JSONRPC message from server"
 
 
@@ -56,11 +59,14 @@ class UnreadableLines:
         self._server = server
         self._events = events
         self.count = 0
+        self._kept: list[str] = []  # the first KEPT_UNREADABLE_LINES, shortened
 
     def note(self, exc: Exception) -> None:
         """One line of output that is not JSON-RPC: log the first few, then count."""
         self.count += 1
         n = self.count
+        if n <= KEPT_UNREADABLE_LINES:
+            self._kept.append(unreadable_line(exc))
         if n <= LOGGED_UNREADABLE_LINES:
             line = unreadable_line(exc)
             self._events.append(f"not JSON-RPC: {line}")
@@ -79,3 +85,15 @@ class UnreadableLines:
         if n > LOGGED_UNREADABLE_LINES:
             log.warning("MCP server %s: %d lines on stdout were not JSON-RPC in this run "
                         "(%d logged)", self._server, n, LOGGED_UNREADABLE_LINES)
+
+    def failure_note(self) -> str:
+        """For a failed start: the lines the server printed on stdout that are not JSON-RPC
+        (the first few, and how many more); "" when there were none."""
+        if not self.count:
+            return ""
+        what = "1 line" if self.count == 1 else f"{self.count} lines"
+        shown = "\n".join(f"  {line}" for line in self._kept)
+        more = self.count - len(self._kept)
+        return (f"\nIt printed {what} on stdout that {'is' if self.count == 1 else 'are'} not "
+                f"JSON-RPC (an MCP server must write only protocol messages there):\n{shown}"
+                + (f"\n  … and {more} more" if more > 0 else ""))

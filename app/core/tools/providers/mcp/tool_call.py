@@ -4,7 +4,8 @@ Separate from ``mcp.connection`` because the call path runs in the caller's task
 loop), not in the server's own task that owns the session's lifecycle: it only uses the
 connection's public state, plus ``mark_needs_auth`` when a call meets a 401 (``CalledServer``
 says which). Stop (the caller's cancellation) abandons the wait at once; the SDK then sends
-``notifications/cancelled``.
+``notifications/cancelled``. A call refused with -32042 (the person must open a web page
+first) shows them the pages (``mcp.elicitation_required``).
 """
 
 from __future__ import annotations
@@ -16,12 +17,19 @@ import anyio
 
 from app.core.tools.base import ProgressFn, ToolResult
 from app.core.tools.providers.mcp import connection_texts as texts
+from app.core.tools.providers.mcp.elicitation_required import ask_for_pages, required_pages
 from app.core.tools.providers.mcp.oauth.errors import (
     CredentialsRejected,
     SignInRequired,
     auth_failure_for_model,
 )
-from app.core.tools.providers.mcp.results import call_result_to_tool_result, progress_callback
+from app.core.tools.providers.mcp.results import (
+    OutputSchemaMismatch,
+    call_result_to_tool_result,
+    progress_callback,
+    schema_mismatch_result,
+)
+from app.core.tools.providers.mcp.server_requests import HandlerSource
 from app.core.tools.providers.mcp.server_status import ServerState
 
 
@@ -44,6 +52,11 @@ class CalledServer(Protocol):
 
     @property
     def stopping(self) -> bool: ...
+
+    @property
+    def server_requests(self) -> HandlerSource:
+        """Who asks the person for the server (sampling, elicitation)."""
+        ...
 
     @property
     def ended(self) -> bool: ...
@@ -74,10 +87,14 @@ async def call_tool(conn: CalledServer, remote_name: str, arguments: Mapping[str
                                              progress_callback=on_progress)
     except TimeoutError:
         return ToolResult.error(texts.call_timeout_text(tool_name, conn.name, timeout_s))
+    except OutputSchemaMismatch as exc:
+        return schema_mismatch_result(exc, tool_name, conn.name, max_output_chars)
     except Exception as exc:
         if (refused := conn.refusal(exc)) is not None:
             conn.mark_needs_auth(refused)
             return ToolResult.error(auth_failure_for_model(refused, tool_name))
+        if (pages := required_pages(exc)) is not None:
+            return await ask_for_pages(conn.name, tool_name, pages, conn.server_requests)
         if conn.stopping:
             return ToolResult.error(texts.stopped_during_call_text(tool_name, conn.name))
         if conn.ended or conn.state == "failed":

@@ -44,11 +44,7 @@ def build_tool_list(connections: Iterable[McpConnection], *, calls: McpToolCalls
         name = names[(server, remote)]
         if any(t.spec.name == name for t in tools):
             continue  # a server listing one name twice
-        sandbox = conn.config.sandbox
-        spec = spec_for_tool(server, name, tool,
-                             runs_programs=conn.config.transport == "stdio",
-                             sandboxed=conn.sandboxed,
-                             network=sandbox is not None and sandbox.network)
+        spec = spec_for_tool(server, name, tool, **_server_facts(conn))
         tools.append(McpTool(calls, server, remote, spec))
     tools += _resource_tools(reader, conns, {t.spec.name.lower() for t in tools})
     return tools
@@ -58,7 +54,21 @@ def tool_list_signature(tools: Iterable[McpTool | McpResourceTool]) -> tuple[Any
     """What must differ for the offered tools to have changed."""
     # The flags are compare=False on ToolSpec, so they join the signature on their own.
     return tuple((t.spec, tuple(sorted(t.spec.annotations.items(), key=str)),
-                  t.spec.runs_programs, t.spec.sandboxed) for t in tools)
+                  t.spec.runs_programs, t.spec.sandboxed, t.spec.needs_network,
+                  t.spec.sandbox_write_folders) for t in tools)
+
+
+def _server_facts(conn: McpConnection) -> dict[str, Any]:
+    """What Tebiki knows of how ``conn``'s server runs, for its tools' specs: a program it
+    started (stdio), in the OS sandbox, with the network, and the folders it may write (the
+    sandbox's own list from the launch, not the configuration's)."""
+    launch = conn.launch
+    confinement = launch.confinement if launch is not None and conn.sandboxed else None
+    return {"runs_programs": conn.config.transport == "stdio",
+            "sandboxed": confinement is not None,
+            "network": confinement is not None and confinement.policy.network,
+            "write_folders": () if confinement is None else
+            tuple(str(p) for p in confinement.policy.writable)}
 
 
 def _resource_tools(reader: ResourceReader, connections: Iterable[McpConnection],
@@ -75,8 +85,6 @@ def _resource_tools(reader: ResourceReader, connections: Iterable[McpConnection]
             n += 1
             name = base[:MAX_TOOL_NAME - len(f"_{n}")] + f"_{n}"
         taken.add(name.lower())
-        spec = read_resource_spec(conn.name, name,
-                                  runs_programs=conn.config.transport == "stdio",
-                                  sandboxed=conn.sandboxed)
+        spec = read_resource_spec(conn.name, name, **_server_facts(conn))
         found.append(McpResourceTool(reader, conn.name, spec))
     return found

@@ -1,7 +1,7 @@
 """MCP server tools as Tebiki tools: their names (``server__tool``, valid for the model APIs
 and unique), their ``ToolSpec`` and the ``McpTool`` that calls through the provider's
-``McpToolCalls``. See ``mcp`` for why tools are named this way and how far annotations are
-trusted."""
+``McpToolCalls``. See ``mcp`` for why tools are named this way, and
+``app.core.permissions.server_claims`` for how far annotations are trusted."""
 
 from __future__ import annotations
 
@@ -61,11 +61,12 @@ def _input_schema(raw: Any) -> dict[str, Any]:
 
 def spec_for_tool(server: str, name: str, tool: Mapping[str, Any], *,
                   runs_programs: bool = False, sandboxed: bool = False,
-                  network: bool = False) -> ToolSpec:
+                  network: bool = False, write_folders: tuple[str, ...] = ()) -> ToolSpec:
     """A ToolSpec from a wire-format MCP tool (``inputSchema``, ``annotations``…).
 
     ``runs_programs``: the server is a program Tebiki started (stdio); ``sandboxed``: it runs
-    in the OS sandbox, with the network when ``network``."""
+    in the OS sandbox, with the network when ``network``, writing only to ``write_folders``
+    (its private /tmp aside)."""
     annotations = tool.get("annotations")
     annotations = dict(annotations) if isinstance(annotations, Mapping) else {}
     read_only = annotations.get("readOnlyHint") is True
@@ -83,6 +84,7 @@ def spec_for_tool(server: str, name: str, tool: Mapping[str, Any], *,
         runs_programs=runs_programs,
         sandboxed=sandboxed,
         needs_network=sandboxed and network,
+        sandbox_write_folders=write_folders if sandboxed else None,
         # readOnlyHint is the server's word, not a fact: every call is checkpointed.
         changes_files=True,
     )

@@ -43,11 +43,15 @@ def _import_sdk() -> SimpleNamespace:
         if _SDK is None:
             import httpx2
             import mcp_types
-            from mcp import ClientSession, StdioServerParameters, stdio_client
+            from mcp import StdioServerParameters, stdio_client
             from mcp.client.stdio import get_default_environment
             from mcp.client.streamable_http import streamable_http_client
 
-            _SDK = SimpleNamespace(ClientSession=ClientSession,
+            # The SDK's session with the output-schema check kept but told apart from a
+            # failed call; it imports the SDK at its top, so it loads here, with the SDK.
+            from app.core.tools.providers.mcp.checked_session import CheckedClientSession
+
+            _SDK = SimpleNamespace(ClientSession=CheckedClientSession,
                                    StdioServerParameters=StdioServerParameters,
                                    stdio_client=stdio_client,
                                    default_environment=get_default_environment,
