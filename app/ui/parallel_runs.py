@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox
 
@@ -36,6 +37,8 @@ class ParallelRuns:
         self._window = window
         self._panel = panel
         self._show_panel = show_panel
+        # Asks the person (a modal question); tests answer it themselves.
+        self.confirm_quit: Callable[[str], bool] = self._ask
         self.switch = RunSwitch(panel.sessions, approvals,
                                 open_conversation=self.open_conversation,
                                 stop_shown=panel.stop)
@@ -44,7 +47,7 @@ class ParallelRuns:
         self.notifier = RunNotifier(window)
         self.notifier.clicked.connect(self.open_conversation_key)
         panel.sessions.pool.listeners.append(self._changed)
-        self.action = QAction("&Runs…", window, shortcut=QKeySequence("Ctrl+Shift+R"))
+        self.action = QAction("&Runs…", window, shortcut=QKeySequence("Ctrl+Shift+J"))
         self.action.setObjectName("show-runs")
         self.action.triggered.connect(self.button.show_view)
         for menu_action in window.menuBar().actions():
@@ -53,7 +56,11 @@ class ParallelRuns:
                 run_menu.addAction(self.action)
 
     def _changed(self, row: RunRow) -> None:
+        if not shiboken6.isValid(self.button):  # the window is gone; a run ends after it
+            return
         self.button.refresh()
+        active = self.switch.active_count()
+        self.action.setText(f"&Runs ({active})…" if active else "&Runs…")
         self.notifier.row_changed(row)
 
     def open_conversation(self, conversation_id: int) -> None:
@@ -72,11 +79,14 @@ class ParallelRuns:
         active = self.switch.active_count()
         if active == 0:
             return True
-        answer = QMessageBox.question(
-            self._window, "Quit", quit_question(active),
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No)
-        if answer != QMessageBox.StandardButton.Yes:
+        if not self.confirm_quit(quit_question(active)):
             return False
         self.switch.stop_all()
         return True
+
+    def _ask(self, question: str) -> bool:
+        answer = QMessageBox.question(
+            self._window, "Quit", question,
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QApplication
 
 from app.core.agent.run_board import RunRow, RunStatus
 from app.core.services import Services
@@ -37,6 +37,7 @@ def window(qtbot, services: Services, project: Path,
                                                    {"allowed_write_dirs": ["doc"]}))
     win = MainWindow(services=services, project_root=project)
     qtbot.addWidget(win)
+    win.parallel_runs.confirm_quit = lambda _question: True  # closing at the end stops all
     win.show()
     qtbot.waitExposed(win)
     return win
@@ -68,6 +69,7 @@ async def test_the_status_view_lists_the_runs_with_open_and_stop(
     assert not runs.button.isVisible()
     a_id, b_id = await _two_waiting(window, fake_anthropic_env)
     assert runs.button.isVisible() and runs.button.text() == "Runs: 2"
+    assert runs.action.text() == "&Runs (2)…"
     runs.action.trigger()
     view = runs.button.view
     assert view is not None and view.isVisible()
@@ -109,21 +111,27 @@ def test_the_elapsed_time_reads_well() -> None:
 async def test_closing_while_runs_work_asks_first(qtbot, window, monkeypatch,
                                                   fake_anthropic_env):  # noqa: F811
     asked: list[str] = []
-    answer = [QMessageBox.StandardButton.No]
+    answer = [False]
 
-    def question(_parent, _title, text, *_args):
+    def question(text: str) -> bool:
         asked.append(text)
         return answer[0]
 
-    monkeypatch.setattr(QMessageBox, "question", question)
+    window.parallel_runs.confirm_quit = question
     a_id, b_id = await _two_waiting(window, fake_anthropic_env)
     assert not window.close()
     assert asked == ["2 runs are working; stop them and quit?"]
     assert window.isVisible() and window.ai_panel.approvals.pending_count() == 2
-    answer[0] = QMessageBox.StandardButton.Yes
+    answer[0] = True
     fake_anthropic_env.script(Response.text("stopped"), Response.text("stopped"))
-    window.close()
-    await wait_for(lambda: not window.isVisible(), timeout=20)
+    app = QApplication.instance()
+    quits = app.quitOnLastWindowClosed()
+    app.setQuitOnLastWindowClosed(False)  # the test's event loop outlives the window
+    try:
+        window.close()
+        await wait_for(lambda: not window.isVisible(), timeout=20)
+    finally:
+        app.setQuitOnLastWindowClosed(quits)
     board = window.ai_panel.sessions.pool.board
     await wait_for(lambda: not board.active(), timeout=20)
     assert {board.rows[str(k)].status for k in (a_id, b_id)} == {RunStatus.STOPPED}

@@ -108,7 +108,7 @@ class SessionPool:
         key = str(conversation_id)
         if known != key:
             if known is not None and self._board is not None:
-                self._board.rename(known, key)
+                self._board.rename(known, key, self.title(session))
             self._keys[id(session)] = key
         return key
 

@@ -158,7 +158,7 @@ class RunsButton(QToolButton):
         super().__init__(parent)
         self.setObjectName("runs-button")
         self.setAutoRaise(True)
-        self.setToolTip("Conversations running or waiting for you (Run → Runs…)")
+        self.setToolTip("Conversations running or waiting for you (Run → Runs…, Ctrl+Shift+J)")
         self._runs = runs
         self.view: RunsView | None = None
         self.clicked.connect(self.show_view)
