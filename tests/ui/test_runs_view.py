@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QApplication
 
 from app.core.agent.run_board import RunRow, RunStatus
 from app.core.services import Services
-from app.core.store.profiles import ToolSetting
 from app.ui.dialogs.runs_view import COLUMNS, elapsed_text
 from app.ui.main_window import MainWindow
 from app.ui.parallel_runs import quit_question
@@ -24,6 +23,7 @@ from tests.fakes.anthropic_server import (  # noqa: F401  (fixtures)
     fake_anthropic_env,
 )
 from tests.ui.conftest import wait_for
+from tests.ui.run_windows import run_window
 
 WRITE = {"path": "doc/a.md", "content": "x\n"}
 
@@ -31,16 +31,7 @@ WRITE = {"path": "doc/a.md", "content": "x\n"}
 @pytest.fixture
 def window(qtbot, services: Services, project: Path,
            fake_anthropic_env) -> MainWindow:  # noqa: F811
-    profile = services.profiles.ensure_default()
-    assert profile.id is not None
-    services.profiles.set_tool(profile.id, ToolSetting("write_file", True,
-                                                   {"allowed_write_dirs": ["doc"]}))
-    win = MainWindow(services=services, project_root=project)
-    qtbot.addWidget(win)
-    win.parallel_runs.confirm_quit = lambda _question: True  # closing at the end stops all
-    win.show()
-    qtbot.waitExposed(win)
-    return win
+    return run_window(qtbot, services, project)
 
 
 async def _two_waiting(window: MainWindow, server) -> tuple[int, int]:
