@@ -6,8 +6,6 @@ Undo apply, Finish keeping the branch) and the workspaces left behind after a cr
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,27 +22,13 @@ from tests.fakes.anthropic_server import (  # noqa: F401  (fixtures)
     fake_anthropic_env,
 )
 from tests.ui.conftest import wait_for
-from tests.ui.run_windows import run_window
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
-                          text=True).stdout
+from tests.ui.run_windows import git, git_project, run_window
 
 
 @pytest.fixture
 def project(visible: Path) -> Path:
     """A git project outside /tmp (the sandbox's /tmp is private)."""
-    root = visible / "project"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.name", "Person")
-    git(root, "config", "user.email", "person@example.org")
-    (root / "a.txt").write_text("one\ntwo\nthree\nfour\nfive\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "first")
-    return root
+    return git_project(visible, {"a.txt": "one\ntwo\nthree\nfour\nfive\n"})
 
 
 @pytest.fixture
