@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.core.agent.run_board import RunRow, RunStatus
 from app.core.services import Services
-from app.ui.dialogs.runs_view import COLUMNS, elapsed_text
+from app.ui.dialogs.runs_view import COLUMNS, cost_text, elapsed_text
 from app.ui.main_window import MainWindow
 from app.ui.parallel_runs import quit_question
 from app.ui.run_notifications import notification_for
@@ -94,9 +94,10 @@ async def test_the_status_view_lists_the_runs_with_open_and_stop(
     await window.ai_panel.shutdown()
 
 
-def test_the_elapsed_time_reads_well() -> None:
+def test_the_elapsed_time_and_cost_read_well() -> None:
     assert [elapsed_text(s) for s in (0, 59.9, 61, 3725)] == \
         ["0 s", "59 s", "1 min 01 s", "1 h 02 min"]
+    assert [cost_text(c) for c in (0.0, 0.0004, 0.126)] == ["—", "< $0.01", "$0.13"]
 
 
 async def test_closing_while_runs_work_asks_first(qtbot, window, monkeypatch,

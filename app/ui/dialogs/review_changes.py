@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -38,8 +39,9 @@ if TYPE_CHECKING:
     from app.core.worktrees.apply import ApplyItem, Resolution
     from app.core.worktrees.workspace import RunWorkspace, Worktrees
 
+# For a file both changed, a merge first: neither side's edit is lost unless the person says.
 RESOLUTIONS: tuple[tuple[str, Resolution], ...] = (
-    ("Take theirs (the run's)", "theirs"), ("Keep mine", "mine"), ("Merge", "merge"))
+    ("Merge both", "merge"), ("Keep mine", "mine"), ("Take theirs (the run's)", "theirs"))
 MAX_DIFF_LINES = 5000
 
 
@@ -92,6 +94,7 @@ class ReviewChangesDialog(QDialog):
         self.diff.setReadOnly(True)
         self.diff.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.diff.setObjectName("review-diff")
+        self.diff.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.files)
         split.addWidget(self.diff)

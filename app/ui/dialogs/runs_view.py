@@ -49,7 +49,13 @@ def cells(row: RunRow, now: float) -> tuple[str, ...]:
     tokens = row.input_tokens + row.output_tokens
     return (row.title, row.status.label, row.project.name or str(row.project),
             elapsed_text(row.elapsed_s(now)), f"{tokens:,}",
-            f"${row.cost_usd:.2f}" if row.cost_usd else "—")
+            cost_text(row.cost_usd))
+
+
+def cost_text(usd: float) -> str:
+    if not usd:
+        return "—"
+    return "< $0.01" if usd < 0.005 else f"${usd:.2f}"
 
 
 class RunsView(QDialog):
