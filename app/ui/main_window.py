@@ -222,7 +222,8 @@ class MainWindow(QMainWindow):
         from app.ui.worktree_runs import WorktreeRuns
 
         self.worktree_runs = WorktreeRuns(self, self.ai_panel, services,
-                                          lambda: self.project_root, self.status_label.setText)
+                                          lambda: self.project_root, self.status_label.setText,
+                                          self.parallel_runs.switch)
         # The keyboard goes to the prompt: the shell had nothing to type into, and what the person
         # types from ready on is for the AI (it waits in Qt's queue until the event loop runs).
         self.ai_panel.prompt.setFocus(Qt.FocusReason.OtherFocusReason)

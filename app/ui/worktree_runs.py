@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from app.core.agent.session import AgentSession
     from app.core.services import Services
     from app.ui.ai_panel.panel import AIPanel
+    from app.ui.ai_panel.run_switch import RunSwitch
 
 LINE_TICK_MS = 500  # the line follows the conversation shown (a dictionary look-up)
 
@@ -56,7 +57,8 @@ def menu_named(window: QMainWindow, text: str) -> QMenu | None:
 
 class WorktreeRuns:
     def __init__(self, window: QMainWindow, panel: AIPanel, services: Services,
-                 project_root: Callable[[], Path | None], status: Callable[[str], None]) -> None:
+                 project_root: Callable[[], Path | None], status: Callable[[str], None],
+                 switch: RunSwitch) -> None:
         self._window = window
         self._panel = panel
         self._services = services
@@ -94,6 +96,7 @@ class WorktreeRuns:
         if isinstance(layout, QVBoxLayout):  # above the instructions line
             layout.insertWidget(layout.indexOf(panel.instructions.button), self.line)
         panel.sessions.pool.listeners.append(self._row_changed)
+        switch.describe_project = self.describe_project
         panel.running_changed.connect(lambda _running: self.refresh_line())
         self._timer = QTimer(self.line)
         self._timer.setInterval(LINE_TICK_MS)
@@ -127,6 +130,13 @@ class WorktreeRuns:
             self.label.setText(worktree_line(workspace))
             self.label.setToolTip(str(workspace.repo))
             self.review_button.setEnabled(not self._panel.running)
+
+    def describe_project(self, folder: Path) -> str:
+        """The status view's project of a run: a workspace as "worktree of <project>"."""
+        for workspace in [*self.by_conversation.values(), *(w for _s, w in self._unattached)]:
+            if workspace.repo == folder:
+                return f"worktree of {workspace.source.name}"
+        return folder.name or str(folder)
 
     # -- making one ------------------------------------------------------------------------
 

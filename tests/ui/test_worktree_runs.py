@@ -63,6 +63,8 @@ async def test_a_conversation_in_a_worktree_runs_the_setup_commands_there(
     (project / ".tebiki").mkdir()
     (project / ".tebiki" / "worktree.toml").write_text(
         '[setup]\ncommands = ["touch set-up.txt"]\n')
+    asked: list[str] = []
+    window.approvals.dialog_shown.connect(lambda d: asked.append(d.request.input["command"]))
     workspace = await new_worktree_conversation(window)
     panel = window.ai_panel
     runs = window.worktree_runs
@@ -72,10 +74,12 @@ async def test_a_conversation_in_a_worktree_runs_the_setup_commands_there(
     assert runs.label.text() == f"Worktree {workspace.branch} of project"
     await approve_until(window, lambda: (workspace.repo / "set-up.txt").exists())
     assert not (project / "set-up.txt").exists()  # in the worktree, not the project
+    assert asked == ["touch set-up.txt"]  # the project's command, asked like any call
     await wait_for(lambda: panel.session.conversation_id in runs.by_conversation, timeout=20)
     record = json.loads((workspace.repo.parent / "run.json").read_text())
     assert record["conversation_id"] == panel.session.conversation_id
     await wait_for(lambda: not panel.running, timeout=20)
+    assert window.parallel_runs.switch.describe_project(workspace.repo) == "worktree of project"
 
     conversation_id = panel.session.conversation_id
     panel.new_conversation()  # the line follows the conversation shown
@@ -98,6 +102,10 @@ async def test_review_applies_per_file_merges_a_conflict_undoes_and_finishes(
     assert panel.send("write the doc")
     await approve_until(window, lambda: not panel.running and
                         (workspace.repo / "doc" / "new.md").exists())
+    window.parallel_runs.action.trigger()  # the status view names whose worktree it ran in
+    view = window.parallel_runs.button.view
+    assert [view.table.item(0, c).text() for c in (0, 1, 2)] == \
+        ["write the doc", "Done", "worktree of project"]
     (workspace.repo / "a.txt").write_text("one\ntwo\nthree\nfour\nFIVE\n")  # the run's edit
     (project / "a.txt").write_text("ONE\ntwo\nthree\nfour\nfive\n")  # the person's, meanwhile
 

@@ -5,6 +5,7 @@ one running in the background (session_pool), and how many are going."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ class RunSwitch:
         self._approvals = approvals
         self._open_conversation = open_conversation
         self._stop_shown = stop_shown
+        # A run's project as the status view names it (a run workspace says whose it is).
+        self.describe_project: Callable[[Path], str] = lambda path: path.name or str(path)
 
     def rows(self) -> list[RunRow]:
         """The board's rows, the active first, the newest first within each."""

@@ -44,10 +44,10 @@ def elapsed_text(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
-def cells(row: RunRow, now: float) -> tuple[str, ...]:
+def cells(row: RunRow, now: float, project: str) -> tuple[str, ...]:
     """The texts of ``row``'s cells (the last column holds the buttons)."""
     tokens = row.input_tokens + row.output_tokens
-    return (row.title, row.status.label, row.project.name or str(row.project),
+    return (row.title, row.status.label, project,
             elapsed_text(row.elapsed_s(now)), f"{tokens:,}",
             cost_text(row.cost_usd))
 
@@ -109,7 +109,8 @@ class RunsView(QDialog):
             for index, row in enumerate(rows):
                 self.table.setCellWidget(index, len(COLUMNS) - 1, self._buttons(row.key))
         for index, row in enumerate(rows):
-            for column, text in enumerate(cells(row, now)):
+            project = self._runs.describe_project(row.project)
+            for column, text in enumerate(cells(row, now, project)):
                 item = self.table.item(index, column)
                 if item is None:
                     item = QTableWidgetItem()
