@@ -158,3 +158,37 @@ def test_a_clicked_notification_opens_its_conversation(qtbot, window, monkeypatc
     runs.notifier._clicked_key = "7"  # what the tray's message was about
     runs.notifier._on_clicked()
     assert opened == ["7"] and runs.notifier.shown[-1] == ("7", "Run finished", "done")
+
+
+async def test_a_run_in_the_background_notifies_while_the_app_is_not_in_front(
+        qtbot, window, monkeypatch, fake_anthropic_env):  # noqa: F811
+    from PySide6.QtCore import Qt
+
+    from app.ui import run_notifications
+
+    state = [Qt.ApplicationState.ApplicationInactive]
+    monkeypatch.setattr(run_notifications.QApplication, "applicationState",
+                        staticmethod(lambda: state[0]))
+    runs = window.parallel_runs
+    panel = window.ai_panel
+    fake_anthropic_env.script(Response.tool_use("write_file", WRITE, id="a1"),
+                              Response.text("A is done"))
+    assert panel.send("task A")
+    await wait_for(lambda: panel.approvals.pending_count() == 1, timeout=20)
+    a_id = panel.session.conversation_id
+    assert runs.notifier.shown[-1] == (str(a_id), "Approval needed",
+                                       "“task A” asks to run a tool.")
+    panel.new_conversation()  # A goes on in the background
+    panel.approvals.current_dialog.approve_button.click()
+    board = panel.sessions.pool.board
+    await wait_for(lambda: board.rows[str(a_id)].status is RunStatus.DONE, timeout=20)
+    assert runs.notifier.shown[-1] == (str(a_id), "Run finished", "“task A” is done.")
+    state[0] = Qt.ApplicationState.ApplicationActive  # in front: nothing more is said
+    count = len(runs.notifier.shown)
+    fake_anthropic_env.script(Response.text("B is done"))
+    assert panel.send("task B")
+    await wait_for(lambda: not panel.running, timeout=20)
+    assert len(runs.notifier.shown) == count
+    runs.notifier.clicked.emit(str(a_id))  # the person clicks A's message
+    await wait_for(lambda: panel.session.conversation_id == a_id)
+    await panel.shutdown()

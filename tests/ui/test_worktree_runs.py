@@ -173,3 +173,21 @@ async def test_workspaces_left_behind_by_a_crash_are_listed_and_cleaned(
     assert not half.exists() and not unused.repo.exists()
     assert QApplication.instance() is not None
     await window.ai_panel.shutdown()
+
+
+async def test_after_a_restart_a_conversation_opens_in_its_workspace(
+        qtbot, services, project, fake_anthropic_env):  # noqa: F811
+    worktrees = Worktrees(services.data_dir)
+    workspace = await worktrees.create(project)
+    conversation = services.conversations.create(title="earlier", agent_id=None,
+                                                 project_root=str(workspace.repo))
+    worktrees.attach(workspace, conversation.id)
+    window = run_window(qtbot, services, project)  # the app starts again
+    runs = window.worktree_runs
+    await wait_for(lambda: conversation.id in runs.by_conversation, timeout=20)
+    window.ai_panel.conversations.open(conversation.id)
+    assert window.ai_panel.session.project_root == workspace.repo
+    assert window.ai_panel.session._borrowed == workspace.borrowed
+    runs.refresh_line()
+    assert runs.label.text() == f"Worktree {workspace.branch} of project"
+    await window.ai_panel.shutdown()
