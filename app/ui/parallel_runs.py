@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox
+from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from app.ui.ai_panel.run_switch import RunSwitch
 from app.ui.dialogs.runs_view import RunsButton
 from app.ui.run_notifications import RunNotifier
+from app.ui.window_menus import menu_named
 
 if TYPE_CHECKING:
     from app.core.agent.run_board import RunRow
@@ -26,11 +27,15 @@ if TYPE_CHECKING:
 
 
 def quit_question(active: int) -> str:
-    runs = "1 run is" if active == 1 else f"{active} runs are"
-    return f"{runs} working; stop them and quit?"
+    if active == 1:
+        return "1 run is working; stop it and quit?"
+    return f"{active} runs are working; stop them and quit?"
 
 
 class ParallelRuns:
+    """The Runs button and view (``switch``: Open and Stop), the quit question and the
+    notifications, over the panel's pool of runs."""
+
     def __init__(self, window: QMainWindow, panel: AIPanel, approvals: ApprovalQueue,
                  show_panel: Callable[[], None]) -> None:
         """``show_panel`` brings the Assistant tab to the front."""
@@ -50,10 +55,9 @@ class ParallelRuns:
         self.action = QAction("&Runs…", window, shortcut=QKeySequence("Ctrl+Shift+J"))
         self.action.setObjectName("show-runs")
         self.action.triggered.connect(self.button.show_view)
-        for menu_action in window.menuBar().actions():
-            run_menu = menu_action.menu()
-            if menu_action.text() == "&Run" and isinstance(run_menu, QMenu):
-                run_menu.addAction(self.action)
+        run_menu = menu_named(window, "&Run")
+        if run_menu is not None:
+            run_menu.addAction(self.action)
 
     def _changed(self, row: RunRow) -> None:
         if not shiboken6.isValid(self.button):  # the window is gone; a run ends after it

@@ -12,7 +12,6 @@ conversation in the workspace (``SessionHolder.workspaces``), also after a resta
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,20 +22,20 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
-    QMenu,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
-from app.core.worktrees.workspace import RunWorkspace, Worktrees
 from app.ui.controllers.checkpoints import loop_running
 from app.ui.task_set import TaskSet
+from app.ui.window_menus import menu_named
 
 if TYPE_CHECKING:
     from app.core.agent.run_board import RunRow
     from app.core.agent.session import AgentSession
     from app.core.services import Services
+    from app.core.worktrees.workspace import RunWorkspace, Worktrees
     from app.ui.ai_panel.panel import AIPanel
     from app.ui.ai_panel.run_switch import RunSwitch
 
@@ -47,15 +46,10 @@ def worktree_line(workspace: RunWorkspace) -> str:
     return f"Worktree {workspace.branch} of {workspace.source.name}"
 
 
-def menu_named(window: QMainWindow, text: str) -> QMenu | None:
-    for action in window.menuBar().actions():
-        menu = action.menu()
-        if action.text() == text and isinstance(menu, QMenu):
-            return menu
-    return None
-
-
 class WorktreeRuns:
+    """Built by the main window with the AI panel; ``switch`` is the status view's, told how
+    to name a workspace's project."""
+
     def __init__(self, window: QMainWindow, panel: AIPanel, services: Services,
                  project_root: Callable[[], Path | None], status: Callable[[str], None],
                  switch: RunSwitch) -> None:
@@ -64,7 +58,7 @@ class WorktreeRuns:
         self._services = services
         self._project_root = project_root
         self._status = status
-        self.worktrees = Worktrees(services.data_dir)
+        self._worktrees: Worktrees | None = None
         self.by_conversation: dict[int, RunWorkspace] = {}
         self._unattached: list[tuple[AgentSession, RunWorkspace]] = []
         self.tasks = TaskSet("worktree runs", lambda exc: status(f"Worktree: {exc}"))
@@ -110,6 +104,15 @@ class WorktreeRuns:
         if loop_running():
             self.tasks.run(self._load_known())
 
+    @property
+    def worktrees(self) -> Worktrees:
+        """Made by the first use (git's modules load then, not with the window)."""
+        if self._worktrees is None:
+            from app.core.worktrees.workspace import Worktrees
+
+            self._worktrees = Worktrees(self._services.data_dir)
+        return self._worktrees
+
     # -- the shown conversation ------------------------------------------------------------
 
     def shown(self) -> RunWorkspace | None:
@@ -150,6 +153,8 @@ class WorktreeRuns:
 
     async def create(self, project: Path) -> RunWorkspace | None:
         """The workspace off the GUI thread, a new conversation in it, its setup commands."""
+        import asyncio
+
         from app.core.agent.setup_commands import SetupFileError, read_setup
         from app.core.worktrees.host_git import WorktreeError
 
@@ -183,6 +188,8 @@ class WorktreeRuns:
 
     async def _attach_ready(self) -> None:
         """Record each new workspace against its conversation once that exists."""
+        import asyncio
+
         for entry in list(self._unattached):
             session, workspace = entry
             conversation_id = session.conversation_id
@@ -202,6 +209,8 @@ class WorktreeRuns:
         self.refresh_line()
 
     async def _load_known(self) -> None:
+        import asyncio
+
         for workspace in await asyncio.to_thread(self.worktrees.all):
             if workspace.ready and workspace.source.is_dir():
                 self._know(workspace)

@@ -127,7 +127,7 @@ async def test_closing_while_runs_work_asks_first(qtbot, window, monkeypatch,
     board = window.ai_panel.sessions.pool.board
     await wait_for(lambda: not board.active(), timeout=20)
     assert {board.rows[str(k)].status for k in (a_id, b_id)} == {RunStatus.STOPPED}
-    assert quit_question(1) == "1 run is working; stop them and quit?"
+    assert quit_question(1) == "1 run is working; stop it and quit?"
     await window.ai_panel.shutdown()
 
 
