@@ -67,6 +67,10 @@ class WorktreeRuns:
         self.new_action.setToolTip("A conversation working in its own copy of the project, on a "
                                    "new branch; its changes come back through Review changes")
         self.new_action.triggered.connect(self.start)
+        self.review_action = QAction("Review &Changes…", window)
+        self.review_action.setObjectName("review-worktree-changes")
+        self.review_action.setEnabled(False)  # a conversation in a worktree is shown
+        self.review_action.triggered.connect(lambda: self.review())
         self.clean_action = QAction("Clean Up &Workspaces…", window)
         self.clean_action.setObjectName("clean-workspaces")
         self.clean_action.triggered.connect(self.show_stale)
@@ -74,6 +78,7 @@ class WorktreeRuns:
         if file_menu is not None:
             file_menu.insertAction(file_menu.actions()[3], self.new_action)
         if run_menu is not None:
+            run_menu.addAction(self.review_action)
             run_menu.addAction(self.clean_action)
         self.line = QWidget()
         self.line.setObjectName("worktree-line")
@@ -129,6 +134,7 @@ class WorktreeRuns:
     def refresh_line(self) -> None:
         workspace = self.shown()
         self.line.setVisible(workspace is not None)
+        self.review_action.setEnabled(workspace is not None and not self._panel.running)
         if workspace is not None:
             self.label.setText(worktree_line(workspace))
             self.label.setToolTip(str(workspace.repo))

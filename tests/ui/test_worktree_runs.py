@@ -84,7 +84,7 @@ async def test_a_conversation_in_a_worktree_runs_the_setup_commands_there(
     conversation_id = panel.session.conversation_id
     panel.new_conversation()  # the line follows the conversation shown
     runs.refresh_line()
-    assert not runs.line.isVisible()
+    assert not runs.line.isVisible() and not runs.review_action.isEnabled()
     panel.conversations.open(conversation_id)  # opened again: it works in its workspace
     assert panel.session.project_root == workspace.repo
     runs.refresh_line()
@@ -109,6 +109,7 @@ async def test_review_applies_per_file_merges_a_conflict_undoes_and_finishes(
     (workspace.repo / "a.txt").write_text("one\ntwo\nthree\nfour\nFIVE\n")  # the run's edit
     (project / "a.txt").write_text("ONE\ntwo\nthree\nfour\nfive\n")  # the person's, meanwhile
 
+    assert window.worktree_runs.review_action.isEnabled()  # Run → Review Changes… too
     window.worktree_runs.review_button.click()
     dialog = window.worktree_runs.dialogs[-1]
     assert isinstance(dialog, ReviewChangesDialog)
