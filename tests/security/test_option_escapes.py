@@ -165,11 +165,14 @@ ESCAPES: dict[str, list[str]] = {
         # ripgrep's -z runs decompressors; tar opens HOST:PATH archives through rsh/ssh;
         # BSD base64 writes its -o file.
         "rg -z x", "rg --search-zip x", "rg -nz x", "rg --search-z x", "rg --pre-glob '*' x",
+        "rg -zi x", "rg -iz x", "rg -uuuz x", "rg x -z", "rg --pre=x pat",
+        "tar -xfhost:a.tar", "tar -xvfhost:/a.tar", "tar -xvzf user@host:a.tgz",
+        "tar -xf a.tar --file=host:b", "tar -xO -fhost:a",
         "tar --file=host:a.tar -x", "tar -fhost:a.tar -x", "tar -f host:a.tar -x",
         "tar -xf user@host:/a.tar", "tar xf host:a.tar", "tar --fil=host:a.tar -x",
         "tar --rsh-command=/bin/sh -xf a.tar", "tar --rsh-c=sh -xf a.tar",
         "base64 -o M f", "base64 -oM f", "base64 --output=M f", "base64 --out M f",
-        "base64 -d -o M f", "base64 -di f -o M",
+        "base64 -d -o M f", "base64 -di f -o M", "base64 -Do M f",
         "file -zC -m magic", "file --comp -m magic", "sdiff -o M a b", "sdiff -oM a b",
         "sdiff --out=M a b", "diff3 --diff-p=sh a b c",
     ],

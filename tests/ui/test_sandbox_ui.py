@@ -176,8 +176,8 @@ def test_settings_untouched_box_is_not_pinned(qtbot, services, profile_id):
     assert services.settings.get(SANDBOX_REQUIRED.key) is None  # still follows the default
 
 
-def test_settings_read_only_folders_reach_the_sandbox_and_the_view(qtbot, services,
-                                                                   profile_id, tmp_path):
+async def test_settings_read_only_folders_reach_the_sandbox_and_the_view(
+        qtbot, services, profile_id, tmp_path):
     from tests.sandbox_support import STATUS
     if not STATUS.available:
         pytest.skip("needs a sandbox")
@@ -193,10 +193,39 @@ def test_settings_read_only_folders_reach_the_sandbox_and_the_view(qtbot, servic
     assert services.settings.get(SANDBOX_READ_ONLY.key) == [str(datasets)]
     assert services.sandbox.read_only == (datasets,)
     assert services.permissions.sandbox.read_only == (datasets,)
-    group.show_view()
+    await group.show_view()  # in a worker thread: it walks the project
     text = group.view.toPlainText()
     assert f"{datasets}" in text and "added in Settings → Sandbox" in text
     assert f"writable         {services.project_root.resolve()}" in text
+
+
+async def test_the_view_is_worked_out_off_the_gui_thread(qtbot, services, profile_id,
+                                                        tmp_path, monkeypatch):
+    """It walks the project and reads its git and venv files: never on the window's thread."""
+    import threading
+
+    import app.ui.dialogs.sandbox_settings as sandbox_settings
+    from tests.sandbox_support import STATUS
+    if not STATUS.available:
+        pytest.skip("needs a sandbox")
+    _use(services, Sandbox(STATUS, True))
+    services.project_root = tmp_path / "project"
+    services.project_root.mkdir(exist_ok=True)
+    threads: list[threading.Thread] = []
+    real = sandbox_settings.sandbox_view
+
+    def recording(confinement):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread())
+        return real(confinement)
+
+    monkeypatch.setattr(sandbox_settings, "sandbox_view", recording)
+    dialog = _settings(qtbot, services, profile_id)
+    group = dialog.sandbox_group
+    listing = group.show_view()
+    assert not group.view.isHidden() and "Looking" in group.view.toPlainText()
+    await listing
+    assert threads and threads[0] is not threading.main_thread()
+    assert "writable" in group.view.toPlainText()
 
 
 # -- Configure… ------------------------------------------------------------------------------

@@ -59,6 +59,18 @@ class CallAudit:
         self._writer.submit(self._write_changes, row, changes)
         self._emit(FilesChanged(call.id, call.name, changes))
 
+    def delegated_changes(self, call_id: str, tool_name: str, changes: CallChanges) -> None:
+        """What the sub-agents the call ``call_id`` started changed: to that call's audit row
+        (so undoing the parent's message undoes them after a restart too) and its card."""
+        self._writer.submit(self._write_call_changes, self._conversation_id(), call_id,
+                            changes)
+        self._emit(FilesChanged(call_id, tool_name, changes))
+
+    def _write_call_changes(self, conversation_id: int | None, call_id: str,
+                            changes: CallChanges) -> None:
+        if conversation_id is not None:
+            self._audit.set_changes_of_call(conversation_id, call_id, changes.to_json())
+
     def _write_state(self, row: Future[int], state: CallState) -> None:
         row_id = _row_id(row)
         if row_id is not None:

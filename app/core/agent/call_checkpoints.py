@@ -20,6 +20,7 @@ from app.core.agent.models import ToolCall
 from app.core.checkpoints import Checkpoint
 from app.core.checkpoints.coverage import RECORDS_GIT_STATE, remember_needs_unrecorded
 from app.core.checkpoints.coverage import SESSION_KEY as COVERAGE_KEY
+from app.core.checkpoints.frozen_rules import FrozenRules
 from app.core.tools.base import ToolSpec
 from app.core.tools.persistence import persistence_changes
 from app.core.tools.project_tree import persistence_paths, scan_tree
@@ -68,15 +69,24 @@ class CallCheckpoints:
                  recorded: Callable[[Future[int], ToolCall, CallChanges], None]) -> None:
         self._tool_session = tool_session
         self._recorded = recorded
+        # the ignore rules of the run being checkpointed, read before its first call that
+        # may change files: its calls cannot edit what its checkpoints record
+        self._run: object = None
+        self._rules: FrozenRules | None = None
 
     async def before(self, call: ToolCall, spec: ToolSpec,
-                                 checkpointer: Checkpointer | None, unasked: bool
+                                 checkpointer: Checkpointer | None, unasked: bool,
+                                 run: object = None
                                  ) -> tuple[Checkpoint | None, tuple[Path, ...] | None]:
         """(the checkpoint before the call, the paths it must find read-only). The paths are
-        None when a call that runs unasked cannot have them (no checkpoint, or too many)."""
+        None when a call that runs unasked cannot have them (no checkpoint, or too many).
+        ``run`` (the run's state) is whose ignore rules the checkpoints keep."""
         if checkpointer is None:
             return None, ()
-        before = await checkpointer.snapshot(f"before {call.id}")
+        if run is None or run is not self._run:
+            self._run = run
+            self._rules = await checkpointer.freeze_rules()
+        before = await checkpointer.snapshot(f"before {call.id}", self._rules)
         if before is not None:
             self._tool_session[COVERAGE_KEY] = checkpointer.coverage(before)
         protected = checkpointer.protected_paths(
@@ -153,7 +163,7 @@ class CallCheckpoints:
                               ) -> CallChanges | None:
         """The checkpoint after a call: its change set goes to the card and the audit row."""
         started = time.time()  # a job that ended after this may be missing from `after`
-        changes = await checkpointer.around_call_end(call.id, before)
+        changes = await checkpointer.around_call_end(call.id, before, self._rules)
         if changes is not None:
             self._tool_session[COVERAGE_KEY] = checkpointer.coverage(changes.after)
             self._tool_session[LAST_CHECKPOINT] = (changes.after, started)

@@ -195,7 +195,8 @@ class ToolCallRunner:
                 return
             decision, ctx, unasked = approved
         checkpointer = self._checkpointer if spec.may_change_files(call.input) else None
-        before, protected = await self._checkpoints.before(call, spec, checkpointer, unasked)
+        before, protected = await self._checkpoints.before(call, spec, checkpointer, unasked,
+                                                           run)
         if protected is None and decision.rule is None:  # the mode's "reversible" fails
             decision = decision.with_kind("ask", UNRECORDED_ASK)
             if not await self._approval.ask_person(call, spec, server_id, decision, None,

@@ -30,6 +30,7 @@ from app.core.checkpoints import (
     RestoreResult,
 )
 from app.core.checkpoints.coverage import Coverage
+from app.core.checkpoints.frozen_rules import FrozenRules
 from app.core.checkpoints.model import Resolution
 from app.core.settings_fields import CHECKPOINT_MAX_FILE
 
@@ -127,12 +128,22 @@ class Checkpointer:
         # a job still writing would undo the undo, or be undone half-way.
         self.job_stoppers: set[Callable[[], Awaitable[list[str]]]] = set()
 
-    async def snapshot(self, label: str) -> Checkpoint | None:
-        """Record the folder now; None (logged) when that fails."""
+    async def snapshot(self, label: str, rules: FrozenRules | None = None
+                       ) -> Checkpoint | None:
+        """Record the folder now (with a run's ignore ``rules``); None (logged) when that
+        fails."""
         try:
-            return await asyncio.to_thread(self.store.snapshot, label)
+            return await asyncio.to_thread(self.store.snapshot, label, rules)
         except Exception:
             log.exception("checkpoint of %s failed", self.project_root)
+            return None
+
+    async def freeze_rules(self) -> FrozenRules | None:
+        """The ignore rules now, for a run's checkpoints; None (logged) when unreadable."""
+        try:
+            return await asyncio.to_thread(self.store.freeze_rules)
+        except Exception:
+            log.exception("reading the ignore rules of %s failed", self.project_root)
             return None
 
     def coverage(self, checkpoint: Checkpoint) -> Coverage:
@@ -165,12 +176,12 @@ class Checkpointer:
                 "bring it back, and this call ran without asking the person. A call that "
                 "changes it needs the person's approval: calling it again will ask them.")
 
-    async def around_call_end(self, tool_use_id: str, before: Checkpoint | None
-                              ) -> CallChanges | None:
+    async def around_call_end(self, tool_use_id: str, before: Checkpoint | None,
+                              rules: FrozenRules | None = None) -> CallChanges | None:
         """After the call: the second checkpoint and what changed since ``before``."""
         if before is None:
             return None
-        after = await self.snapshot(f"after {tool_use_id}")
+        after = await self.snapshot(f"after {tool_use_id}", rules)
         if after is None:
             return None
         try:

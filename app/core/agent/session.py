@@ -185,10 +185,10 @@ class AgentSession:
             borrowed=borrowed)
         # The conversation's sub-agents (none for a sub-agent: children never delegate).
         self.sub_agents: SubAgentHost | None = build_host(
-            db=db, settings=SettingsRepository(db), profiles=profiles, profile_id=profile_id,
-            registry=registry, scope=scope, conversation_id=current_conversation,
-            new_child=self._new_child, flow=lambda: self.flow_tracking.flow,
-            flow_changed=self.flow_tracking.changed, usage=self.usage, emit=self._emit,
+            db=db, profiles=profiles, profile_id=profile_id, registry=registry, scope=scope,
+            conversation_id=current_conversation, new_child=self._new_child,
+            flow=lambda: self.flow_tracking.flow, flow_changed=self.flow_tracking.changed,
+            usage=self.usage, emit=self._emit, changes_recorded=audit.delegated_changes,
             project_root=project_root, data_dir=data_dir) if scope.may_delegate else None
         if self.sub_agents is not None:
             self.tool_session[HOST_KEY] = self.sub_agents

@@ -18,11 +18,14 @@ Coverage: whatever git would see in the folder — the project's ``.gitignore`` 
 ones too) apply, plus the built-in excludes (``.venv/``, ``node_modules/``, ``build/``, …) and
 ``extra_excludes`` in the shadow's ``info/exclude``; the person's global git excludes do not.
 A file once recorded stays recorded whatever the ignore rules say later (git keeps what its
-index holds). Not covered, and listed in :attr:`Checkpoint.skipped`: files over
-``max_file_bytes``, special files (sockets, fifos), nested repositories or submodules (listed
-once, as ``dir/``; nothing inside them is stored, and restore never writes into them), and
-names git refuses (``.GIT``, ``git~1``, a ``.git`` in a subfolder). :attr:`Checkpoint.ignored`
-lists what the ignore rules kept out (a folder ignored whole once, as ``dir/``);
+index holds). A run's checkpoints use the ignore rules of the run's start (``snapshot(label,
+rules)`` with ``freeze_rules()``; ``frozen_rules``): a call that edits a ``.gitignore``
+changes what the next run records, never what this one does. Not covered, and listed in
+:attr:`Checkpoint.skipped`: files over ``max_file_bytes``, special files (sockets, fifos),
+nested repositories or submodules (listed once, as ``dir/``; nothing inside them is stored,
+and restore never writes into them), and names git refuses (``.GIT``, ``git~1``, a ``.git``
+in a subfolder). :attr:`Checkpoint.ignored` lists what the ignore rules kept out (a folder
+ignored whole once, as ``dir/``);
 :attr:`Checkpoint.unrecorded` is both lists, which ``coverage.Coverage`` hands to the agent:
 a call that runs unasked finds those paths read-only. A ``.gitignore`` or ``.gitattributes``
 that is a FIFO or device (git would block reading it) counts as absent (``rule_files``).

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.checkpoints.index_file import write_object
+from app.core.safe_read import read_project_file
 
 __all__ = ["REPOSITORY", "RepoState", "RepoStateRecorder"]
 
@@ -69,7 +70,7 @@ class RepoStateRecorder:
             if not self.git_dir.is_dir() or self.git_dir.is_symlink() or \
                     not (self.git_dir / "refs").is_dir():
                 return None
-            head = (self.git_dir / "HEAD").read_text("utf-8", "surrogateescape").strip()
+            head = _read(self.git_dir / "HEAD").decode("utf-8", "surrogateescape").strip()
             refs: list[tuple[str, str]] = []
             for folder in _REF_FOLDERS:
                 base = self.git_dir / folder
@@ -78,7 +79,7 @@ class RepoStateRecorder:
                         if name.endswith(".lock"):
                             continue
                         path = Path(parent, name)
-                        text = path.read_text("utf-8", "surrogateescape").strip()
+                        text = _read(path).decode("utf-8", "surrogateescape").strip()
                         refs.append((path.relative_to(self.git_dir).as_posix(), text))
             return RepoState(head, tuple(sorted(refs)), self._stored("packed-refs"),
                              self._stored("index"))
@@ -97,7 +98,7 @@ class RepoStateRecorder:
         known = self._known.get(key)
         if known is not None and (self._objects / known[:2] / known[2:]).exists():
             return known
-        oid = write_object(self._objects, "blob", path.read_bytes())
+        oid = write_object(self._objects, "blob", _read(path, _MAX_FILE))
         self._known = {k: v for k, v in self._known.items() if k[0] != name}
         self._known[key] = oid
         return oid
@@ -146,3 +147,8 @@ def _locked_write(path: Path, data: bytes | None) -> None:
             os.close(fd)
         lock.unlink(missing_ok=True)
         raise
+
+
+def _read(path: Path, max_bytes: int = 1 << 20) -> bytes:
+    """A repository file's bytes, never waiting on it (a FIFO or device there is refused)."""
+    return read_project_file(path, max_bytes=max_bytes, follow_symlinks=False)

@@ -47,6 +47,7 @@ class RuleFileGuard:
         self._children: dict[bytes, set[bytes]] = {}
         self._unsafe: dict[bytes, set[bytes]] = {}  # folder -> its blocking rule files
         self._refused: dict[bytes, set[bytes]] = {}  # folder -> names git never records
+        self._gitignores: set[bytes] = set()  # folders with a regular .gitignore
         self._ignored: set[bytes] = set()
         self.changed = True  # whether the last scan found a folder that changed
 
@@ -107,6 +108,7 @@ class RuleFileGuard:
         subfolders: list[bytes] = []
         unsafe: set[bytes] = set()
         refused: set[bytes] = set()
+        gitignore = False
         try:
             with os.scandir(self._abs(folder)) as entries:
                 for entry in entries:
@@ -115,6 +117,7 @@ class RuleFileGuard:
                         mode = entry.stat(follow_symlinks=False).st_mode
                         if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
                             unsafe.add(name)
+                        gitignore = gitignore or (name == b".gitignore" and stat.S_ISREG(mode))
                     elif refused_name(name):
                         if folder or name != b".git":  # the project's own repository
                             refused.add(name)
@@ -127,6 +130,10 @@ class RuleFileGuard:
             return []
         self._folders[folder] = mtime
         self._children[folder] = set(subfolders)
+        if gitignore:
+            self._gitignores.add(folder)
+        else:
+            self._gitignores.discard(folder)
         for found, table in ((unsafe, self._unsafe), (refused, self._refused)):
             if found:
                 table[folder] = found
@@ -141,8 +148,14 @@ class RuleFileGuard:
         return sorted(folder + b"/" + name if folder else name
                       for folder, names in self._refused.items() for name in names)
 
+    def ignore_files(self) -> list[bytes]:
+        """The regular ``.gitignore`` files git reads, as of the last :meth:`scan` (an edit
+        in place does not change its folder's time: compare their contents)."""
+        return sorted(f + b"/.gitignore" if f else b".gitignore" for f in self._gitignores)
+
     def _forget(self, folder: bytes) -> None:
         self._folders.pop(folder, None)
+        self._gitignores.discard(folder)
         self._unsafe.pop(folder, None)
         self._refused.pop(folder, None)
         for child in self._children.pop(folder, set()):

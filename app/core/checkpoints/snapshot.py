@@ -8,6 +8,7 @@ import os
 import stat
 import time
 
+from app.core.checkpoints.frozen_rules import FrozenRules, freeze, frozen_status
 from app.core.checkpoints.model import Checkpoint
 from app.core.checkpoints.records import message
 from app.core.checkpoints.repo_state import RepoStateRecorder
@@ -17,7 +18,7 @@ from app.core.checkpoints.rule_files import (
     UnsafeRuleFile,
     refused_name,
 )
-from app.core.checkpoints.shadow_repo import CheckpointError, ShadowRepo, Status
+from app.core.checkpoints.shadow_repo import BUILTIN_EXCLUDES, CheckpointError, ShadowRepo, Status
 
 __all__ = ["Snapshotter"]
 
@@ -38,8 +39,29 @@ class Snapshotter:
         self._rule_files = rule_files
         self._ignored: list[bytes] | None = None  # the last ignored listing
 
-    def take(self, label: str) -> Checkpoint:
-        """Record the project folder's current state (the caller holds the store's lock)."""
+    def freeze_rules(self) -> FrozenRules:
+        """The ignore rules as they are now, for a run's checkpoints (the caller holds the
+        store's lock)."""
+        if self._ignored is None:  # which folders git skips is known after one status
+            self._hide_unsafe_rule_files()
+            status = self._status(None)
+            self._rule_files.set_ignored(
+                [*status.ignored, *(p for p, _ in status.changed if p.endswith(b"/"))])
+        self._rule_files.scan()
+        return freeze(self._project_root, self._rule_files.ignore_files())
+
+    def _hide_unsafe_rule_files(self) -> list[bytes]:
+        """Scan for rule files git would block on and hide them from it; their paths."""
+        try:
+            unsafe = self._rule_files.scan()
+            self._repo.wrapper = self._rule_files.wrapper(unsafe)
+        except UnsafeRuleFile as exc:
+            raise CheckpointError(str(exc)) from exc
+        return unsafe
+
+    def take(self, label: str, rules: FrozenRules | None = None) -> Checkpoint:
+        """Record the project folder's current state (the caller holds the store's lock),
+        with ``rules`` as the ignore rules when given (a run's, fixed at its start)."""
         if not self._project_root.is_dir():
             raise CheckpointError(f"project folder {self._project_root} does not exist")
         to_update: list[bytes] = []
@@ -47,13 +69,10 @@ class Snapshotter:
         skipped: list[str] = []
         root = os.fsencode(self._project_root)
         folder_is_link: dict[bytes, bool] = {}
-        try:  # rule files git would block on are hidden from it: they count as absent
-            unsafe = self._rule_files.scan()
-            self._repo.wrapper = self._rule_files.wrapper(unsafe)
-        except UnsafeRuleFile as exc:
-            raise CheckpointError(str(exc)) from exc
+        # rule files git would block on are hidden from it: they count as absent
+        unsafe = self._hide_unsafe_rule_files()
         skipped += [os.fsdecode(p) for p in unsafe]  # special files, never listed by git
-        status = self._status()
+        status = self._status(rules)
         nested = [p for p, _ in status.changed if p.endswith(b"/")]
         self._rule_files.set_ignored([*status.ignored, *nested])
         refused = [p for p in self._rule_files.refused()
@@ -106,10 +125,16 @@ class Snapshotter:
         return Checkpoint(id=commit, created=created, label=label, skipped=tuple(skipped),
                           ignored=tuple(ignored), repo=repo)
 
-    def _status(self) -> Status:
+    def _status(self, rules: FrozenRules | None) -> Status:
         """``git status`` with the ignored entries. Listing those costs git its untracked
         cache, so they are listed again only when a folder git walks changed (an entry
-        appears or goes in its folder) or a rule file did; else the last listing stands."""
+        appears or goes in its folder) or a rule file did; else the last listing stands.
+        With ``rules`` that are no longer the project's own, git is asked with them."""
+        if rules is not None and \
+                not rules.same_as_now(self._project_root, self._rule_files.ignore_files()):
+            self._ignored = None  # the next status with the project's rules lists them anew
+            return frozen_status(self._repo, rules,
+                                 (*BUILTIN_EXCLUDES, *self._repo.extra_excludes))
         if self._rule_files.changed or self._ignored is None:
             status = self._repo.status(ignored=True)
         else:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
+from app.core.checkpoints.frozen_rules import FrozenRules
 from app.core.checkpoints.model import (
     Checkpoint,
     FileChange,
@@ -95,10 +96,16 @@ class CheckpointStore:
 
     # -- snapshots -----------------------------------------------------------------------------
 
-    def snapshot(self, label: str = "") -> Checkpoint:
-        """Record the project folder's current state."""
+    def snapshot(self, label: str = "", rules: FrozenRules | None = None) -> Checkpoint:
+        """Record the project folder's current state (with a run's ignore ``rules``, fixed
+        when it started, when given)."""
         with self._locked():
-            return self._snapshot(label)
+            return self._snapshots.take(label, rules)
+
+    def freeze_rules(self) -> FrozenRules:
+        """The ignore rules now: a run's checkpoints keep using them (see frozen_rules)."""
+        with self._locked():
+            return self._snapshots.freeze_rules()
 
     def _snapshot(self, label: str) -> Checkpoint:
         return self._snapshots.take(label)
@@ -172,7 +179,9 @@ class CheckpointStore:
             now = self._repo.tree_entries(current.id, scope)
             actions: list[PlannedAction] = []
             not_restorable: list[str] = []
-            uncovered = set(target.skipped)
+            # what the target did not record (skipped, or ignored: its content then is not
+            # known) is never written nor deleted, even where a later checkpoint recorded it
+            uncovered = set(target.unrecorded)
             for path in _scope(paths, target_tree, expected_tree, now):
                 target_entry, current_entry = target_tree.get(path), now.get(path)
                 kind = action_for(target_entry, current_entry)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from app.core.safe_read import read_project_text
 from app.core.sandbox.policy import SandboxPolicy
 from app.core.sandbox.scanner import TreeFindings, TreeScanner
 from app.core.sandbox.toolchains import toolchain_roots
@@ -224,7 +225,7 @@ def worktree_git_dirs(folder: Path) -> list[Path]:
     """Where the repository of a linked worktree lives (its ``.git`` is a file naming it):
     git in the worktree reads it, so it is shown read-only like the project's own ``.git``."""
     try:
-        text = (folder / ".git").read_text(encoding="utf-8", errors="replace")
+        text = read_project_text(folder / ".git")  # a FIFO there must not block
     except OSError:  # none, or a folder
         return []
     if not text.startswith("gitdir:"):
@@ -232,7 +233,7 @@ def worktree_git_dirs(folder: Path) -> list[Path]:
     gitdir = Path(folder, text[len("gitdir:"):].strip().splitlines()[0]).resolve()
     found = [gitdir]
     try:
-        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+        common = read_project_text(gitdir / "commondir").strip()
         found.append((gitdir / common).resolve())
     except OSError:
         pass

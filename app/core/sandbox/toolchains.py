@@ -17,6 +17,8 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from app.core.safe_read import read_project_text
+
 __all__ = ["USER_TOOLCHAIN_DIRS", "VENV_NAMES", "program_root", "toolchain_roots",
            "user_toolchains", "venv_bases"]
 
@@ -95,7 +97,7 @@ def venv_bases(folder: Path) -> tuple[Path, ...]:
 
 def _pyvenv_home(cfg: Path) -> Path | None:
     try:
-        text = cfg.read_text(encoding="utf-8", errors="replace")
+        text = read_project_text(cfg)  # the project's venv: a FIFO must not block
     except OSError:
         return None
     for line in text.splitlines():

@@ -204,6 +204,14 @@ class AuditRepository:
             conn.execute("UPDATE tool_executions SET changes = ? WHERE id = ?",
                          (json.dumps(changes, ensure_ascii=False), row_id))
 
+    def set_changes_of_call(self, conversation_id: int, tool_use_id: str, changes: Any) -> None:
+        """Attach what a call changed through others (its sub-agents) to its latest row."""
+        with self.store.transaction() as conn:
+            conn.execute("UPDATE tool_executions SET changes = ? WHERE id = (SELECT MAX(id)"
+                         " FROM tool_executions WHERE conversation_id = ? AND tool_use_id = ?)",
+                         (json.dumps(changes, ensure_ascii=False), conversation_id,
+                          tool_use_id))
+
     def set_reviews(self, row_id: int, reviews: Any) -> None:
         """Attach the reviewers' verdicts (JSON) once the quorum has answered."""
         with self.store.transaction() as conn:

@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.core.safe_read import read_project_text
 from app.core.stamps import may_change_unseen
 from app.core.tools.base import GitPermission
 from app.core.tools.git_config.files import (
@@ -231,7 +232,7 @@ class _Build:
         self._watch(pointer)
         if pointer.is_file():
             with contextlib.suppress(OSError):
-                raw = Path(pointer.read_text(encoding="utf-8", errors="replace").strip())
+                raw = Path(read_project_text(pointer).strip())
                 commondir = _real(raw if raw.is_absolute() else gitdir / raw)
             if commondir not in self.own and commondir not in self.nested:
                 self.nested.append(commondir)
@@ -266,7 +267,7 @@ class _Build:
                 return _real(gitdir / value)
         back = gitdir / "gitdir"  # a linked worktree's: the path of its .git file
         with contextlib.suppress(OSError):
-            return _real(Path(back.read_text(encoding="utf-8", errors="replace").strip())).parent
+            return _real(Path(read_project_text(back).strip())).parent
         return gitdir
 
     def _watch(self, *paths: Path) -> None:

@@ -6,8 +6,9 @@ all get the same guarantees:
 
 - minimal child environment (no API keys or other secrets of the app),
 - every process in its own session / process group (``start_new_session``); on timeout,
-  cancellation, or when the command finishes, every group it created is killed, so grandchildren
-  do not outlive the call (a program that calls setsid() itself can escape; that needs cgroups),
+  cancellation, or when the command finishes, every group it created is killed, with the
+  descendants that left it, so grandchildren do not outlive the call (one whose parent has
+  already exited when the call ends can escape; that needs cgroups),
 - stdin is /dev/null, stdout/stderr are capped (head and tail kept, a marker in between),
 - ``cd`` / ``pwd`` are built in; ``cd`` cannot leave the project folder,
 - with a ``Confinement`` every process starts inside the OS sandbox (``app.core.sandbox``):
@@ -123,11 +124,59 @@ class _Run:
 
 
 def kill_process_groups(groups: set[int] | Sequence[int]) -> None:
-    """SIGKILL every process group (children and grandchildren of our processes)."""
+    """SIGKILL every process group (children and grandchildren of our processes) and the
+    descendants that left it for a session of their own. Why those: the sandbox's inner
+    process does that, and dies with its parent only once it has asked to (bubblewrap's
+    --die-with-parent), so a Stop in that moment left it and its command running. The group
+    is stopped first, so it forks no more while its descendants are read."""
     for pgid in list(groups):
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            os.killpg(pgid, signal.SIGSTOP)
+        _until_stopped(pgid)
+        left = _descendants(pgid)
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
             os.killpg(pgid, signal.SIGKILL)
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+                os.kill(pid, signal.SIGKILL)
         _LIVE_GROUPS.discard(pgid)
+
+
+def _state(pid: int) -> str | None:
+    """The process's state letter (/proc; None where there is none, or it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b") ", 1)[1][:1].decode()
+    except (OSError, IndexError):
+        return None
+
+
+def _until_stopped(pid: int, limit_s: float = 0.02) -> None:
+    """Until the SIGSTOP took (microseconds, as a rule; never longer than ``limit_s``)."""
+    deadline = time.monotonic() + limit_s
+    while _state(pid) not in (None, "T", "t", "Z", "X") and time.monotonic() < deadline:
+        time.sleep(0.0002)
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every live descendant of ``pid`` (/proc's children lists; none where there are none)."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        parent = pending.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", "rb") as fh:
+                    children = [int(c) for c in fh.read().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(children)
+            pending.extend(children)
+    return found
 
 
 @atexit.register

@@ -3,6 +3,9 @@ read-only folders (both fields of app.core.settings_fields, rendered by its form
 
 from __future__ import annotations
 
+import asyncio
+
+import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
@@ -55,6 +58,7 @@ class SandboxGroup(QGroupBox):
         self.read_only.setObjectName("sandbox-read-only")
         self.read_only.setFixedHeight(70)
         self._saved_folders = self.folders()
+        self._listing: asyncio.Future[None] | None = None
         self.view = QPlainTextEdit()
         self.view.setObjectName("sandbox-view")
         self.view.setReadOnly(True)
@@ -76,15 +80,30 @@ class SandboxGroup(QGroupBox):
     def folders(self) -> list[str]:
         return list(self.form.value(SANDBOX_READ_ONLY))
 
-    def show_view(self) -> None:
-        """The mounts a command tool's program gets in the open project (core's listing)."""
-        root = self.services.project_root
-        confinement = (project_confinement(self.services.sandbox, root)
-                       if root is not None and self.services.sandbox.status.available else None)
-        text = (format_view(sandbox_view(confinement)) if confinement is not None else
-                "No sandbox here, or no project open: nothing to show.")
-        self.view.setPlainText(text)
+    def show_view(self) -> asyncio.Future[None]:
+        """The mounts a command tool's program gets in the open project (core's listing),
+        worked out in a worker thread: it walks the project and reads its git and venv
+        files, which must never stall the window."""
+        self.view.setPlainText("Looking at what programs see…")
         self.view.setVisible(True)
+        self._listing = asyncio.ensure_future(self._show_view())
+        return self._listing
+
+    async def _show_view(self) -> None:
+        sandbox, root = self.services.sandbox, self.services.project_root
+
+        def listing() -> str:
+            confinement = (project_confinement(sandbox, root)
+                           if root is not None and sandbox.status.available else None)
+            return (format_view(sandbox_view(confinement)) if confinement is not None else
+                    "No sandbox here, or no project open: nothing to show.")
+
+        try:
+            text = await asyncio.to_thread(listing)
+        except Exception as exc:  # say so in the box rather than losing it
+            text = f"Could not work out what programs see: {type(exc).__name__}: {exc}"
+        if shiboken6.isValid(self.view):  # Settings may have been closed meanwhile
+            self.view.setPlainText(text)
 
     def save(self) -> None:
         """Saved only when changed: an untouched box keeps following the default (on where

@@ -31,6 +31,15 @@ def _no_real_keyring(isolated_keyring: MemoryKeyring) -> MemoryKeyring:  # noqa:
 
 
 @pytest.fixture
+def project_outside_tmp(visible: Path) -> Path:
+    """A project folder outside /tmp: the sandbox's /tmp is private, which must not pass for
+    protection (a test's project there would be out of reach for that reason alone)."""
+    root = visible / "project"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
 async def harness(db, project: Path, fake_anthropic: FakeAnthropicServer  # noqa: F811
                   ) -> AsyncIterator[Harness]:
     record, slow = RecordTool(), SlowTool()

@@ -180,10 +180,10 @@ async def test_stop_while_the_checkpoint_is_taken_says_the_user_stopped(
     from app.core.agent.checkpointing import Checkpointer
 
     class StopsDuringSnapshot(Checkpointer):
-        async def snapshot(self, label: str):  # type: ignore[override]
+        async def snapshot(self, *args, **kwargs):  # type: ignore[no-untyped-def]
             session.cancel()
             await asyncio.sleep(0)  # the cancellation lands here
-            return await super().snapshot(label)
+            return await super().snapshot(*args, **kwargs)
 
     harness.allow("write_file")
     harness.enable("write_file", allowed_write_dirs=["."])

@@ -31,11 +31,8 @@ VALUABLE = b"results of a week of computing\n"
 
 
 @pytest.fixture
-def project(visible: Path) -> Path:
-    """Outside /tmp: the sandbox's /tmp is private, which must not pass for protection."""
-    root = visible / "project"
-    root.mkdir()
-    return root
+def project(project_outside_tmp: Path) -> Path:
+    return project_outside_tmp
 
 
 def make_project(root: Path) -> None:

@@ -133,3 +133,24 @@ def test_ignoring_a_recorded_file_later_does_not_hide_its_changes(store: Checkpo
     second = store.snapshot()
     assert {c.path for c in store.changes(first, second)} == {".gitignore", "notes.txt"}
     assert "notes.txt" not in second.unrecorded
+
+
+def test_undo_never_deletes_what_the_target_did_not_record(store: CheckpointStore,
+                                                           project: Path):
+    """Data ignored at the target (so not recorded) and recorded later, because the rules
+    changed (another conversation, the person): restoring the target leaves it in place and
+    says it could not be restored, instead of deleting it as if the calls had made it."""
+    (project / ".gitignore").write_text("data/\n")
+    (project / "data").mkdir()
+    (project / "data" / "results.csv").write_text("a week of computing\n")
+    target = store.snapshot("target")
+    assert "data/" in target.ignored
+    (project / ".gitignore").write_text("# nothing ignored\n")
+    later = store.snapshot("rules changed")
+    assert "data/results.csv" in {c.path for c in store.changes(target, later)}
+    plan = store.plan_restore(target, later)
+    assert "data/results.csv" in plan.not_restorable
+    result = store.restore(plan)
+    assert result.ok, result.errors
+    assert (project / "data" / "results.csv").read_text() == "a week of computing\n"
+    assert (project / ".gitignore").read_text() == "data/\n"

@@ -151,3 +151,32 @@ def test_a_fifo_named_git_does_not_block_the_derivation(tmp_path: Path) -> None:
     worker.start()
     worker.join(10)
     assert done, "git_metadata blocked on a FIFO named .git"
+
+
+@pytest.mark.parametrize("text", ["x", "[core", "[core]\n\thooksPath", "[core \"a\"",
+                                  "[include]\n path", "[core]\nhooksPath =", "[a.b"])
+def test_a_config_cut_short_is_read_in_bounded_time(tmp_path: Path, text: str) -> None:
+    # A hostile project's config (its own, a nested one, an include target) may end anywhere;
+    # the permission decision reads it, so the parser must stop at the end of the text.
+    from tests.fifo_support import returns_within
+
+    config = tmp_path / "config"
+    config.write_text(text)
+    wanted = frozenset({"core.hookspath", "include.path"})
+    found = returns_within(lambda: config_values(config, wanted), 5)
+    assert found in ([], [("core.hookspath", "")], [("include.path", "")])
+
+
+def test_a_fifo_config_or_include_target_does_not_block_the_derivation(
+        project: Path, make_fifo) -> None:
+    from tests.fifo_support import returns_within
+
+    _git(project, "init", "-q")
+    _git(project, "config", "include.path", "../team.gitconfig")
+    make_fifo(project / "team.gitconfig")
+    (project / "nested").mkdir()
+    _git(project / "nested", "init", "-q")
+    (project / "nested" / ".git" / "config").unlink()
+    make_fifo(project / "nested" / ".git" / "config")
+    metadata = returns_within(lambda: git_metadata([project]))
+    assert metadata.protecting(project / "team.gitconfig") is not None

@@ -63,11 +63,14 @@ NewChild = Callable[[AgentScope, FlowState, EventSink], ChildSession]
 @dataclass(frozen=True)
 class ParentLinks:
     """What a child run tells its parent as it goes: its rows of the tree (``emit``), its
-    tokens (``add_usage``), labels it added to the shared state (``flow_changed``)."""
+    tokens (``add_usage``), labels it added to the shared state (``flow_changed``), and what
+    its calls changed, as the change set of the parent's call that started it
+    (``changes_recorded(call_id, tool_name, changes)``: its audit row and its card)."""
 
     emit: EventSink
     add_usage: Callable[[str, Any, str], None]
     flow_changed: Callable[[], None]
+    changes_recorded: Callable[[str, str, CallChanges], None]
 
 
 class ChildRun:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.agent.agent_scope import AgentScope
-from app.core.agent.events import FilesChanged, SubAgentUpdated
+from app.core.agent.events import SubAgentUpdated
 from app.core.agent.sub_agents.child_run import ChildRun, ChildSession, NewChild, ParentLinks
 from app.core.agent.sub_agents.definitions import (
     DefinitionError,
@@ -283,7 +283,7 @@ class SubAgentHost:
             child.never_started()
         changes = child.combined_changes()
         if changes is not None:
-            self._links.emit(FilesChanged(child.parent_call_id, "execute_sub_agent", changes))
+            self._links.changes_recorded(child.parent_call_id, "execute_sub_agent", changes)
         status = child.status if child.status in ("done", "failed", "cancelled") else "cancelled"
         try:
             await asyncio.to_thread(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.agent.agent_scope import AgentScope
+from app.core.agent.checkpointing import CallChanges
 from app.core.agent.events import EventSink
 from app.core.agent.sub_agents.child_run import NewChild, ParentLinks
 from app.core.agent.sub_agents.host import Offer, SubAgentHost, SubAgentLimits
@@ -29,14 +30,16 @@ if TYPE_CHECKING:  # only annotations name the store
     from app.core.store.db import Database
 
 
-def build_host(*, db: Database, settings: SettingsRepository, profiles: ProfileRepository,
+def build_host(*, db: Database, profiles: ProfileRepository,
                profile_id: int, registry: ToolRegistry, scope: AgentScope,
                conversation_id: Callable[[], int | None], new_child: NewChild,
                flow: Callable[[], FlowState], flow_changed: Callable[[], None],
-               usage: UsageTracking, emit: EventSink, project_root: Path,
+               usage: UsageTracking, emit: EventSink,
+               changes_recorded: Callable[[str, str, CallChanges], None], project_root: Path,
                data_dir: Path | None) -> SubAgentHost:
     """The host of a session's sub-agents, reading its limits from Settings and what the
     parent has from its profile (each time: a tool switched off is off for new children)."""
+    settings = SettingsRepository(db)
 
     def offer() -> Offer:
         profile = profiles.get(profile_id)
@@ -60,5 +63,5 @@ def build_host(*, db: Database, settings: SettingsRepository, profiles: ProfileR
     return SubAgentHost(
         repo=OrchestrationRepository(db), limits=limits, conversation_id=conversation_id,
         scope=scope, offer=offer, run_mode=run_mode, new_child=new_child, flow=flow,
-        links=ParentLinks(emit, usage.add_child_turn, flow_changed),
+        links=ParentLinks(emit, usage.add_child_turn, flow_changed, changes_recorded),
         project_root=project_root, data_dir=data_dir)

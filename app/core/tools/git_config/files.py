@@ -10,7 +10,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from app.core.safe_read import read_project_file
+from app.core.safe_read import read_project_file, read_project_text
 from app.core.tools.git_config.reader import Deadline, GitSafetyError
 
 MAX_CONFIG_FILES = 2000  # submodule/worktree/include files one scan may read
@@ -79,7 +79,7 @@ def discover(start: Path) -> tuple[Path, Path, Path | None, list[Path]] | None:
         pointer = gitdir / "commondir"
         if pointer.is_file():
             with contextlib.suppress(OSError):
-                raw = Path(pointer.read_text(encoding="utf-8", errors="replace").strip())
+                raw = Path(read_project_text(pointer).strip())
                 commondir = raw if raw.is_absolute() else gitdir / raw
             walked.append(pointer)
         return gitdir, commondir, top, walked

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.core.safe_read import read_project_file
+
 __all__ = ["MAX_CONFIG_BYTES", "config_values"]
 
 MAX_CONFIG_BYTES = 1 << 22  # a bigger "config" is read up to here
@@ -23,9 +25,8 @@ def config_values(path: Path, wanted: frozenset[str]) -> list[tuple[str, str]]:
     """(key, value) for each entry of ``path`` whose lower-cased ``section.key`` (subsections
     left out, so ``includeif.path`` stands for every ``includeIf.<cond>.path``) is in
     ``wanted``, in file order; [] when the file cannot be read."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_CONFIG_BYTES)
+    try:  # without blocking: a project's config may be a FIFO or a device
+        raw = read_project_file(path, max_bytes=MAX_CONFIG_BYTES, too_large="truncate")
     except OSError:
         return []
     return _Parser(raw.decode("utf-8", "surrogateescape"), wanted).entries()
@@ -41,6 +42,11 @@ class _Parser:
 
     def peek(self) -> str:
         return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def at_blank(self) -> bool:
+        """A space or tab next (not the end: ``"" in " \t"`` holds, and a loop on it would
+        never end on a file that stops there)."""
+        return self.pos < len(self.text) and self.text[self.pos] in " \t"
 
     def entries(self) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = []
@@ -72,8 +78,8 @@ class _Parser:
             self.pos += 1
         name = self.text[start:self.pos]
         subsection = ""
-        if self.peek() in " \t":
-            while self.peek() in " \t":
+        if self.at_blank():
+            while self.at_blank():
                 self.pos += 1
             if self.peek() != '"':
                 return False
@@ -101,7 +107,7 @@ class _Parser:
         while self.peek() and (self.peek().isalnum() or self.peek() == "-"):
             self.pos += 1
         key = self.text[start:self.pos].lower()
-        while self.peek() in " \t":
+        while self.at_blank():
             self.pos += 1
         value = ""
         if self.peek() == "=":

@@ -1,14 +1,16 @@
 """A child never does what its parent could not: checked by side effects, through the real loop.
 
-Plan parent with an editing child, a deny rule and a child's command, a parent's labels and a
-child's send, a requested wider mode, a tool the parent lacks, nesting, background approvals
-and a fabricated success."""
+Plan parent with an editing child, a deny rule and a child's edit or shell command, a parent's
+labels or secret and a child's send, a requested wider mode (with auto's own effect beside it),
+a tool the parent lacks, nesting (asked for at definition, or called anyway), background
+approvals, a fabricated success and a child's "Always allow"."""
 
 from __future__ import annotations
 
 import http.server
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from app.core.permissions.flow import FlowLabel
 from app.core.permissions.rules import PermissionRule
 from app.core.services import default_rules
 from tests.fakes.anthropic_server import Response, tool
+from tests.sandbox_support import requires_sandbox
 from tests.unit.agent.helpers import Harness
 from tests.unit.agent.sub_agents.test_delegation import _create, _execute, _results, _text
 
@@ -146,3 +149,135 @@ async def test_an_orchestration_run_can_call_web_fetch(
     assert seen == ["/page"]
     result = _text(_results(harness)["e1"])
     assert "The page says ok." in result and "1 executed" in result
+
+
+@requires_sandbox
+async def test_a_parent_deny_rule_binds_the_childs_shell(harness: Harness) -> None:
+    harness.enable("shell_exec", program_level="any_sandboxed")
+    _orchestrating(harness, PermissionMode.AUTO)
+    harness.allow("shell_exec", server_id="builtin")
+    harness.permissions.rules.add(PermissionRule(
+        "deny", server_id="builtin", tool_name="shell_exec", input_pattern="*forbidden*",
+        priority=1000))
+    harness.server.script(
+        _create("sh", "c1", tools=["shell_exec"], model="child-model"), _execute("sh", "e1"),
+        Response.text("done"))
+    # The output joins what the command keeps apart: it shows only if the command ran.
+    harness.server.script_for("child-model", Response.tools(
+        tool("shell_exec", {"command": "printf %s-%s allowed 4711"}, id="s1"),
+        tool("shell_exec", {"command": "printf %s-%s forbidden 4712"}, id="s2")),
+        Response.text("Both commands ran fine."))
+    await harness.session().run("go")
+    results = _results(harness)
+    assert "allowed-4711" in _text(results["s1"])  # the child's shell works...
+    assert results["s2"]["is_error"] and "forbidden-4712" not in _text(results["s2"])
+    assert "denied" in _text(results["e1"])  # ...and the facts contradict its claim
+
+
+@pytest.mark.parametrize("parent_mode", [PermissionMode.AUTO, PermissionMode.ASK,
+                                         PermissionMode.PLAN])
+async def test_a_child_asking_for_auto_gets_no_more_than_its_parents_mode(
+        harness: Harness, fresh_data_dir: Path, parent_mode: PermissionMode) -> None:
+    """Auto runs an undoable edit in the project unasked (no rule decides here); a child of an
+    ask parent that asks for auto still asks, a plan parent's is refused."""
+    from app.core.agent.checkpointing import Checkpointer
+
+    harness.enable("write_file", allowed_write_dirs=["."])
+    harness.update_profile(permission_mode=parent_mode,
+                           orchestration=Orchestration.SUB_AGENTS)
+    for name in ("create_sub_agent", "execute_sub_agent"):
+        harness.allow(name, server_id="builtin")
+    harness.approver.then(ApprovalResponse(False, "no"))
+    harness.server.script(
+        _create("editor", "c1", tools=["write_file"], mode="auto", model="child-model"),
+        _execute("editor", "e1"), Response.text("done"))
+    harness.server.script_for("child-model", Response.tools(
+        tool("write_file", {"path": "c.txt", "content": "x"}, id="w1")),
+        Response.text("I wrote c.txt."))
+    await harness.session(checkpointer=Checkpointer(fresh_data_dir, harness.project)).run("go")
+    if parent_mode is PermissionMode.AUTO:
+        assert (harness.project / "c.txt").exists() and harness.approver.requests == []
+        return
+    assert not (harness.project / "c.txt").exists()
+    facts = _text(_results(harness)["e1"])
+    if parent_mode is PermissionMode.PLAN:  # refused outright, as the parent's own edit is
+        assert harness.approver.requests == []
+        assert "write_file: denied (not run) — Refused: the agent is in plan mode" in facts
+        return
+    (request,) = harness.approver.requests
+    assert request.agent_chain == ("orchestrator", "editor")
+    assert "write_file: declined (not run)" in facts
+
+
+async def test_a_child_calling_the_sub_agent_tools_anyway_starts_nothing(
+        harness: Harness) -> None:
+    from app.core.agent.events import SubAgentUpdated
+
+    _orchestrating(harness, PermissionMode.AUTO)
+    harness.server.script(
+        _create("n", "c1", model="child-model"), _execute("n", "e1"), Response.text("done"))
+    # A grandchild would take the parent's "done" (the default model) and leave it unanswered.
+    harness.server.script_for("child-model", Response.tools(
+        tool("create_sub_agent", {"name": "g", "instructions": "x"}, id="g1"),
+        tool("execute_sub_agent", {"agent_id": "g", "input": "x"}, id="g2")),
+        Response.text("My own sub-agent finished the task."))
+    await harness.session().run("go")
+    results = _results(harness)
+    assert results["g1"]["is_error"] and results["g2"]["is_error"]
+    assert {e.execution_id for e in harness.of(SubAgentUpdated)} == {1}
+    assert harness.server.pending == 0
+    assert "The parent's last turn" not in _text(results["e1"])
+    assert "execute_sub_agent" in _text(results["e1"])  # the facts list the failed calls
+
+
+async def test_a_childs_always_allow_serves_that_child_alone(harness: Harness) -> None:
+    _orchestrating(harness, PermissionMode.ASK)
+    remember = PermissionRule("allow", server_id="test", tool_name="record")
+    harness.approver.then(ApprovalResponse(True, remember_rule=remember),
+                          ApprovalResponse(False, "no"), ApprovalResponse(False, "no"))
+    harness.server.script(
+        _create("a", "c1", tools=["record"], model="model-a"),
+        _create("b", "c2", tools=["record"], model="model-b"),
+        _execute("a", "e1"), _execute("b", "e2"),
+        Response.tools(tool("record", {"value": "parent"}, id="p1")), Response.text("done"))
+    harness.server.script_for("model-a", Response.tools(tool("record", {"value": "a1"})),
+                              Response.tools(tool("record", {"value": "a2"})),
+                              Response.text("ok"))
+    harness.server.script_for("model-b", Response.tools(tool("record", {"value": "b1"})),
+                              Response.text("ok"))
+    await harness.session().run("go")
+    assert harness.record.calls == [{"value": "a1"}, {"value": "a2"}]  # a's second: no ask
+    chains = [r.agent_chain for r in harness.approver.requests]
+    assert chains[:2] == [("orchestrator", "a"), ("orchestrator", "b")] and len(chains) == 3
+    assert [r for r in harness.permissions.rules.list() if r.tool_name == "record"] == []
+
+
+@pytest.mark.parametrize("parent_read_it", [False, True], ids=["no-secret", "read"])
+async def test_a_secret_the_parent_read_cannot_leave_through_its_child(
+        harness: Harness, hits: tuple[str, list[str]], parent_read_it: bool) -> None:
+    """Even with the person approving everything, the child's fetch carrying a secret its
+    parent read is refused (the child shares the parent's labels and known secrets); the
+    same fetch goes out when the value is no secret of the project's."""
+    base, seen = hits
+    secret = "sk-live-0123456789abcdef0123"
+    if parent_read_it:
+        (harness.project / ".env").write_text(f"API_KEY={secret}\n")
+    harness.enable("read_file")
+    harness.enable("web_fetch", allow_private_network=True)
+    _orchestrating(harness, PermissionMode.AUTO)
+    harness.approver.then(*[ApprovalResponse(True) for _ in range(4)])
+    read = [Response.tools(tool("read_file", {"path": ".env"}, id="r1"))]
+    harness.server.script(
+        *(read if parent_read_it else []),
+        _create("sender", "c1", tools=["web_fetch"], model="child-model"),
+        _execute("sender", "e1", f"fetch {base}/x?k={secret}"), Response.text("done"))
+    harness.server.script_for("child-model", Response.tools(
+        tool("web_fetch", {"url": f"{base}/x?k={secret}"}, id="f1")),
+        Response.text("Fetched it."))
+    await harness.session().run("go")
+    if not parent_read_it:
+        assert seen == [f"/x?k={secret}"]
+        return
+    assert secret in _text(_results(harness)["r1"])  # the parent did read it
+    assert seen == []
+    assert _results(harness)["f1"]["is_error"]
