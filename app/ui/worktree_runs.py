@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
@@ -75,8 +76,15 @@ class WorktreeRuns:
         self.clean_action.setObjectName("clean-workspaces")
         self.clean_action.triggered.connect(self.show_stale)
         file_menu, run_menu = menu_named(window, "&File"), menu_named(window, "&Run")
-        if file_menu is not None:
-            file_menu.insertAction(file_menu.actions()[3], self.new_action)
+        if file_menu is not None:  # right after New Conversation
+            new_conversation = next((a for a in file_menu.actions()
+                                     if a.text() == "&New Conversation"), None)
+            index = file_menu.actions().index(new_conversation) + 1 if new_conversation else 0
+            following = file_menu.actions()[index:index + 1]
+            if following:
+                file_menu.insertAction(following[0], self.new_action)
+            else:
+                file_menu.addAction(self.new_action)
         if run_menu is not None:
             run_menu.addAction(self.review_action)
             run_menu.addAction(self.clean_action)
@@ -240,17 +248,21 @@ class WorktreeRuns:
         dialog = ReviewChangesDialog(
             workspace, self.worktrees, self._services.checkpointer_for(workspace.source),
             finished=self.forget, parent=self._window)
+        self._keep(dialog)
+        return dialog
+
+    def _keep(self, dialog: QWidget) -> None:
+        """Shown, and referenced while open (closed ones are let go)."""
+        self.dialogs = [d for d in self.dialogs if shiboken6.isValid(d) and d.isVisible()]
         self.dialogs.append(dialog)
         dialog.show()
-        return dialog
 
     def show_stale(self) -> QWidget:
         from app.ui.dialogs.stale_workspaces import StaleWorkspacesDialog
 
         dialog = StaleWorkspacesDialog(self.worktrees, self._conversation_exists,
                                        removed=self.forget, parent=self._window)
-        self.dialogs.append(dialog)
-        dialog.show()
+        self._keep(dialog)
         return dialog
 
     def _conversation_exists(self, conversation_id: int) -> bool:

@@ -65,6 +65,9 @@ async def test_a_conversation_in_a_worktree_runs_the_setup_commands_there(
         '[setup]\ncommands = ["touch set-up.txt"]\n')
     asked: list[str] = []
     window.approvals.dialog_shown.connect(lambda d: asked.append(d.request.input["command"]))
+    file_menu = window.menuBar().actions()[0].menu()
+    texts = [a.text() for a in file_menu.actions()]
+    assert texts[texts.index("&New Conversation") + 1] == "New Conversation in a &Worktree"
     workspace = await new_worktree_conversation(window)
     panel = window.ai_panel
     runs = window.worktree_runs
