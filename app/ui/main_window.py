@@ -215,6 +215,15 @@ class MainWindow(QMainWindow):
         self.ai_panel = AIPanel(services, self.profile_id, self.approvals,
                                 lambda: self.project_root)
         self._replace_tab(0, self.ai_panel, "Assistant")
+        from app.ui.parallel_runs import ParallelRuns
+
+        self.parallel_runs = ParallelRuns(self, self.ai_panel, self.approvals,
+                                          lambda: self.tabs.setCurrentWidget(self.ai_panel))
+        from app.ui.worktree_runs import WorktreeRuns
+
+        self.worktree_runs = WorktreeRuns(self, self.ai_panel, services,
+                                          lambda: self.project_root, self.status_label.setText,
+                                          self.parallel_runs.switch)
         # The keyboard goes to the prompt: the shell had nothing to type into, and what the person
         # types from ready on is for the AI (it waits in Qt's queue until the event loop runs).
         self.ai_panel.prompt.setFocus(Qt.FocusReason.OtherFocusReason)
@@ -347,6 +356,9 @@ class MainWindow(QMainWindow):
         if self.services is None:  # closed while starting: nothing to save or stop yet
             self._closed = True
             event.accept()
+            return
+        if not self._closing and not self.parallel_runs.may_close():  # asked: runs are going
+            event.ignore()
             return
         # An approval dialog open now is declined, and everything queued behind it.
         self.approvals.abort("The window was closed.")

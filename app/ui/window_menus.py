@@ -10,12 +10,21 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QWidget
 
 from app.core.config import APP_NAME
 from app.ui.edit_actions import EditActions
 from app.ui.message_shortcuts import MESSAGE_SHORTCUTS
 from app.ui.tab_focus import tab_moves_focus
+
+
+def menu_named(window: QMainWindow, text: str) -> QMenu | None:
+    """The menu bar's menu ``text`` ("&Run"), for a collaborator adding its actions."""
+    for action in window.menuBar().actions():
+        menu = action.menu()
+        if action.text() == text and isinstance(menu, QMenu):
+            return menu
+    return None
 
 
 class WindowMenus:

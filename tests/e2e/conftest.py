@@ -26,6 +26,7 @@ async def shown_window(qtbot, services, project) -> AsyncIterator[MainWindow]:
     QApplication.instance().setQuitOnLastWindowClosed(False)
     win = MainWindow(services=services, project_root=project)
     qtbot.addWidget(win)
+    win.parallel_runs.confirm_quit = lambda _question: True  # "N runs are working; quit?"
     win.show()
     try:
         yield win

@@ -12,7 +12,6 @@ import pytest
 from app.core.agent.run_board import RunStatus
 from app.core.services import Services
 from app.core.settings_fields import PARALLEL_RUNS
-from app.core.store.profiles import ToolSetting
 from app.ui.ai_panel.session_holder import SessionHolder
 from app.ui.dialogs.approval import ApprovalDialog
 from app.ui.main_window import MainWindow
@@ -23,6 +22,7 @@ from tests.fakes.anthropic_server import (  # noqa: F401  (fixtures)
     fake_anthropic_env,
 )
 from tests.ui.conftest import wait_for
+from tests.ui.run_windows import run_window
 
 WRITE = {"path": "doc/a.md", "content": "from A\n"}
 
@@ -30,15 +30,7 @@ WRITE = {"path": "doc/a.md", "content": "from A\n"}
 @pytest.fixture
 def window(qtbot, services: Services, project: Path,
            fake_anthropic_env) -> MainWindow:  # noqa: F811
-    profile = services.profiles.ensure_default()
-    assert profile.id is not None
-    services.profiles.set_tool(profile.id, ToolSetting("write_file", True,
-                                                   {"allowed_write_dirs": ["doc"]}))
-    win = MainWindow(services=services, project_root=project)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    return win
+    return run_window(qtbot, services, project)
 
 
 def _texts(panel) -> list[str]:

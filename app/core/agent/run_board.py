@@ -125,11 +125,11 @@ class RunBoard:
             case _:
                 pass
 
-    def rename(self, old: str, new: str) -> None:
-        """The conversation got its id (its first run created it)."""
+    def rename(self, old: str, new: str, title: str | None = None) -> None:
+        """The conversation got its id (its first run created it), and its title then."""
         row = self.rows.pop(old, None)
         if row is not None:
-            self._set(replace(row, key=new))
+            self._set(replace(row, key=new, title=title or row.title))
 
     def forget(self, key: str) -> None:
         self.rows.pop(key, None)

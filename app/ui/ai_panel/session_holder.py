@@ -54,6 +54,9 @@ class SessionHolder:
         self._closing: set[asyncio.Future[None]] = set()
         self.pool = SessionPool(lambda: services.settings.read(PARALLEL_RUNS), self.title)
         self._start_when_made: Path | None = None  # a run started before its session exists
+        # Conversations that run in a workspace (app.ui.worktree_runs): id → (its folder, the
+        # object stores it may read); a session made for one works there, not in the project.
+        self.workspaces: dict[int, tuple[Path, tuple[Path, ...]]] = {}
 
     def ensure(self, root: Path) -> AgentSession:
         """The session, made for a new conversation in ``root`` if there is none."""
@@ -73,7 +76,13 @@ class SessionHolder:
             if self._runs is not None:
                 self._runs.adopt(parked.task)
             return self.session
-        self.session = self._new(root, conversation_id)
+        root, borrowed = self.workspaces.get(conversation_id, (root, ()))
+        self.session = self._new(root, conversation_id, borrowed)
+        return self.session
+
+    def begin_in(self, root: Path, borrowed: tuple[Path, ...]) -> AgentSession:
+        """A new conversation working in ``root`` (a run workspace, after ``discard``)."""
+        self.session = self._new(root, borrowed=borrowed)
         return self.session
 
     def title(self, session: AgentSession) -> str:
@@ -96,7 +105,7 @@ class SessionHolder:
     def started(self, root: Path | None) -> None:
         """The shown conversation's run starts: its row on the board."""
         if self.session is not None:
-            self.pool.started(self.session, root or self.session.project_root)
+            self.pool.started(self.session, self.session.project_root)  # a workspace: its own
         elif root is not None:
             self._start_when_made = root
 
@@ -116,7 +125,8 @@ class SessionHolder:
                         conversation_title=self.title(session))
         return await self._approver(named)
 
-    def _new(self, root: Path, conversation_id: int | None = None) -> AgentSession:
+    def _new(self, root: Path, conversation_id: int | None = None,
+             borrowed: tuple[Path, ...] = ()) -> AgentSession:
         from app.core.agent.project_instructions import personal_instructions_path
         from app.core.agent.session import AgentSession
 
@@ -128,7 +138,7 @@ class SessionHolder:
             checkpointer=services.checkpointer_for(root),
             project_trusted=services.is_trusted(root),
             personal_instructions=personal_instructions_path(services.data_dir),
-            data_dir=services.data_dir)
+            data_dir=services.data_dir, borrowed=borrowed)
         session.approver = lambda request: self._ask(session, request)
         # Looked up when an event comes: a test or a benchmark may wrap the panel's sink.
         session.on_event = self.pool.route(session, lambda s: s is self.session,

@@ -58,6 +58,11 @@ class SessionPool:
         self._closing: set[asyncio.Future[None]] = set()
 
     @property
+    def made_board(self) -> bool:
+        """Whether a run has started yet (the board is made by the first)."""
+        return self._board is not None
+
+    @property
     def board(self) -> RunBoard:
         if self._board is None:
             from app.core.agent.run_board import RunBoard
@@ -103,7 +108,7 @@ class SessionPool:
         key = str(conversation_id)
         if known != key:
             if known is not None and self._board is not None:
-                self._board.rename(known, key)
+                self._board.rename(known, key, self.title(session))
             self._keys[id(session)] = key
         return key
 

@@ -1,0 +1,197 @@
+"""Conversations in a run workspace through the real window: File → New Conversation in a
+Worktree (the workspace made off the GUI thread, the project's setup commands asked like any
+call, the panel's line), Review changes (per-file diff, Apply / Discard, a conflict merged,
+Undo apply, Finish keeping the branch) and the workspaces left behind after a crash, cleaned."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from app.core.services import Services
+from app.core.worktrees.workspace import Worktrees
+from app.ui.dialogs.review_changes import ReviewChangesDialog
+from app.ui.dialogs.stale_workspaces import StaleWorkspacesDialog
+from app.ui.main_window import MainWindow
+from tests.fakes.anthropic_server import (  # noqa: F401  (fixtures)
+    Response,
+    fake_anthropic,
+    fake_anthropic_env,
+)
+from tests.ui.conftest import wait_for
+from tests.ui.run_windows import git, git_project, run_window
+
+
+@pytest.fixture
+def project(visible: Path) -> Path:
+    """A git project outside /tmp (the sandbox's /tmp is private)."""
+    return git_project(visible, {"a.txt": "one\ntwo\nthree\nfour\nfive\n"})
+
+
+@pytest.fixture
+def window(qtbot, services: Services, project: Path,
+           fake_anthropic_env) -> MainWindow:  # noqa: F811
+    return run_window(qtbot, services, project)
+
+
+async def new_worktree_conversation(window: MainWindow):
+    runs = window.worktree_runs
+    runs.new_action.trigger()
+    await wait_for(lambda: runs.shown() is not None, timeout=60)
+    return runs.shown()
+
+
+async def approve_until(window: MainWindow, done, timeout: float = 60) -> None:
+    """Approve every call asked until ``done()``."""
+    approvals = window.ai_panel.approvals
+
+    def step() -> bool:
+        if done():
+            return True
+        dialog = approvals.current_dialog
+        if dialog is not None and dialog.isVisible():
+            dialog.approve_button.click()
+        return False
+    await wait_for(step, timeout=timeout)
+
+
+async def test_a_conversation_in_a_worktree_runs_the_setup_commands_there(
+        qtbot, window, project, services):
+    (project / ".tebiki").mkdir()
+    (project / ".tebiki" / "worktree.toml").write_text(
+        '[setup]\ncommands = ["touch set-up.txt"]\n')
+    asked: list[str] = []
+    window.approvals.dialog_shown.connect(lambda d: asked.append(d.request.input["command"]))
+    file_menu = window.menuBar().actions()[0].menu()
+    texts = [a.text() for a in file_menu.actions()]
+    assert texts[texts.index("&New Conversation") + 1] == "New Conversation in a &Worktree"
+    workspace = await new_worktree_conversation(window)
+    panel = window.ai_panel
+    runs = window.worktree_runs
+    assert workspace.branch.startswith("tebiki/")
+    assert panel.session.project_root == workspace.repo != project
+    assert runs.line.isVisible()
+    assert runs.label.text() == f"Worktree {workspace.branch} of project"
+    await approve_until(window, lambda: (workspace.repo / "set-up.txt").exists())
+    assert not (project / "set-up.txt").exists()  # in the worktree, not the project
+    assert asked == ["touch set-up.txt"]  # the project's command, asked like any call
+    await wait_for(lambda: panel.session.conversation_id in runs.by_conversation, timeout=20)
+    record = json.loads((workspace.repo.parent / "run.json").read_text())
+    assert record["conversation_id"] == panel.session.conversation_id
+    await wait_for(lambda: not panel.running, timeout=20)
+    assert window.parallel_runs.switch.describe_project(workspace.repo) == "worktree of project"
+
+    conversation_id = panel.session.conversation_id
+    panel.new_conversation()  # the line follows the conversation shown
+    runs.refresh_line()
+    assert not runs.line.isVisible() and not runs.review_action.isEnabled()
+    panel.conversations.open(conversation_id)  # opened again: it works in its workspace
+    assert panel.session.project_root == workspace.repo
+    runs.refresh_line()
+    assert runs.line.isVisible()
+    await panel.shutdown()
+
+
+async def test_review_applies_per_file_merges_a_conflict_undoes_and_finishes(
+        qtbot, window, project, fake_anthropic_env):  # noqa: F811
+    workspace = await new_worktree_conversation(window)
+    panel = window.ai_panel
+    fake_anthropic_env.script(
+        Response.tool_use("write_file", {"path": "doc/new.md", "content": "new\n"}),
+        Response.text("Written."))
+    assert panel.send("write the doc")
+    await approve_until(window, lambda: not panel.running and
+                        (workspace.repo / "doc" / "new.md").exists())
+    window.parallel_runs.action.trigger()  # the status view names whose worktree it ran in
+    view = window.parallel_runs.button.view
+    assert [view.table.item(0, c).text() for c in (0, 1, 2)] == \
+        ["write the doc", "Done", "worktree of project"]
+    (workspace.repo / "a.txt").write_text("one\ntwo\nthree\nfour\nFIVE\n")  # the run's edit
+    (project / "a.txt").write_text("ONE\ntwo\nthree\nfour\nfive\n")  # the person's, meanwhile
+
+    assert window.worktree_runs.review_action.isEnabled()  # Run → Review Changes… too
+    window.worktree_runs.review_button.click()
+    dialog = window.worktree_runs.dialogs[-1]
+    assert isinstance(dialog, ReviewChangesDialog)
+    await wait_for(lambda: dialog.files.count() == 2, timeout=30)
+    rows = [dialog.files.item(i).text() for i in range(2)]
+    assert rows == ["a.txt  (modified) — changed in the project too", "doc/new.md  (added)"]
+    assert "+FIVE" in dialog.diff.toPlainText() and "-five" in dialog.diff.toPlainText()
+    assert dialog.resolution.isVisibleTo(dialog)
+
+    dialog.files.setCurrentRow(1)
+    assert not dialog.resolution.isVisibleTo(dialog)
+    dialog.apply_button.click()
+    await wait_for(lambda: (project / "doc" / "new.md").exists(), timeout=30)
+    await wait_for(lambda: dialog.busy.done())
+    dialog.files.setCurrentRow(0)
+    dialog.resolution.setCurrentIndex(dialog.resolution.findData("merge"))
+    dialog.apply_button.click()
+    await wait_for(lambda: dialog.busy.done(), timeout=30)
+    assert (project / "a.txt").read_text() == "ONE\ntwo\nthree\nfour\nFIVE\n", \
+        dialog.status.text()
+    assert not dialog.apply_all_button.isEnabled()  # nothing left to apply
+
+    dialog.undo_button.click()  # the merge goes
+    await wait_for(lambda: (project / "a.txt").read_text() == "ONE\ntwo\nthree\nfour\nfive\n",
+                   timeout=30)
+    await wait_for(lambda: dialog.busy.done())
+    dialog.undo_button.click()  # then the new file
+    await wait_for(lambda: not (project / "doc" / "new.md").exists(), timeout=30)
+    await wait_for(lambda: dialog.busy.done())
+    assert dialog.apply_all_button.isEnabled()
+    dialog.discard_all_button.click()
+    assert not dialog.apply_all_button.isEnabled()
+    assert dialog.files.item(1).text().endswith("— discarded")
+
+    dialog.keep_branch.setChecked(True)
+    dialog.finish_button.click()
+    await wait_for(lambda: not workspace.repo.parent.exists(), timeout=30)
+    await wait_for(lambda: not window.worktree_runs.line.isVisible(), timeout=5)
+    assert git(project, "branch", "--list", workspace.branch).strip().endswith(workspace.branch)
+    assert git(project, "branch", "--show-current").strip() == "main"
+    await panel.shutdown()
+
+
+async def test_workspaces_left_behind_by_a_crash_are_listed_and_cleaned(
+        qtbot, window, project, services):
+    worktrees = Worktrees(services.data_dir)
+    unused = await worktrees.create(project)  # made, never given to a conversation
+    half = worktrees.root / "20260101-000000-abcdef"  # the app died while making it
+    half.mkdir(parents=True)
+    (half / "run.json").write_text(json.dumps(
+        {"id": half.name, "repo": str(half / "repo"), "source": str(project),
+         "branch": "tebiki/" + half.name, "base": "", "created_at": 1.0, "ready": False}))
+    window.worktree_runs.clean_action.trigger()
+    dialog = window.worktree_runs.dialogs[-1]
+    assert isinstance(dialog, StaleWorkspacesDialog)
+    await wait_for(lambda: dialog.list.count() == 2, timeout=30)
+    texts = sorted(dialog.list.item(i).text() for i in range(2))
+    assert texts[0].endswith("never finished being made")
+    assert texts[1].startswith(unused.branch) and texts[1].endswith("no conversation uses it")
+    dialog.clean_all_button.click()
+    await wait_for(lambda: dialog.status.text() == "Nothing left behind.", timeout=30)
+    assert not half.exists() and not unused.repo.exists()
+    assert QApplication.instance() is not None
+    await window.ai_panel.shutdown()
+
+
+async def test_after_a_restart_a_conversation_opens_in_its_workspace(
+        qtbot, services, project, fake_anthropic_env):  # noqa: F811
+    worktrees = Worktrees(services.data_dir)
+    workspace = await worktrees.create(project)
+    conversation = services.conversations.create(title="earlier", agent_id=None,
+                                                 project_root=str(workspace.repo))
+    worktrees.attach(workspace, conversation.id)
+    window = run_window(qtbot, services, project)  # the app starts again
+    runs = window.worktree_runs
+    await wait_for(lambda: conversation.id in runs.by_conversation, timeout=20)
+    window.ai_panel.conversations.open(conversation.id)
+    assert window.ai_panel.session.project_root == workspace.repo
+    assert window.ai_panel.session._borrowed == workspace.borrowed
+    runs.refresh_line()
+    assert runs.label.text() == f"Worktree {workspace.branch} of project"
+    await window.ai_panel.shutdown()
