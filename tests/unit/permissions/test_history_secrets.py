@@ -86,21 +86,7 @@ def test_a_git_print_of_the_deleted_secret_labels_the_conversation(service, repo
     service.learn_secrets(repository, home=tmp_path / "home")
     printed = git(repository, "log", "-p")
     assert SECRET in printed
-    from app.core.store.conversations import ConversationRepository
-    from app.core.store.writer import BackgroundWriter
-    writer = BackgroundWriter()
-    try:
-        tracking = FlowTracking(ConversationRepository(db), writer, service.known_secrets,
-                                repository, True, lambda: None, lambda event: None)
-        shell = service.registry.get("shell_exec")
-        assert shell is not None
-        tool_input = {"command": "git log -p"}
-        decision = service.decide("builtin", "shell_exec", tool_input,
-                                  DecisionContext(tool_context=ToolContext(
-                                      project_root=repository)))
-        tracking.track_result(shell.spec, tool_input, decision, printed)
-    finally:
-        writer.close()
+    tracking = _track(db, service, repository, "git log -p", printed)
     reads = tracking.flow.sources_of(FlowLabel.READ_SENSITIVE)
     assert "deploy/.env.production (git history) (in the result)" in [s.source for s in reads]
     later = fetch(service, repository, "https://example.com/?q=hello", flow=tracking.flow)
