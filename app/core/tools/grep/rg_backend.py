@@ -57,8 +57,9 @@ def rg_argv(rg: str, req: Request) -> list[str]:
         argv.append(f"--glob={req.file_pattern}")
     # Last, so they win over file_pattern: a secret's content enters a result only through a
     # call that names the file itself (which the sensitive-path guard puts before the person).
-    argv += ["--glob=!.git", *SECRET_NAME_EXCLUDES, "--regexp", req.pattern, "--",
-             req.root_arg]
+    argv += ["--glob=!.git", *SECRET_NAME_EXCLUDES,
+             *(f"--iglob=!{name}" for name in req.secret_names),
+             "--regexp", req.pattern, "--", req.root_arg]
     return argv
 
 
