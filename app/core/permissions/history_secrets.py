@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 
 MAX_HISTORY_BYTES = 4 * 1024 * 1024
 MAX_FILES = 200
-GIT_TIMEOUT_S = 15.0
+GIT_TIMEOUT_S = 5.0  # awaited before a session's first model call: a huge history is cut
 HISTORY_SUFFIX = " (git history)"
 
 # git subcommands that can print what a blob holds (any version of any file), and those that
