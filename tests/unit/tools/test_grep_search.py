@@ -475,7 +475,7 @@ async def test_the_persons_own_secret_names_are_never_searched(project: Path, ba
     ctx = dataclasses.replace(
         make_ctx(project, backend),
         sandbox=Sandbox(SandboxStatus.unavailable("test"), required=False,
-                        secret_names=("*.secret",)))
+                        secret_names=("*.secret", "[unclosed")))  # rg must not choke
     for file_pattern in (None, "*.secret"):
         args: dict[str, object] = {"pattern": "hunter2|DB_PASSWORD", "output_mode": mode}
         if file_pattern:
