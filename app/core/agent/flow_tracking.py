@@ -12,6 +12,11 @@ from typing import Any
 from app.core.agent.events import EventSink, FlowChanged
 from app.core.permissions.egress import SecretMatcher
 from app.core.permissions.flow import FlowLabel, FlowState
+from app.core.permissions.history_secrets import (
+    HISTORY_SUFFIX,
+    history_secret_paths,
+    prints_git_objects,
+)
 from app.core.permissions.service import Decision
 from app.core.store.conversations import ConversationRepository
 from app.core.store.writer import BackgroundWriter
@@ -88,6 +93,10 @@ class FlowTracking:
         for path, _entry in facts.sensitive:
             changed |= flow.add(FlowLabel.READ_SENSITIVE, self._shown(path), spec.name)
             flow.secrets.add_text(content[:MAX_LEARNT_CHARS], self._shown(path))
+        # A git command that can print any blob, in a project whose history holds secret
+        # files, read them: its output may carry them in a form no scan reads.
+        for path in self._git_history_reads(spec, tool_input):
+            changed |= flow.add(FlowLabel.READ_SENSITIVE, path + HISTORY_SUFFIX, spec.name)
         if spec.is_read_only(tool_input):
             for path in facts.outside:
                 changed |= flow.add(FlowLabel.READ_OUTSIDE, self._shown(path), spec.name)
@@ -107,6 +116,16 @@ class FlowTracking:
             flow.provenance.learn_vouched(content)  # a trusted project's own files
         if changed:
             self._changed()
+
+    def _git_history_reads(self, spec: ToolSpec, tool_input: Mapping[str, Any]) -> tuple[str, ...]:
+        paths = history_secret_paths(self._project_root)
+        if not paths or not spec.runs_programs or spec.subjects_fn is None:
+            return ()
+        try:
+            commands = spec.subjects(tool_input, self._project_root)
+        except Exception:  # not understood: it asked, and its output was scanned
+            return ()
+        return paths if prints_git_objects(commands) else ()
 
     def vouch_person_text(self, history: Sequence[Mapping[str, Any]],
                            user_text: str | None) -> None:

@@ -28,9 +28,11 @@ puts it together. So for a third-party tool (``third_party``) an *identifier* th
 person wrote nor anything the conversation read holds as it stands is chosen too: a URL or
 e-mail address anywhere in the input, a ``www.`` host, in a short argument any host or id
 token. Only what the model may well make up itself stays out: dates and times, file names,
-words and plain numbers. A URL is the person's when they wrote it, with or without its scheme;
-naming only its host does not vouch for other pages there (reading a site is not posting to
-it).
+words and plain numbers. A date that untrusted content wrote and the person did not is chosen
+all the same, in whatever spelling ("the first of June" in a review, "2024-06-01" in the
+booking): dates are compared by month and day (app.core.permissions.provenance_dates).
+A URL is the person's when they wrote it, with or without its scheme; naming only its host
+does not vouch for other pages there (reading a site is not posting to it).
 
 A web request to a URL that appeared verbatim in what the conversation read carries nothing of
 the person's: that page offered the link. ``chosen_values`` leaves such a URL alone when told
@@ -52,6 +54,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.permissions.provenance_dates import DATE_PREFIX
 from app.core.permissions.provenance_values import (
     BARE_URL,
     NUMBER_PREFIX,
@@ -84,6 +87,8 @@ class ChosenValue:
 
     def describe(self) -> str:
         value = self.value.removeprefix(NUMBER_PREFIX)
+        if value.startswith(DATE_PREFIX):
+            value = f"the date {value.removeprefix(DATE_PREFIX)} (month-day)"
         shown = value if len(value) <= 60 else value[:57] + "…"
         return f"{shown!r} in {self.field} came from {self.source}"
 

@@ -6,7 +6,9 @@ letters, digits, ``_`` or ``-`` with a digit in them (accounts, IBANs, phone num
 such identifiers written in groups ("DE44 5001 0517 …", joined); in a short argument (at most
 ``SHORT_VALUE_WORDS`` words: a name, a recipient, a channel) also every word of three or more
 letters that is not a common English word. Numbers (written in digits, "1,180.00" being 1180,
-or spelt out in English words) are learnt by value and checked where a whole argument is one.
+or spelt out in English words) are learnt by value and checked where a whole argument is one;
+dates, in any spelling, by month and day (app.core.permissions.provenance_dates), checked in
+the arguments of third-party tools.
 
 Each value of an input is *typed*: an identifier is a value the model would not make up itself
 (a URL or e-mail address anywhere, a ``www.`` host, in a short argument any host or id token
@@ -21,6 +23,8 @@ import re
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from urllib.parse import urlsplit
+
+from app.core.permissions.provenance_dates import argument_dates, text_dates
 
 __all__ = ["BARE_URL", "NUMBER_PREFIX", "SHORT_VALUE_WORDS", "URL", "argument_values",
            "bare_url", "candidate_values", "learnable_values", "normal_url"]
@@ -143,8 +147,11 @@ def _typed_values(text: str, short: bool) -> Iterator[tuple[str, bool]]:
         yield match.group().lower(), False
     for match in _ID.finditer(text):
         token = match.group().lower()
-        if not token.isdigit() or len(token) >= 6:
-            yield token, short and not _DATE_OR_TIME.fullmatch(token)
+        if _DATE_OR_TIME.fullmatch(token):  # by its day, whatever the spelling
+            for date in argument_dates(token):
+                yield date, False
+        elif not token.isdigit() or len(token) >= 6:
+            yield token, short
     for joined in _grouped(text):
         yield joined, short
 
@@ -231,6 +238,7 @@ def learnable_values(text: str) -> Iterator[str]:
     a short value would have them (words included), and its numbers."""
     yield from candidate_values(text, short=True)
     yield from _numbers(text)
+    yield from text_dates(text)
 
 
 def argument_values(text: str, *, numbers: bool) -> Iterator[tuple[str, bool]]:
@@ -242,6 +250,9 @@ def argument_values(text: str, *, numbers: bool) -> Iterator[tuple[str, bool]]:
     if numbers and _WHOLE_NUMBER.fullmatch(text) and (number := _number(text)) is not None:
         yield number, False
     short = len(text.split()) <= SHORT_VALUE_WORDS
+    if numbers and short:  # a date a third-party tool is given (a booking's days)
+        for date in argument_dates(text):
+            yield date, False
     yield from _typed_values(text, short)
     if short:
         for word in _words(text):

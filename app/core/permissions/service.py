@@ -191,8 +191,10 @@ class ToolPermissionService:
             sandbox=self.sandbox, sensitive=self.sensitive, known_secrets=self.known_secrets)
 
     def learn_secrets(self, project_root: Path | None, home: Path | None = None) -> None:
-        """Learn the machine's credential files and the project's secret files (each folder
-        once per process) into ``known_secrets``. Reads files: call it off the GUI thread."""
+        """Learn the machine's credential files and the project's secret files, also the
+        ones its git history holds (each folder once per process), into ``known_secrets``.
+        Reads files and runs git: call it off the GUI thread and off the event loop."""
+        from app.core.permissions.history_secrets import learn_history_secrets
         from app.core.permissions.secret_sources import learn_home_secrets, learn_project_secrets
 
         home = home if home is not None else Path.home()
@@ -206,6 +208,8 @@ class ToolPermissionService:
                     learn_home_secrets(self.known_secrets, home)
                 else:
                     learn_project_secrets(self.known_secrets, Path(folder).resolve(),
+                                          self.sensitive)
+                    learn_history_secrets(self.known_secrets, Path(folder).resolve(),
                                           self.sensitive)
             except Exception:  # a guard's extra input: never fatal
                 log.exception("learning the secrets of %s failed", folder)

@@ -51,3 +51,6 @@ async def test_an_injected_value_waits_for_the_person_under_always_allow(
     assert INJECTED.lower() in asked.flow_reason and "web_fetch" in asked.flow_reason
     audit = setup.audit()
     assert audit[-1].outcome == "declined" and "provenance" in (audit[-1].decided_by or "")
+    # The audit names the value, the argument and the result it came from, as the dialog does.
+    assert INJECTED.lower() in audit[-1].decided_by and "web_fetch" in audit[-1].decided_by
+    assert "in value came from" in audit[-1].decided_by

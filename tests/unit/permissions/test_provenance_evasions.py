@@ -117,7 +117,7 @@ def test_values_are_typed_identifiers_only_where_the_model_would_not_make_them_u
     assert typed == {"x.test": False, "https://x.test/a": True}
     typed = dict(argument_values("pay GB54BARC20039553467812 now", numbers=True))
     assert typed["gb54barc20039553467812"] is True and typed["pay"] is False
-    assert dict(argument_values("2024-06-01", numbers=True))["2024-06-01"] is False
+    assert dict(argument_values("2024-06-01", numbers=True))["date:06-01"] is False
     assert dict(argument_values("notes.md", numbers=True))["notes.md"] is False
     assert dict(argument_values("1,180.00", numbers=True))["=1180"] is False
     assert "=1180" not in dict(argument_values("1,180.00", numbers=False))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.sandbox import Sandbox
+from app.core.sandbox import Sandbox, SandboxStatus
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext
 from app.core.tools.builtin.grep_search import create
 from app.core.tools.grep.python_backend import required_literal, run_python, search_text
@@ -463,3 +463,23 @@ async def test_a_secret_named_as_the_path_is_searched(project: Path, ctx: ToolCo
     shown = dataclasses.replace(ctx, revealed=(project / ".env",))
     out = await grep(shown, pattern="DB_PASSWORD", path=".env")
     assert "s3cr3t-value" in out
+
+
+@pytest.mark.parametrize("mode", ["content", "count", "files_with_matches"])
+async def test_the_persons_own_secret_names_are_never_searched(project: Path, backend: str,
+                                                               mode: str) -> None:
+    # "*.secret" added to the sensitive paths: hidden by the sandbox where there is one, and
+    # left out by the search itself where there is none (no count as an oracle either).
+    put(project, "conf/prod.secret", SECRET_LINE + "\n")
+    put(project, "src/app.py", "password = os.environ['DB_PASSWORD']\n")
+    ctx = dataclasses.replace(
+        make_ctx(project, backend),
+        sandbox=Sandbox(SandboxStatus.unavailable("test"), required=False,
+                        secret_names=("*.secret", "[unclosed")))  # rg must not choke
+    for file_pattern in (None, "*.secret"):
+        args: dict[str, object] = {"pattern": "hunter2|DB_PASSWORD", "output_mode": mode}
+        if file_pattern:
+            args["file_pattern"] = file_pattern
+        out = await grep(ctx, **args)
+        assert "s3cr3t-value" not in out and "prod.secret:" not in out
+        assert "prod.secret" not in out.split("[Files that hold")[0]

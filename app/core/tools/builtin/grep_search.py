@@ -25,6 +25,7 @@ matches that precede a late NUL, where the Python backend skips such files entir
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import stat
 import threading
 from collections.abc import Mapping
@@ -149,6 +150,7 @@ class GrepSearchTool:
             req = await asyncio.to_thread(
                 _request, fs, pattern, path, file_pattern, context, ignore_case, mode,
                 float(cfg.get("timeout_s", ctx.shell_timeout_s)))
+            req = dataclasses.replace(req, secret_names=ctx.sandbox.secret_names)
             outcome = await search(req, cfg, _rg_confinement(ctx, req))
         except GrepError as exc:
             return ToolResult.error(f"grep_search: {exc}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from app.core.sensitive_paths import is_secret_name
 from app.core.tools.fs.paths import visible_name
 from app.core.tools.grep.results import FileHits, Outcome, Request
 
@@ -54,7 +53,7 @@ def format_outcome(req: Request, outcome: Outcome, head_limit: int, offset: int,
         notes.append(f"[{len(outcome.errors)} path(s) could not be searched, e.g. "
                      f"{visible_name(outcome.errors[0])[:300]}]")
     secrets = outcome.secrets_not_searched
-    if secrets or (req.file_pattern and is_secret_name(req.file_pattern.rsplit("/", 1)[-1])):
+    if secrets or (req.file_pattern and req.is_secret(req.file_pattern.rsplit("/", 1)[-1])):
         example = f", e.g. {visible_name(secrets[0])[:200]}" if secrets else ""
         notes.append(f"[Files that hold secrets by their name (.env, keys, credentials…) are "
                      f"never searched{example}. To read one, name it in read_file or as this "

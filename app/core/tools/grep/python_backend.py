@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from app.core.globs import gitignore_style_matcher
-from app.core.sensitive_paths import is_secret_name
 from app.core.tools.fs.paths import visible_name
 from app.core.tools.fs.scope import read_file_fast
 from app.core.tools.fs.walker import WalkStats, walk_tree
@@ -188,7 +187,7 @@ def run_python(req: Request, cancel: threading.Event | None = None,
     secrets = outcome.secrets_not_searched
 
     def searchable(name: str, rel: str) -> bool:
-        if is_secret_name(name):  # its content is read only by a call that names it
+        if req.is_secret(name):  # its content is read only by a call that names it
             secrets.append(prefix + rel)
             return False
         return True

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from app.core.sensitive_paths import SensitivePaths, is_secret_name
 
 
 class GrepError(Exception):
@@ -54,6 +57,18 @@ class Request:
     mode: str
     cwd: Path
     timeout: float
+    # The person's own secret-name patterns ("*.secret"), left out like the built-in ones.
+    secret_names: tuple[str, ...] = ()
+
+    def is_secret(self, name: str) -> bool:
+        """Is a file of this name one the search leaves out (a secret's name)?"""
+        return is_secret_name(name) or bool(
+            self.secret_names and _person_names(self.secret_names).name_is_secret(name))
+
+
+@functools.lru_cache(maxsize=8)
+def _person_names(names: tuple[str, ...]) -> SensitivePaths:
+    return SensitivePaths(names=names)
 
 
 def compile_pattern(pattern: str, ignore_case: bool) -> re.Pattern[str]:

@@ -57,9 +57,19 @@ def rg_argv(rg: str, req: Request) -> list[str]:
         argv.append(f"--glob={req.file_pattern}")
     # Last, so they win over file_pattern: a secret's content enters a result only through a
     # call that names the file itself (which the sensitive-path guard puts before the person).
-    argv += ["--glob=!.git", *SECRET_NAME_EXCLUDES, "--regexp", req.pattern, "--",
-             req.root_arg]
+    argv += ["--glob=!.git", *SECRET_NAME_EXCLUDES,
+             *(f"--iglob=!{_rg_glob(name)}" for name in req.secret_names),
+             "--regexp", req.pattern, "--", req.root_arg]
     return argv
+
+
+def _rg_glob(name: str) -> str:
+    """A person's name pattern as ripgrep must read it: what Python's fnmatch (the rest of
+    Tebiki) takes literally, an unclosed "[" or "{", is escaped, so rg does not refuse to
+    search at all."""
+    if name.count("[") == name.count("]") and name.count("{") == name.count("}"):
+        return name
+    return "".join(f"\\{c}" if c in "[]{}" else c for c in name)
 
 
 @dataclass
