@@ -26,7 +26,12 @@ import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-server = MCPServer("tebiki-demo")
+try:  # imported by the tests, or run as a script from its folder
+    from tests.mcp_servers.handshake_only import handshake_only
+except ModuleNotFoundError:
+    from handshake_only import handshake_only  # type: ignore[no-redef]
+
+server = handshake_only(MCPServer("tebiki-demo"))
 
 READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False)
 DESTRUCTIVE = types.ToolAnnotations(destructive_hint=True)

@@ -17,7 +17,12 @@ import mcp_types as types
 from mcp import MCPError, UrlElicitationRequiredError
 from mcp.server.mcpserver import Context, MCPServer
 
-server = MCPServer("tebiki-human-loop")
+try:  # imported by the tests, or run as a script from its folder
+    from tests.mcp_servers.handshake_only import handshake_only
+except ModuleNotFoundError:
+    from handshake_only import handshake_only  # type: ignore[no-redef]
+
+server = handshake_only(MCPServer("tebiki-human-loop"))
 
 TINY_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGA"
             "hKmMIQAAAABJRU5ErkJggg==")

@@ -26,6 +26,11 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
+try:  # imported by the tests, or run as a script from its folder
+    from tests.mcp_servers.handshake_only import handshake_only
+except ModuleNotFoundError:
+    from handshake_only import handshake_only  # type: ignore[no-redef]
+
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 DATA_URI = "quirks://data.json"
 DATA = {"answer": 42, "note": "text sent as a blob"}
@@ -118,7 +123,7 @@ def build() -> Server[Any]:
 async def serve() -> None:
     from mcp.server.lowlevel import NotificationOptions
 
-    server = build()
+    server = handshake_only(build())  # it notifies on its own (older revisions)
     options = server.create_initialization_options(
         NotificationOptions(resources_changed=True))
     async with stdio_server() as (read, write):

@@ -17,6 +17,7 @@ import anyio
 
 from app.core.tools.base import ToolContext, ToolResult, ToolSpec
 from app.core.tools.providers.mcp.results import blob_text, describe_exception, truncate
+from app.core.tools.providers.mcp.revision import with_input
 from app.core.tools.providers.mcp.tool_specs import spec_for_tool
 
 if TYPE_CHECKING:
@@ -105,7 +106,11 @@ async def list_resource_templates(conn: McpConnection,
 async def read_resource(conn: McpConnection, uri: str,
                         timeout_s: float) -> list[dict[str, Any]]:
     async def send(session: Any) -> Any:
-        return await session.read_resource(uri)
+        async def resend(responses: Any = None, state: str | None = None) -> Any:
+            return await session.read_resource(uri, input_responses=responses,
+                                               request_state=state, allow_input_required=True)
+
+        return await with_input(session, await resend(), resend)
 
     wire = await request(conn, f"resources/read of {uri}", send, timeout_s)
     contents = wire.get("contents")
@@ -126,7 +131,11 @@ async def get_prompt(conn: McpConnection, name: str, arguments: Mapping[str, Any
     args = {str(k): str(v) for k, v in arguments.items()}
 
     async def send(session: Any) -> Any:
-        return await session.get_prompt(name, args or None)
+        async def resend(responses: Any = None, state: str | None = None) -> Any:
+            return await session.get_prompt(name, args or None, input_responses=responses,
+                                            request_state=state, allow_input_required=True)
+
+        return await with_input(session, await resend(), resend)
 
     wire = await request(conn, f"prompts/get of {name!r}", send, timeout_s)
     if not isinstance(wire.get("messages"), list):

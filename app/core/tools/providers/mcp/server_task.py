@@ -1,9 +1,8 @@
-"""The MCP server's own task: it opens the transport, initializes the session, then keeps it
-(re-listing tools, telling the server the roots changed, pinging an idle HTTP server) until the
-server is stopped or its transport ends.
-
+"""The MCP server's own task: it opens the transport, negotiates the revision
+(``mcp.revision``), then keeps the session (re-listing tools, telling the server the roots
+changed, pinging an idle HTTP server) until the server is stopped or its transport ends.
 Why one long-lived task per server: the SDK's transports (``stdio_client``,
-``streamable_http_client``) and ``ClientSession`` are anyio context managers holding task groups
+``streamable_http_client``) and ClientSession are anyio context managers holding task groups
 and cancel scopes, which must be entered and exited by the *same* task. ``serve`` enters them,
 initializes, lists tools, then parks until it is asked to stop or the transport ends; leaving
 the ``async with`` block is what closes the session and stops the process (stdin closed, then
@@ -31,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections import deque
@@ -42,11 +42,13 @@ import anyio
 
 from app.core.sandbox import Sandbox
 from app.core.tools.providers.mcp import connection_texts as texts
+from app.core.tools.providers.mcp.change_listener import listen_for_changes
 from app.core.tools.providers.mcp.config.expand import expand_server_config
 from app.core.tools.providers.mcp.config.model import McpServerConfig
 from app.core.tools.providers.mcp.http_watch import recording_transport
 from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth, auth_refusal
 from app.core.tools.providers.mcp.results import describe_exception, leaf_exception
+from app.core.tools.providers.mcp.revision import negotiate, still_there
 from app.core.tools.providers.mcp.roots import McpRoots
 from app.core.tools.providers.mcp.server_log import ServerLog
 from app.core.tools.providers.mcp.server_requests import HandlerSource, server_request_callbacks
@@ -104,7 +106,8 @@ class ServerRun:
         # The open project may no longer be the folder this run started in: a stdio server
         # that follows the project restarts there (``mcp.project_follow``).
         self._project_changed = project_changed
-        # From initialize: the server's instructions and capabilities (wire dict).
+        # From the handshake (initialize, or server/discover on 2026-07-28): the server's
+        # instructions and capabilities (wire dict).
         self.instructions = ""
         self.capabilities: dict[str, Any] = {}
         self.has_resources = False  # it lists resources: the model gets read_resource
@@ -174,13 +177,19 @@ class ServerRun:
             return
         method = getattr(item, "method", None)
         if method == "notifications/tools/list_changed":
-            self._relist = True
-            self._wake.set()
+            self._tools_changed()
         elif method == "notifications/resources/list_changed":
-            self._relist_resources = True
-            self._wake.set()
+            self._resources_changed()
         elif method == "notifications/message":
             self.log.note(item.params)
+
+    def _tools_changed(self) -> None:
+        self._relist = True
+        self._wake.set()
+
+    def _resources_changed(self) -> None:
+        self._relist_resources = True
+        self._wake.set()
 
     def _on_roots_changed(self) -> None:
         """From ``McpRoots.set``, always on this session's loop (see ``McpRoots``)."""
@@ -212,9 +221,9 @@ class ServerRun:
                 stack.callback(self.roots.subscribe(self._on_roots_changed))
                 stack.callback(self.log.subscribe(self._wake.set))
                 with anyio.fail_after(self._startup_timeout_s):
-                    init = await session.initialize()
-                    self.instructions = (getattr(init, "instructions", None) or "").strip()
-                    self.capabilities = server_capabilities(init)
+                    await negotiate(session)
+                    self.instructions = (session.instructions or "").strip()
+                    self.capabilities = server_capabilities(session)
                     tools = await self._list_tools(session, sdk)
                     self.has_resources = await offers_resources(session, self.capabilities)
                     await self.log.send_level(session, sdk.types, self.capabilities, self.name)
@@ -229,7 +238,14 @@ class ServerRun:
                 # The project may have changed after this run's folder was chosen: a change
                 # while starting is acted on only once the server runs.
                 self._project_changed()
-                await self._idle(session, sdk)
+                async with anyio.create_task_group() as listening:
+                    # A 2026-07-28 server's changes raise the same flags as notifications.
+                    listening.start_soon(functools.partial(
+                        listen_for_changes, session, self.capabilities, self.name,
+                        tools_changed=self._tools_changed,
+                        resources_changed=self._resources_changed))
+                    await self._idle(session, sdk)
+                    listening.cancel_scope.cancel()
         except asyncio.CancelledError:
             pass  # stop() cancelled a startup, or the loop is shutting down: end quietly
         except Exception as exc:
@@ -338,7 +354,7 @@ class ServerRun:
         busy with a long call may answer late, and tearing the session down would kill it."""
         try:
             with anyio.fail_after(min(self._keepalive_s, 10.0) + 5.0):
-                await session.send_ping()
+                await still_there(session)
             return True
         except TimeoutError:
             log.debug("MCP server %s: no answer to a ping yet", self.name)

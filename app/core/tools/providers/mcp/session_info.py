@@ -9,9 +9,10 @@ from http import HTTPStatus
 from typing import Any
 
 
-def server_capabilities(init: Any) -> dict[str, Any]:
-    """The ``capabilities`` of an InitializeResult as a wire dict ({} when unreadable)."""
-    capabilities = getattr(init, "capabilities", None)
+def server_capabilities(session: Any) -> dict[str, Any]:
+    """The capabilities the server declared in the session's handshake (initialize or
+    server/discover) as a wire dict ({} when unreadable)."""
+    capabilities = getattr(session, "server_capabilities", None)
     try:
         wire = capabilities.model_dump(by_alias=True, mode="json", exclude_none=True) \
             if capabilities is not None else {}
