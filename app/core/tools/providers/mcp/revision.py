@@ -13,13 +13,18 @@ through the session's own callbacks, the same sampling, elicitation and roots ha
 answer the older revisions' standalone requests (so the same dialogs ask the person), and
 sends the request again with the answers until the real result comes back.
 
-``ping`` no longer exists on 2026-07-28; ``still_there`` asks ``server/discover`` instead.
+``ping`` no longer exists on 2026-07-28; ``still_answering`` asks ``server/discover`` instead.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+import anyio
+
+log = logging.getLogger(__name__)
 
 # Bounds the rounds of one request, so a server that keeps asking cannot hold a call for ever.
 MAX_INPUT_ROUNDS = 10
@@ -66,10 +71,19 @@ async def with_input(session: Any, first: Any, resend: Resend) -> Any:
                                            max_rounds=MAX_INPUT_ROUNDS)
 
 
-async def still_there(session: Any) -> None:
+async def still_answering(session: Any, timeout_s: float, server: str) -> Exception | None:
     """A liveness check the server's revision knows: ``ping`` before 2026-07-28,
-    ``server/discover`` after (raises when the server does not answer)."""
-    if speaks_modern(session):
-        await session.send_discover(protocol_version(session))
-    else:
-        await session.send_ping()
+    ``server/discover`` after. None when it answered, or is only slow (a server busy with a
+    long call may answer late, and tearing the session down would kill that call); the
+    failure when it refused (session unknown, connection closed)."""
+    try:
+        with anyio.fail_after(timeout_s):
+            if speaks_modern(session):
+                await session.send_discover(protocol_version(session))
+            else:
+                await session.send_ping()
+    except TimeoutError:
+        log.debug("MCP server %s: no answer to a liveness check yet", server)
+    except Exception as exc:
+        return exc
+    return None

@@ -45,10 +45,9 @@ from app.core.tools.providers.mcp import connection_texts as texts
 from app.core.tools.providers.mcp.change_listener import listen_for_changes
 from app.core.tools.providers.mcp.config.expand import expand_server_config
 from app.core.tools.providers.mcp.config.model import McpServerConfig
-from app.core.tools.providers.mcp.http_watch import recording_transport
 from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth, auth_refusal
 from app.core.tools.providers.mcp.results import describe_exception, leaf_exception
-from app.core.tools.providers.mcp.revision import negotiate, still_there
+from app.core.tools.providers.mcp.revision import negotiate, still_answering
 from app.core.tools.providers.mcp.roots import McpRoots
 from app.core.tools.providers.mcp.server_log import ServerLog
 from app.core.tools.providers.mcp.server_requests import HandlerSource, server_request_callbacks
@@ -58,6 +57,7 @@ from app.core.tools.providers.mcp.session_info import (
     list_all_tools,
     offered_tools,
     offers_resources,
+    resources_now,
     server_capabilities,
 )
 from app.core.tools.providers.mcp.stdout_noise import UnreadableLines, is_unreadable_line
@@ -69,6 +69,7 @@ from app.core.tools.providers.mcp.transport import (
     load_sdk,
     stdio_launch,
 )
+from app.core.tools.providers.mcp.url_transport import may_be_legacy_sse, open_url_transport
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +120,9 @@ class ServerRun:
         self.lost = False
         # How this run was started; None for HTTP servers and until a stdio server starts.
         self.launch: StdioLaunch | None = None
+        # Reached over legacy HTTP+SSE (configured, or detected: see ``mcp.url_transport``).
+        self.legacy_sse = config.url_type == "sse"
+        self._first_failure = ""
         self.session: Any = None  # the live client session while the run is inside it
         self.stopping = False  # a stop (or restart) of this run has begun
         self.ended = False  # the transport has ended (process exit, closed connection)
@@ -207,7 +211,7 @@ class ServerRun:
     async def serve(self, started: asyncio.Future[None]) -> None:
         """The task's body: start the server, keep its session until stopped or ended;
         ``started`` is settled once it runs or has failed."""
-        reached_running = False
+        reached_running = retry_as_sse = False
         try:
             sdk = await load_sdk()
             async with contextlib.AsyncExitStack() as stack:
@@ -250,8 +254,10 @@ class ServerRun:
             pass  # stop() cancelled a startup, or the loop is shutting down: end quietly
         except Exception as exc:
             if not self.stopping and not reached_running:
-                await self.collect_stderr()
-                self._report("failed", self._startup_failure(exc))
+                retry_as_sse = self._sse_next(exc)
+                if not retry_as_sse:
+                    await self.collect_stderr()
+                    self._report("failed", self._first_failure or self._startup_failure(exc))
             elif not self.stopping:
                 log.warning("MCP server %s ended: %s", self.name, describe_exception(exc))
                 # An HTTP server may come back: the next call reconnects.
@@ -266,7 +272,18 @@ class ServerRun:
                 self._stderr.close_write_end()
             if self.ended and not self.stopping and self._state() == "running":
                 self._report("failed", "the connection ended")
-            settle(started)
+            if not retry_as_sse:
+                settle(started)
+        if retry_as_sse:
+            await self.serve(started)
+
+    def _sse_next(self, exc: BaseException) -> bool:
+        """After a refused Streamable HTTP start: whether to try the URL as legacy SSE."""
+        if self.legacy_sse or not may_be_legacy_sse(self.config, self._http_status):
+            return False
+        self._first_failure = self._startup_failure(exc)
+        self.legacy_sse, self.ended, self._http_status = True, False, 0
+        return True
 
     async def _open_transport(self, sdk: SimpleNamespace,
                               stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
@@ -285,12 +302,9 @@ class ServerRun:
                     sdk.stdio_client(params, errlog=stderr.write_file))
             finally:
                 stderr.close_write_end()
-        client = await stack.enter_async_context(sdk.httpx.AsyncClient(
-            headers=dict(cfg.headers), timeout=sdk.httpx.Timeout(30.0, read=300.0),
-            auth=self.oauth.auth_for(cfg) if self.oauth is not None else None,
-            transport=recording_transport(sdk.httpx, self._note_http_status)))
-        return await stack.enter_async_context(
-            sdk.streamable_http_client(cfg.url, http_client=client))
+        return await open_url_transport(
+            sdk, stack, cfg, auth=self.oauth.auth_for(cfg) if self.oauth is not None else None,
+            sse=self.legacy_sse, note_status=self._note_http_status)
 
     def _note_http_status(self, status: int) -> None:
         if status >= 400:
@@ -335,38 +349,24 @@ class ServerRun:
                 await self._recheck_resources(session)
 
     async def _recheck_resources(self, session: Any) -> None:
-        """After ``resources/list_changed``: whether the server has resources now decides
-        whether the model gets its ``read_resource`` tool (a server whose first resource
-        appears after start gets it now; the report makes the provider rebuild its tools)."""
-        try:
-            with anyio.fail_after(self._startup_timeout_s):
-                has_resources = await offers_resources(session, self.capabilities)
-        except TimeoutError:
-            log.warning("MCP server %s: re-listing resources timed out", self.name)
-            return
-        if has_resources != self.has_resources:
+        """After ``resources/list_changed``: a first resource gets its ``read_resource`` tool."""
+        has_resources = await resources_now(session, self.capabilities, self.name,
+                                            self._startup_timeout_s)
+        if has_resources is not None and has_resources != self.has_resources:
             self.has_resources = has_resources
             self._report("running", self._running_message(len(self.tools)))
 
     async def _still_answering(self, session: Any) -> bool:
-        """Ping; when it fails (refused, session unknown, connection closed) mark the server
-        lost (the next call reconnects) and say why. A slow answer is not a failure: a server
-        busy with a long call may answer late, and tearing the session down would kill it."""
-        try:
-            with anyio.fail_after(min(self._keepalive_s, 10.0) + 5.0):
-                await still_there(session)
-            return True
-        except TimeoutError:
-            log.debug("MCP server %s: no answer to a ping yet", self.name)
-            return True
-        except Exception as exc:
-            if self.stopping or self.ended:
-                return False
-            self.lost = True
-            why = http_status_text(self._http_status) or describe_exception(exc)
-            self._report("failed", f"the server stopped answering ({why}); Tebiki reconnects "
-                                   "at the next call")
-            return False
+        """A liveness check (``mcp.revision.still_answering``); when it fails, mark the server
+        lost (the next call reconnects) and say why."""
+        failure = await still_answering(session, min(self._keepalive_s, 10.0) + 5.0, self.name)
+        if failure is None or self.stopping or self.ended:
+            return failure is None
+        self.lost = True
+        why = http_status_text(self._http_status) or describe_exception(failure)
+        self._report("failed", f"the server stopped answering ({why}); Tebiki reconnects "
+                               "at the next call")
+        return False
 
     async def _list_tools(self, session: Any, sdk: SimpleNamespace) -> list[dict[str, Any]]:
         tools = await list_all_tools(session, sdk)
@@ -381,7 +381,7 @@ class ServerRun:
             await self._stderr.wait_eof(1.0)
 
     def _running_message(self, tool_count: int) -> str:
-        return texts.running_message(tool_count, self.hidden_tools, self.launch)
+        return texts.running_message(tool_count, self.hidden_tools, self.launch, self.legacy_sse)
 
     def _startup_failure(self, exc: BaseException) -> str:
         exc = leaf_exception(exc)

@@ -4,9 +4,14 @@ failure."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from http import HTTPStatus
 from typing import Any
+
+import anyio
+
+log = logging.getLogger(__name__)
 
 
 def server_capabilities(session: Any) -> dict[str, Any]:
@@ -65,6 +70,17 @@ async def offers_resources(session: Any, capabilities: Mapping[str, Any]) -> boo
         except Exception:
             continue
     return False
+
+
+async def resources_now(session: Any, capabilities: Mapping[str, Any], server: str,
+                        timeout_s: float) -> bool | None:
+    """``offers_resources`` again, bounded by ``timeout_s`` (None when it took too long)."""
+    try:
+        with anyio.fail_after(timeout_s):
+            return await offers_resources(session, capabilities)
+    except TimeoutError:
+        log.warning("MCP server %s: re-listing resources timed out", server)
+        return None
 
 
 MAX_TOOL_PAGES = 50
