@@ -3,7 +3,8 @@
 Its tools ask the client back through resolvers, which the SDK sends as multi-round-trip input
 requests (``input_required``) on 2026-07-28 and as standalone requests on older revisions:
 ``greet_person`` asks the person (a form elicitation), ``ask_model`` samples the client's
-model, ``echo`` asks nothing. ``protocol`` says which revision the call arrived on. ``add_later``
+model, ``echo`` asks nothing; the prompt ``trip`` completes its ``city`` argument.
+``protocol`` says which revision the call arrived on. ``add_later``
 adds the tool ``later`` and announces it to ``subscriptions/listen`` subscribers (the only way
 a 2026-07-28 server can).
 
@@ -15,7 +16,7 @@ legacy HTTP+SSE at ``http://127.0.0.1:PORT/sse``.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
@@ -58,6 +59,22 @@ def echo(text: str) -> str:
 @server.tool(description="The protocol revision this call arrived on.")
 def protocol(ctx: Context) -> str:
     return str(ctx.request_context.protocol_version)
+
+
+CITIES = ("Paris", "Parma", "Porto", "Prague", "Berlin")
+
+
+@server.prompt(description="Plan a trip to a city.")
+def trip(city: str, days: str = "3") -> str:
+    return f"Plan {days} days in {city}."
+
+
+@server.completion()
+async def complete_city(ref: Any, argument: Any, context: Any) -> types.Completion | None:
+    if getattr(ref, "name", None) == "trip" and argument.name == "city":
+        typed = argument.value.lower()
+        return types.Completion(values=[c for c in CITIES if c.lower().startswith(typed)])
+    return None
 
 
 def later() -> str:

@@ -173,3 +173,20 @@ async def test_an_older_server_still_gets_sampling_and_elicitation(project):
     finally:
         await provider.aclose()
 
+
+
+async def test_a_prompt_argument_is_completed_by_the_server(modern):
+    provider, _person, _ctx = modern
+    queries = provider.queries
+    assert await queries.complete_prompt_argument("modern", "trip", "city", "Pa", {}) == \
+        ["Paris", "Parma"]
+    assert await queries.complete_prompt_argument("modern", "trip", "days", "", {}) == []
+
+
+async def test_a_server_without_completions_is_not_asked(project):
+    person = Person()
+    provider = await _provider({"command": sys.executable, "args": [str(HUMAN_LOOP)]}, person)
+    try:
+        assert await provider.queries.complete_prompt_argument("modern", "p", "a", "x", {}) == []
+    finally:
+        await provider.aclose()

@@ -212,3 +212,33 @@ class McpResourceTool:
 
     def __repr__(self) -> str:
         return f"McpResourceTool({self.spec.name!r} → {self.server})"
+
+
+# At most this many suggestions of a completion are offered (MCP allows a server 100).
+MAX_COMPLETIONS = 100
+
+
+async def complete_prompt_argument(conn: McpConnection, prompt: str, argument: str, value: str,
+                                   context: Mapping[str, str], timeout_s: float) -> list[str]:
+    """``completion/complete`` for one argument of a prompt: the server's suggestions for what
+    was typed so far (``context``: the arguments already filled in). [] when the server did
+    not declare completions."""
+    if not offers(conn, "completions"):
+        return []
+    from app.core.tools.providers.mcp.transport import load_sdk
+
+    types = (await load_sdk()).types
+
+    async def send(session: Any) -> Any:
+        return await session.complete(
+            types.PromptReference(type="ref/prompt", name=prompt),
+            {"name": argument, "value": value},
+            {str(k): str(v) for k, v in context.items()} or None)
+
+    wire = await request(conn, f"completion of {prompt!r}'s {argument!r}", send, timeout_s)
+    completion = wire.get("completion")
+    values = completion.get("values") if isinstance(completion, Mapping) else None
+    if not isinstance(values, list):
+        raise McpRequestError(f"MCP server {conn.name!r} answered completion/complete "
+                              "without values.")
+    return [v for v in values if isinstance(v, str)][:MAX_COMPLETIONS]
