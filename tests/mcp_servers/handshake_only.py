@@ -7,7 +7,7 @@ The SDK serves a stdio connection in the era of the client's first request, and 
 request carrying a 2026-07-28 ``MCP-Protocol-Version`` header in that era; this process serves
 both in the handshake era instead, as an older server does (``server/discover`` is unknown over
 stdio; over HTTP it is a request without a session, answered 400), so a client falls back to
-``initialize``. Only ever imported by a test server's own process."""
+``initialize``."""
 
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ async def _handle_http_handshake_era(manager: Any, scope: Any, receive: Any, sen
     await _handle_http(manager, scope, receive, send)
 
 
-def handshake_only(server: Any) -> Any:
-    """``server`` (an MCPServer or a low-level Server), served in the handshake era."""
+def speak_handshake_era_only() -> None:
+    """Serve this process's MCP servers in the handshake era. Called by a test server's
+    ``__main__`` only: a test that imports the server module keeps the SDK as it is."""
     lowlevel_server.serve_dual_era_loop = _serve_handshake_era  # type: ignore[assignment]
     StreamableHTTPSessionManager._handle_request = _handle_http_handshake_era  # type: ignore[method-assign]
-    return server

@@ -27,9 +27,9 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 try:  # imported by the tests, or run as a script from its folder
-    from tests.mcp_servers.handshake_only import handshake_only
+    from tests.mcp_servers.handshake_only import speak_handshake_era_only
 except ModuleNotFoundError:
-    from handshake_only import handshake_only  # type: ignore[no-redef]
+    from handshake_only import speak_handshake_era_only  # type: ignore[no-redef]
 
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 DATA_URI = "quirks://data.json"
@@ -123,7 +123,7 @@ def build() -> Server[Any]:
 async def serve() -> None:
     from mcp.server.lowlevel import NotificationOptions
 
-    server = handshake_only(build())  # it notifies on its own (older revisions)
+    server = build()
     options = server.create_initialization_options(
         NotificationOptions(resources_changed=True))
     async with stdio_server() as (read, write):
@@ -144,4 +144,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    speak_handshake_era_only()  # it notifies on its own (older revisions)
     main()
