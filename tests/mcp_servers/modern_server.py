@@ -3,7 +3,8 @@
 Its tools ask the client back through resolvers, which the SDK sends as multi-round-trip input
 requests (``input_required``) on 2026-07-28 and as standalone requests on older revisions:
 ``greet_person`` asks the person (a form elicitation), ``ask_model`` samples the client's
-model, ``echo`` asks nothing; the prompt ``trip`` completes its ``city`` argument.
+model, ``echo`` asks nothing; the prompt ``trip`` completes its ``city`` argument;
+``signed_note`` asks the person within ``prompts/get``.
 ``protocol`` says which revision the call arrived on. ``add_later``
 adds the tool ``later`` and announces it to ``subscriptions/listen`` subscribers (the only way
 a 2026-07-28 server can).
@@ -75,6 +76,18 @@ async def complete_city(ref: Any, argument: Any, context: Any) -> types.Completi
         typed = argument.value.lower()
         return types.Completion(values=[c for c in CITIES if c.lower().startswith(typed)])
     return None
+
+
+@server.prompt(description="A note on a topic, signed by the person (asked within the request).")
+def signed_note(topic: str, ctx: Context) -> str | types.InputRequiredResult:
+    answer = (ctx.input_responses or {}).get("signer")
+    if not isinstance(answer, types.ElicitResult) or answer.content is None:
+        return types.InputRequiredResult(request_state="asked", input_requests={
+            "signer": types.ElicitRequest(params=types.ElicitRequestFormParams(
+                message="Who signs the note?", requested_schema={
+                    "type": "object", "properties": {"name": {"type": "string"}},
+                    "required": ["name"]}))})
+    return f"A note on {topic}, signed {answer.content['name']}."
 
 
 def later() -> str:

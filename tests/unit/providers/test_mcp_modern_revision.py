@@ -190,3 +190,11 @@ async def test_a_server_without_completions_is_not_asked(project):
         assert await provider.queries.complete_prompt_argument("modern", "p", "a", "x", {}) == []
     finally:
         await provider.aclose()
+
+
+async def test_a_prompt_that_asks_within_its_request_reaches_the_person(modern):
+    provider, person, _ctx = modern
+    prompt = await provider.get_prompt("modern", "signed_note", {"topic": "tides"})
+    [message] = prompt["messages"]
+    assert message["content"]["text"] == "A note on tides, signed Ada."
+    assert person.forms == [("modern", "Who signs the note?")]
