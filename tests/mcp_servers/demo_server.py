@@ -26,6 +26,11 @@ import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+try:  # imported by the tests, or run as a script from its folder
+    from tests.mcp_servers.handshake_only import speak_handshake_era_only
+except ModuleNotFoundError:
+    from handshake_only import speak_handshake_era_only  # type: ignore[no-redef]
+
 server = MCPServer("tebiki-demo")
 
 READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False)
@@ -186,4 +191,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    speak_handshake_era_only()  # it notifies and asks for roots on its own (older revisions)
     main()

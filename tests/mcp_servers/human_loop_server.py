@@ -17,6 +17,11 @@ import mcp_types as types
 from mcp import MCPError, UrlElicitationRequiredError
 from mcp.server.mcpserver import Context, MCPServer
 
+try:  # imported by the tests, or run as a script from its folder
+    from tests.mcp_servers.handshake_only import speak_handshake_era_only
+except ModuleNotFoundError:
+    from handshake_only import speak_handshake_era_only  # type: ignore[no-redef]
+
 server = MCPServer("tebiki-human-loop")
 
 TINY_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGA"
@@ -103,4 +108,5 @@ async def ask_person_nested(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    speak_handshake_era_only()  # it asks back mid-call, as servers before 2026-07-28 do
     server.run("stdio")

@@ -26,6 +26,11 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
+try:  # imported by the tests, or run as a script from its folder
+    from tests.mcp_servers.handshake_only import speak_handshake_era_only
+except ModuleNotFoundError:
+    from handshake_only import speak_handshake_era_only  # type: ignore[no-redef]
+
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 DATA_URI = "quirks://data.json"
 DATA = {"answer": 42, "note": "text sent as a blob"}
@@ -139,4 +144,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    speak_handshake_era_only()  # it notifies on its own (older revisions)
     main()

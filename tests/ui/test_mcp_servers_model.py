@@ -40,6 +40,13 @@ def test_rows_show_name_transport_target_and_status():
     assert _text(model, 5, 0) is None  # out of range
 
 
+def test_a_legacy_sse_server_says_so():
+    model = McpServersModel()
+    model.update(parse_mcp_config({"mcpServers": {"old": {"type": "sse", "url": "https://h/sse"}}}
+                                  ).servers, {})
+    assert _text(model, 0, McpServersModel.COL_TRANSPORT) == "SSE (legacy)"
+
+
 def test_status_colour_follows_the_state():
     model = McpServersModel()
     model.update(SERVERS, {"files": ServerStatus("files", "failed", "exited")})

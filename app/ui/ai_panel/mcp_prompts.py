@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from app.core.services import Services
     from app.core.tools.providers.mcp.provider import McpProvider
     from app.ui.ai_panel.ports import Status
+    from app.ui.dialogs.mcp_prompt_form import CompleteArgument
     from app.ui.dialogs.mcp_resources import McpResourceBrowser
     from app.ui.widgets.attachments import AttachmentTray, PromptEdit
 
@@ -220,10 +221,20 @@ class McpPrompts(QObject):
         from app.ui.dialogs.mcp_prompt_form import McpPromptForm
 
         form = McpPromptForm(f"/{choice.label}", choice.description, choice.arguments,
-                             self.prompt)
+                             self.prompt, complete=self._completion_for(choice))
         self.form = form
         form.accepted.connect(lambda: self._tasks.run(self.insert_prompt(choice, form.values())))
         form.open()
+
+    def _completion_for(self, choice: PromptChoice) -> CompleteArgument:
+        """The server's suggestions for ``choice``'s arguments ([] without a provider)."""
+        async def complete(argument: str, typed: str, filled: dict[str, str]) -> list[str]:
+            provider = await self.provider()
+            if provider is None:
+                return []
+            return await provider.queries.complete_prompt_argument(
+                choice.server, choice.name, argument, typed, filled)
+        return complete
 
     async def insert_prompt(self, choice: PromptChoice, values: dict[str, str]) -> bool:
         """prompts/get, its text into the prompt box at the cursor, its images and resources

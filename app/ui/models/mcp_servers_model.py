@@ -71,7 +71,9 @@ class McpServersModel(RowsTableModel[McpServerRow]):
         if column == self.COL_NAME:
             return row.name
         if column == self.COL_TRANSPORT:
-            return "stdio" if row.config.transport == "stdio" else "HTTP"
+            if row.config.transport == "stdio":
+                return "stdio"
+            return "SSE (legacy)" if row.config.url_type == "sse" else "HTTP"
         if column == self.COL_TARGET:
             return row.config.summary()
         return status_text(row.status)

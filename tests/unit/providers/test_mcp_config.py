@@ -71,7 +71,7 @@ def test_every_problem_is_reported_with_its_place():
             "c": {"command": "x", "url": "https://h/"},
             "d": {},
             "builtin": {"command": "x"},
-            "e": {"type": "sse", "url": "https://h/sse"},
+            "e": {"type": "sse", "command": "x"},
             "f": {"url": "ftp://h/"},
             "g": {"command": "x", "timeout": -1},
             "h": {"command": "x", "args": ["ok", 3]},
@@ -84,7 +84,7 @@ def test_every_problem_is_reported_with_its_place():
         'mcpServers["c"]: has both "command" and "url"',
         'mcpServers["d"]: needs "command"',
         "'builtin' is reserved",
-        "legacy SSE transport is not supported",
+        'mcpServers["e"]: "type": \'sse\' does not match "command"',
         'mcpServers["f"].url: must be an http:// or https:// URL',
         'mcpServers["g"].timeout: must be a number of seconds',
         'mcpServers["h"].args[1]: must be a string',
@@ -93,6 +93,18 @@ def test_every_problem_is_reported_with_its_place():
     for fragment in expected:
         assert any(fragment in e for e in errors), (fragment, errors)
     assert len(errors) == len(expected)
+
+
+def test_a_url_entry_keeps_its_transport_or_leaves_it_to_detection():
+    servers = parse_mcp_config({"mcpServers": {
+        "legacy": {"type": "sse", "url": "https://h/sse"},
+        "stream": {"type": "streamable-http", "url": "https://h/mcp"},
+        "plain": {"url": "https://h/any"}}}).servers
+    assert [servers[n].url_type for n in ("legacy", "stream", "plain")] == ["sse", "http", None]
+    assert all(server.transport == "http" for server in servers.values())
+    assert servers["legacy"].to_json()["type"] == "sse"
+    assert "type" not in servers["plain"].to_json()  # still detected after a save
+    assert parse_mcp_config(dump_mcp_config(servers)).servers == servers
 
 
 def test_auto_approve_keys_are_dropped_with_a_warning():

@@ -27,9 +27,11 @@ def tool_count_text(n: int) -> str:
     return f"{n} tool" + ("" if n == 1 else "s")
 
 
-def running_message(tool_count: int, hidden_tools: int, launch: StdioLaunch | None) -> str:
+def running_message(tool_count: int, hidden_tools: int, launch: StdioLaunch | None,
+                    legacy_sse: bool = False) -> str:
     """The status of a running server: its tool count, then any notes."""
-    notes = [hidden_tools_note(hidden_tools), launch.note if launch is not None else ""]
+    notes = [hidden_tools_note(hidden_tools), launch.note if launch is not None else "",
+             "legacy SSE transport" if legacy_sse else ""]
     return "; ".join([tool_count_text(tool_count), *(n for n in notes if n)])
 
 

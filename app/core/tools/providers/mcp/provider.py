@@ -139,7 +139,7 @@ class McpProvider:
         # servers are told Tebiki supports neither.
         self._server_requests: ServerRequestHandler | None = None
         self._calls = McpReconnectingCalls(self._connection)
-        self._queries = McpResourceQueries(self._connection, request_timeout_s)
+        self.queries = McpResourceQueries(self._connection, request_timeout_s)  # + completion
         values = configs.values() if isinstance(configs, Mapping) else configs
         for config in values:
             self._connections[config.name] = self._connect(config)
@@ -225,21 +225,21 @@ class McpProvider:
     async def list_resources(self, server: str) -> list[dict[str, Any]]:
         """The server's resources; [] when it offers none. This and the four below raise
         McpRequestError when the server cannot answer (see ``mcp.resource_queries``)."""
-        return await self._queries.list_resources(server)
+        return await self.queries.list_resources(server)
 
     async def list_resource_templates(self, server: str) -> list[dict[str, Any]]:
-        return await self._queries.list_resource_templates(server)
+        return await self.queries.list_resource_templates(server)
 
     async def read_resource(self, server: str, uri: str, *,
                             timeout_s: float | None = None) -> list[dict[str, Any]]:
-        return await self._queries.read_resource(server, uri, timeout_s=timeout_s)
+        return await self.queries.read_resource(server, uri, timeout_s=timeout_s)
 
     async def list_prompts(self, server: str) -> list[dict[str, Any]]:
-        return await self._queries.list_prompts(server)
+        return await self.queries.list_prompts(server)
 
     async def get_prompt(self, server: str, name: str,
                          arguments: Mapping[str, str] | None = None) -> dict[str, Any]:
-        return await self._queries.get_prompt(server, name, arguments)
+        return await self.queries.get_prompt(server, name, arguments)
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -387,7 +387,7 @@ class McpProvider:
 
     def _rebuild_tools(self, notify: bool = True) -> None:
         tools = build_tool_list(self._connections.values(), calls=self._calls,
-                                reader=self._queries)
+                                reader=self.queries)
         signature = tool_list_signature(tools)
         self._tools = tools
         if signature != self._signature:

@@ -66,3 +66,10 @@ class McpResourceQueries:
         async with conn.request_slot():
             return await mcp_resources.get_prompt(conn, name, arguments or {},
                                                   self._request_timeout_s)
+
+    async def complete_prompt_argument(self, server: str, prompt: str, argument: str,
+                                       value: str, context: Mapping[str, str]) -> list[str]:
+        """The server's suggestions for a prompt argument being typed ([] if it has none)."""
+        conn = self._configured(server)
+        return await mcp_resources.complete_prompt_argument(
+            conn, prompt, argument, value, context, self._request_timeout_s)

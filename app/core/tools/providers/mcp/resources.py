@@ -17,6 +17,7 @@ import anyio
 
 from app.core.tools.base import ToolContext, ToolResult, ToolSpec
 from app.core.tools.providers.mcp.results import blob_text, describe_exception, truncate
+from app.core.tools.providers.mcp.revision import with_input
 from app.core.tools.providers.mcp.tool_specs import spec_for_tool
 
 if TYPE_CHECKING:
@@ -105,7 +106,11 @@ async def list_resource_templates(conn: McpConnection,
 async def read_resource(conn: McpConnection, uri: str,
                         timeout_s: float) -> list[dict[str, Any]]:
     async def send(session: Any) -> Any:
-        return await session.read_resource(uri)
+        async def resend(responses: Any = None, state: str | None = None) -> Any:
+            return await session.read_resource(uri, input_responses=responses,
+                                               request_state=state, allow_input_required=True)
+
+        return await with_input(session, await resend(), resend)
 
     wire = await request(conn, f"resources/read of {uri}", send, timeout_s)
     contents = wire.get("contents")
@@ -126,7 +131,11 @@ async def get_prompt(conn: McpConnection, name: str, arguments: Mapping[str, Any
     args = {str(k): str(v) for k, v in arguments.items()}
 
     async def send(session: Any) -> Any:
-        return await session.get_prompt(name, args or None)
+        async def resend(responses: Any = None, state: str | None = None) -> Any:
+            return await session.get_prompt(name, args or None, input_responses=responses,
+                                            request_state=state, allow_input_required=True)
+
+        return await with_input(session, await resend(), resend)
 
     wire = await request(conn, f"prompts/get of {name!r}", send, timeout_s)
     if not isinstance(wire.get("messages"), list):
@@ -203,3 +212,33 @@ class McpResourceTool:
 
     def __repr__(self) -> str:
         return f"McpResourceTool({self.spec.name!r} → {self.server})"
+
+
+# At most this many suggestions of a completion are offered (MCP allows a server 100).
+MAX_COMPLETIONS = 100
+
+
+async def complete_prompt_argument(conn: McpConnection, prompt: str, argument: str, value: str,
+                                   context: Mapping[str, str], timeout_s: float) -> list[str]:
+    """``completion/complete`` for one argument of a prompt: the server's suggestions for what
+    was typed so far (``context``: the arguments already filled in). [] when the server did
+    not declare completions."""
+    if not offers(conn, "completions"):
+        return []
+    from app.core.tools.providers.mcp.transport import load_sdk
+
+    types = (await load_sdk()).types
+
+    async def send(session: Any) -> Any:
+        return await session.complete(
+            types.PromptReference(type="ref/prompt", name=prompt),
+            {"name": argument, "value": value},
+            {str(k): str(v) for k, v in context.items()} or None)
+
+    wire = await request(conn, f"completion of {prompt!r}'s {argument!r}", send, timeout_s)
+    completion = wire.get("completion")
+    values = completion.get("values") if isinstance(completion, Mapping) else None
+    if not isinstance(values, list):
+        raise McpRequestError(f"MCP server {conn.name!r} answered completion/complete "
+                              "without values.")
+    return [v for v in values if isinstance(v, str)][:MAX_COMPLETIONS]

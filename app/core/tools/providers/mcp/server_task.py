@@ -1,9 +1,8 @@
-"""The MCP server's own task: it opens the transport, initializes the session, then keeps it
-(re-listing tools, telling the server the roots changed, pinging an idle HTTP server) until the
-server is stopped or its transport ends.
-
+"""The MCP server's own task: it opens the transport, negotiates the revision
+(``mcp.revision``), then keeps the session (re-listing tools, telling the server the roots
+changed, pinging an idle HTTP server) until the server is stopped or its transport ends.
 Why one long-lived task per server: the SDK's transports (``stdio_client``,
-``streamable_http_client``) and ``ClientSession`` are anyio context managers holding task groups
+``streamable_http_client``) and ClientSession are anyio context managers holding task groups
 and cancel scopes, which must be entered and exited by the *same* task. ``serve`` enters them,
 initializes, lists tools, then parks until it is asked to stop or the transport ends; leaving
 the ``async with`` block is what closes the session and stops the process (stdin closed, then
@@ -31,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections import deque
@@ -42,11 +42,12 @@ import anyio
 
 from app.core.sandbox import Sandbox
 from app.core.tools.providers.mcp import connection_texts as texts
+from app.core.tools.providers.mcp.change_listener import listen_for_changes
 from app.core.tools.providers.mcp.config.expand import expand_server_config
 from app.core.tools.providers.mcp.config.model import McpServerConfig
-from app.core.tools.providers.mcp.http_watch import recording_transport
 from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth, auth_refusal
 from app.core.tools.providers.mcp.results import describe_exception, leaf_exception
+from app.core.tools.providers.mcp.revision import negotiate, still_answering
 from app.core.tools.providers.mcp.roots import McpRoots
 from app.core.tools.providers.mcp.server_log import ServerLog
 from app.core.tools.providers.mcp.server_requests import HandlerSource, server_request_callbacks
@@ -56,6 +57,7 @@ from app.core.tools.providers.mcp.session_info import (
     list_all_tools,
     offered_tools,
     offers_resources,
+    resources_now,
     server_capabilities,
 )
 from app.core.tools.providers.mcp.stdout_noise import UnreadableLines, is_unreadable_line
@@ -67,6 +69,7 @@ from app.core.tools.providers.mcp.transport import (
     load_sdk,
     stdio_launch,
 )
+from app.core.tools.providers.mcp.url_transport import may_be_legacy_sse, open_url_transport
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +107,8 @@ class ServerRun:
         # The open project may no longer be the folder this run started in: a stdio server
         # that follows the project restarts there (``mcp.project_follow``).
         self._project_changed = project_changed
-        # From initialize: the server's instructions and capabilities (wire dict).
+        # From the handshake (initialize, or server/discover on 2026-07-28): the server's
+        # instructions and capabilities (wire dict).
         self.instructions = ""
         self.capabilities: dict[str, Any] = {}
         self.has_resources = False  # it lists resources: the model gets read_resource
@@ -116,6 +120,9 @@ class ServerRun:
         self.lost = False
         # How this run was started; None for HTTP servers and until a stdio server starts.
         self.launch: StdioLaunch | None = None
+        # Reached over legacy HTTP+SSE (configured, or detected: see ``mcp.url_transport``).
+        self.legacy_sse = config.url_type == "sse"
+        self._first_failure = ""
         self.session: Any = None  # the live client session while the run is inside it
         self.stopping = False  # a stop (or restart) of this run has begun
         self.ended = False  # the transport has ended (process exit, closed connection)
@@ -174,13 +181,19 @@ class ServerRun:
             return
         method = getattr(item, "method", None)
         if method == "notifications/tools/list_changed":
-            self._relist = True
-            self._wake.set()
+            self._tools_changed()
         elif method == "notifications/resources/list_changed":
-            self._relist_resources = True
-            self._wake.set()
+            self._resources_changed()
         elif method == "notifications/message":
             self.log.note(item.params)
+
+    def _tools_changed(self) -> None:
+        self._relist = True
+        self._wake.set()
+
+    def _resources_changed(self) -> None:
+        self._relist_resources = True
+        self._wake.set()
 
     def _on_roots_changed(self) -> None:
         """From ``McpRoots.set``, always on this session's loop (see ``McpRoots``)."""
@@ -198,7 +211,7 @@ class ServerRun:
     async def serve(self, started: asyncio.Future[None]) -> None:
         """The task's body: start the server, keep its session until stopped or ended;
         ``started`` is settled once it runs or has failed."""
-        reached_running = False
+        reached_running = retry_as_sse = False
         try:
             sdk = await load_sdk()
             async with contextlib.AsyncExitStack() as stack:
@@ -212,9 +225,9 @@ class ServerRun:
                 stack.callback(self.roots.subscribe(self._on_roots_changed))
                 stack.callback(self.log.subscribe(self._wake.set))
                 with anyio.fail_after(self._startup_timeout_s):
-                    init = await session.initialize()
-                    self.instructions = (getattr(init, "instructions", None) or "").strip()
-                    self.capabilities = server_capabilities(init)
+                    await negotiate(session)
+                    self.instructions = (session.instructions or "").strip()
+                    self.capabilities = server_capabilities(session)
                     tools = await self._list_tools(session, sdk)
                     self.has_resources = await offers_resources(session, self.capabilities)
                     await self.log.send_level(session, sdk.types, self.capabilities, self.name)
@@ -229,13 +242,22 @@ class ServerRun:
                 # The project may have changed after this run's folder was chosen: a change
                 # while starting is acted on only once the server runs.
                 self._project_changed()
-                await self._idle(session, sdk)
+                async with anyio.create_task_group() as listening:
+                    # A 2026-07-28 server's changes raise the same flags as notifications.
+                    listening.start_soon(functools.partial(
+                        listen_for_changes, session, self.capabilities, self.name,
+                        tools_changed=self._tools_changed,
+                        resources_changed=self._resources_changed))
+                    await self._idle(session, sdk)
+                    listening.cancel_scope.cancel()
         except asyncio.CancelledError:
             pass  # stop() cancelled a startup, or the loop is shutting down: end quietly
         except Exception as exc:
             if not self.stopping and not reached_running:
-                await self.collect_stderr()
-                self._report("failed", self._startup_failure(exc))
+                retry_as_sse = self._sse_next(exc)
+                if not retry_as_sse:
+                    await self.collect_stderr()
+                    self._report("failed", self._first_failure or self._startup_failure(exc))
             elif not self.stopping:
                 log.warning("MCP server %s ended: %s", self.name, describe_exception(exc))
                 # An HTTP server may come back: the next call reconnects.
@@ -250,7 +272,18 @@ class ServerRun:
                 self._stderr.close_write_end()
             if self.ended and not self.stopping and self._state() == "running":
                 self._report("failed", "the connection ended")
-            settle(started)
+            if not retry_as_sse:
+                settle(started)
+        if retry_as_sse:
+            await self.serve(started)
+
+    def _sse_next(self, exc: BaseException) -> bool:
+        """After a refused Streamable HTTP start: whether to try the URL as legacy SSE."""
+        if self.legacy_sse or not may_be_legacy_sse(self.config, self._http_status):
+            return False
+        self._first_failure = self._startup_failure(exc)
+        self.legacy_sse, self.ended, self._http_status = True, False, 0
+        return True
 
     async def _open_transport(self, sdk: SimpleNamespace,
                               stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
@@ -269,12 +302,9 @@ class ServerRun:
                     sdk.stdio_client(params, errlog=stderr.write_file))
             finally:
                 stderr.close_write_end()
-        client = await stack.enter_async_context(sdk.httpx.AsyncClient(
-            headers=dict(cfg.headers), timeout=sdk.httpx.Timeout(30.0, read=300.0),
-            auth=self.oauth.auth_for(cfg) if self.oauth is not None else None,
-            transport=recording_transport(sdk.httpx, self._note_http_status)))
-        return await stack.enter_async_context(
-            sdk.streamable_http_client(cfg.url, http_client=client))
+        return await open_url_transport(
+            sdk, stack, cfg, auth=self.oauth.auth_for(cfg) if self.oauth is not None else None,
+            sse=self.legacy_sse, note_status=self._note_http_status)
 
     def _note_http_status(self, status: int) -> None:
         if status >= 400:
@@ -319,38 +349,24 @@ class ServerRun:
                 await self._recheck_resources(session)
 
     async def _recheck_resources(self, session: Any) -> None:
-        """After ``resources/list_changed``: whether the server has resources now decides
-        whether the model gets its ``read_resource`` tool (a server whose first resource
-        appears after start gets it now; the report makes the provider rebuild its tools)."""
-        try:
-            with anyio.fail_after(self._startup_timeout_s):
-                has_resources = await offers_resources(session, self.capabilities)
-        except TimeoutError:
-            log.warning("MCP server %s: re-listing resources timed out", self.name)
-            return
-        if has_resources != self.has_resources:
+        """After ``resources/list_changed``: a first resource gets its ``read_resource`` tool."""
+        has_resources = await resources_now(session, self.capabilities, self.name,
+                                            self._startup_timeout_s)
+        if has_resources is not None and has_resources != self.has_resources:
             self.has_resources = has_resources
             self._report("running", self._running_message(len(self.tools)))
 
     async def _still_answering(self, session: Any) -> bool:
-        """Ping; when it fails (refused, session unknown, connection closed) mark the server
-        lost (the next call reconnects) and say why. A slow answer is not a failure: a server
-        busy with a long call may answer late, and tearing the session down would kill it."""
-        try:
-            with anyio.fail_after(min(self._keepalive_s, 10.0) + 5.0):
-                await session.send_ping()
-            return True
-        except TimeoutError:
-            log.debug("MCP server %s: no answer to a ping yet", self.name)
-            return True
-        except Exception as exc:
-            if self.stopping or self.ended:
-                return False
-            self.lost = True
-            why = http_status_text(self._http_status) or describe_exception(exc)
-            self._report("failed", f"the server stopped answering ({why}); Tebiki reconnects "
-                                   "at the next call")
-            return False
+        """A liveness check (``mcp.revision.still_answering``); when it fails, mark the server
+        lost (the next call reconnects) and say why."""
+        failure = await still_answering(session, min(self._keepalive_s, 10.0) + 5.0, self.name)
+        if failure is None or self.stopping or self.ended:
+            return failure is None
+        self.lost = True
+        why = http_status_text(self._http_status) or describe_exception(failure)
+        self._report("failed", f"the server stopped answering ({why}); Tebiki reconnects "
+                               "at the next call")
+        return False
 
     async def _list_tools(self, session: Any, sdk: SimpleNamespace) -> list[dict[str, Any]]:
         tools = await list_all_tools(session, sdk)
@@ -365,7 +381,7 @@ class ServerRun:
             await self._stderr.wait_eof(1.0)
 
     def _running_message(self, tool_count: int) -> str:
-        return texts.running_message(tool_count, self.hidden_tools, self.launch)
+        return texts.running_message(tool_count, self.hidden_tools, self.launch, self.legacy_sse)
 
     def _startup_failure(self, exc: BaseException) -> str:
         exc = leaf_exception(exc)

@@ -4,14 +4,20 @@ failure."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from http import HTTPStatus
 from typing import Any
 
+import anyio
 
-def server_capabilities(init: Any) -> dict[str, Any]:
-    """The ``capabilities`` of an InitializeResult as a wire dict ({} when unreadable)."""
-    capabilities = getattr(init, "capabilities", None)
+log = logging.getLogger(__name__)
+
+
+def server_capabilities(session: Any) -> dict[str, Any]:
+    """The capabilities the server declared in the session's handshake (initialize or
+    server/discover) as a wire dict ({} when unreadable)."""
+    capabilities = getattr(session, "server_capabilities", None)
     try:
         wire = capabilities.model_dump(by_alias=True, mode="json", exclude_none=True) \
             if capabilities is not None else {}
@@ -64,6 +70,17 @@ async def offers_resources(session: Any, capabilities: Mapping[str, Any]) -> boo
         except Exception:
             continue
     return False
+
+
+async def resources_now(session: Any, capabilities: Mapping[str, Any], server: str,
+                        timeout_s: float) -> bool | None:
+    """``offers_resources`` again, bounded by ``timeout_s`` (None when it took too long)."""
+    try:
+        with anyio.fail_after(timeout_s):
+            return await offers_resources(session, capabilities)
+    except TimeoutError:
+        log.warning("MCP server %s: re-listing resources timed out", server)
+        return None
 
 
 MAX_TOOL_PAGES = 50

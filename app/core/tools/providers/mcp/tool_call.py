@@ -29,6 +29,7 @@ from app.core.tools.providers.mcp.results import (
     progress_callback,
     schema_mismatch_result,
 )
+from app.core.tools.providers.mcp.revision import with_input
 from app.core.tools.providers.mcp.server_requests import HandlerSource
 from app.core.tools.providers.mcp.server_status import ServerState
 
@@ -83,8 +84,12 @@ async def call_tool(conn: CalledServer, remote_name: str, arguments: Mapping[str
     on_progress = None if progress is None else progress_callback(progress)
     try:
         with anyio.fail_after(timeout_s):
-            result = await session.call_tool(remote_name, dict(arguments),
-                                             progress_callback=on_progress)
+            async def send(responses: Any = None, state: str | None = None) -> Any:
+                return await session.call_tool(
+                    remote_name, dict(arguments), progress_callback=on_progress,
+                    input_responses=responses, request_state=state, allow_input_required=True)
+
+            result = await with_input(session, await send(), send)
     except TimeoutError:
         return ToolResult.error(texts.call_timeout_text(tool_name, conn.name, timeout_s))
     except OutputSchemaMismatch as exc:

@@ -44,6 +44,7 @@ def _import_sdk() -> SimpleNamespace:
             import httpx2
             import mcp_types
             from mcp import StdioServerParameters, stdio_client
+            from mcp.client.sse import sse_client
             from mcp.client.stdio import get_default_environment
             from mcp.client.streamable_http import streamable_http_client
 
@@ -56,6 +57,7 @@ def _import_sdk() -> SimpleNamespace:
                                    stdio_client=stdio_client,
                                    default_environment=get_default_environment,
                                    streamable_http_client=streamable_http_client,
+                                   sse_client=sse_client,
                                    httpx=httpx2, types=mcp_types)
         return _SDK
 

@@ -27,6 +27,9 @@ __all__ = [
 SECRET_PLACEHOLDER = "<stored in keyring>"
 
 Transport = Literal["stdio", "http"]
+# How a URL server is reached, when its entry says: Streamable HTTP or the legacy HTTP+SSE
+# transport (None: detected at start, see ``mcp.url_transport``).
+UrlType = Literal["http", "sse"]
 
 
 class McpConfigError(ValueError):
@@ -71,6 +74,7 @@ class McpServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    url_type: UrlType | None = None
     timeout_s: float | None = None
     disabled: bool = False
     # stdio only: run the server in the OS sandbox (None: run it as any other program).
@@ -102,7 +106,8 @@ class McpServerConfig:
             if self.sandbox is not None:
                 entry["sandbox"] = self.sandbox.to_json()
         else:
-            entry["type"] = "http"
+            if self.url_type is not None:
+                entry["type"] = self.url_type
             entry["url"] = self.url
             if self.headers:
                 entry["headers"] = dict(self.headers)

@@ -23,6 +23,7 @@ from app.core.tools.providers.mcp.config.model import (
     McpSandbox,
     McpServerConfig,
     ParsedConfig,
+    UrlType,
 )
 
 MAX_SERVER_NAME_LENGTH = 64
@@ -33,7 +34,7 @@ RESERVED_SERVER_NAMES = frozenset({"builtin", "cli", "custom", "project", "unkno
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _TRANSPORTS = {"stdio": "stdio", "http": "http", "streamable-http": "http",
-               "streamableHttp": "http", "streamable_http": "http"}
+               "streamableHttp": "http", "streamable_http": "http", "sse": "http"}
 _KNOWN_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "type", "timeout",
                          "disabled", "sandbox"})
 _SANDBOX_KEYS = frozenset({"network", "write_folders"})
@@ -212,12 +213,8 @@ def _transport(entry: Mapping[str, Any], where: str, errors: list[str]) -> str |
     transport: str | None = None
     if "type" in entry:
         kind = entry["type"]
-        if kind == "sse":
-            errors.append(f"{where}.type: the legacy SSE transport is not supported; use a "
-                          "streamable HTTP endpoint (\"type\": \"http\") or a stdio command")
-            return None
         if not isinstance(kind, str) or kind not in _TRANSPORTS:
-            errors.append(f"{where}.type: must be \"stdio\" or \"http\", not {kind!r}")
+            errors.append(f"{where}.type: must be \"stdio\", \"http\" or \"sse\", not {kind!r}")
             return None
         transport = _TRANSPORTS[kind]
     has_command, has_url = "command" in entry, "url" in entry
@@ -226,7 +223,7 @@ def _transport(entry: Mapping[str, Any], where: str, errors: list[str]) -> str |
         return None
     if not has_command and not has_url:
         errors.append(f"{where}: needs \"command\" (a program to run over stdio) or \"url\" "
-                      "(a streamable HTTP endpoint)")
+                      "(a streamable HTTP or legacy SSE endpoint)")
         return None
     if (transport == "stdio" and has_url) or (transport == "http" and has_command):
         given = '"url"' if has_url else '"command"'
@@ -275,8 +272,10 @@ def _http_server(name: str, entry: Mapping[str, Any], where: str, errors: list[s
     if "sandbox" in entry:
         errors.append(f"{where}.sandbox: only stdio servers (with \"command\") run in the "
                       "sandbox; an HTTP server is not a program Tebiki starts")
-    return McpServerConfig(name=name, url=url.strip(), headers=headers, timeout_s=timeout,
-                           disabled=disabled)
+    kind = entry.get("type")
+    url_type: UrlType | None = "sse" if kind == "sse" else "http" if kind is not None else None
+    return McpServerConfig(name=name, url=url.strip(), headers=headers, url_type=url_type,
+                           timeout_s=timeout, disabled=disabled)
 
 
 def _parse_sandbox(value: Any, where: str, errors: list[str]) -> McpSandbox | None:

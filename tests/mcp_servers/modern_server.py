@@ -1,0 +1,110 @@
+"""An MCP server on the SDK in the lock that speaks revision 2026-07-28 (and the older ones).
+
+Its tools ask the client back through resolvers, which the SDK sends as multi-round-trip input
+requests (``input_required``) on 2026-07-28 and as standalone requests on older revisions:
+``greet_person`` asks the person (a form elicitation), ``ask_model`` samples the client's
+model, ``echo`` asks nothing; the prompt ``trip`` completes its ``city`` argument;
+``signed_note`` asks the person within ``prompts/get``.
+``protocol`` says which revision the call arrived on. ``add_later``
+adds the tool ``later`` and announces it to ``subscriptions/listen`` subscribers (the only way
+a 2026-07-28 server can).
+
+``python modern_server.py`` serves stdio; ``python modern_server.py http PORT`` serves
+Streamable HTTP at ``http://127.0.0.1:PORT/mcp``; ``python modern_server.py sse PORT`` serves
+legacy HTTP+SSE at ``http://127.0.0.1:PORT/sse``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import mcp_types as types
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Elicit, Resolve, Sample
+from pydantic import BaseModel
+
+server = MCPServer("tebiki-modern", instructions="A 2026-07-28 test server.")
+
+
+class Person(BaseModel):
+    name: str
+
+
+def ask_name() -> Elicit[Person]:
+    return Elicit("What is your name?", Person)
+
+
+def ask_the_model(topic: str) -> Sample:
+    return Sample([types.SamplingMessage(role="user",
+                                         content=types.TextContent(type="text", text=topic))],
+                  max_tokens=50)
+
+
+@server.tool(description="Greet the person, asking for their name first.")
+async def greet_person(person: Annotated[Person, Resolve(ask_name)]) -> str:
+    return f"Hello, {person.name}!"
+
+
+@server.tool(description="Ask the client's model about a topic.")
+async def ask_model(topic: str,
+                    answer: Annotated[types.CreateMessageResult, Resolve(ask_the_model)]) -> str:
+    return f"model said: {getattr(answer.content, 'text', '')}"
+
+
+@server.tool(description="Echo the text.")
+def echo(text: str) -> str:
+    return text
+
+
+@server.tool(description="The protocol revision this call arrived on.")
+def protocol(ctx: Context) -> str:
+    return str(ctx.request_context.protocol_version)
+
+
+CITIES = ("Paris", "Parma", "Porto", "Prague", "Berlin")
+
+
+@server.prompt(description="Plan a trip to a city.")
+def trip(city: str, days: str = "3") -> str:
+    return f"Plan {days} days in {city}."
+
+
+@server.completion()
+async def complete_city(ref: Any, argument: Any, context: Any) -> types.Completion | None:
+    if getattr(ref, "name", None) == "trip" and argument.name == "city":
+        typed = argument.value.lower()
+        return types.Completion(values=[c for c in CITIES if c.lower().startswith(typed)])
+    return None
+
+
+@server.prompt(description="A note on a topic, signed by the person (asked within the request).")
+def signed_note(topic: str, ctx: Context) -> str | types.InputRequiredResult:
+    answer = (ctx.input_responses or {}).get("signer")
+    if not isinstance(answer, types.ElicitResult) or answer.content is None:
+        return types.InputRequiredResult(request_state="asked", input_requests={
+            "signer": types.ElicitRequest(params=types.ElicitRequestFormParams(
+                message="Who signs the note?", requested_schema={
+                    "type": "object", "properties": {"name": {"type": "string"}},
+                    "required": ["name"]}))})
+    return f"A note on {topic}, signed {answer.content['name']}."
+
+
+def later() -> str:
+    return "later"
+
+
+@server.tool(description="Add the tool `later` and announce the change.")
+async def add_later(ctx: Context) -> str:
+    server.add_tool(later, description="Added after start.")
+    await ctx.notify_tools_changed()
+    return "added"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")
