@@ -13,7 +13,7 @@ import pytest
 from tests.packaging.helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "packaging"))
-from icu_data import dropped, slim_icu_data  # noqa: E402
+from icu_data import dropped, slim_icu_data
 
 QT_LIB = Path(__import__("PySide6").__file__).parent / "Qt" / "lib"
 
