@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from app.ui.widgets.tool_card import ToolCard
 
 _ACTION_ROW_PX = 22  # room under a user message for "Restore to before this message"
+USER_MESSAGE_STYLE = ("QTextBrowser { background: palette(alternate-base); border-radius: 8px;"
+                      " padding: 4px; }")
 
 
 class MessageView(QTextBrowser):
@@ -51,8 +53,7 @@ class MessageView(QTextBrowser):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.viewport().setAutoFillBackground(role == "user")
         if role == "user":
-            self.setStyleSheet("QTextBrowser { background: palette(alternate-base);"
-                               " border-radius: 8px; padding: 4px; }")
+            self.setStyleSheet(USER_MESSAGE_STYLE)
         else:
             self.setStyleSheet("QTextBrowser { background: transparent; }")
         self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
