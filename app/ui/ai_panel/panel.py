@@ -103,12 +103,12 @@ class AIPanel(QWidget):
         self.undo = UndoActions(self.transcript, self.tool_cards, self.checkpoints, self.runs,
                                 status)
         # Notices and the first-run mode choice, above the conversation row.
-        banners = WidgetSlot(spacing=6)
+        banners = WidgetSlot(spacing=6, tab_after=lambda: self)  # Tab: the panel's first
         self.notices = ServiceNotices(services, banners)
         self.mode_choice = ModeChoice(services, lambda: self.profile_id, banners, self.runs,
                                       status, self.permission_mode_changed.emit)
         self._mode_intro_planned = False  # on the first show
-        list_slot = WidgetSlot()
+        list_slot = WidgetSlot(tab_after=lambda: self.flow.chip)  # under the conversation row
         self.conversations = Conversations(
             services, self.sessions, self.runs, project_root, status, self.transcript,
             self.undo, list_slot, clear_panel=self._clear, show_state=self._show_state)

@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.ui.tab_focus import chain_end, join_chain_after
+
 if TYPE_CHECKING:
     from app.core.agent.checkpointing import UndoRecord
     from app.ui.widgets.tool_card import ToolCard
@@ -350,6 +352,7 @@ class Transcript(QScrollArea):
         self._anchor = None  # new content at the end: the view follows it, or stays
         self.empty_hint.hide()
         self.column.insertWidget(self.column.count() - 1, widget)
+        join_chain_after(chain_end(self), widget)  # Tab: after what is above, before the prompt
         self._items.append(widget)
         return widget
 
@@ -359,6 +362,7 @@ class Transcript(QScrollArea):
             return self.add(widget)
         self.empty_hint.hide()
         self.column.insertWidget(self.column.indexOf(anchor), widget)
+        join_chain_after(anchor.previousInFocusChain(), widget)
         self._items.insert(self._items.index(anchor), widget)
         return widget
 
