@@ -73,8 +73,11 @@ class AnswerEnd:
         self._tasks.run(self._read(session, self._generation))
 
     async def _read(self, session: AgentSession, generation: int) -> None:
-        versions = await session.forking.versions()
-        unanswered = await session.forking.ends_unanswered()
+        try:
+            versions = await session.forking.versions()
+            unanswered = await session.forking.ends_unanswered()
+        except RuntimeError:  # the event loop closed under it (quitting): nothing to show
+            return
         if generation == self._generation and self._sessions.session is session and \
                 not self._runs.running:
             self._show(versions, unanswered)
