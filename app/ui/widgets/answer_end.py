@@ -49,6 +49,7 @@ class VersionSwitch(QFrame):
         button.setAccessibleName(tip)
         button.setAutoRaise(True)
         button.setCursor(Qt.CursorShape.PointingHandCursor)
+        button.setStyleSheet("QToolButton { font-size: 16px; padding: 0 6px; }")  # a target
         return button
 
     def set_enabled(self, enabled: bool) -> None:
