@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from shiboken6 import isValid
+
 from app.ui.task_set import TaskSet
 from app.ui.widgets.answer_end import UNANSWERED_STYLE, UnansweredBar, VersionSwitch
 from app.ui.widgets.transcript_view import USER_MESSAGE_STYLE, MessageView
@@ -56,7 +58,7 @@ class AnswerEnd:
             return
         self._generation += 1
         self._drop_replaced_prompt()
-        if self.switch is not None:
+        if self.switch is not None and isValid(self.switch):  # an edit may have cut it
             self.switch.set_enabled(False)
         if self.unanswered is not None:
             self._unmark()
@@ -84,7 +86,7 @@ class AnswerEnd:
 
     def _show(self, versions: tuple[int, int] | None, unanswered: bool) -> None:
         transcript = self._transcript
-        if self.switch is not None:
+        if self.switch is not None and isValid(self.switch):
             transcript.remove(self.switch)
             self.switch = None
         self._unmark()
@@ -115,6 +117,8 @@ class AnswerEnd:
         view, bar = self.unanswered
         self.unanswered = None
         self._transcript.remove(bar)
+        if not isValid(view):
+            return  # cut from the transcript (an edit of it)
         view.setProperty("unanswered", False)
         view.setStyleSheet(USER_MESSAGE_STYLE)
 
