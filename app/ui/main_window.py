@@ -78,6 +78,9 @@ class MainWindow(QMainWindow):
         self._tools_attached = False
         self.tools_built.connect(self._on_tools_built)
 
+        # Tab follows the order widgets are made in: the toolbar, the tabs, then the dock.
+        self.profiles = ProfileControls(self, lambda: self.live_services, lambda: self.ai_panel,
+                                        lambda: self.tools_panel)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(_placeholder("Starting…"), "Assistant")
@@ -95,8 +98,6 @@ class MainWindow(QMainWindow):
         self.resizeDocks([dock], [340], Qt.Orientation.Horizontal)
         self.tools_dock = dock
 
-        self.profiles = ProfileControls(self, lambda: self.live_services, lambda: self.ai_panel,
-                                        lambda: self.tools_panel)
         self.menus = WindowMenus(
             self, dock, choose_project=lambda: self.folders.choose(),
             new_conversation=lambda: self.ai_panel.new_conversation(),

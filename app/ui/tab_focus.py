@@ -4,6 +4,7 @@ to a widget tree (a window, a dialog) after it is built; Ctrl+Tab is left to tab
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QPlainTextEdit, QTextEdit, QWidget
 
 
@@ -20,3 +21,32 @@ def tab_moves_focus(root: QWidget) -> QWidget:
         if isinstance(view, QAbstractItemView):
             view.setTabKeyNavigation(False)
     return root
+
+
+def join_chain_after(anchor: QWidget | None, widget: QWidget) -> None:
+    """Put ``widget`` and its descendants right after ``anchor`` (or the focusable widget
+    before it) in the Tab chain, keeping their own order. A widget made later joins the end
+    of its window's chain wherever it is shown (a card in the transcript would come after the
+    tools panel); this keeps Tab in reading order."""
+    no_focus = Qt.FocusPolicy.NoFocus
+    previous = anchor
+    while previous is not None and previous.focusPolicy() == no_focus \
+            and not previous.isWindow():
+        previous = previous.previousInFocusChain()  # setTabOrder ignores a NoFocus first
+    if previous is None or previous.window() is not widget.window():
+        return  # not placed in a window yet: nothing to order
+    for node in (widget, *widget.findChildren(QWidget)):
+        if node.focusPolicy() != no_focus and not node.isWindow():
+            QWidget.setTabOrder(previous, node)
+            previous = node
+
+
+def chain_end(container: QWidget) -> QWidget:
+    """The last of ``container``'s descendants in the Tab chain (``container`` when none)."""
+    node = container
+    following = node.nextInFocusChain()
+    while following is not None and following is not container \
+            and container.isAncestorOf(following):
+        node = following
+        following = node.nextInFocusChain()
+    return node

@@ -44,7 +44,7 @@ class CallAudit:
             decision=_audit_kind(decision), state=state,
             rule_id=decision.rule.id if decision.rule is not None else None,
             conversation_id=self._conversation_id(), tool_use_id=call.id,
-            decided_by=_decided_by(decision), agent=self._agent)
+            decided_by=decided_by_words(decision), agent=self._agent)
 
     def set_state(self, row: Future[int], state: CallState) -> None:
         """The call moved on (approved: now running)."""
@@ -108,7 +108,7 @@ class CallAudit:
             output=content, is_error=is_error,
             rule_id=decision.rule.id if decision.rule is not None else None,
             duration_ms=duration_ms, conversation_id=self._conversation_id(),
-            tool_use_id=call.id, decided_by=_decided_by(decision), agent=self._agent)
+            tool_use_id=call.id, decided_by=decided_by_words(decision), agent=self._agent)
         self._emit(ToolFinished(call.id, call.name, is_error, duration_ms or 0, content, outcome,
                                 images))
         result: str | list[dict[str, Any]] = content
@@ -124,12 +124,16 @@ def _audit_kind(decision: Decision) -> str:
     return "ask" if decision.kind == "review" else decision.kind
 
 
-def _decided_by(decision: Decision) -> str:
-    """What decided, for the audit row: the mode fact or guard, else the rule."""
+def decided_by_words(decision: Decision) -> str:
+    """What decided, for the audit row and the live tool card alike (a reloaded card reads
+    the row, so both say the same): the mode fact or guard, else the rule; and the flow
+    reason or the note when they add something."""
     text = decision.decided_by or (decision.rule.summary() if decision.rule is not None
                                    else "no rule matched")
     if decision.flow_reason and decision.flow_reason not in text:
         text += f" — {decision.flow_reason}"
+    if decision.note and decision.note not in text:
+        text += f". {decision.note}"
     return text
 
 

@@ -6,7 +6,10 @@ Both cut the stored conversation and the session's in-memory history at a prompt
   deleted; ``text`` (with ``attachments``) is sent as a new prompt in its place
   (``prompt_content(i)`` is what the prompt had, to put its attachments back on the tray);
 - ``regenerate()``: everything after the last prompt (the answer, its tool calls and their
-  results) is deleted and the prompt is sent again.
+  results) is set aside as a version of the answer (app.core.store.answer_versions) and the
+  prompt is sent again; ``show_version(i)`` brings version i back as the conversation's
+  answer, so the next prompt continues from the version shown (``versions()``: which one of
+  how many).
 
 A *prompt* is a stored user message with no tool results (tool results are stored as user
 messages too, and a compaction marker is neither). The UI counts its user messages the same
@@ -33,6 +36,7 @@ from app.core.agent.attachments import Attachment, content_blocks, default_promp
 from app.core.agent.compaction import marker_of
 from app.core.agent.models import ProviderBadRequest
 from app.core.agent.session_history import ConversationHistory, title_for
+from app.core.store.answer_versions import AnswerVersionRepository
 from app.core.store.conversations import ConversationRepository, StoredMessage
 from app.core.store.writer import BackgroundWriter
 
@@ -75,6 +79,7 @@ class ConversationForking:
         self._conversations = conversations
         self._writer = writer
         self._drive = drive
+        self._versions = AnswerVersionRepository(conversations.db)
 
     async def resend_from(self, prompt_index: int, text: str,
                           attachments: Sequence[Attachment] = ()) -> None:
@@ -135,6 +140,37 @@ class ConversationForking:
 
         await self._drive(None, cut, None)
 
+    async def versions(self) -> tuple[int, int] | None:
+        """(the version shown, how many) of the answer to the last prompt; None when it was
+        never regenerated."""
+        found = await self._last_prompt()
+        if found is None:
+            return None
+        return await asyncio.to_thread(self._versions.of, *found)
+
+    async def show_version(self, position: int) -> bool:
+        """Make version ``position`` of the last answer the conversation's answer (the store
+        and the history the next request sends). False when there is no such version."""
+        found = await self._last_prompt()
+        if found is None:
+            return False
+        if not await asyncio.to_thread(self._versions.show, *found, position):
+            return False
+        conversation_id = found[0]
+        stored = await asyncio.to_thread(self._conversations.messages, conversation_id)
+        self._history.replace(await asyncio.to_thread(self._history.from_rows, stored))
+        return True
+
+    async def _last_prompt(self) -> tuple[int, int] | None:
+        """(conversation id, the last prompt's message id), with the writer flushed."""
+        conversation_id = self._history.conversation_id
+        if conversation_id is None:
+            return None
+        await self._writer.flush()
+        stored = await asyncio.to_thread(self._conversations.messages, conversation_id)
+        prompts = prompt_rows(stored)
+        return (conversation_id, prompts[-1].id) if prompts else None
+
     async def _cut_at_prompt(self, prompt_index: int, *, keep_prompt: bool,
                              new_text: str | None = None) -> None:
         conversation_id = self._history.conversation_id
@@ -147,7 +183,10 @@ class ConversationForking:
             raise ProviderBadRequest("That message is no longer in this conversation.")
         prompt = prompts[prompt_index]
         first = prompt.id + 1 if keep_prompt else prompt.id
-        await asyncio.to_thread(self._conversations.delete_from, conversation_id, first)
+        if keep_prompt and prompt is prompts[-1]:  # regenerate: the answer stays a version
+            await asyncio.to_thread(self._versions.set_aside, conversation_id, prompt.id)
+        else:
+            await asyncio.to_thread(self._conversations.delete_from, conversation_id, first)
         if new_text is not None and prompt is prompts[0]:
             await asyncio.to_thread(self._retitle, conversation_id, prompt, new_text)
         remaining = [m for m in stored if m.id < first]

@@ -129,6 +129,9 @@ class ConversationRepository:
         with self.store.transaction() as conn:
             cur = conn.execute("DELETE FROM messages WHERE conversation_id = ? AND id >= ?",
                                (conversation_id, first_id))
+            # the versions of the answers to the prompts that went (answer_versions)
+            conn.execute("DELETE FROM answer_versions WHERE conversation_id = ?"
+                         " AND prompt_id >= ?", (conversation_id, first_id))
             conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?",
                          (utc_now(), conversation_id))
         return cur.rowcount

@@ -373,7 +373,24 @@ ALTER TABLE tool_executions ADD COLUMN agent TEXT NOT NULL DEFAULT '';
 """
 
 
+# 13: the answers a regenerate set aside ("‹ 1/2 ›", app.core.store.answer_versions). A row per
+# version of the answer to ``prompt_id``; ``messages`` NULL marks the version shown, whose
+# messages are the conversation's own after the prompt.
+_V13 = """
+CREATE TABLE answer_versions (
+    id               INTEGER PRIMARY KEY,
+    conversation_id  INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    prompt_id        INTEGER NOT NULL,
+    position         INTEGER NOT NULL CHECK (position >= 0),
+    messages         TEXT CHECK (messages IS NULL OR
+                                 (json_valid(messages) AND json_type(messages) = 'array')),
+    created_at       TEXT NOT NULL,
+    UNIQUE (conversation_id, prompt_id, position)
+);
+"""
+
+
 MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _v6_modes_and_flow, _V7, _V8,
-                                     _V9, _V10, _v11_search_words, _V12)
+                                     _V9, _V10, _v11_search_words, _V12, _V13)
 
 SCHEMA_VERSION = len(MIGRATIONS)

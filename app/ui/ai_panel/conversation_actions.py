@@ -8,8 +8,9 @@ agent's side is app.core.agent.forking).
   after either, what the person had typed and attached for a new message is back.
   Tool calls that ran after it stay in the tool history (the audit trail is history) and
   their file changes stay ("Restore to before this message" undoes them).
-- **Regenerate** (the last answer): removes everything after the last message of the person
-  and asks again.
+- **Regenerate** (the last answer): sets everything after the last message of the person
+  aside as a version of the answer and asks again; ``answer_end`` shows the versions
+  ("‹ 1/2 ›") and a prompt left unanswered (with Resend, which is Regenerate for it).
 
 None of them while a run is going. Keyboard (``shortcuts``, installed by the panel):
 Ctrl+Shift+E edits the last message, Ctrl+Shift+R regenerates, Ctrl+Shift+C copies the last
@@ -25,6 +26,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
+from app.ui.ai_panel.answer_end import AnswerEnd
 from app.ui.ai_panel.edit_attachments import EditAttachments
 from app.ui.ai_panel.ports import idle_session
 from app.ui.message_shortcuts import MESSAGE_SHORTCUTS
@@ -64,10 +66,11 @@ class ConversationActions:
 
     def __init__(self, transcript: Transcript, prompt: PromptEdit, tray: AttachmentTray,
                  sessions: SessionSource, runs: RunStarter, status: Status, *,
-                 send: Callable[[str], bool], cut: Callable[[QWidget | None], None]) -> None:
+                 send: Callable[[str], bool], cut: Callable[[QWidget | None], None],
+                 reopen: Callable[[int], object]) -> None:
         """``send`` sends a prompt as Send does; ``cut`` takes a widget and everything after
         it out of the transcript (with the panel's bookkeeping of it), and leaves the next
-        run's cards to start from none."""
+        run's cards to start from none; ``reopen`` opens a stored conversation again."""
         self._transcript = transcript
         self._prompt = prompt
         self._tray = tray
@@ -81,6 +84,8 @@ class ConversationActions:
         self.edit_attachments = EditAttachments(transcript, tray, sessions, status)
         self.edit_banner = EditBanner()
         self.edit_banner.cancel_button.clicked.connect(self.cancel_edit)
+        self.answer_end = AnswerEnd(transcript, sessions, runs, status,
+                                    resend=self.regenerate, reopen=reopen)
         transcript.message_action.connect(self._on_message_action)
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), prompt)
         escape.setContext(Qt.ShortcutContext.WidgetShortcut)

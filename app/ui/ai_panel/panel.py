@@ -103,12 +103,12 @@ class AIPanel(QWidget):
         self.undo = UndoActions(self.transcript, self.tool_cards, self.checkpoints, self.runs,
                                 status)
         # Notices and the first-run mode choice, above the conversation row.
-        banners = WidgetSlot(spacing=6)
+        banners = WidgetSlot(spacing=6, tab_after=lambda: self)  # Tab: the panel's first
         self.notices = ServiceNotices(services, banners)
         self.mode_choice = ModeChoice(services, lambda: self.profile_id, banners, self.runs,
                                       status, self.permission_mode_changed.emit)
         self._mode_intro_planned = False  # on the first show
-        list_slot = WidgetSlot()
+        list_slot = WidgetSlot(tab_after=lambda: self.flow.chip)  # under the conversation row
         self.conversations = Conversations(
             services, self.sessions, self.runs, project_root, status, self.transcript,
             self.undo, list_slot, clear_panel=self._clear, show_state=self._show_state)
@@ -134,7 +134,8 @@ class AIPanel(QWidget):
                                             status, self.transcript, self.stream)
         self.conversation_actions = ConversationActions(
             self.transcript, self.prompt, self.attachment_tray, self.sessions, self.runs,
-            status, send=lambda text: self.send(text), cut=self._cut_transcript)
+            status, send=lambda text: self.send(text), cut=self._cut_transcript,
+            reopen=self.conversations.open)  # and the answer's end: versions, unanswered
         # MCP prompts ("/" in the prompt, the MCP button) and resources (issue 19).
         self.mcp_prompts = McpPrompts(services, self.prompt, self.attachment_tray, status)
         self.pauses = OrchestrationPauses(services, self.sessions, self.runs, self.transcript,
@@ -255,12 +256,12 @@ class AIPanel(QWidget):
         self.compaction.reset()
 
     def _show_state(self) -> None:
-        """The usage line shows the open conversation's tokens, the chip its labels (clean
-        before its first run) and the project's trust."""
+        """The open conversation's tokens, labels (clean before its first run), trust, end."""
         session = self.session
         self.usage.show("", None, session.conversation_usage() if session is not None else {})
         self.flow.show_flow()
         self.pauses.restore(session.conversation_id if session is not None else None)
+        self.conversation_actions.answer_end.refresh()
 
     def _cut_transcript(self, widget: QWidget | None) -> None:
         """``widget`` and everything after it out of the transcript and the bookkeeping of
@@ -377,10 +378,8 @@ class AIPanel(QWidget):
 
     def _run_ended(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
-            exc = task.exception()
-            log.error("agent run crashed", exc_info=exc)
-            add_error_card(self.transcript, f"Internal error: {exc}", True,
-                           lambda: self.retry())
+            log.error("agent run crashed", exc_info=(exc := task.exception()))
+            add_error_card(self.transcript, f"Internal error: {exc}", True, lambda: self.retry())
         self.stream.flush()
         self.undo.end_run()
         self.sessions.ended()
@@ -390,6 +389,7 @@ class AIPanel(QWidget):
         self.stop_button.setEnabled(running)
         self.running_changed.emit(running)
         self.status_message.emit("Working…" if running else "Ready")
+        self.conversation_actions.answer_end.on_running(running)
         if running:
             return
         self.conversations.refresh()

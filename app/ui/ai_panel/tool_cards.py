@@ -67,11 +67,13 @@ class ToolCards:
 
     def request(self, event: ToolRequested) -> ToolCard:
         """The card of a call the model asked for, one of this run's."""
+        from app.core.agent.call_audit import decided_by_words
         from app.ui.widgets.tool_card import ToolCard
 
         decision = event.decision
+        # In the words the audit row keeps, so the card reads the same when reloaded.
         card = ToolCard(event.tool_use_id, event.tool_name, event.server_id, event.input,
-                        decision.kind, decision.explain(), decided_by=decision.decided_by,
+                        decision.kind, decided_by_words(decision), decided_by=decision.decided_by,
                         has_rule=decision.rule is not None)
         self.by_id[event.tool_use_id] = card
         self.this_run.append(card)

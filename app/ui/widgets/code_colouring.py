@@ -42,6 +42,9 @@ LIGHT_STYLE = "default"
 DARK_STYLE = "github-dark"
 MIN_CONTRAST = 4.5             # WCAG AA for text, against the code block's background
 APPLY_BUDGET_S = 0.002         # GUI time spent reading code or merging colours per turn
+# A new request waits this long: the render that asked for it lays out and paints first, in
+# its own turn, instead of the first slice of colouring adding to that turn's stall.
+START_DELAY_MS = 50
 _TOKENS_PER_YIELD = 50
 _CODE_FENCE = QTextFormat.Property.BlockCodeFence
 _LANGUAGE = QTextFormat.Property.BlockCodeLanguage
@@ -150,7 +153,7 @@ class CodeColouring(QObject):
         self._scans.append(_Scan(ticket, start, end))
         self._requested += 1
         if not self._timer.isActive():
-            self._timer.start()
+            self._timer.start(START_DELAY_MS)
 
     def _scan_some(self, deadline: float) -> None:
         scan = self._scans[0]
@@ -197,7 +200,7 @@ class CodeColouring(QObject):
         if self._current(ticket):
             self._pending.extend((ticket, run.start, spans) for run, spans in result if spans)
             if not self._timer.isActive():
-                self._timer.start()
+                self._timer.start(0)
 
     def _format(self, color: str, bold: bool, italic: bool) -> QTextCharFormat:
         key = (color, bold, italic)
@@ -237,7 +240,7 @@ class CodeColouring(QObject):
                 self._pending.popleft()
         cursor.endEditBlock()
         if self._pending or self._scans:
-            self._timer.start()
+            self._timer.start(0)
 
 
 class _Scan:

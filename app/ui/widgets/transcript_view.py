@@ -21,11 +21,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.ui.tab_focus import chain_end, join_chain_after
+
 if TYPE_CHECKING:
     from app.core.agent.checkpointing import UndoRecord
     from app.ui.widgets.tool_card import ToolCard
 
 _ACTION_ROW_PX = 22  # room under a user message for "Restore to before this message"
+USER_MESSAGE_STYLE = ("QTextBrowser { background: palette(alternate-base); border-radius: 8px;"
+                      " padding: 4px; }")
 
 
 class MessageView(QTextBrowser):
@@ -51,8 +55,7 @@ class MessageView(QTextBrowser):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.viewport().setAutoFillBackground(role == "user")
         if role == "user":
-            self.setStyleSheet("QTextBrowser { background: palette(alternate-base);"
-                               " border-radius: 8px; padding: 4px; }")
+            self.setStyleSheet(USER_MESSAGE_STYLE)
         else:
             self.setStyleSheet("QTextBrowser { background: transparent; }")
         self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
@@ -349,6 +352,7 @@ class Transcript(QScrollArea):
         self._anchor = None  # new content at the end: the view follows it, or stays
         self.empty_hint.hide()
         self.column.insertWidget(self.column.count() - 1, widget)
+        join_chain_after(chain_end(self), widget)  # Tab: after what is above, before the prompt
         self._items.append(widget)
         return widget
 
@@ -358,6 +362,7 @@ class Transcript(QScrollArea):
             return self.add(widget)
         self.empty_hint.hide()
         self.column.insertWidget(self.column.indexOf(anchor), widget)
+        join_chain_after(anchor.previousInFocusChain(), widget)
         self._items.insert(self._items.index(anchor), widget)
         return widget
 
