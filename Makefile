@@ -39,7 +39,9 @@ lock:
 
 # System tools: ripgrep and fd speed up grep/glob_search, git backs git_ops, bubblewrap is the
 # sandbox every program runs in (Linux), desktop-file-utils checks the
-# desktop entry in tests, and two xcb libraries are bundled by `make package`.
+# desktop entry in tests, and two xcb libraries are bundled by `make package`; ICU's tools, a C
+# compiler and readelf rebuild Qt's ICU data without what Tebiki never reads (packaging/icu_data.py:
+# without them the bundle ships it whole and misses its size budget).
 # Installed when we are root on a Debian-like machine; otherwise we say what is missing.
 sysdeps:
 	@missing=""; \
@@ -48,6 +50,9 @@ sysdeps:
 	command -v git >/dev/null 2>&1 || missing="$$missing git"; \
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	command -v desktop-file-validate >/dev/null 2>&1 || missing="$$missing desktop-file-utils"; \
+	command -v icupkg >/dev/null 2>&1 && command -v genccode >/dev/null 2>&1 || missing="$$missing icu-devtools"; \
+	command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; \
+	command -v readelf >/dev/null 2>&1 || missing="$$missing binutils"; \
 	{ ldconfig -p 2>/dev/null | grep -q 'libxcb-icccm.so.4 '; } || missing="$$missing libxcb-icccm4"; \
 	{ ldconfig -p 2>/dev/null | grep -q 'libxcb-keysyms.so.1 '; } || missing="$$missing libxcb-keysyms1"; \
 	if [ -n "$$missing" ]; then \

@@ -16,6 +16,7 @@ When one is missing the full library is shipped and the build says so.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -45,7 +46,10 @@ def dropped(item: str) -> bool:
 
 
 def _tools() -> dict[str, str] | None:
-    found = {name: shutil.which(name) for name in ("icupkg", "genccode", "cc", "readelf")}
+    # icu-devtools puts icupkg in /usr/sbin, which a non-root PATH often lacks.
+    search = os.pathsep.join((os.environ.get("PATH", os.defpath), "/usr/sbin", "/sbin"))
+    found = {name: shutil.which(name, path=search)
+             for name in ("icupkg", "genccode", "cc", "readelf")}
     if not all(found.values()):
         return None
     return {name: str(path) for name, path in found.items()}
