@@ -247,3 +247,34 @@ def test_a_calls_changes_are_kept_with_its_audit_row(db) -> None:
     (stored,) = [e for e in audit.list() if e.id == row]
     assert stored.changes == changes
     assert [e.changes for e in audit.list() if e.id != row] == []
+
+
+
+def test_closing_waits_for_the_queries_of_other_threads(fresh_data_dir):
+    """Every query holds the store's lock; the close takes it too. Closing the connection
+    between another thread's check and its statement crashed the whole process (seen when the
+    window quit while a worker read the conversation's last message)."""
+    import threading
+
+    db = open_database(fresh_data_dir / "t.sqlite3")
+    holding, release = threading.Event(), threading.Event()
+
+    def reader() -> None:
+        with store_of(db).lock:  # a repository query in progress
+            holding.set()
+            release.wait(10)
+
+    worker = threading.Thread(target=reader)
+    worker.start()
+    assert holding.wait(10)
+    closer = threading.Thread(target=db.close)
+    closer.start()
+    closer.join(0.2)
+    still_waiting = closer.is_alive()
+    release.set()
+    worker.join(10)
+    closer.join(10)
+    assert still_waiting, "the connection was closed under a running query"
+    assert not closer.is_alive()
+    with pytest.raises(sqlite3.ProgrammingError):  # after the close: an error, not a crash
+        ConversationRepository(db).last_message(1)

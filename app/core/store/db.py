@@ -79,7 +79,11 @@ class Database(_DatabaseBase):
         return self.utils[table_name]
 
     def close(self) -> None:
-        self.conn.close()
+        # Under the store's lock, which every query holds: closing a connection while a worker
+        # thread's statement runs on it crashes the process (sqlite3 frees what the statement
+        # uses). A query that comes after gets "closed database", an exception.
+        with store_of(self).lock:
+            self.conn.close()
 
 
 def utc_now() -> str:
