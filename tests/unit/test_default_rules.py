@@ -151,6 +151,7 @@ def test_migration_records_first_run_rules_of_an_older_database(fresh_data_dir):
     repo.update(web.id, decision="ask")
     # Roll back to version 3, before the record existed, as an older Tebiki left it (what
     # later migrations added goes too).
+    db.conn.execute("DROP TABLE answer_versions")
     db.conn.execute("DROP TABLE sub_agent_executions")
     db.conn.execute("DROP TABLE orchestration_runs")
     db.conn.execute("DROP INDEX idx_conversations_parent")

@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import stat
+import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
@@ -276,8 +277,10 @@ class CheckpointController(QObject):
         return removed
 
 def loop_running() -> bool:
-    import asyncio
-
+    # No asyncio loaded, no loop running: asking must not load the event loop before ready.
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return False
     try:
         asyncio.get_running_loop()
     except RuntimeError:
