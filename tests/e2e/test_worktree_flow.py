@@ -78,15 +78,20 @@ async def test_a_worktree_run_commits_is_applied_and_undone(window, project, fak
     dialog = window.worktree_runs.review()
     assert isinstance(dialog, ReviewChangesDialog)
     await wait_for(lambda: dialog.files.count() == 2, timeout=30)
+    # A button is enabled by the done-callback of the task before it, a loop turn after the
+    # task is done: a click before that is a click on a disabled button.
+    await wait_for(dialog.apply_all_button.isEnabled, timeout=30)
     dialog.apply_all_button.click()
     await wait_for(lambda: dialog.busy.done(), timeout=30)
     assert (project / "doc" / "plan.md").read_text() == "the plan\n", dialog.status.text()
     assert (project / "doc" / "notes.md").read_text() == "notes\nmore\n"
+    await wait_for(dialog.undo_button.isEnabled, timeout=30)
     dialog.undo_button.click()
     await wait_for(lambda: dialog.busy.done(), timeout=30)
     assert not (project / "doc" / "plan.md").exists(), dialog.status.text()
     assert (project / "doc" / "notes.md").read_text() == "notes\n"
     assert git(project, "for-each-ref", "--format=%(refname) %(objectname)") == before
+    await wait_for(dialog.finish_button.isEnabled, timeout=30)
     dialog.finish_button.click()
     await wait_for(lambda: not workspace.repo.exists(), timeout=30)
     assert git(project, "branch", "--list", workspace.branch) == ""  # not kept

@@ -126,11 +126,11 @@ async def test_review_applies_per_file_merges_a_conflict_undoes_and_finishes(
     assert not dialog.resolution.isVisibleTo(dialog)
     dialog.apply_button.click()
     await wait_for(lambda: (project / "doc" / "new.md").exists(), timeout=30)
-    await wait_for(lambda: dialog.busy.done())
+    await wait_for(lambda: dialog.busy.done() and dialog.finish_button.isEnabled())
     dialog.files.setCurrentRow(0)
     dialog.resolution.setCurrentIndex(dialog.resolution.findData("merge"))
     dialog.apply_button.click()
-    await wait_for(lambda: dialog.busy.done(), timeout=30)
+    await wait_for(lambda: dialog.busy.done() and dialog.finish_button.isEnabled(), timeout=30)
     assert (project / "a.txt").read_text() == "ONE\ntwo\nthree\nfour\nFIVE\n", \
         dialog.status.text()
     assert not dialog.apply_all_button.isEnabled()  # nothing left to apply
@@ -138,10 +138,10 @@ async def test_review_applies_per_file_merges_a_conflict_undoes_and_finishes(
     dialog.undo_button.click()  # the merge goes
     await wait_for(lambda: (project / "a.txt").read_text() == "ONE\ntwo\nthree\nfour\nfive\n",
                    timeout=30)
-    await wait_for(lambda: dialog.busy.done())
+    await wait_for(lambda: dialog.busy.done() and dialog.finish_button.isEnabled())
     dialog.undo_button.click()  # then the new file
     await wait_for(lambda: not (project / "doc" / "new.md").exists(), timeout=30)
-    await wait_for(lambda: dialog.busy.done())
+    await wait_for(lambda: dialog.busy.done() and dialog.finish_button.isEnabled())
     assert dialog.apply_all_button.isEnabled()
     dialog.discard_all_button.click()
     assert not dialog.apply_all_button.isEnabled()
