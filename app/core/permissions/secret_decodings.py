@@ -75,9 +75,6 @@ _SEPARATED_HEX_CLASS: Final = _class_table(_HEX_DIGITS, b": ")  # ":" for a sepa
 _URLSAFE_TO_STANDARD: Final = bytes.maketrans(b"-_", b"+/")
 _B32_UPPER_CLASS: Final = _class_table(_B32_UPPER)
 _B32_LOWER_CLASS: Final = _class_table(_B32_UPPER.lower())
-# "U" for an upper-case letter, "l" for a lower-case one: a run of both cases may be base64.
-_LETTER_CASE: Final = bytes(0x55 if 0x41 <= b <= 0x5A else 0x6C if 0x61 <= b <= 0x7A else 0x20
-                            for b in range(256))
 _SEPARATED_PAIRS = re.compile(rb"(?:aa:)+aa")
 _SEPARATED_NEEDLE: Final = b"aa:" * (_MIN_HEX_PAIRS - 1) + b"aa"
 _GZIP_MAGIC: Final = b"\x1f\x8b\x08"
@@ -204,13 +201,15 @@ def _hex_runs(data: bytes, layer: _Layer) -> None:
 def _base64_and_base32_runs(data: bytes, layer: _Layer) -> None:
     _base32_runs(data, layer)
     classes = data.translate(_B64_CLASS)
-    letters = data.translate(_LETTER_CASE)
     blobs: list[bytes] = []  # standard alphabet, whole quads: decoded in one call
     spans: list[tuple[int, int]] = []
     for start, end in _runs(classes, _MIN_BASE64_RUN):
-        if letters.find(b"U", start, end) < 0 or letters.find(b"l", start, end) < 0:
-            continue  # one letter case: hex, a UUID, a path, base32; not base64 (see above)
         run = data[start:end]
+        if _one_case(run) or run.upper() == run:
+            # One letter case (hex, a UUID, a path, base32; not base64, see above), or no
+            # letter at all. The slice's own case tests cost less than a class string of the
+            # whole input and two searches of it per run: most runs are one-case.
+            continue
         # Where a blob may start: the run's start, and after a "/" (a blob in a URL path).
         starts = [0]
         slash = run.find(b"/")
