@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import stat
+import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
@@ -276,8 +277,11 @@ class CheckpointController(QObject):
         return removed
 
 def loop_running() -> bool:
-    import asyncio
-
+    # Asked before the event loop too (a timer at ready): with asyncio not imported yet no
+    # loop can run, and importing it here would put its ~20 ms before ready.
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return False
     try:
         asyncio.get_running_loop()
     except RuntimeError:
