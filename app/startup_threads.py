@@ -25,7 +25,8 @@ log = logging.getLogger("tebiki")
 
 # Modules the ready window needs, imported in the worker too, so the GUI thread only builds
 # widgets. The tools list and the tool history come after ready (MainWindow.attach_tools).
-PANEL_MODULES = ("app.ui.ai_panel.panel", "app.ui.approval_queue")
+PANEL_MODULES = ("app.ui.ai_panel.panel", "app.ui.approval_queue", "app.ui.parallel_runs",
+                 "app.ui.worktree_runs")
 # What MainWindow.attach_tools imports (MCP's server requests and sign-in; the project's
 # checkpoint engine, which opening the project loads): imported with the tools, so attaching
 # them on the GUI thread imports nothing.
