@@ -34,11 +34,6 @@ _START_POLL_S = 0.005
 # The tools build starts after the panel's first paint, so its imports do not hold the GIL
 # while it is drawn.
 _AFTER_READY_DELAY_MS = 30
-# How long a thread running Python keeps the GIL while another waits for it (Python's default:
-# 5 ms). The start-up's worker threads import while the GUI thread paints, and each of the GUI
-# thread's Python calls (an event filter, a paint) then waited up to that long: measured,
-# 0.5 ms makes the window ready ~9 ms sooner (tests/bench/bench_ui_responsiveness.py).
-_GIL_SWITCH_INTERVAL_S = 0.0005
 # How long quitting waits for the start-up threads (normally well under a second).
 _STARTUP_JOIN_TIMEOUT_S = 30.0
 
@@ -119,7 +114,6 @@ def _run(app: QApplication, args: argparse.Namespace, paths: AppPaths) -> int:
 
 def prepare_start(argv: Sequence[str]) -> tuple[argparse.Namespace, AppPaths]:
     """What comes before Qt: the command line, the data folder and the log."""
-    sys.setswitchinterval(_GIL_SWITCH_INTERVAL_S)
     args = parse_args(argv)
     if args.smoke_test:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"

@@ -1,6 +1,5 @@
-"""The start-up's threads and the GUI thread: the GUI thread's deferred imports
-(app.ui.deferred_imports) start once the worker has loaded the agent's modules they depend on
-(app.startup_threads), so each turn imports only its own; and the GIL changes hands quickly."""
+"""The GUI thread's deferred imports (app.ui.deferred_imports) start once the worker has loaded
+the agent's modules they depend on (app.startup_threads), so each turn imports only its own."""
 
 from __future__ import annotations
 
@@ -46,17 +45,3 @@ def test_the_agents_modules_are_in_before_the_gui_thread_imports_the_dialogs(
     assert _loaded(result["at_emit"], DEFERRED_AGENT_MODULES) == sorted(DEFERRED_AGENT_MODULES)
     assert "app.core.agent.events" in result["at_emit"]
     assert _loaded(result["at_emit"], DEFERRED_UI_MODULES) == []  # the GUI's turns follow
-
-
-def test_start_up_hands_the_gil_over_sooner_than_pythons_default(tmp_path):
-    # The GUI thread's calls wait for the GIL while the start-up's workers import: at Python's
-    # 5 ms switch interval each such wait could take that long (app.main._GIL_SWITCH_INTERVAL_S).
-    result = _run(f"""
-        import json, sys
-        from app.main import prepare_start
-        before = sys.getswitchinterval()
-        prepare_start(["--data-dir", {str(tmp_path / "data")!r}])
-        print(json.dumps({{"before": before, "after": sys.getswitchinterval()}}))
-    """, tmp_path)
-    assert result["before"] == pytest.approx(0.005)
-    assert result["after"] <= 0.001
