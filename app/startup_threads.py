@@ -25,7 +25,8 @@ log = logging.getLogger("tebiki")
 
 # Modules the ready window needs, imported in the worker too, so the GUI thread only builds
 # widgets. The tools list and the tool history come after ready (MainWindow.attach_tools).
-PANEL_MODULES = ("app.ui.ai_panel.panel", "app.ui.approval_queue")
+PANEL_MODULES = ("app.ui.ai_panel.panel", "app.ui.approval_queue", "app.ui.parallel_runs",
+                 "app.ui.worktree_runs")
 # What MainWindow.attach_tools imports (MCP's server requests and sign-in; the project's
 # checkpoint engine, which opening the project loads): imported with the tools, so attaching
 # them on the GUI thread imports nothing.
@@ -35,7 +36,9 @@ TOOLS_UI_MODULES = ("app.ui.server_requests", "app.ui.controllers.mcp_settings",
 # What Send needs that the panel imports on first use: the agent's session (and its tool loop).
 # The ready window has not loaded it (app.core.agent loads its parts lazily); this warm-up, like
 # the one the first keystroke starts, keeps a Send from waiting for it (AIPanel._first_run).
-DEFERRED_AGENT_MODULES = ("app.core.agent.session",)
+# With it, what the deferred dialogs import from app.core (the agent's events, the rule
+# suggestions), so the GUI thread's import turns (app.ui.deferred_imports) are only their own.
+DEFERRED_AGENT_MODULES = ("app.core.agent.session", "app.core.permissions.suggestions")
 
 
 # The start-up threads (the tools build and its probes): quitting waits for them, so the
@@ -80,13 +83,16 @@ def _build_tools_then_warm_up(window: MainWindow, services: Services) -> None:
     finally:
         _end_early_probes()
     import_all(TOOLS_UI_MODULES)  # MainWindow.attach_tools imports these
+    # The UI's modules are imported on the GUI thread (app.ui.deferred_imports: defining a Qt
+    # widget class here raced with painting), starting when the tools are attached; the agent's
+    # have no Qt and load here, first. Imported after that signal instead, they were loaded by
+    # both threads at once: the dialogs import the agent's events, so the GUI thread waited for
+    # this thread's import locks, then imported their share itself (~100 ms of stall).
+    import_all(DEFERRED_AGENT_MODULES)
     try:
         window.tools_built.emit(problem)  # queued: attach_tools runs on the GUI thread
     except RuntimeError:  # the window is gone (quit while starting)
         return
-    # The UI's modules are imported on the GUI thread (app.ui.deferred_imports: defining a Qt
-    # widget class here raced with painting); the agent's have no Qt and load here.
-    import_all(DEFERRED_AGENT_MODULES)
 
 
 def _probe_sandbox() -> None:

@@ -258,6 +258,13 @@ class MainWindow(QMainWindow):
         # app is shutting its services down.
         if self.services is not None and not self._closing and not self._closed:
             self.attach_tools()
+            # What the panels open later, one module per turn. Started by the worker's signal,
+            # which follows its imports of the agent's modules (app.startup_threads), not by
+            # attach_tools (at ready when the tools were built before it): the dialogs import
+            # those too, and the two threads importing them at once stalled the GUI thread.
+            from app.ui.deferred_imports import DEFERRED_UI_MODULES, import_in_turns
+
+            import_in_turns(DEFERRED_UI_MODULES, self)
 
     @property
     def tools_are_attached(self) -> bool:
@@ -302,9 +309,6 @@ class MainWindow(QMainWindow):
         self.server_requests = install_server_requests(self, services)
         install_mcp_sign_in(mcp)
 
-        from app.ui.deferred_imports import DEFERRED_UI_MODULES, import_in_turns
-
-        import_in_turns(DEFERRED_UI_MODULES, self)  # what the panels open later
         for item in self._needs_services:
             item.setEnabled(True)
         self.profiles.refresh()
