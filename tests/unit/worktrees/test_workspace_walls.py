@@ -6,8 +6,6 @@ prints that it ran); what is checked is its side effect."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,16 +15,9 @@ from app.core.tools.base import GitPermission, ToolContext
 from app.core.tools.builtin.shell_exec import create as create_shell
 from app.core.worktrees.workspace import RunWorkspace, Worktrees
 from tests.sandbox_support import STATUS, requires_sandbox
+from tests.unit.worktrees.test_run_workspace import _git
 
 pytestmark = requires_sandbox
-
-
-def _git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
-                          text=True).stdout
 
 
 @pytest.fixture
