@@ -264,4 +264,5 @@ class ChildRun:
             elapsed_s=time.monotonic() - self.started,
             input_tokens=self.facts.input_tokens, output_tokens=self.facts.output_tokens,
             cost_usd=self.facts.cost_usd, conversation_id=self.child_conversation_id,
-            run_id=self.run_id))
+            run_id=self.run_id,
+            workspace_branch=self.place.workspace.branch if self.place is not None else ""))

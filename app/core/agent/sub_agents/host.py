@@ -291,8 +291,10 @@ class SubAgentHost:
         if child.place is not None and self._workspaces is not None:  # in its workspace
             changes = None
             with contextlib.suppress(Exception):
-                child.result = (child.result or "") + await self._workspaces.finish(
-                    child.place, child.child_conversation_id)
+                note = await self._workspaces.finish(child.place, child.child_conversation_id)
+                child.result = (child.result or "") + note
+                child.place = child.place if note else None  # removed: nothing to review
+            child.update_row()
         if changes is not None:
             self._links.changes_recorded(child.parent_call_id, "execute_sub_agent", changes)
         status = child.status if child.status in ("done", "failed", "cancelled") else "cancelled"

@@ -54,6 +54,7 @@ async def test_a_writing_child_works_in_its_own_workspace_and_comes_back_by_revi
     assert (workspace.repo / "a.txt").read_text() == "two\n"
     row = harness.of(SubAgentUpdated)[-1]
     assert row.status == "done" and workspace.conversation_id == row.conversation_id
+    assert row.workspace_branch == workspace.branch  # its row offers Review changes
     assert worktrees.stale(lambda cid: cid == row.conversation_id) == []
     # The person's review: the change, applied through the project's checkpoints.
     changes = await run_changes(worktrees, workspace)
@@ -71,6 +72,7 @@ async def test_a_child_that_changed_nothing_leaves_no_workspace(
     await harness.session(data_dir=fresh_data_dir).run("go")
     assert "waiting for review" not in _text(_results(harness)["e1"])
     assert Worktrees(fresh_data_dir).all() == []
+    assert harness.of(SubAgentUpdated)[-1].workspace_branch == ""
 
 
 async def test_without_a_repository_the_child_edits_the_project_as_before(
