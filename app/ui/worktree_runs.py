@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.ui.ai_panel.sub_agent_actions import SubAgentActions
 from app.ui.controllers.checkpoints import loop_running
 from app.ui.task_set import TaskSet
 from app.ui.window_menus import menu_named
@@ -103,6 +104,9 @@ class WorktreeRuns:
         if isinstance(layout, QVBoxLayout):  # above the instructions line
             layout.insertWidget(layout.indexOf(panel.instructions.button), self.line)
         panel.sessions.pool.listeners.append(self._row_changed)
+        actions = panel.tool_cards.sub_agent_controls
+        if isinstance(actions, SubAgentActions):  # a sub-agent row's Review changes
+            actions.review = self.review_conversation
         switch.describe_project = self.describe_project
         panel.running_changed.connect(lambda _running: self.refresh_line())
         self._timer = QTimer(self.line)
@@ -250,6 +254,21 @@ class WorktreeRuns:
             finished=self.forget, parent=self._window)
         self._keep(dialog)
         return dialog
+
+    def review_conversation(self, conversation_id: int) -> None:
+        """Review the workspace a sub-agent of that conversation worked in."""
+        self.tasks.run(self._review_conversation(conversation_id))
+
+    async def _review_conversation(self, conversation_id: int) -> None:
+        import asyncio
+
+        found = [w for w in await asyncio.to_thread(self.worktrees.all)
+                 if w.ready and w.conversation_id == conversation_id]
+        if not found:
+            self._status("Its changes are no longer waiting for review (applied or removed).")
+            return
+        self._know(found[0])
+        self.review(found[0])
 
     def _keep(self, dialog: QWidget) -> None:
         """Shown, and referenced while open (closed ones are let go)."""

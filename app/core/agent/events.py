@@ -269,6 +269,7 @@ class SubAgentUpdated:
     cost_usd: float = 0.0
     conversation_id: int | None = None
     run_id: int = 0  # its orchestration run (the one "Run it" resumes)
+    workspace_branch: str = ""  # its changes wait for review there (a write-capable child's)
 
 
 # What happens to one tool call, and what happens to the run as a whole.

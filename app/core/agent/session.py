@@ -81,6 +81,7 @@ from app.core.tools.registry import ToolRegistry
 from app.core.tools.shell.jobs import stop_jobs
 
 if TYPE_CHECKING:  # only annotations name the store
+    from app.core.agent.sub_agents.child_workspace import ChildPlace
     from app.core.store.db import Database
 
 log = logging.getLogger(__name__)
@@ -95,16 +96,13 @@ class AgentSession:
     The client is kept for later runs while the profile's provider and base URL stay the same.
 
     ``flow``: the flow labels to keep, when they are another conversation's too (default:
-    this conversation's own, stored with it).
-
-    ``personal_instructions``: the person's own instructions file, put into the system prompt
-    with the project's AGENTS.md and the like (app.core.agent.project_instructions).
-
-    ``scope``: what this session may do beyond its profile, only less (a sub-agent's:
-    app.core.agent.agent_scope); ``flow_state``: the labels it starts from and shares (a
-    sub-agent's parent's); ``parent_conversation_id``: the conversation that started it;
-    ``data_dir``: where the person's own sub-agent files are (``agents/*.md``); ``borrowed``:
-    folders its programs may read and never write (a run workspace's borrowed objects).
+    this conversation's own, stored with it). ``personal_instructions``: the person's own
+    instructions file, put into the system prompt with the project's AGENTS.md and the like
+    (app.core.agent.project_instructions). ``scope``: what this session may do beyond its
+    profile, only less (a sub-agent's: app.core.agent.agent_scope); ``flow_state``: the labels
+    it starts from and shares (a sub-agent's parent's); ``parent_conversation_id``: the
+    conversation that started it; ``data_dir``: where the person's own sub-agent files are
+    (``agents/*.md``); ``borrowed``: folders its programs may read and never write.
     """
 
     def __init__(
@@ -183,13 +181,13 @@ class AgentSession:
             checkpoints=CallCheckpoints(self.tool_session, audit.changes_recorded),
             checkpointer=checkpointer, conversation_id=current_conversation, emit=self._emit,
             borrowed=borrowed)
-        # The conversation's sub-agents (none for a sub-agent: children never delegate).
         self.sub_agents: SubAgentHost | None = build_host(
             db=db, profiles=profiles, profile_id=profile_id, registry=registry, scope=scope,
             conversation_id=current_conversation, new_child=self._new_child,
             flow=lambda: self.flow_tracking.flow, flow_changed=self.flow_tracking.changed,
             usage=self.usage, emit=self._emit, changes_recorded=audit.delegated_changes,
-            project_root=project_root, data_dir=data_dir) if scope.may_delegate else None
+            project_root=project_root, data_dir=data_dir, checkpointer=lambda: self.checkpointer
+        ) if scope.may_delegate else None  # a sub-agent's children: none, they never delegate
         if self.sub_agents is not None:
             self.tool_session[HOST_KEY] = self.sub_agents
         self.turns = ModelTurns(
@@ -329,18 +327,20 @@ class AgentSession:
         sub-agent's result filled in after its run paused)."""
         self.history.replace(None)
 
-    def _new_child(self, scope: AgentScope, flow_state: FlowState,
-                   on_event: EventSink) -> AgentSession:
-        """A sub-agent's session: this one's profile, permissions, registry, checkpoints and
-        approver, narrowed by ``scope``; its own conversation, kept with this one."""
+    def _new_child(self, scope: AgentScope, flow_state: FlowState, on_event: EventSink,
+                   place: ChildPlace | None) -> AgentSession:
+        """A sub-agent's session: this one's profile, permissions, registry and approver,
+        narrowed by ``scope``, in its own ``place`` (workspace, checkpoints) or this one's."""
         return AgentSession(
-            self.db, self.registry, self.permissions, self.profile_id, self.project_root,
-            lambda request: self.approval.approver(request), on_event,
-            client_factory=self.client, checkpointer=self.checkpointer,
+            self.db, self.registry, self.permissions, self.profile_id,
+            place.workspace.repo if place else self.project_root,
+            lambda request: self.approval.approver(request), on_event, client_factory=self.client,
+            checkpointer=place.checkpointer if place else self.checkpointer,
             project_trusted=self.flow_tracking.project_trusted,
             personal_instructions=self._personal_instructions, scope=scope,
             flow_state=flow_state, parent_conversation_id=self.conversation_id,
-            data_dir=self._data_dir, borrowed=self._borrowed)
+            data_dir=self._data_dir,
+            borrowed=place.workspace.borrowed if place else self._borrowed)
 
     def _remember_for_this_agent(self, rules: tuple[PermissionRule, ...]) -> None:
         """A sub-agent's "Always allow": for its own conversation only."""

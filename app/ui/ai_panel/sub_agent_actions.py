@@ -1,10 +1,12 @@
 """What the sub-agent rows under a call can do: stop one child, stop them all, and open a
-child's full transcript (read off the GUI thread, shown read-only)."""
+child's full transcript (read off the GUI thread, shown read-only), review a write-capable
+child's changes."""
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -21,6 +23,13 @@ class SubAgentActions:
         self._services = services
         self._sessions = sessions
         self._reads: set[asyncio.Future[Any]] = set()
+        # The window's "Review changes" of a child's workspace (by its conversation), once
+        # the window has built it (app.ui.worktree_runs).
+        self.review: Callable[[int], None] | None = None
+
+    def review_changes(self, conversation_id: int | None) -> None:
+        if conversation_id is not None and self.review is not None:
+            self.review(conversation_id)
 
     def stop(self, execution_id: int) -> None:
         host = self._host()

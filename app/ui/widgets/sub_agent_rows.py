@@ -36,6 +36,7 @@ class SubAgentControls(Protocol):
     def stop(self, execution_id: int) -> None: ...
     def stop_all(self) -> None: ...
     def open_transcript(self, conversation_id: int | None, title: str) -> None: ...
+    def review_changes(self, conversation_id: int | None) -> None: ...
 
 
 class SubAgentRows(QWidget):
@@ -61,7 +62,7 @@ class SubAgentRows(QWidget):
         layout.addLayout(bottom)
         self._rows: dict[int, QTreeWidgetItem] = {}
         self._events: dict[int, tuple[SubAgentUpdated, float]] = {}
-        self._buttons: dict[int, tuple[QPushButton, QPushButton]] = {}
+        self._buttons: dict[int, tuple[QPushButton, QPushButton, QPushButton]] = {}
         self._timer = QTimer(self)  # one for the tree: the working rows' time ticks
         self._timer.setInterval(1000)
         self._timer.timeout.connect(self._tick)
@@ -73,8 +74,12 @@ class SubAgentRows(QWidget):
             self._add_buttons(row, event)
         self._events[event.execution_id] = (event, time.monotonic())
         self._show(event.execution_id)
-        stop, _open = self._buttons[event.execution_id]
+        stop, _open, review = self._buttons[event.execution_id]
         stop.setEnabled(event.status in ACTIVE or event.status == "awaiting_approval")
+        # A write-capable child's changes wait in its workspace until the person reviews them.
+        review.setVisible(bool(event.workspace_branch))
+        review.setEnabled(event.status not in ACTIVE)
+        review.setToolTip(f"Review and apply its changes ({event.workspace_branch})")
         active = any(e.status in ACTIVE for e, _at in self._events.values())
         self.stop_all.setEnabled(active)
         if active and not self._timer.isActive():
@@ -89,10 +94,15 @@ class SubAgentRows(QWidget):
     def _add_buttons(self, row: QTreeWidgetItem, event: SubAgentUpdated) -> None:
         controls = self._controls
         stop, show = QPushButton("Stop"), QPushButton("Open transcript")
+        review = QPushButton("Review changes…")
+        review.setObjectName("sub-agent-review")
+        review.hide()
         stop.setObjectName("sub-agent-stop")
         show.setObjectName("sub-agent-open")
         execution_id = event.execution_id
         stop.clicked.connect(lambda: controls.stop(execution_id) if controls else None)
+        review.clicked.connect(lambda: controls.review_changes(
+            self._events[execution_id][0].conversation_id) if controls else None)
         show.clicked.connect(lambda: controls.open_transcript(
             self._events[execution_id][0].conversation_id,
             self._events[execution_id][0].name) if controls else None)
@@ -101,8 +111,9 @@ class SubAgentRows(QWidget):
         row_layout.setContentsMargins(0, 0, 0, 0)
         row_layout.addWidget(stop)
         row_layout.addWidget(show)
+        row_layout.addWidget(review)
         self.tree.setItemWidget(row, len(COLUMNS) - 1, cell)
-        self._buttons[execution_id] = (stop, show)
+        self._buttons[execution_id] = (stop, show, review)
 
     def _show(self, execution_id: int) -> None:
         event, at = self._events[execution_id]

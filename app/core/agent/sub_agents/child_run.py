@@ -33,6 +33,7 @@ from app.core.agent.events import (
     ToolStarted,
     UsageUpdated,
 )
+from app.core.agent.sub_agents.child_workspace import ChildPlace
 from app.core.agent.sub_agents.definitions import SubAgentDefinition
 from app.core.agent.sub_agents.results import RunFacts, capped, parse_structured, result_text
 from app.core.permissions.flow import FlowState
@@ -57,7 +58,7 @@ class ChildSession(Protocol):
 
 
 # (scope, the labels it starts with, its event sink) -> a new session for the child.
-NewChild = Callable[[AgentScope, FlowState, EventSink], ChildSession]
+NewChild = Callable[[AgentScope, FlowState, EventSink, ChildPlace | None], ChildSession]
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class ChildRun:
         self.status: ExecutionStatus = "working"
         self.result: str | None = None
         self.child_conversation_id: int | None = None
+        self.place: ChildPlace | None = None  # its own workspace (a write-capable child's)
         self.started = time.monotonic()
         self._changes: list[CallChanges] = []
         self._awaiting: set[str] = set()
@@ -116,7 +118,7 @@ class ChildRun:
         return self._inner
 
     async def _run(self, session: ChildSession, task_input: str) -> str:
-        self._update()
+        self.update_row()
         run = asyncio.ensure_future(session.run(task_input))
         try:
             done, _ = await asyncio.wait({run}, timeout=self._time_limit_s)
@@ -166,7 +168,7 @@ class ChildRun:
         self.facts.ended = "cancelled before it started"
         self.status = "cancelled"
         self.result = result_text(self.definition.name, self.execution_id, "", self.facts)
-        self._update()
+        self.update_row()
 
     def _finish(self, session: ChildSession) -> None:
         self.child_conversation_id = session.conversation_id
@@ -195,7 +197,7 @@ class ChildRun:
         answer, _cut = capped(answer, self._summary_tokens)
         self.result = result_text(self.definition.name, self.execution_id, answer, self.facts,
                                   structured=structured, quarantined=self.quarantined)
-        self._update()
+        self.update_row()
 
     # -- the child's events ------------------------------------------------------------------
 
@@ -209,7 +211,7 @@ class ChildRun:
             case AwaitingApproval():
                 self._awaiting.add(event.request.tool_use_id)
                 self.status = "needs_input"
-                self._update()
+                self.update_row()
             case ToolStarted():
                 self._answered(event.tool_use_id)
             case FilesChanged():
@@ -224,7 +226,7 @@ class ChildRun:
                 self.facts.cost_usd += cost(event.model, event.turn, self._prices,
                                             cache_ttl=event.cache_ttl) or 0.0
                 self._parent.add_usage(event.model, event.turn, event.cache_ttl)
-                self._update()
+                self.update_row()
             case FlowChanged():
                 self._parent.flow_changed()
             case RunFinished():
@@ -243,7 +245,7 @@ class ChildRun:
             self._awaiting.discard(call_id)
             if not self._awaiting and self.status == "needs_input":
                 self.status = "working"
-                self._update()
+                self.update_row()
 
     def combined_changes(self) -> CallChanges | None:
         """Everything its calls changed, as one change set for its parent's call (so undoing
@@ -255,11 +257,12 @@ class ChildRun:
         return CallChanges(self.parent_call_id, first.before, last.after,
                            tuple(by_path.values()))
 
-    def _update(self) -> None:
+    def update_row(self) -> None:
         self._parent.emit(SubAgentUpdated(
             execution_id=self.execution_id, parent_call_id=self.parent_call_id,
             name=self.definition.name, chain=self.scope.agent_label, status=self.status,
             elapsed_s=time.monotonic() - self.started,
             input_tokens=self.facts.input_tokens, output_tokens=self.facts.output_tokens,
             cost_usd=self.facts.cost_usd, conversation_id=self.child_conversation_id,
-            run_id=self.run_id))
+            run_id=self.run_id,
+            workspace_branch=self.place.workspace.branch if self.place is not None else ""))

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from app.core.agent.agent_scope import AgentScope
 from app.core.agent.events import SubAgentUpdated
 from app.core.agent.sub_agents.child_run import ChildRun, ChildSession, NewChild, ParentLinks
+from app.core.agent.sub_agents.child_workspace import ChildWorkspaces
 from app.core.agent.sub_agents.definitions import (
     DefinitionError,
     SubAgentDefinition,
@@ -88,7 +89,8 @@ class SubAgentHost:
                  conversation_id: Callable[[], int | None], scope: AgentScope,
                  offer: Callable[[], Offer], run_mode: Callable[[], RunMode],
                  new_child: NewChild, flow: Callable[[], FlowState], links: ParentLinks,
-                 project_root: Path, data_dir: Path | None) -> None:
+                 project_root: Path, data_dir: Path | None,
+                 workspaces: ChildWorkspaces | None = None) -> None:
         self._repo = repo
         self._limits = limits
         self._conversation_id = conversation_id
@@ -100,6 +102,7 @@ class SubAgentHost:
         self._links = links
         self._project_root = project_root
         self._data_dir = data_dir
+        self._workspaces = workspaces  # a write-capable child's own workspace
         self._defined: dict[str, SubAgentDefinition] = {}
         self._runs: dict[int, ChildRun] = {}
         self._slots: asyncio.Semaphore | None = None
@@ -255,16 +258,19 @@ class SubAgentHost:
         self._runs[execution.id] = child
         if self._slots is None:
             self._slots = asyncio.Semaphore(limits.at_once)
-        session = self._new_child(scope, flow, child.on_event)
-        child.task = asyncio.ensure_future(self._in_slot(child, session, execution))
+        child.task = asyncio.ensure_future(self._in_slot(child, flow, execution))
         return child
 
-    async def _in_slot(self, child: ChildRun, session: ChildSession,
-                       execution: Execution) -> str:
+    async def _in_slot(self, child: ChildRun, flow: FlowState, execution: Execution) -> str:
         assert self._slots is not None
         try:
             async with self._slots:
                 await asyncio.to_thread(self._repo.started, execution.id, None)
+                if self._workspaces is not None:  # its row shows while its workspace is made
+                    child.update_row()
+                    child.place = await self._workspaces.prepare(child.scope.tools or ())
+                session: ChildSession = self._new_child(child.scope, flow, child.on_event,
+                                                        child.place)
                 inner = child.start(session, execution.input)
                 try:
                     return await asyncio.shield(inner)
@@ -282,6 +288,13 @@ class SubAgentHost:
         if child.result is None:  # stopped before it had a slot
             child.never_started()
         changes = child.combined_changes()
+        if child.place is not None and self._workspaces is not None:  # in its workspace
+            changes = None
+            with contextlib.suppress(Exception):
+                note = await self._workspaces.finish(child.place, child.child_conversation_id)
+                child.result = (child.result or "") + note
+                child.place = child.place if note else None  # removed: nothing to review
+            child.update_row()
         if changes is not None:
             self._links.changes_recorded(child.parent_call_id, "execute_sub_agent", changes)
         status = child.status if child.status in ("done", "failed", "cancelled") else "cancelled"

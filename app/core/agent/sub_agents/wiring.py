@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.agent.agent_scope import AgentScope
-from app.core.agent.checkpointing import CallChanges
+from app.core.agent.checkpointing import CallChanges, Checkpointer
 from app.core.agent.events import EventSink
 from app.core.agent.sub_agents.child_run import NewChild, ParentLinks
+from app.core.agent.sub_agents.child_workspace import ChildWorkspaces
 from app.core.agent.sub_agents.host import Offer, SubAgentHost, SubAgentLimits
 from app.core.agent.usage_tracking import UsageTracking
 from app.core.permissions.flow import FlowState
@@ -36,7 +37,8 @@ def build_host(*, db: Database, profiles: ProfileRepository,
                flow: Callable[[], FlowState], flow_changed: Callable[[], None],
                usage: UsageTracking, emit: EventSink,
                changes_recorded: Callable[[str, str, CallChanges], None], project_root: Path,
-               data_dir: Path | None) -> SubAgentHost:
+               data_dir: Path | None,
+               checkpointer: Callable[[], Checkpointer | None] = lambda: None) -> SubAgentHost:
     """The host of a session's sub-agents, reading its limits from Settings and what the
     parent has from its profile (each time: a tool switched off is off for new children)."""
     settings = SettingsRepository(db)
@@ -64,4 +66,13 @@ def build_host(*, db: Database, profiles: ProfileRepository,
         repo=OrchestrationRepository(db), limits=limits, conversation_id=conversation_id,
         scope=scope, offer=offer, run_mode=run_mode, new_child=new_child, flow=flow,
         links=ParentLinks(emit, usage.add_child_turn, flow_changed, changes_recorded),
-        project_root=project_root, data_dir=data_dir)
+        project_root=project_root, data_dir=data_dir,
+        workspaces=ChildWorkspaces(data_dir=data_dir, project_root=project_root,
+                                   changes_files=lambda name: _changes_files(registry, name),
+                                   parent_checkpointer=checkpointer))
+
+
+def _changes_files(registry: ToolRegistry, name: str) -> bool:
+    """Whether the tool ``name`` can change files (for some input: git_ops' commit can)."""
+    tool = registry.get(name)
+    return tool is not None and tool.spec.changes_files is not False
