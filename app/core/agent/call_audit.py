@@ -17,6 +17,7 @@ from app.core.permissions.service import Decision
 from app.core.review import QuorumResult
 from app.core.store.audit import AuditRepository
 from app.core.store.writer import BackgroundWriter
+from app.core.tools.base import PersonView
 from app.core.tools.images import ImagePart
 
 
@@ -92,7 +93,8 @@ class CallAudit:
     def finish(self, call: ToolCall, server_id: str, decision: Decision, outcome: Outcome,
                 content: str, is_error: bool, duration_ms: int | None,
                 row: Future[int] | None = None,
-                images: tuple[ImagePart, ...] = ()) -> dict[str, Any]:
+                images: tuple[ImagePart, ...] = (),
+                for_person: PersonView | None = None) -> dict[str, Any]:
         """Record the call's end and build its ``tool_result``. With images, the block's
         content is a list, the text (which names each image) then the image blocks.
 
@@ -110,7 +112,7 @@ class CallAudit:
             duration_ms=duration_ms, conversation_id=self._conversation_id(),
             tool_use_id=call.id, decided_by=decided_by_words(decision), agent=self._agent)
         self._emit(ToolFinished(call.id, call.name, is_error, duration_ms or 0, content, outcome,
-                                images))
+                                images, for_person))
         result: str | list[dict[str, Any]] = content
         if images:
             result = [{"type": "text", "text": content}, *(i.api_block() for i in images)]

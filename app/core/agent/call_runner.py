@@ -36,7 +36,7 @@ from app.core.permissions.egress_history import egress_destination
 from app.core.permissions.service import Decision, DecisionContext, ToolPermissionService
 from app.core.review import QuorumResult, rejection_feedback
 from app.core.store.profiles import ToolSetting
-from app.core.tools.base import Tool, ToolContext, ToolSpec
+from app.core.tools.base import PersonView, Tool, ToolContext, ToolSpec
 from app.core.tools.capability_lift import CapabilityLift
 from app.core.tools.images import ImagePart
 from app.core.tools.registry import ToolRegistry
@@ -130,9 +130,10 @@ class ToolCallRunner:
         row: Future[int] | None = None  # the audit row, once the call is recorded as begun
 
         def finish(outcome: Outcome, content: str, is_error: bool, decision: Decision,
-                   duration_ms: int | None = None, images: tuple[ImagePart, ...] = ()) -> None:
+                   duration_ms: int | None = None, images: tuple[ImagePart, ...] = (),
+                   for_person: PersonView | None = None) -> None:
             results[i] = self._audit.finish(call, server_id, decision, outcome, content,
-                                            is_error, duration_ms, row, images)
+                                            is_error, duration_ms, row, images, for_person)
 
         problem = self._problem(call, run)
         if problem is not None:
@@ -237,7 +238,7 @@ class ToolCallRunner:
             content = await self._checkpoints.revert_persistence(
                 call, checkpointer, changes, content)
         finish(Outcome.EXECUTED, content or "(no output)", result.is_error, decision,
-               _ms_since(started), result.images)
+               _ms_since(started), result.images, result.for_person)
         try:
             self._flow_tracking.track_result(spec, call.input, decision, result.content or "")
         except Exception:  # labels are a guard's input: log, never break the run
@@ -291,8 +292,7 @@ class ToolCallRunner:
 
     async def _capability_refusal(self, spec: ToolSpec, call: ToolCall,
                                   ctx: ToolContext) -> str | None:
-        check = spec.capability_refusal
-        if check is None:
+        if (check := spec.capability_refusal) is None:
             return None
         try:  # off the loop: a command's check parses it
             return await asyncio.to_thread(check, call.input, ctx)

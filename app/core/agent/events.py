@@ -19,7 +19,7 @@ from app.core.permissions.rules import PermissionRule
 from app.core.permissions.service import Decision
 from app.core.pricing import Usage
 from app.core.review import QuorumResult, Review
-from app.core.tools.base import ToolSpec
+from app.core.tools.base import PersonView, ToolSpec
 from app.core.tools.capability_lift import CapabilityLift
 from app.core.tools.images import ImagePart
 
@@ -127,6 +127,9 @@ class ToolFinished:
     outcome: Outcome
     # The result's images (the card's thumbnails); ``content`` names each one.
     images: tuple[ImagePart, ...] = field(default=(), repr=False)
+    # What the card shows instead of ``content`` and ``images`` when the tool marked some of
+    # its content for the person only or the model only (ToolResult.for_person).
+    for_person: PersonView | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

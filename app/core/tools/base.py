@@ -245,14 +245,25 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class PersonView:
+    """What a call's card shows when it is not what the model gets: an MCP server marks
+    content as for the user only or for the assistant only (``annotations.audience``)."""
+
+    text: str
+    images: tuple[ImagePart, ...] = ()
+
+
+@dataclass(frozen=True)
 class ToolResult:
     """What a call returns. ``content`` is the text the model, the audit and the card get;
     ``images`` (already checked, app.core.tools.images) travel with it to providers that take
-    images, and the text names each one (``ImagePart.note``) so nothing depends on them."""
+    images, and the text names each one (``ImagePart.note``) so nothing depends on them.
+    ``for_person``, when set, is what the card shows instead (the model never sees it)."""
 
     content: str
     is_error: bool = False
     images: tuple[ImagePart, ...] = ()
+    for_person: PersonView | None = None
 
     @classmethod
     def ok(cls, content: str | Mapping[str, Any] | list[Any],

@@ -100,7 +100,7 @@ class ToolCards:
         card = self.by_id.get(event.tool_use_id)
         if card is not None:
             card.finish(event.outcome, event.is_error, event.duration_ms, event.content,
-                        event.images)
+                        event.images, event.for_person)
 
     def show_changes(self, event: FilesChanged, checkpointer: Checkpointer | None) -> bool:
         """The call's file changes on its card (and its run's footer, when the run has ended,

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from app.core.agent.events import SubAgentUpdated
     from app.core.review import QuorumResult, Review
+    from app.core.tools.base import PersonView
     from app.core.tools.images import ImagePart
     from app.ui.widgets.sub_agent_rows import SubAgentControls, SubAgentRows
 
@@ -315,9 +316,13 @@ class ToolCard(QFrame):
         self.status_label.setStyleSheet(f"color: {colour};" if colour else "")
 
     def finish(self, outcome: str, is_error: bool, duration_ms: int, content: str,
-               images: Sequence[ImagePart] = ()) -> None:
+               images: Sequence[ImagePart] = (), for_person: PersonView | None = None) -> None:
         """``outcome`` is an audit outcome, or an interrupted status for a reloaded call;
-        ``images`` the result's images, shown as thumbnails under it."""
+        ``images`` the result's images, shown as thumbnails under it; ``for_person`` what is
+        shown instead when the tool meant some of its content only for the person or the model."""
+        shown = for_person.text if for_person is not None else content
+        if for_person is not None:
+            images = for_person.images
         if self.progress_row is not None:
             self.progress_row.hide()
         if images and self.thumbnails is None:
@@ -332,7 +337,7 @@ class ToolCard(QFrame):
         # Command output as text (stdout, stderr, exit code), not JSON with "\n" escapes; the
         # model still gets ``content`` as it is.
         self.result_content = content
-        self.result_section.set_text(make_visible(readable_result(content) or content))
+        self.result_section.set_text(make_visible(readable_result(shown) or shown))
         self.result_section.show()
         if is_error:
             self.result_section.toggle.setChecked(True)

@@ -127,3 +127,33 @@ def test_text_mime_types(mime):
     blob = base64.b64encode("héllo".encode()).decode()
     assert contents_to_text("x://y", [{"uri": "x://y", "mimeType": mime, "blob": blob}]) == \
         "héllo"
+
+
+def _annotated(text: str, audience) -> dict:
+    return {"type": "text", "text": text, "annotations": {"audience": audience}}
+
+
+def _converted(*blocks: dict):
+    from mcp.types import CallToolResult
+
+    from app.core.tools.providers.mcp.results import call_result_to_tool_result
+    return call_result_to_tool_result(CallToolResult.model_validate({"content": list(blocks)}),
+                                      "t", 50_000)
+
+
+def test_without_an_audience_the_card_shows_what_the_model_gets():
+    result = _converted({"type": "text", "text": "plain"}, _annotated("both", ["user",
+                                                                              "assistant"]))
+    assert result.content == "plain\n\nboth" and result.for_person is None
+
+
+def test_audience_splits_a_result_between_the_model_and_the_card():
+    result = _converted(_annotated("for you", ["user"]), {"type": "text", "text": "shared"},
+                        _annotated("for the model", ["assistant"]))
+    assert result.content == "shared\n\nfor the model"
+    assert result.for_person is not None and result.for_person.text == "for you\n\nshared"
+
+
+def test_an_empty_audience_restricts_nothing():
+    result = _converted(_annotated("empty", []))
+    assert result.content == "empty" and result.for_person is None

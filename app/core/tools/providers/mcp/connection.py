@@ -34,6 +34,7 @@ from app.core.tools.providers.mcp.oauth.errors import (
 )
 from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth, auth_refusal
 from app.core.tools.providers.mcp.project_follow import ProjectFollower
+from app.core.tools.providers.mcp.resource_updates import ResourceUpdates
 from app.core.tools.providers.mcp.roots import McpRoots
 from app.core.tools.providers.mcp.server_log import ServerLog
 from app.core.tools.providers.mcp.server_requests import HandlerSource
@@ -62,6 +63,8 @@ class McpConnection:
         self.config = config
         # Its log messages and the level it is asked for, across its runs.
         self.log = server_log if server_log is not None else ServerLog()
+        # The resources read from it, subscribed to and marked when updated, across runs.
+        self.resource_updates = ResourceUpdates(config.name)
         # The backoff of restarts after crashes (stdio), across its runs.
         self.crash_restarts = CrashRestarts()
         # The project folder(s): answered to roots/list, and where stdio servers start.
@@ -251,7 +254,8 @@ class McpConnection:
                          server_requests=self.server_requests, keepalive_s=self._keepalive_s,
                          startup_timeout_s=self._startup_timeout_s,
                          state=lambda: self.state, report=self._set,
-                         project_changed=self._project_changed, server_log=self.log)
+                         project_changed=self._project_changed, server_log=self.log,
+                         resource_updated=self.resource_updates.note_updated)
 
     def _project_changed(self) -> None:
         self._follower.check()

@@ -15,6 +15,7 @@ from typing import Any
 
 from app.core.tools.providers.mcp import resources as mcp_resources
 from app.core.tools.providers.mcp.connection import ConnectionLookup, McpConnection
+from app.core.tools.providers.mcp.resource_updates import ResourceUpdates
 from app.core.tools.providers.mcp.resources import McpRequestError
 
 
@@ -32,6 +33,10 @@ class McpResourceQueries:
         if conn is None:
             raise McpRequestError(f"MCP server {server!r} is not configured.")
         return conn
+
+    def resource_updates(self, server: str) -> ResourceUpdates:
+        """The resources read from ``server``, which are updated, and who is told."""
+        return self._configured(server).resource_updates
 
     async def list_resources(self, server: str) -> list[dict[str, Any]]:
         """The server's resources (wire dicts: ``uri``, ``name``, ``mimeType``…); [] when it

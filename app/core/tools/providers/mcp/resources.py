@@ -117,6 +117,9 @@ async def read_resource(conn: McpConnection, uri: str,
     if not isinstance(contents, list):
         raise McpRequestError(f"MCP server {conn.name!r} answered resources/read of {uri} "
                               "without contents.")
+    if (session := conn.session) is not None:  # read now: fresh, and updates are heard
+        with anyio.move_on_after(timeout_s):
+            await conn.resource_updates.read(session, conn.capabilities, uri)
     return [item for item in contents if isinstance(item, dict)]
 
 

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from app.core.tools.base import ProgressFn, ToolResult
+from app.core.tools.base import PersonView, ProgressFn, ToolResult
 from app.core.tools.images import ImagePart, image_part
 
 log = logging.getLogger(__name__)
@@ -197,14 +197,42 @@ def schema_mismatch_result(exc: OutputSchemaMismatch, tool_name: str, server: st
 
 
 def call_result_to_tool_result(result: Any, tool_name: str, max_output_chars: int) -> ToolResult:
-    """A ``tools/call`` answer (the SDK's CallToolResult) as a ToolResult."""
+    """A ``tools/call`` answer (the SDK's CallToolResult) as a ToolResult. Content a server
+    marks for the user only goes to the card, never to the model; content for the assistant
+    only goes to the model, never to the card (``annotations.audience``)."""
     content, wire = _wire_content(result)
-    text, images = content_to_parts(content, wire.get("structuredContent"))
+    structured = wire.get("structuredContent")
+    for_model = [b for b in content if _meant_for(b, "assistant")]
+    text, images = content_to_parts(for_model, structured)
     text = truncate(text, max_output_chars)
+    for_person: PersonView | None = None
+    if len(for_model) != len(content) or any(not _meant_for(b, "user") for b in content):
+        shown, shown_images = content_to_parts([b for b in content if _meant_for(b, "user")],
+                                               structured)
+        for_person = PersonView(truncate(shown, max_output_chars), shown_images)
+        if not text.strip() and shown.strip():  # the model still learns why it has nothing
+            text = PERSON_ONLY_NOTE
     if wire.get("isError"):
         return ToolResult(text or f"{tool_name} reported an error without a message.",
-                          True, images)
-    return ToolResult.ok(text, images)
+                          True, images, for_person)
+    return ToolResult(text, False, images, for_person)
+
+
+# What the model gets in place of a result whose content was all for the person.
+PERSON_ONLY_NOTE = ("[the tool's result was meant for the user only: it was shown to them "
+                    "and not to you]")
+
+
+def _meant_for(block: Mapping[str, Any], reader: str) -> bool:
+    """Whether a content block is for ``reader`` ("user" or "assistant"): it is unless its
+    ``annotations.audience`` lists readers and not this one. A malformed audience (not a
+    list of strings) restricts nothing."""
+    annotations = block.get("annotations")
+    audience = annotations.get("audience") if isinstance(annotations, Mapping) else None
+    if not isinstance(audience, list) or not audience or \
+            not all(isinstance(a, str) for a in audience):
+        return True
+    return reader in audience
 
 
 def truncate(text: str, limit: int) -> str:

@@ -15,15 +15,12 @@ The server's stderr goes to a pipe drained by a small thread into a bounded buff
 chatty server can never block on a full pipe, and the last lines explain a failure.
 
 A stdio server whose config has ``"sandbox"`` starts inside the OS sandbox (see
-``mcp.transport.stdio_launch``); its status says whether it runs there. When the sandbox cannot
-run here it does not start if the sandbox is required, and starts unsandboxed (status
-"not sandboxed: …") otherwise. Servers without ``"sandbox"`` run as any other program.
+``mcp.transport.stdio_launch``): when it cannot run here, the server does not start if the
+sandbox is required, and starts "not sandboxed: …" (its status says) otherwise.
 
-Separate from ``mcp.connection`` because this is what runs *inside* the server's task, while
-the connection's start, stop, reconnect and status are driven from outside it (the provider,
-the Settings tab, calls from the agent loop). ``McpConnection`` makes a ``ServerRun`` for each
-start and reads what it found; the run reports its state changes through the callbacks it was
-built with, never by knowing the connection.
+Separate from ``mcp.connection``, which drives start, stop, reconnect and status from outside
+the task and makes a ``ServerRun`` for each start; the run reports its state changes through
+the callbacks it was built with, never by knowing the connection.
 """
 
 from __future__ import annotations
@@ -90,8 +87,9 @@ class ServerRun:
                  oauth: McpOAuth | None, server_requests: HandlerSource,
                  keepalive_s: float, startup_timeout_s: float,
                  state: Callable[[], ServerState], report: StateReport,
-                 project_changed: Callable[[], None], server_log: ServerLog) -> None:
-        self.config = config
+                 project_changed: Callable[[], None], server_log: ServerLog,
+                 resource_updated: Callable[[Any], None] = lambda uri: None) -> None:
+        self.config, self._resource_updated = config, resource_updated
         # The server's log messages and level, kept by the connection across runs.
         self.log = server_log
         self.roots = roots  # answered to roots/list; stdio servers start in the first one
@@ -186,6 +184,8 @@ class ServerRun:
             self._resources_changed()
         elif method == "notifications/message":
             self.log.note(item.params)
+        elif method == "notifications/resources/updated":
+            self._resource_updated(item.params.uri)
 
     def _tools_changed(self) -> None:
         self._relist = True

@@ -1,0 +1,78 @@
+"""Resource subscriptions of one server: every resource Tebiki read from it (the model's
+``read_resource``, an attachment) is subscribed to (``resources/subscribe``) when the server
+advertises ``resources.subscribe``, and ``notifications/resources/updated`` marks it updated
+and tells the listeners (who refresh what they show), until it is read again.
+
+Kept by the connection across runs, like its log: a restarted server has no subscriptions, so
+each session subscribes afresh at the next read. Only servers on a revision before 2026-07-28
+are subscribed to (there ``resources/subscribe`` is replaced by ``subscriptions/listen``).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from app.core.tools.providers.mcp.results import describe_exception
+from app.core.tools.providers.mcp.revision import speaks_modern
+
+log = logging.getLogger(__name__)
+
+# Told the URI of a resource the server says was updated.
+UpdateListener = Callable[[str], None]
+
+
+def offers_subscribe(capabilities: Mapping[str, Any]) -> bool:
+    resources = capabilities.get("resources")
+    return isinstance(resources, Mapping) and resources.get("subscribe") is True
+
+
+class ResourceUpdates:
+    """The resources of one server Tebiki watches, and which of them changed since read."""
+
+    def __init__(self, server: str) -> None:
+        self._server = server
+        self.watched: set[str] = set()
+        self.updated: set[str] = set()  # updated since they were last read
+        self._session: Any = None  # the session the subscriptions below were made on
+        self._subscribed: set[str] = set()
+        self._listeners: list[UpdateListener] = []
+
+    def listen(self, listener: UpdateListener) -> Callable[[], None]:
+        """Call ``listener(uri)`` at each update; returns the function that stops it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners \
+            else None
+
+    async def read(self, session: Any, capabilities: Mapping[str, Any], uri: str) -> None:
+        """``uri`` was just read on ``session``: it is fresh, and watched from now on. A
+        refused subscription is logged: reading worked, only updates will not be heard."""
+        self.watched.add(uri)
+        self.updated.discard(uri)
+        if session is not self._session:
+            self._session, self._subscribed = session, set()
+        if uri in self._subscribed or not offers_subscribe(capabilities) \
+                or speaks_modern(session):
+            return
+        self._subscribed.add(uri)
+        try:
+            with warnings.catch_warnings():  # deprecated for 2026-07-28 only, not sent there
+                warnings.filterwarnings("ignore", message="resources/subscribe is removed")
+                await session.subscribe_resource(uri)
+        except Exception as exc:
+            log.warning("MCP server %s: subscribing to %s failed: %s", self._server, uri,
+                        describe_exception(exc))
+
+    def note_updated(self, uri: Any) -> None:
+        """From ``notifications/resources/updated``: only a watched resource counts."""
+        uri = str(uri)
+        if uri not in self.watched:
+            return
+        self.updated.add(uri)
+        for listener in list(self._listeners):
+            try:
+                listener(uri)
+            except Exception:  # a broken view must not break the session
+                log.exception("resource update listener failed")
