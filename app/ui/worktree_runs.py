@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from app.ui.ai_panel.run_switch import RunSwitch
 
 LINE_TICK_MS = 500  # the line follows the conversation shown (a dictionary look-up)
+LOAD_RETRY_MS = 100  # the known workspaces wait for the event loop
 
 
 def worktree_line(workspace: RunWorkspace) -> str:
@@ -117,9 +118,12 @@ class WorktreeRuns:
         QTimer.singleShot(0, self._start_loading)
 
     def _start_loading(self) -> None:
-        """The workspaces known from earlier sessions (once the event loop runs)."""
+        """The workspaces known from earlier sessions (once the event loop runs: app.main
+        shows the window before it starts the loop, so ask again until it does)."""
         if loop_running():
             self.tasks.run(self._load_known())
+        else:
+            QTimer.singleShot(LOAD_RETRY_MS, self.line, self._start_loading)
 
     @property
     def worktrees(self) -> Worktrees:

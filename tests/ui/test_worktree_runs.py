@@ -195,3 +195,44 @@ async def test_after_a_restart_a_conversation_opens_in_its_workspace(
     runs.refresh_line()
     assert runs.label.text() == f"Worktree {workspace.branch} of project"
     await window.ai_panel.shutdown()
+
+
+
+@pytest.fixture
+def loop_gate(monkeypatch) -> dict[str, bool]:
+    """The worktree line's "is the event loop running?", answered by the test."""
+    import app.ui.worktree_runs as worktree_runs
+
+    gate = {"running": False}
+    monkeypatch.setattr(worktree_runs, "loop_running", lambda: gate["running"])
+    return gate
+
+
+@pytest.fixture
+def known_workspace(services: Services, project: Path):
+    """A workspace an earlier session made for conversation 4711."""
+    import asyncio
+
+    worktrees = Worktrees(services.data_dir)
+    return worktrees.attach(asyncio.run(worktrees.create(project)), 4711)
+
+
+@pytest.fixture
+def window_after_restart(qtbot, services: Services, project: Path, fake_anthropic_env,  # noqa: F811
+                         known_workspace, loop_gate) -> MainWindow:
+    return run_window(qtbot, services, project)
+
+
+async def test_workspaces_of_an_earlier_session_load_once_the_event_loop_runs(
+        window_after_restart: MainWindow, known_workspace, loop_gate):
+    """app.main shows the window before it starts the event loop: the known workspaces are
+    loaded once it runs (they were never loaded, so after a restart a worktree conversation
+    had no line and no Review changes)."""
+    window = window_after_restart
+    for _ in range(3):  # the window's first turns
+        QApplication.processEvents()
+    assert 4711 not in window.worktree_runs.by_conversation
+    loop_gate["running"] = True
+    await wait_for(lambda: 4711 in window.worktree_runs.by_conversation, timeout=10)
+    assert window.worktree_runs.by_conversation[4711].id == known_workspace.id
+    await window.ai_panel.shutdown()
