@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from app.ui.ai_panel.panel import AIPanel
     from app.ui.ai_panel.run_switch import RunSwitch
 
-LINE_TICK_MS = 500  # the line follows the conversation shown (a dictionary look-up)
 LOAD_RETRY_MS = 100  # the known workspaces wait for the event loop
 
 
@@ -110,10 +109,7 @@ class WorktreeRuns:
             actions.review = self.review_conversation
         switch.describe_project = self.describe_project
         panel.running_changed.connect(lambda _running: self.refresh_line())
-        self._timer = QTimer(self.line)
-        self._timer.setInterval(LINE_TICK_MS)
-        self._timer.timeout.connect(self.refresh_line)
-        self._timer.start()
+        panel.sessions.shown_listeners.append(self.refresh_line)
         self.dialogs: list[QWidget] = []  # open review / clean-up dialogs (tests reach them)
         QTimer.singleShot(0, self._start_loading)
 

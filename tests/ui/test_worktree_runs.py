@@ -236,3 +236,13 @@ async def test_workspaces_of_an_earlier_session_load_once_the_event_loop_runs(
     await wait_for(lambda: 4711 in window.worktree_runs.by_conversation, timeout=10)
     assert window.worktree_runs.by_conversation[4711].id == known_workspace.id
     await window.ai_panel.shutdown()
+
+
+async def test_the_worktree_line_follows_the_conversation_shown_at_once(window: MainWindow):
+    """Switching conversations updates the line in the same turn (no timer polls for it)."""
+    workspace = await new_worktree_conversation(window)
+    runs = window.worktree_runs
+    assert runs.line.isVisibleTo(window) and workspace.branch in runs.label.text()
+    window.ai_panel.new_conversation()  # no event processed in between
+    assert not runs.line.isVisibleTo(window)
+    await window.ai_panel.shutdown()

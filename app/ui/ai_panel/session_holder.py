@@ -50,13 +50,27 @@ class SessionHolder:
         self._approver = approver
         self._on_event = on_event
         self._runs = runs
-        self.session: AgentSession | None = None
+        self._session: AgentSession | None = None
+        # Called whenever the shown session changes (another conversation, a new one, none).
+        self.shown_listeners: list[Callable[[], None]] = []
         self._closing: set[asyncio.Future[None]] = set()
         self.pool = SessionPool(lambda: services.settings.read(PARALLEL_RUNS), self.title)
         self._start_when_made: Path | None = None  # a run started before its session exists
         # Conversations that run in a workspace (app.ui.worktree_runs): id → (its folder, the
         # object stores it may read); a session made for one works there, not in the project.
         self.workspaces: dict[int, tuple[Path, tuple[Path, ...]]] = {}
+
+    @property
+    def session(self) -> AgentSession | None:
+        return self._session
+
+    @session.setter
+    def session(self, session: AgentSession | None) -> None:
+        changed = session is not self._session
+        self._session = session
+        if changed:
+            for listener in list(self.shown_listeners):
+                listener()
 
     def ensure(self, root: Path) -> AgentSession:
         """The session, made for a new conversation in ``root`` if there is none."""
