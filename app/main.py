@@ -7,8 +7,9 @@ import importlib
 import logging
 import os
 import sys
+import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from app.command_line import parse_args, qt_argv
 from app.core.config import APP_ID, APP_NAME, AppPaths, resolve_paths, resolve_project_root
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from app.ui.main_window import MainWindow
 
 log = logging.getLogger("tebiki")
+T = TypeVar("T")
 
 # How often the GUI thread looks at the start-up worker while it handles events.
 _START_POLL_S = 0.005
@@ -36,6 +38,8 @@ _START_POLL_S = 0.005
 _AFTER_READY_DELAY_MS = 30
 # How long quitting waits for the start-up threads (normally well under a second).
 _STARTUP_JOIN_TIMEOUT_S = 30.0
+# How long quitting goes on after Qt itself quit (each lost-display restart of the loop is short).
+_SHUTDOWN_TIMEOUT_S = 60.0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -184,18 +188,38 @@ def run_event_loop(app: QApplication, window: MainWindow, services: Services,
             await asyncio.sleep(0.2)
             window.close()
         await closed  # at once if the window was closed while it was starting
+        for mcp_start in started:
+            mcp_start.cancel()
+
+    async def shut_down() -> int:
         # Nothing pending may run after the window is gone; then release network clients.
         if window.services is not None:  # the panel was built
             await window.ai_panel.shutdown()
-        for mcp_start in started:
-            mcp_start.cancel()
         if not await asyncio.to_thread(join_startup_threads, _STARTUP_JOIN_TIMEOUT_S):
             log.warning("a start-up thread is still running at quit")
         await services.aclose()
         return 0
 
     with new_event_loop_runner() as runner:
-        return runner.run(run_until_closed())
+        loop = runner.get_loop()
+        run_through_quits(loop, loop.create_task(run_until_closed()))
+        return run_through_quits(loop, loop.create_task(shut_down()))
+
+
+def run_through_quits(loop: asyncio.AbstractEventLoop, task: asyncio.Task[T]) -> T:
+    """Run qasync's loop until ``task`` is done, even when Qt quits under it.
+
+    Qt quits by itself when the desktop session ends or the display goes away; qasync's loop
+    then stops with the task still pending (a lost display stops it again at every start). The
+    shutdown must still finish: stop the running conversations, close the MCP servers."""
+    deadline = time.monotonic() + _SHUTDOWN_TIMEOUT_S
+    while True:
+        try:
+            return loop.run_until_complete(task)
+        except RuntimeError as stopped:
+            if "stopped before" not in str(stopped) or time.monotonic() > deadline:
+                raise
+            log.info("Qt quit before the window closed; the shutdown goes on")
 
 
 def new_event_loop_runner() -> asyncio.Runner:

@@ -179,3 +179,36 @@ def test_a_failure_while_loading_the_services_reaches_the_waiting_thread(monkeyp
         future.result(timeout=30)
     entry.join_startup_threads(5.0)
     entry._startup_threads.clear()
+
+
+_QUIT_BY_QT = """
+import sys
+from PySide6.QtCore import QTimer
+import app.main as app_main
+
+real_run = app_main.run_event_loop
+
+def run(app, window, services, smoke_test):
+    # Qt quits by itself, not through the window: the desktop session ends or the display goes.
+    QTimer.singleShot(300, app.quit)
+    real_aclose = services.aclose
+    async def aclose():
+        print("services closed")
+        await real_aclose()
+    services.aclose = aclose
+    return real_run(app, window, services, False)
+
+app_main.run_event_loop = run
+sys.exit(app_main.main(["--data-dir", sys.argv[1]]))
+"""
+
+
+def test_when_qt_quits_by_itself_the_app_still_shuts_down_cleanly(tmp_path):
+    # Before: the shutdown ran on after the event loop had stopped, failed with "no running
+    # event loop" at its first await of a thread, and never stopped the MCP servers.
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.run([sys.executable, "-c", _QUIT_BY_QT, str(tmp_path / "data")],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "services closed" in proc.stdout
