@@ -163,7 +163,7 @@ def run_event_loop(app: QApplication, window: MainWindow, services: Services,
     the loop handles it first."""
     import asyncio
 
-    async def run_until_closed() -> int:
+    async def run_until_closed() -> None:
         closed = asyncio.get_running_loop().create_future()
 
         def on_closed() -> None:
