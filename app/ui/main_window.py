@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QScreen, QShowEvent
+from PySide6.QtCore import QByteArray, QEvent, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QLabel,
@@ -39,6 +39,7 @@ from app.ui.profile_controls import ProfileControls
 from app.ui.project_folders import ProjectFolders
 from app.ui.tab_focus import tab_moves_focus
 from app.ui.window_menus import WindowMenus
+from app.ui.window_placement import fit_to_screen, place_for_first_start
 
 if TYPE_CHECKING:
     from app.core.agent.events import ApprovalRequest
@@ -123,7 +124,9 @@ class MainWindow(QMainWindow):
         for item in self._needs_services:
             item.setEnabled(False)
         self.setWindowTitle(APP_NAME)
-        self.resize(1200, 780)
+        place_for_first_start(self)  # restore_layout puts the saved place
+        self._fit_when_shown = True
+        self._minimum_seen = self.minimumSize()
         if services is not None:
             self.attach_services(services, project_root)
 
@@ -158,40 +161,26 @@ class MainWindow(QMainWindow):
         if geometry is not None:
             self.restoreGeometry(geometry)  # Qt ignores bytes it cannot read
             # Saved on a larger screen, or before a scale change: Send would be off-screen.
-            self.fit_to_screen()
+            fit_to_screen(self)
             self._fit_when_shown = True
         if state is not None:
             self.restoreState(state)
         self._layout_restored = True
 
-    def fit_to_screen(self) -> None:
-        """Shrink and move the window (frame included) into its screen's available area; a
-        maximised or full-screen window is the window manager's to place."""
-        if self.windowState() & (Qt.WindowState.WindowMaximized |
-                                 Qt.WindowState.WindowFullScreen):
-            return
-        screen: QScreen | None = self.screen()  # None while the window is on no screen
-        if screen is None:
-            return
-        available = screen.availableGeometry()
-        frame, inner = self.frameGeometry(), self.geometry()
-        # The frame's extra size (title bar, borders); known once the window is shown.
-        extra_w, extra_h = frame.width() - inner.width(), frame.height() - inner.height()
-        width = max(min(inner.width(), available.width() - extra_w), self.minimumWidth())
-        height = max(min(inner.height(), available.height() - extra_h), self.minimumHeight())
-        left = min(max(frame.x(), available.x()), available.right() + 1 - width - extra_w)
-        top = min(max(frame.y(), available.y()), available.bottom() + 1 - height - extra_h)
-        left, top = max(left, available.x()), max(top, available.y())
-        if (width, height) != (inner.width(), inner.height()):
-            self.resize(width, height)
-        if (left, top) != (frame.x(), frame.y()):
-            self.move(left, top)  # move() places the frame's top-left corner
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.LayoutRequest and self.isVisible():
+            minimum = self.minimumSize()
+            if minimum != self._minimum_seen:  # what was attached widened it: keep it on screen
+                self._minimum_seen = minimum
+                fit_to_screen(self, shrink=False)
+        return handled
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if self._fit_when_shown:  # the frame's size is known now
             self._fit_when_shown = False
-            self.fit_to_screen()
+            fit_to_screen(self)
 
     def attach_services(self, services: Services, project_root: Path | None = None) -> None:
         """Fill the shell in: the AI panel now (``ready``); the rest once the tools part of the

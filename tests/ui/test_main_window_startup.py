@@ -12,6 +12,7 @@ from app.startup_threads import load_services
 from app.ui.ai_panel.panel import AIPanel
 from app.ui.main_window import MainWindow
 from app.ui.widgets.tools_panel import ToolsPanel
+from app.ui.window_placement import first_start_size
 from tests.ui.conftest import wait_for
 
 
@@ -104,7 +105,7 @@ def test_damaged_saved_layout_is_ignored(qtbot):
     qtbot.addWidget(window)
     window.restore_layout({"ui.geometry": "not base64!!", "ui.state": "AAAA", "x": 1})
     window.restore_layout({"ui.geometry": 12, "ui.state": None})
-    assert (window.width(), window.height()) == (1200, 780)
+    assert window.size() == first_start_size(window.screen())
 
 
 def test_recent_folders_are_listed_remembered_and_not_rewritten(qtbot, services, tmp_path):

@@ -21,8 +21,8 @@ def _window_with_model(qtbot, services, project, model: str) -> MainWindow:
     services.profiles.update(replace(profile, model=model))  # as an existing database has it
     window = MainWindow()
     qtbot.addWidget(window)
+    window.show()  # (a window is fitted to its screen when it shows: resized after)
     window.resize(1400, 700)  # wide enough that the toolbar has room for the warning
-    window.show()
     with qtbot.waitSignal(window.ready, timeout=5000):
         window.attach_services(services, project)
     return window

@@ -135,6 +135,37 @@ def test_saved_geometry_larger_than_the_screen_is_fitted_to_it(qtbot):
     assert available.contains(send_corner)
 
 
+def test_the_first_window_fits_the_screen(qtbot):
+    # No saved layout (a first start), on a small screen or at 200%: the default size was
+    # 1200x780 whatever the screen, so Send and Stop were off-screen at 1600x1000 and 200%.
+    available = QGuiApplication.primaryScreen().availableGeometry()
+    assert available.width() < 1200 or available.height() < 780  # the offscreen screen
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.restore_layout({})
+    window.show()
+    qtbot.waitExposed(window)
+    assert available.contains(window.frameGeometry()), (window.frameGeometry(), available)
+
+
+def test_a_window_widened_by_what_it_attaches_is_moved_back_onto_the_screen(qtbot):
+    # The tools panel arrives after the window shows and widens its minimum; a window placed
+    # near the right edge then ran off it (Send and Stop out of reach at 200%).
+    available = QGuiApplication.primaryScreen().availableGeometry()
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    window.resize(300, 300)
+    window.move(available.right() - 320, available.y() + 10)
+    qtbot.waitUntil(lambda: available.contains(window.frameGeometry()))
+    wide = QLabel("the tools panel")
+    wide.setMinimumWidth(available.width() - 300)  # the window still fits the screen
+    window.tools_dock.setWidget(wide)
+    qtbot.waitUntil(lambda: window.width() >= wide.minimumWidth())
+    qtbot.waitUntil(lambda: available.contains(window.frameGeometry()))
+
+
 def test_saved_geometry_that_fits_is_kept(qtbot):
     available = QGuiApplication.primaryScreen().availableGeometry()
     first = MainWindow()

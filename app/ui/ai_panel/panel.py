@@ -1,9 +1,8 @@
 """The AI panel: the conversation transcript, the prompt box, Send and Stop.
 
 The composition root of the panel's parts (the package docstring lists them): it builds them,
-places their widgets in its layout and turns the agent's events into calls on them
-(``handle_event``). What stays here is the run itself: Send, Stop and Retry. The agent
-session runs as a task on the qasync loop; its events arrive in ``handle_event``.
+places their widgets and turns the agent's events (``handle_event``) into calls on them. What
+stays here is the run itself: Send, Stop and Retry; the session runs on the qasync loop.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from app.ui.ai_panel.answer_stream import AnswerStream
+from app.ui.ai_panel.banner_area import BannerArea
 from app.ui.ai_panel.compaction import ContextCompaction
 from app.ui.ai_panel.conversation_actions import ConversationActions
 from app.ui.ai_panel.conversations import Conversations
@@ -178,7 +178,7 @@ class AIPanel(QWidget):
         bottom.addLayout(buttons)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addLayout(banners.layout)
+        layout.addWidget(BannerArea(banners))  # scrolls when the window is short
         layout.addLayout(row)
         layout.addLayout(list_slot.layout)
         layout.addWidget(self.instructions.button)
