@@ -43,6 +43,14 @@ class ProfilePanel(Protocol):
     def show_permission_mode(self) -> None: ...
 
 
+def label_for(field: QWidget, text: str) -> QLabel:
+    """The label in front of ``field``, its buddy: on Linux a screen reader names a combo box
+    by this relation (the box's own accessible name there is its value)."""
+    label = QLabel(text)
+    label.setBuddy(field)
+    return label
+
+
 class ProfileControls:
     """The profile toolbar of ``window`` and the current profile (``profile_id``, set when the
     services are attached). ``project_label`` (the open folder, at the toolbar's end) is the
@@ -95,14 +103,14 @@ class ProfileControls:
         self.project_label = QLabel()
         self.project_label.setObjectName("project-label")
         profile_button = QPushButton("Profile…")
-        bar.addWidget(QLabel(" Profile "))
+        bar.addWidget(label_for(self.profile_picker, " Profile "))
         bar.addWidget(self.profile_picker)
-        bar.addWidget(QLabel("  Model "))
+        bar.addWidget(label_for(self.model_picker, "  Model "))
         bar.addWidget(self.model_picker)
         # A toolbar shows or hides its widgets through their actions, not the widgets.
         self._model_warning_action = bar.addWidget(self.model_warning)
         self._model_warning_action.setVisible(False)
-        bar.addWidget(QLabel("  Mode "))
+        bar.addWidget(label_for(self.mode_picker, "  Mode "))
         bar.addWidget(self.mode_picker)
         bar.addWidget(profile_button)
         spacer = QWidget()
@@ -119,6 +127,7 @@ class ProfileControls:
         self.model_picker.activated.connect(lambda _index: self._commit_model())
         model_edit = self.model_picker.lineEdit()
         if model_edit is not None:  # the picker is editable, so it has one
+            model_edit.setAccessibleName("Model")  # a focus stop of its own
             model_edit.editingFinished.connect(self._commit_model)
         profile_button.clicked.connect(self.edit_profile)
         self.mode_picker.activated.connect(lambda _index: self._commit_mode())
