@@ -131,7 +131,19 @@ def surface_style(name: Tone, selector: str, extra: str = "border-radius: 6px;")
             f"color: {colours.on_surface.name()}; "
             f"border: 1px solid {colours.border.name()}; {extra} }} "
             f"{children} {{ color: {colours.on_surface.name()}; background: transparent; "
-            "border: none; }")
+            "border: none; }" + _indicators(selector, colours))
+
+
+def _indicators(selector: str, colours: ToneColours) -> str:
+    """Radio and check indicators drawn in the surface's own colours: the style would draw
+    them in the palette's base (a dark circle on a light box, or the reverse)."""
+    on, surface = colours.on_surface.name(), colours.surface.name()
+    radio, check = f"{selector} QRadioButton::indicator", f"{selector} QCheckBox::indicator"
+    return (f" {radio}, {check} {{ width: 12px; height: 12px; border: 1px solid {on}; "
+            f"background: {surface}; }} {radio} {{ border-radius: 7px; }} "
+            f"{radio}:checked {{ background: qradialgradient(cx: 0.5, cy: 0.5, radius: 0.5, "
+            f"fx: 0.5, fy: 0.5, stop: 0 {on}, stop: 0.45 {on}, stop: 0.55 {surface}, "
+            f"stop: 1 {surface}); }} {check}:checked {{ background: {on}; }}")
 
 
 def surface_declarations(name: Tone) -> str:
@@ -161,8 +173,9 @@ def text_span(name: Tone, text: str) -> str:
 
 
 # -- building again when the palette changes ------------------------------------------------------
+# Qt tells only visible widgets of a new palette: a hidden one catches up when it is shown.
 _PALETTE_EVENTS = (QEvent.Type.ApplicationPaletteChange, QEvent.Type.PaletteChange,
-                   QEvent.Type.ThemeChange)
+                   QEvent.Type.ThemeChange, QEvent.Type.Show)
 _FOLLOWER_NAME = "tones-palette-follower"
 
 
