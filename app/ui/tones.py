@@ -176,50 +176,55 @@ def text_span(name: Tone, text: str) -> str:
 # Qt tells only visible widgets of a new palette: a hidden one catches up when it is shown.
 _PALETTE_EVENTS = (QEvent.Type.ApplicationPaletteChange, QEvent.Type.PaletteChange,
                    QEvent.Type.ThemeChange, QEvent.Type.Show)
-_FOLLOWER_NAME = "tones-palette-follower"
+_FOLLOWER_NAME = "tones-style-follower"
+_LISTENER_NAME = "tones-palette-listener"
 
 
 class PaletteFollower(QObject):
-    """Keeps a widget's style sheet built from tones: builds it now and again at every palette
-    change of the widget or the application. Its own style sheet changes the widget's palette
-    too, so a sheet is set only when it differs (no endless loop)."""
+    """Calls ``on_change`` at every palette change of a widget or of the application (and
+    when the widget is shown, as it may have missed one while hidden)."""
 
-    def __init__(self, widget: QWidget, build: Callable[[], str]) -> None:
+    def __init__(self, widget: QWidget, on_change: Callable[[], None], name: str) -> None:
         super().__init__(widget)
-        self.setObjectName(_FOLLOWER_NAME)
-        self.widget = widget
-        self.build = build
+        self.setObjectName(name)
+        self.on_change = on_change
         widget.installEventFilter(self)
-
-    def apply(self) -> None:
-        style = self.build()
-        if self.widget.styleSheet() != style:
-            self.widget.setStyleSheet(style)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() in _PALETTE_EVENTS:
-            self.apply()
+            self.on_change()
         return False
+
+
+def on_palette_change(widget: QWidget, on_change: Callable[[], None]) -> PaletteFollower:
+    """Call ``on_change`` whenever the palette changes (colours set item by item, say)."""
+    return PaletteFollower(widget, on_change, _LISTENER_NAME)
 
 
 StyleSource = str | Callable[[], str]
 
 
-def follow_palette(widget: QWidget, build: StyleSource) -> PaletteFollower:
+def _set_style(widget: QWidget, build: Callable[[], str]) -> None:
+    # The sheet itself changes the widget's palette: set only when it differs, or it loops.
+    style = build()
+    if widget.styleSheet() != style:
+        widget.setStyleSheet(style)
+
+
+def follow_palette(widget: QWidget, build: StyleSource) -> None:
     """Give ``widget`` the style sheet ``build()`` now and after every palette change (a
     later call replaces the builder: a label that turns from warning to error; a plain string
     is a sheet without tones, which replaces a toned one for good)."""
     if isinstance(build, str):
         build = functools.partial(str, build)
+    apply = functools.partial(_set_style, widget, build)
     follower = widget.findChild(PaletteFollower, _FOLLOWER_NAME,
                                 Qt.FindChildOption.FindDirectChildrenOnly)
     if follower is None:
-        follower = PaletteFollower(widget, build)
+        PaletteFollower(widget, apply, _FOLLOWER_NAME)
     else:
-        follower.build = build
-    follower.apply()
-    return follower
-
+        follower.on_change = apply
+    apply()
 
 
 def tone_text(widget: QWidget, name: Tone | None, extra: str = "") -> None:

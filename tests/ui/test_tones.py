@@ -143,3 +143,23 @@ def test_model_colours_follow_the_palette(qtbot, services):
         shown = model.data(index, foreground)
         assert shown != light
         assert contrast_ratio(shown, dark.color(QPalette.ColorRole.Base)) >= TEXT_CONTRAST
+
+
+def test_the_tools_list_recolours_its_cells_on_a_palette_change_without_toggling_tools(
+        qtbot, services):
+    from app.ui.widgets.tools_panel import COL_RISK, ToolsPanel
+
+    with application_palette("#ffffff", "#000000"):
+        panel = ToolsPanel(services, services.profiles.ensure_default().id)
+        _show(qtbot, panel)
+        toggled: list[tuple[str, bool]] = []
+        panel.tool_toggled.connect(lambda name, on: toggled.append((name, on)))
+        item = panel.item("read_file")
+        light = item.foreground(COL_RISK).color()
+        assert light == tone(Tone.SUCCESS).text
+        with application_palette("#1e1e1e", "#eeeeee") as dark:
+            QApplication.processEvents()
+            shown = item.foreground(COL_RISK).color()
+            assert shown == tone(Tone.SUCCESS).text and shown != light
+            assert contrast_ratio(shown, dark.color(QPalette.ColorRole.Base)) >= TEXT_CONTRAST
+    assert toggled == []
