@@ -77,7 +77,7 @@ _PRESETS: dict[Tone, tuple[str, str]] = {
 def is_dark(palette: QPalette | None = None) -> bool:
     """Whether the palette's window colour is dark: it contrasts more with white than black."""
     window = (palette or QGuiApplication.palette()).color(QPalette.ColorRole.Window)
-    return contrast_ratio(window, _WHITE) > contrast_ratio(window, _BLACK)
+    return _readable_on(window) == _WHITE
 
 
 def tone(name: Tone, palette: QPalette | None = None) -> ToneColours:
@@ -102,6 +102,7 @@ def _tone(name: Tone, window_rgb: int, base_rgb: int, dark: bool) -> ToneColours
 
 
 def _readable_on(background: QColor) -> QColor:
+    """White or black, whichever contrasts more with ``background``."""
     return _WHITE if contrast_ratio(background, _WHITE) > contrast_ratio(background, _BLACK) \
         else _BLACK
 
