@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QPushButton, QToolBar, QWidget
 
 from app.ui.model_list import ModelList
+from app.ui.tones import Tone, tone_text
 
 if TYPE_CHECKING:
     import asyncio
@@ -99,7 +100,7 @@ class ProfileControls:
             picker.setAccessibleName(name)
         self.model_warning = QLabel()
         self.model_warning.setObjectName("model-warning")
-        self.model_warning.setStyleSheet("color: #9a6700;")
+        tone_text(self.model_warning, Tone.WARNING)
         self.project_label = QLabel()
         self.project_label.setObjectName("project-label")
         profile_button = QPushButton("Profile…")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
 
 from app.core.tools.providers.mcp.config.schema import parse_mcp_config
 from app.core.tools.providers.mcp.server_status import ServerStatus
 from app.ui.models.mcp_servers_model import McpServersModel, status_text
+from app.ui.tones import tone
 
 SERVERS = parse_mcp_config({"mcpServers": {
     "files": {"command": "npx", "args": ["-y", "server-filesystem", "/tmp"]},
@@ -47,11 +47,11 @@ def test_a_legacy_sse_server_says_so():
     assert _text(model, 0, McpServersModel.COL_TRANSPORT) == "SSE (legacy)"
 
 
-def test_status_colour_follows_the_state():
+def test_status_colour_follows_the_state(qtbot):
     model = McpServersModel()
     model.update(SERVERS, {"files": ServerStatus("files", "failed", "exited")})
     colour = _text(model, 0, McpServersModel.COL_STATUS, Qt.ItemDataRole.ForegroundRole)
-    assert colour == QColor(McpServersModel.STATE_COLOURS["failed"])
+    assert colour == tone(McpServersModel.STATE_TONES["failed"]).text
     assert _text(model, 1, McpServersModel.COL_STATUS, Qt.ItemDataRole.ForegroundRole) is None
     assert _text(model, 0, McpServersModel.COL_NAME, Qt.ItemDataRole.ForegroundRole) is None
 

@@ -272,6 +272,7 @@ def test_rule_editor_offers_review_with_its_meaning(qtbot, services):
 def test_rules_table_shows_and_edits_review(qtbot, services):
     from app.ui.dialogs.rules_tab import RulesTab, _DecisionDelegate
     from app.ui.models.rules_model import RulesTableModel
+    from app.ui.tones import Tone, tone
 
     tab = RulesTab(services)
     qtbot.addWidget(tab)
@@ -279,7 +280,8 @@ def test_rules_table_shows_and_edits_review(qtbot, services):
     row = model.add_rule(PermissionRule(decision="review", tool_name="write_file", priority=77))
     index = model.index(row, RulesTableModel.COL_DECISION)
     assert model.data(index) == "review"
-    assert model.data(index, Qt.ItemDataRole.ForegroundRole).name() == "#8250df"
+    # The review tone (purple), made readable on the palette's window and base.
+    assert model.data(index, Qt.ItemDataRole.ForegroundRole) == tone(Tone.REVIEW).text
     assert "Reviewers decide" in model.data(index, Qt.ItemDataRole.ToolTipRole)
     editor = _DecisionDelegate().createEditor(None, None, index)
     assert "review" in [editor.itemText(i) for i in range(editor.count())]

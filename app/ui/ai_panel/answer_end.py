@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from shiboken6 import isValid
 
 from app.ui.task_set import TaskSet
-from app.ui.widgets.answer_end import UNANSWERED_STYLE, UnansweredBar, VersionSwitch
+from app.ui.tones import follow_palette
+from app.ui.widgets.answer_end import UnansweredBar, VersionSwitch, unanswered_style
 from app.ui.widgets.transcript_view import USER_MESSAGE_STYLE, MessageView
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ class AnswerEnd:
         after = items.index(view) + 1
         self._transcript.insert_before(bar, items[after] if after < len(items) else None)
         view.setProperty("unanswered", True)
-        view.setStyleSheet(UNANSWERED_STYLE)
+        follow_palette(view, unanswered_style)
         self.unanswered = (view, bar)
 
     def _unmark(self) -> None:
@@ -120,7 +121,7 @@ class AnswerEnd:
         if not isValid(view):
             return  # cut from the transcript (an edit of it)
         view.setProperty("unanswered", False)
-        view.setStyleSheet(USER_MESSAGE_STYLE)
+        follow_palette(view, USER_MESSAGE_STYLE)
 
     def _resend_clicked(self) -> None:
         self._resend()  # Regenerate: cuts what followed the prompt, sends it again

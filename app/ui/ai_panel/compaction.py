@@ -17,6 +17,7 @@ from app.ui.ai_panel.context_bar import ContextBar
 from app.ui.ai_panel.ports import idle_session
 from app.ui.ai_panel.run_notes import grey_note
 from app.ui.controllers.checkpoints import loop_running
+from app.ui.tones import Tone, border_colour, follow_palette
 from app.ui.widgets.transcript_view import ErrorCard
 
 if TYPE_CHECKING:
@@ -66,8 +67,8 @@ class ContextCompaction:
             return False
         card = QFrame()
         card.setObjectName("compact-offer")
-        card.setStyleSheet("QFrame#compact-offer { border: 1px solid #bf8700; "
-                           "border-radius: 8px; }")
+        follow_palette(card, lambda: "QFrame#compact-offer { border: 1px solid "
+                       f"{border_colour(Tone.WARNING)}; border-radius: 8px; }}")
         row = QHBoxLayout(card)
         label = QLabel("The conversation no longer fits the model's context window. Compact "
                        "it: a summary replaces the earlier history sent to the model (the "

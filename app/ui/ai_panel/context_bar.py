@@ -7,12 +7,17 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
+from app.ui.tones import Tone, border_colour, follow_palette
+
 # The same threshold as app.core.agent.compaction.COMPACT_THRESHOLD (not imported: the panel
 # is built before the agent's modules are loaded).
 COMPACT_THRESHOLD = 0.8
 _STEPS = 1000
 _NORMAL = "QProgressBar::chunk { background: palette(highlight); }"
-_FULL = "QProgressBar::chunk { background: #bf8700; }"
+
+
+def _full() -> str:
+    return f"QProgressBar::chunk {{ background: {border_colour(Tone.WARNING)}; }}"
 
 
 def _tokens(n: int) -> str:
@@ -62,7 +67,7 @@ class ContextBar(QWidget):
         fraction = self.fraction
         self.bar.setValue(min(_STEPS, round(fraction * _STEPS)))
         full = fraction >= COMPACT_THRESHOLD
-        self.bar.setStyleSheet(_FULL if full else _NORMAL)
+        follow_palette(self.bar, lambda: _full() if full else _NORMAL)
         self.label.setText(f"{fraction:.0%}")
         what = "about " if estimate else ""
         tip = (f"Context window: {what}{_tokens(self.used)} of {_tokens(self.limit)} tokens "

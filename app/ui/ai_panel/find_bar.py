@@ -19,7 +19,7 @@ import logging
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QKeySequence, QShortcut, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QKeySequence, QShortcut, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -33,14 +33,13 @@ from PySide6.QtWidgets import (
 from app.ui.ai_panel.conversation_pager import ConversationPager, live_pager
 from app.ui.ai_panel.find_in_store import ShownText, count_matches, shown_texts
 from app.ui.controllers.checkpoints import loop_running
+from app.ui.tones import Tone, tone
 from app.ui.widgets.transcript_view import MessageView, Transcript
 
 log = logging.getLogger(__name__)
 
 MAX_MATCHES = 2000
 SEARCH_DELAY_MS = 150  # typing pauses this long before the stored messages are searched
-_ALL_MATCHES = QColor("#fff8c5")
-_CURRENT_MATCH = QColor("#ffb86c")
 
 
 @dataclass(frozen=True)
@@ -63,11 +62,13 @@ class _StoredResult:
     counts: list[int]
 
 
-def _selection(cursor: QTextCursor, colour: QColor) -> QTextEdit.ExtraSelection:
+def _selection(cursor: QTextCursor, name: Tone) -> QTextEdit.ExtraSelection:
     selection = QTextEdit.ExtraSelection()
     selection.cursor = cursor
     fmt = QTextCharFormat()
-    fmt.setBackground(colour)
+    colours = tone(name)
+    fmt.setBackground(colours.surface)
+    fmt.setForeground(colours.on_surface)  # the palette's text may not read on the mark
     selection.format = fmt
     return selection
 
@@ -344,8 +345,8 @@ class FindBar(QFrame):
         by_view: dict[MessageView, list[QTextEdit.ExtraSelection]] = {}
         for i, m in enumerate(self.matches):
             if not isinstance(m, EarlierMatch):
-                colour = _CURRENT_MATCH if i == index else _ALL_MATCHES
-                by_view.setdefault(m[0], []).append(_selection(m[1], colour))
+                name = Tone.CURRENT_MATCH if i == index else Tone.MATCH
+                by_view.setdefault(m[0], []).append(_selection(m[1], name))
         for view, selections in by_view.items():
             view.setExtraSelections(selections)
         self._highlighted = set(by_view)

@@ -14,14 +14,11 @@ from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
 from app.core.permissions.flow_labels import CLEAN, CLEAN_EXPLANATION, FlowLabel
 from app.core.visible_text import make_visible
+from app.ui.tones import Tone, follow_palette, solid_declarations, surface_declarations, tone
 
 if TYPE_CHECKING:
     from app.core.permissions.flow import FlowSource
 
-# (text colour, background, border) of the chip, by how loud its label is (FlowLabel.tone).
-_CLEAN_COLOURS = ("#0f5323", "#dafbe1", "#4ac26b")
-_TONE_COLOURS = {"danger": ("#ffffff", "#cf222e", "#a40e26"),
-                 "warning": ("#4d2d00", "#fff8c5", "#d4a72c")}
 
 MAX_TOOLTIP_SOURCES = 8
 
@@ -30,12 +27,18 @@ def _label_shown(summary: str) -> FlowLabel | None:
     return next((label for label in FlowLabel if label.label == summary), None)
 
 
-def _colours(summary: str) -> tuple[str, str, str]:
-    """(text colour, background, border); an unknown summary looks like a warning."""
+def _colours(summary: str) -> str:
+    """The chip's colour declarations, by how loud its label is (FlowLabel.tone): clean is a
+    success surface, danger a solid red, and a warning (or an unknown summary) a warning
+    surface."""
     if summary == CLEAN:
-        return _CLEAN_COLOURS
+        return surface_declarations(Tone.SUCCESS)
     label = _label_shown(summary)
-    return _TONE_COLOURS[label.tone if label is not None else "warning"]
+    if label is not None and label.tone == "danger":
+        colours = tone(Tone.DANGER)
+        return (f"{solid_declarations(Tone.DANGER)} "
+                f"border: 1px solid {colours.border.name()};")
+    return surface_declarations(Tone.WARNING)
 
 
 def flow_tooltip(summary: str, sources: Iterable[FlowSource]) -> str:
@@ -99,13 +102,12 @@ class FlowChip(QToolButton):
                  resettable: bool = True) -> None:
         self.summary = summary
         self.sources = tuple(sources)
-        fg, bg, border = _colours(summary)
         mark = "●" if summary == CLEAN else "⚠"
         self.setText(f"{mark} {summary}")
-        self.setStyleSheet(
-            f"QToolButton {{ color: {fg}; background: {bg}; border: 1px solid {border}; "
+        follow_palette(self, lambda: (
+            f"QToolButton {{ {_colours(summary)} "
             "border-radius: 9px; padding: 1px 8px; font-size: 11px; font-weight: 600; } "
-            "QToolButton::menu-indicator { image: none; width: 0px; }")
+            "QToolButton::menu-indicator { image: none; width: 0px; }"))
         self.setToolTip(flow_tooltip(summary, self.sources))
         self.reset_action.setEnabled(resettable and bool(self.sources))
 

@@ -20,10 +20,13 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.permission_mode import PermissionMode
+from app.ui.tones import Tone, follow_palette, surface_style
 
-_STYLE = ("QFrame#mode-intro { background: #ddf4ff; border: 1px solid #54aeff; "
-          "border-radius: 6px; } QFrame#mode-intro QLabel { color: #0a3069; "
-          "background: transparent; }")
+
+def _style() -> str:
+    # The radio buttons' labels too: on a dark palette they would keep its light text colour.
+    return surface_style(Tone.INFO, "QFrame#mode-intro") + (
+        " QFrame#mode-intro QLabel#mode-intro-hint { font-size: 11px; }")
 
 
 class ModeIntro(QFrame):
@@ -36,7 +39,7 @@ class ModeIntro(QFrame):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("mode-intro")
-        self.setStyleSheet(_STYLE)
+        follow_palette(self, _style)
         title = QLabel("<b>How should the agent handle tool calls that no permission rule "
                        "decides?</b>")
         title.setObjectName("mode-intro-title")
@@ -67,7 +70,7 @@ class ModeIntro(QFrame):
         hint = QLabel("You can change it at any time with the Mode picker in the toolbar; it "
                       "applies from the next message.")
         hint.setWordWrap(True)
-        hint.setStyleSheet("QLabel { color: #0a3069; font-size: 11px; }")
+        hint.setObjectName("mode-intro-hint")
         row = QHBoxLayout()
         row.addWidget(hint, 1)
         row.addWidget(self.use_button)

@@ -6,8 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-_STYLE = ("QFrame#notice { background: #fff8c5; border: 1px solid #d4a72c; border-radius: 6px; }"
-          " QFrame#notice QLabel { color: #4d2d00; background: transparent; }")
+from app.ui.tones import Tone, follow_palette, surface_style
 
 
 class NoticeBar(QFrame):
@@ -16,7 +15,7 @@ class NoticeBar(QFrame):
     def __init__(self, text: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("notice")
-        self.setStyleSheet(_STYLE)
+        follow_palette(self, lambda: surface_style(Tone.WARNING, "QFrame#notice"))
         self.label = QLabel("ℹ " + text)
         self.label.setObjectName("notice-text")
         self.label.setTextFormat(Qt.TextFormat.PlainText)

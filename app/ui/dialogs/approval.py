@@ -60,6 +60,7 @@ from app.ui.dialogs.approval_text import decided_by_text, visible_json, why_text
 from app.ui.dialogs.remember_choice import ALWAYS, CONVERSATION, RememberChoice
 from app.ui.markup import escape
 from app.ui.tab_focus import tab_moves_focus
+from app.ui.tones import Tone, tone_callout
 from app.ui.widgets.badges import badge
 from app.ui.widgets.highlighters import DiffHighlighter, JsonHighlighter
 from app.ui.widgets.review_panel import ReviewsPanel
@@ -78,12 +79,7 @@ def _code_view(text: str, highlighter: type | None = None) -> QPlainTextEdit:
     return view
 
 
-_SANDBOX_OK_STYLE = ("QLabel { background: #dafbe1; color: #0f5323; border: 1px solid #4ac26b; "
-                     "border-radius: 6px; padding: 6px; }")
-_FLOW_REASON_STYLE = ("QLabel { background: #ffebe9; color: #82071e; border: 1px solid #ff8182; "
-                      "border-radius: 6px; padding: 8px; font-size: 13px; }")
-_SANDBOX_WARNING_STYLE = ("QLabel { background: #fff1e5; color: #762c00; border: 1px solid "
-                          "#fb8f44; border-radius: 6px; padding: 6px; }")
+_FLOW_REASON_SHAPE = "border-radius: 6px; padding: 8px; font-size: 13px;"
 
 
 class ApprovalDialog(QDialog):
@@ -156,7 +152,7 @@ class ApprovalDialog(QDialog):
             self.flow_reason.setWordWrap(True)
             self.flow_reason.setTextInteractionFlags(
                 Qt.TextInteractionFlag.TextSelectableByMouse)
-            self.flow_reason.setStyleSheet(_FLOW_REASON_STYLE)
+            tone_callout(self.flow_reason, Tone.DANGER, _FLOW_REASON_SHAPE)
             layout.addWidget(self.flow_reason)
 
         why = QLabel(why_text(request))
@@ -194,8 +190,7 @@ class ApprovalDialog(QDialog):
                              " Check the details before approving.")
             warning.setObjectName("approval-warning")
             warning.setWordWrap(True)
-            warning.setStyleSheet("QLabel { background: #fff8c5; color: #4d2d00; border: 1px solid "
-                                  "#d4a72c; border-radius: 6px; padding: 6px; }")
+            tone_callout(warning, Tone.WARNING)
             layout.addWidget(warning)
 
         self.sandbox_label: QLabel | None = None
@@ -209,8 +204,7 @@ class ApprovalDialog(QDialog):
                                              else "approval-sandbox-warning")
             self.sandbox_label.setTextFormat(Qt.TextFormat.PlainText)
             self.sandbox_label.setWordWrap(True)
-            self.sandbox_label.setStyleSheet(_SANDBOX_OK_STYLE if contained
-                                             else _SANDBOX_WARNING_STYLE)
+            tone_callout(self.sandbox_label, Tone.SUCCESS if contained else Tone.CAUTION)
             layout.addWidget(self.sandbox_label)
 
         # The tool's configuration refused the call: approving also lifts that limit.

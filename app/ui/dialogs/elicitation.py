@@ -31,6 +31,7 @@ from app.core.tools.providers.mcp.server_requests import ElicitationReply
 from app.core.visible_text import make_visible
 from app.ui.dialogs.answer_buttons import answer_buttons
 from app.ui.markup import escape
+from app.ui.tones import Tone, tone_text
 
 NOT_CHOSEN = "— not chosen —"
 
@@ -67,7 +68,7 @@ class ElicitationDialog(QDialog):
                 note.setWordWrap(True)
                 box.addWidget(note)
             error = QLabel("")
-            error.setStyleSheet("color: #b00020;")
+            tone_text(error, Tone.DANGER)
             error.hide()
             self.errors[f.name] = error
             box.addWidget(error)

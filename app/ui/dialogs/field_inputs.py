@@ -38,9 +38,9 @@ from PySide6.QtWidgets import (
 
 from app.core.fields import Field, FieldKind, InvalidConfigValue
 from app.core.secrets import secret_source
+from app.ui.tones import StyleSource, Tone, follow_palette, text_style
 
 HELP_STYLE = "QLabel { color: palette(placeholder-text); }"
-WARNING_STYLE = "QLabel { color: #9a6700; }"
 
 _MAX_SECONDS = 24 * 3600
 _MAX_BYTES = 100 * 1024 * 1024
@@ -54,10 +54,14 @@ def plain_label(text: str) -> QLabel:
     return label
 
 
-def help_label(text: str, name: str, style: str = HELP_STYLE) -> QLabel:
+def warning_style() -> str:
+    return text_style(Tone.WARNING)
+
+
+def help_label(text: str, name: str, style: StyleSource = HELP_STYLE) -> QLabel:
     label = plain_label(text)
     label.setObjectName(name)
-    label.setStyleSheet(style)
+    follow_palette(label, style)
     return label
 
 
@@ -131,7 +135,7 @@ def field_input(field: Field, value: Any, *,
         combo.setCurrentIndex(max(0, combo.findData(value)))
         note = limit_choices(combo) if limit_choices is not None else None
         return FieldInput(field, combo, {key: combo}, combo.currentData, field.help,
-                          help_label(note, f"sandbox-{key}", WARNING_STYLE) if note else None)
+                          help_label(note, f"sandbox-{key}", warning_style) if note else None)
     if kind is FieldKind.TEXT:
         line = QLineEdit(str(value or ""))
         line.setPlaceholderText(field.placeholder)

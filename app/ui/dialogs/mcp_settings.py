@@ -36,6 +36,7 @@ from app.core.tools.providers.mcp.provider import McpProvider
 from app.core.tools.providers.mcp.server_log import LOG_LEVELS
 from app.ui.controllers.mcp_settings import EditorCheck, McpSettingsController
 from app.ui.models.mcp_servers_model import McpServersModel, status_text
+from app.ui.tones import Tone, span
 
 
 def _fixed_font_editor() -> QPlainTextEdit:
@@ -102,8 +103,8 @@ class McpServerEditor(QDialog):
         result = self._check(self.editor.toPlainText())
         self._servers = result.servers
         if result.errors:
-            self.problems.setText("<span style='color:#cf222e'>" + "<br>".join(
-                html.escape(e) for e in result.errors) + "</span>")
+            self.problems.setText(span(Tone.DANGER, "<br>".join(
+                html.escape(e) for e in result.errors)))
         else:
             note = "".join(f"<br>⚠ {html.escape(w)}" for w in result.warnings)
             self.problems.setText(f"✓ Valid: {html.escape(', '.join(result.servers))}{note}")
@@ -288,7 +289,7 @@ class McpServersTab(QWidget):
 
     def show_message(self, text: str, error: bool = False) -> None:
         escaped = html.escape(text).replace("\n", "<br>")
-        self.status.setText(f"<span style='color:#cf222e'>{escaped}</span>" if error
+        self.status.setText(span(Tone.DANGER, escaped) if error
                             else escaped)
 
     # -- actions -----------------------------------------------------------------------------

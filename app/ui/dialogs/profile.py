@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from app.core.agent.models.catalog import ModelInfo, default_model, model_deprecation
 from app.core.agent.models.factory import LOCAL_ANTHROPIC_BASE_URL, is_loopback_url
 from app.core.store.profiles import AgentProfile, ProfileError
+from app.ui.tones import Tone, tone_text
 
 LOCAL_PRESET = 2  # the provider list's "Anthropic-compatible on this computer"
 
@@ -76,7 +77,7 @@ class ProfileDialog(QDialog):
         self.model_warning = QLabel()
         self.model_warning.setObjectName("model-warning")
         self.model_warning.setWordWrap(True)
-        self.model_warning.setStyleSheet("color: #9a6700;")
+        tone_text(self.model_warning, Tone.WARNING)
         self.model.currentTextChanged.connect(self._update_model_warning)
         self.base_url = QLineEdit(profile.base_url or "")
         self.base_url.setPlaceholderText("provider default")
@@ -123,7 +124,7 @@ class ProfileDialog(QDialog):
         form.addRow("Review", review_box)
         form.addRow("Reasoning", self._reasoning_row(profile))
         self.error = QLabel()
-        self.error.setStyleSheet("color: #cf222e;")
+        tone_text(self.error, Tone.DANGER)
         self.error.hide()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save |
                                    QDialogButtonBox.StandardButton.Cancel)

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from app.core.checkpoints import MergeResult, PlannedAction, RestorePlan
 from app.core.checkpoints.model import Resolution
+from app.ui.tones import Tone, callout_style, text_style
 from app.ui.widgets.highlighters import DiffHighlighter
 
 log = logging.getLogger(__name__)
@@ -160,13 +161,11 @@ class RestorePreviewDialog(QDialog):
                 len(plan.not_restorable) > 8 else ""
             layout.addWidget(_note(
                 f"Not restorable (not in the checkpoint; left as they are): {listed}{more}",
-                "restore-not-restorable", "QLabel { color: #9a6700; }"))
+                "restore-not-restorable", text_style(Tone.WARNING)))
         self.commit_note: QLabel | None = None
         if commit_note:
             self.commit_note = _note(
-                COMMIT_NOTE, "restore-commit-note",
-                "QLabel { background: #fff8c5; color: #4d2d00; border: 1px solid #d4a72c; "
-                "border-radius: 6px; padding: 6px; }")
+                COMMIT_NOTE, "restore-commit-note", callout_style(Tone.WARNING))
             layout.addWidget(self.commit_note)
         layout.addWidget(_note(COVERAGE_NOTE, "restore-coverage-note",
                                "QLabel { color: palette(placeholder-text); }"))
@@ -188,7 +187,8 @@ class RestorePreviewDialog(QDialog):
             return None
         box = QGroupBox("Changed by you after the agent")
         box.setObjectName("restore-conflicts")
-        box.setStyleSheet("QGroupBox#restore-conflicts { color: #9a6700; font-weight: bold; }")
+        box.setStyleSheet(text_style(Tone.WARNING, "QGroupBox#restore-conflicts",
+                                     "font-weight: bold;"))
         outer = QVBoxLayout(box)
         form = QFormLayout()
         for path in self.plan.conflicts:

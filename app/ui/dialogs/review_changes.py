@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui.task_set import TaskSet
+from app.ui.tones import Tone, tone
 
 if TYPE_CHECKING:
     from app.core.agent.checkpointing import CallChanges, Checkpointer
@@ -163,7 +164,7 @@ class ReviewChangesDialog(QDialog):
         for item in self.items:
             row = QListWidgetItem(row_text(item, self.states.get(item.path, "")))
             if item.conflict:
-                row.setForeground(Qt.GlobalColor.darkRed)
+                row.setForeground(tone(Tone.DANGER).text)
             self.files.addItem(row)
         if 0 <= current < self.files.count():
             self.files.setCurrentRow(current)

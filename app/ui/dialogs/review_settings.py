@@ -38,12 +38,13 @@ from app.core.services import Services
 from app.core.settings_fields import PRICES, REVIEWERS
 from app.core.visible_text import make_visible
 from app.ui.dialogs.reviewer_editor import (
-    ERROR_STYLE,
     MUTED_STYLE,
     ReviewerEditor,
     entry_error,
+    error_style,
     number_or,
 )
+from app.ui.tones import Tone, follow_palette, tone
 
 _PROVIDER_LABEL = {"anthropic": "Anthropic", "openai_compatible": "OpenAI-compatible"}
 USAGE_ROWS = 5000   # the audit rows the usage totals look at (newest first)
@@ -136,7 +137,7 @@ class ReviewSettingsTab(QWidget):
             for column, value in enumerate(values):
                 item = QTableWidgetItem(make_visible(value))
                 if error:
-                    item.setForeground(Qt.GlobalColor.red)
+                    item.setForeground(tone(Tone.DANGER).text)
                     item.setToolTip(f"Not used: {error}")
                 self.table.setItem(row, column, item)
         if self.entries:
@@ -144,17 +145,17 @@ class ReviewSettingsTab(QWidget):
         invalid = [e for e in self.entries if entry_error(e)]
         if not self.entries:
             self.status.setText("No reviewer: a call sent to review asks you.")
-            self.status.setStyleSheet(MUTED_STYLE)
+            follow_palette(self.status, MUTED_STYLE)
         elif invalid:
             self.status.setText(f"{len(invalid)} entr{'ies are' if len(invalid) > 1 else 'y is'}"
                                 " not valid and not used (hover for why): edit or remove it.")
-            self.status.setStyleSheet(ERROR_STYLE)
+            follow_palette(self.status, error_style)
         else:
             n = len(self.entries)
             self.status.setText(f"{n} reviewer{'s' if n != 1 else ''}: a call runs without "
                                 f"asking you only if {'all' if n > 1 else 'it'} approve"
                                 f"{'' if n > 1 else 's'}.")
-            self.status.setStyleSheet(MUTED_STYLE)
+            follow_palette(self.status, MUTED_STYLE)
         self._sync_buttons()
 
     def _sync_buttons(self) -> None:
@@ -206,7 +207,7 @@ class ReviewSettingsTab(QWidget):
             error = entry_error(entry)
             if error:
                 self.status.setText(f"Not saved: {make_visible(error)}. Edit or remove it.")
-                self.status.setStyleSheet(ERROR_STYLE)
+                follow_palette(self.status, error_style)
                 return False
         self.services.settings.write(REVIEWERS, tuple(dict(e) for e in self.entries))
         return True

@@ -24,13 +24,17 @@ from PySide6.QtWidgets import (
 
 from app.core.review import ReviewerConfig
 from app.core.visible_text import make_visible
+from app.ui.tones import Tone, follow_palette, plain_text_style
 
 PROVIDERS: tuple[tuple[str, str], ...] = (
     ("anthropic", "Anthropic"),
     ("openai_compatible", "OpenAI-compatible (Ollama, llama.cpp, LM Studio, …)"),
 )
-ERROR_STYLE = "color: #cf222e;"
 MUTED_STYLE = "color: palette(placeholder-text);"
+
+
+def error_style() -> str:
+    return plain_text_style(Tone.DANGER)
 
 
 def reviewer_entry(name: str, provider: str, model: str, base_url: str, timeout_s: float,
@@ -118,7 +122,7 @@ class ReviewerEditor(QDialog):
         self.error = QLabel()
         self.error.setObjectName("reviewer-error")
         self.error.setWordWrap(True)
-        self.error.setStyleSheet(ERROR_STYLE)
+        follow_palette(self.error, error_style)
         self.error.hide()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok |
                                    QDialogButtonBox.StandardButton.Cancel)

@@ -10,6 +10,8 @@ why they rejected it)."""
 
 from __future__ import annotations
 
+import functools
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,14 +33,13 @@ from app.core.permissions.rules import (
     validate_rule,
 )
 from app.ui.models.rules_model import DECISION_ORDER
+from app.ui.tones import Tone, callout_style, follow_palette, tone_text
 
 IGNORE_FLOW_WARNING = (
     "⚠ With this, the rule allows calls that send data out (web requests, commands with "
     "network, MCP tools) even after the conversation has read secrets such as keys, "
     "credentials or .env files, and reads of sensitive paths without asking. Use it only for "
     "destinations you fully trust.")
-_WARNING_STYLE = ("QLabel { background: #fff1e5; color: #762c00; border: 1px solid #fb8f44; "
-                  "border-radius: 6px; padding: 6px; }")
 _HINT_STYLE = ("QLabel { color: palette(placeholder-text); border: 1px solid transparent; "
                "padding: 6px; }")
 
@@ -110,7 +111,7 @@ class RuleEditorDialog(QDialog):
         help_text.setStyleSheet("color: palette(placeholder-text);")
         self.error = QLabel()
         self.error.setObjectName("rule-error")
-        self.error.setStyleSheet("color: #cf222e;")
+        tone_text(self.error, Tone.DANGER)
         self.error.setWordWrap(True)
         self.error.hide()
 
@@ -143,8 +144,8 @@ class RuleEditorDialog(QDialog):
                                     "Only an allow rule can ignore the flow guard: the guard "
                                     "only ever turns an allow into an ask.")
         self.ignore_flow_warning.setVisible(allow)
-        self.ignore_flow_warning.setStyleSheet(
-            _WARNING_STYLE if self.ignore_flow.isChecked() else _HINT_STYLE)
+        follow_palette(self.ignore_flow_warning, functools.partial(callout_style, Tone.CAUTION)
+                       if self.ignore_flow.isChecked() else _HINT_STYLE)
 
     def rule(self) -> PermissionRule | None:
         return self._rule

@@ -51,6 +51,7 @@ from app.core.visible_text import make_visible
 from app.ui.dialogs.rule_editor import RuleEditorDialog, add_decisions
 from app.ui.markup import escape
 from app.ui.models.rules_model import RulesTableModel
+from app.ui.tones import Tone, span, text_span
 
 
 class _DecisionDelegate(QStyledItemDelegate):
@@ -224,7 +225,7 @@ class RulesTab(QWidget):
                                 text: str, context: DecisionContext | None = None) -> None:
         try:
             html, rule_id = await asyncio.to_thread(_explain_call, self.services, server, tool,
-                                                    text, context)
+                                                    text, context, _html())
         except Exception as exc:  # say what went wrong rather than leave "Deciding…"
             html, rule_id = f"Could not decide: {escape(make_visible(str(exc)))}", None
         if generation != self._test_generation:
@@ -300,25 +301,29 @@ class RulesTab(QWidget):
         self.status.setText(f"Exported to {path}.")
 
     def _show_error(self, message: str) -> None:
-        self.status.setText(f"<span style='color:#cf222e'>{escape(message)}</span>")
+        self.status.setText(text_span(Tone.DANGER, message))
 
 
-# How each line of a check looks here (app.core.permissions.call_check.CheckLine.render).
-_HTML: dict[LineRole, str] = {
-    "verdict": "<b>{lead}</b> — {text}",
-    "note": "<span style='color:#8250df'>{lead}</span>",
-    "guard": "<span style='color:#82071e'>⚠ <b>{lead}</b> {text}</span>",
-    "subject": "&nbsp;&nbsp;• <code>{lead}</code> → {text}",
-}
+def _html() -> dict[LineRole, str]:
+    """How each line of a check looks here (app.core.permissions.call_check.CheckLine.render),
+    in the palette's tones of the moment."""
+    return {
+        "verdict": "<b>{lead}</b> — {text}",
+        "note": span(Tone.REVIEW, "{lead}"),
+        "guard": span(Tone.DANGER, "⚠ <b>{lead}</b> {text}"),
+        "subject": "&nbsp;&nbsp;• <code>{lead}</code> → {text}",
+    }
 
 
 def _explain_call(services: Services, server: str, tool: str, text: str,
-                  context: DecisionContext | None = None) -> tuple[str, int | None]:
-    """(HTML explaining the decision, id of the deciding rule); runs in a worker thread.
+                  context: DecisionContext | None, html: dict[LineRole, str],
+                  ) -> tuple[str, int | None]:
+    """(HTML explaining the decision, id of the deciding rule); runs in a worker thread, so
+    the lines' ``html`` (their tones read from the palette) is made by the caller.
     The lines are app.core.permissions.call_check's, shared with the command line."""
     try:
         tool_input = parse_call_input(text)
     except CallInputError as exc:
         return escape(str(exc)), None
     check = check_call(services.permissions, server, tool, tool_input, context)
-    return "<br>".join(line.render(_HTML, escape) for line in check.lines()), check.rule_id
+    return "<br>".join(line.render(html, escape) for line in check.lines()), check.rule_id

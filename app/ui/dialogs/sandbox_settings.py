@@ -22,6 +22,7 @@ from app.core.sandbox.view import format_view, project_confinement, sandbox_view
 from app.core.services import Services
 from app.core.settings_fields import SANDBOX_READ_ONLY, SANDBOX_REQUIRED
 from app.ui.dialogs.setting_form import SettingsForm
+from app.ui.tones import Tone, tone_callout, tone_text
 
 
 class SandboxGroup(QGroupBox):
@@ -41,12 +42,11 @@ class SandboxGroup(QGroupBox):
             where = f" at {status.executable}" if status.executable else ""
             self.status.setText(f"✓ Sandboxed ({status.backend}{where}): the tools marked "
                                 "\"sandboxed\" in the tools list run their programs in it.")
-            self.status.setStyleSheet("QLabel { color: #1a7f37; }")
+            tone_text(self.status, Tone.SUCCESS)
         else:
             self.status.setText(f"⚠ {status.summary[:1].upper()}{status.summary[1:]}"
                                 .rstrip(".") + ".")
-            self.status.setStyleSheet("QLabel { background: #fff1e5; color: #762c00; border: "
-                                      "1px solid #fb8f44; border-radius: 6px; padding: 6px; }")
+            tone_callout(self.status, Tone.CAUTION)
         # The box shows the requirement in force: unsaved, it follows the machine.
         self.form = SettingsForm(services.settings, (SANDBOX_REQUIRED, SANDBOX_READ_ONLY),
                                  shown={SANDBOX_REQUIRED.key: services.sandbox.required})

@@ -29,7 +29,7 @@ from app.core.sensitive_paths import (
 )
 from app.core.services import Services
 from app.core.settings_fields import SENSITIVE_PATHS
-from app.ui.markup import escape
+from app.ui.tones import Tone, text_span
 
 HELP = ("Reading a sensitive path asks you first, even inside the project and under a rule "
         "that allows the tool; once a conversation has read one, calls that can send data out "
@@ -130,8 +130,7 @@ class SensitivePathsTab(QWidget):
         entries = self.entries()
         problems = [p for p in map(entry_problem, entries) if p is not None]
         if problems:
-            self.error.setText("<span style='color:#cf222e'>Not saved: " +
-                               escape(problems[0]) + "</span>")
+            self.error.setText(text_span(Tone.DANGER, "Not saved: " + problems[0]))
             self.error.show()
             return False
         self.error.hide()

@@ -13,8 +13,11 @@ from app.core.fields import InvalidConfigValue
 from app.core.settings_fields import SettingField
 from app.core.store.settings import SettingsRepository
 from app.ui.dialogs.field_inputs import FieldInput, add_row, field_input, help_label
+from app.ui.tones import Tone, text_style
 
-ERROR_STYLE = "QLabel { color: #cf222e; }"
+
+def error_style() -> str:
+    return text_style(Tone.DANGER)
 
 
 class SettingsForm(QFormLayout):
@@ -32,7 +35,7 @@ class SettingsForm(QFormLayout):
             value = shown[setting.key] if setting.key in shown else settings.read(setting)
             built = self._built[setting.key] = field_input(setting, value)
             add_row(self, built)
-        self.error = help_label("", "settings-form-error", ERROR_STYLE)
+        self.error = help_label("", "settings-form-error", error_style)
         self.error.hide()
         self.addRow(self.error)
 

@@ -40,8 +40,8 @@ from app.ui.dialogs.rules_tab import RulesTab
 from app.ui.dialogs.sandbox_settings import SandboxGroup
 from app.ui.dialogs.sensitive_settings import SensitivePathsTab
 from app.ui.dialogs.setting_form import SettingsForm
-from app.ui.markup import escape
 from app.ui.model_list import ModelList
+from app.ui.tones import Tone, text_span, tone_text
 
 
 class ProviderTab(QWidget):
@@ -72,7 +72,7 @@ class ProviderTab(QWidget):
         self.keyring_note.setObjectName("keyring-note")
         self.keyring_note.setWordWrap(True)
         self.keyring_note.setTextFormat(Qt.TextFormat.PlainText)
-        self.keyring_note.setStyleSheet("QLabel { color: #9a6700; }")
+        tone_text(self.keyring_note, Tone.WARNING)
         self.keyring_note.hide()
         failure = keyring_failure() if source in ("none", "session") else None
         if failure is not None or source == "session":
@@ -121,9 +121,9 @@ class ProviderTab(QWidget):
             finally:
                 await provider.aclose()
         except ProviderError as exc:
-            self.status.setText(f"<span style='color:#cf222e'>{escape(exc.message)}</span>")
+            self.status.setText(text_span(Tone.DANGER, exc.message))
         except Exception as exc:  # network errors and the like: say what, not crash
-            self.status.setText(f"<span style='color:#cf222e'>{escape(str(exc))}</span>")
+            self.status.setText(text_span(Tone.DANGER, str(exc)))
         else:
             self.models.set_infos(models)  # changed: this tab and the toolbar show them
             self.status.setText(f"Connected: {len(models)} models available.")

@@ -46,14 +46,15 @@ from app.core.secrets import SecretStoreError, set_secret, set_session_secret
 from app.core.tools.base import ToolSpec
 from app.core.tools.config_fields import ConfigField, FieldKind
 from app.ui.dialogs.field_inputs import (
-    WARNING_STYLE,
     add_row,
     field_input,
     help_label,
     split_first_sentence,
+    warning_style,
 )
 from app.ui.dialogs.program_check import ProgramCheck
 from app.ui.dialogs.sandbox_choices import limit_to_sandbox
+from app.ui.tones import Tone, tone_text
 
 # Used when a field declares no default and the config has no valid value.
 _EMPTY: dict[FieldKind, Any] = {
@@ -125,7 +126,7 @@ class ToolConfigDialog(QDialog):
         self.error = QLabel()
         self.error.setObjectName("config-error")
         self.error.setTextFormat(Qt.TextFormat.PlainText)
-        self.error.setStyleSheet("color: #cf222e;")
+        tone_text(self.error, Tone.DANGER)
         self.error.setWordWrap(True)
         self.error.hide()
         layout.addWidget(self.error)
@@ -182,7 +183,7 @@ class ToolConfigDialog(QDialog):
         if field.kind is FieldKind.PROGRAM_LIST and built.extra is None:
             edit = built.widget
             assert isinstance(edit, QPlainTextEdit)
-            built.extra = help_label("", f"missing-{field.key}", WARNING_STYLE)
+            built.extra = help_label("", f"missing-{field.key}", warning_style)
             self.program_checks[field.key] = ProgramCheck(edit, built.extra)
         add_row(self.form, built)
 

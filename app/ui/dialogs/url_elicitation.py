@@ -22,6 +22,7 @@ from app.core.tools.providers.mcp.url_elicitation import UrlElicitation
 from app.core.visible_text import make_visible
 from app.ui.dialogs.answer_buttons import answer_buttons
 from app.ui.markup import escape
+from app.ui.tones import Tone, tone_text
 
 UrlOpener = Callable[[QUrl], bool]
 
@@ -75,7 +76,7 @@ class UrlElicitationDialog(QDialog):
         note.setWordWrap(True)
         layout.addWidget(note)
         self.problem_label = QLabel("")
-        self.problem_label.setStyleSheet("color: #b00020;")
+        tone_text(self.problem_label, Tone.DANGER)
         self.problem_label.setWordWrap(True)
         self.problem_label.hide()
         layout.addWidget(self.problem_label)

@@ -29,6 +29,7 @@ from app.core.pricing import (
 from app.core.services import Services
 from app.core.settings_fields import PRICES
 from app.core.store.usage import UsageRepository
+from app.ui.tones import Tone, tone_text
 
 PRICE_COLUMNS = ("Model (name starts with)", "Input $ / M tokens", "Output $ / M tokens")
 USAGE_COLUMNS = ("Day", "Model", "Input", "Cache write", "Cache read", "Output", "Cost")
@@ -71,7 +72,7 @@ class UsageTab(QWidget):
         remove.clicked.connect(self._remove_selected)
         self.error = QLabel()
         self.error.setObjectName("usage-error")
-        self.error.setStyleSheet("color: #cf222e;")
+        tone_text(self.error, Tone.DANGER)
         self.error.hide()
         note = QLabel(f"Shipped prices are list prices as of {PRICES_AS_OF}; edit them here "
                       "when they change. Cache writes cost 1.25× input (2× for the 1-hour "

@@ -12,12 +12,12 @@ import json
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QColor
 
 from app.core.outcomes import Verdict
 from app.core.store.audit import AuditRepository, ToolExecution, decided_by_text
 from app.core.visible_text import make_visible
 from app.ui.models.base import Index, RowsTableModel
+from app.ui.tones import Tone, tone
 
 
 class HistoryTableModel(RowsTableModel[ToolExecution]):
@@ -84,10 +84,10 @@ class HistoryTableModel(RowsTableModel[ToolExecution]):
                 return text if len(text) <= 120 else text[:117] + "…"
         if role == Qt.ItemDataRole.ForegroundRole and column == self.COL_OUTCOME and \
                 (row.is_error or row.outcome != "executed"):
-            return QColor("#cf222e")
+            return tone(Tone.DANGER).text
         if role == Qt.ItemDataRole.ForegroundRole and column == self.COL_WHO:
             who = who_decided(row)
-            return QColor("#8250df") if "review" in who else None
+            return tone(Tone.REVIEW).text if "review" in who else None
         if role == Qt.ItemDataRole.ToolTipRole and column == self.COL_DECIDED_BY:
             return make_visible(decided_by(row)) or None
         if role == self.ExecutionRole:

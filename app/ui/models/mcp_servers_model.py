@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QColor
 
 from app.core.tools.providers.mcp.config.model import McpServerConfig
 from app.core.tools.providers.mcp.server_status import ServerStatus
 from app.ui.models.base import Index, RowsTableModel
+from app.ui.tones import Tone, tone
 
 
 def status_text(status: ServerStatus | None) -> str:
@@ -41,8 +41,8 @@ class McpServersModel(RowsTableModel[McpServerRow]):
     HEADERS = ("Server", "Transport", "Command / URL", "Status")
     NameRole = Qt.ItemDataRole.UserRole + 1
 
-    STATE_COLOURS: ClassVar[dict[str, str]] = {
-        "running": "#1a7f37", "failed": "#cf222e", "starting": "#9a6700"}
+    STATE_TONES: ClassVar[dict[str, Tone]] = {
+        "running": Tone.SUCCESS, "failed": Tone.DANGER, "starting": Tone.WARNING}
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -59,10 +59,10 @@ class McpServersModel(RowsTableModel[McpServerRow]):
             # Cells are narrow and commands long: the tooltip shows the whole text.
             return self._text(row, column)
         if role == Qt.ItemDataRole.ForegroundRole and column == self.COL_STATUS \
-                and row.status is not None and row.status.state in self.STATE_COLOURS:
+                and row.status is not None and row.status.state in self.STATE_TONES:
             # Needing sign-in is a step for the person, not a fault: amber, not red.
             state = "starting" if row.status.needs_auth else row.status.state
-            return QColor(self.STATE_COLOURS[state])
+            return tone(self.STATE_TONES[state]).text
         if role == self.NameRole:
             return row.name
         return None

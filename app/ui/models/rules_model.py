@@ -13,7 +13,6 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor
 
 from app.core.permissions.repository import RuleRepository
 from app.core.permissions.rules import (
@@ -24,6 +23,7 @@ from app.core.permissions.rules import (
     PermissionRule,
 )
 from app.ui.models.base import Index, RowsTableModel
+from app.ui.tones import Tone, tone
 
 DECISION_ORDER: tuple[str, ...] = tuple(sorted(DECISIONS, key=lambda d: STRICTNESS.get(d, 99)))
 
@@ -45,8 +45,8 @@ class RulesTableModel(RowsTableModel[PermissionRule]):
     edit_failed = Signal(str)
     _changed_elsewhere = Signal()
 
-    _DECISION_COLOURS: ClassVar[dict[str, str]] = {
-        "allow": "#1a7f37", "review": "#8250df", "ask": "#9a6700", "deny": "#cf222e"}
+    _DECISION_TONES: ClassVar[dict[str, Tone]] = {
+        "allow": Tone.SUCCESS, "review": Tone.REVIEW, "ask": Tone.WARNING, "deny": Tone.DANGER}
 
     def __init__(self, repository: RuleRepository, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -76,9 +76,9 @@ class RulesTableModel(RowsTableModel[PermissionRule]):
             return value if value is not None else ""
         if role == Qt.ItemDataRole.ForegroundRole:
             if column == self.COL_DECISION:
-                return QColor(self._DECISION_COLOURS.get(rule.decision, "#57606a"))
+                return tone(self._DECISION_TONES.get(rule.decision, Tone.MUTED)).text
             if value is None:
-                return QColor("#8c959f")
+                return tone(Tone.MUTED).text
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == self.COL_DECISION and rule.decision in DECISION_HELP:
                 return f"{rule.summary()}\n{rule.decision}: {DECISION_HELP[rule.decision]}"
@@ -101,9 +101,10 @@ class RulesTableModel(RowsTableModel[PermissionRule]):
         if role == Qt.ItemDataRole.CheckStateRole and rule.ignore_flow:
             return Qt.CheckState.Checked
         if role == Qt.ItemDataRole.ForegroundRole and rule.ignore_flow:
-            return QColor("#9a6700" if active else "#8c959f")
+            # An active one is drawn on the caution surface (below): its text goes with it.
+            return tone(Tone.CAUTION).on_surface if active else tone(Tone.MUTED).text
         if role == Qt.ItemDataRole.BackgroundRole and active:
-            return QColor("#fff1e5")
+            return tone(Tone.CAUTION).surface
         if role == Qt.ItemDataRole.ToolTipRole:
             if active:
                 return self.IGNORES_FLOW_TIP

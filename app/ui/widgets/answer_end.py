@@ -8,10 +8,13 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton
 
+from app.ui.tones import Tone, tone, tone_text
 from app.ui.widgets.transcript_view import USER_MESSAGE_STYLE
 
-# A user message the model never answered: framed in the error cards' red.
-UNANSWERED_STYLE = USER_MESSAGE_STYLE.replace("}", "border: 1px solid #cf222e; }")
+
+def unanswered_style() -> str:
+    """A user message the model never answered: framed in the error cards' red."""
+    return USER_MESSAGE_STYLE.replace("}", f"border: 1px solid {tone(Tone.DANGER).text.name()}; }}")
 
 
 class VersionSwitch(QFrame):
@@ -70,7 +73,7 @@ class UnansweredBar(QFrame):
         row.setContentsMargins(4, 0, 4, 0)
         self.badge = QLabel("⚠ Not answered")
         self.badge.setObjectName("unanswered-badge")
-        self.badge.setStyleSheet("color: #cf222e; font-weight: bold;")
+        tone_text(self.badge, Tone.DANGER, "font-weight: bold;")
         self.badge.setToolTip("The request failed or was stopped before the model answered. "
                               "Resend sends this message again; a new message takes its "
                               "place instead.")

@@ -50,6 +50,7 @@ from app.core.agent.attachments import (
     read_attachment,
 )
 from app.ui.controllers.checkpoints import loop_running
+from app.ui.tones import Tone, tone
 
 if TYPE_CHECKING:
     import asyncio  # imported where used: the ready window loads before the event loop
@@ -151,7 +152,7 @@ class AttachmentChip(QFrame):
 
     def _style(self, error: bool) -> None:
         self.setProperty("error", error)
-        color = "#c62828" if error else "palette(mid)"
+        color = tone(Tone.DANGER).text.name() if error else "palette(mid)"
         self.setStyleSheet(f"QFrame#attachment-chip {{ border: 1px solid {color}; "
                            "border-radius: 9px; }" +
                            (f" QLabel {{ color: {color}; }}" if error else ""))

@@ -34,7 +34,7 @@ from PySide6.QtGui import (
     QTextFormat,
 )
 
-from app.ui.widgets.markdown_style import code_colors, contrast_ratio
+from app.ui.widgets.markdown_style import code_colors, lean_until_readable
 
 log = logging.getLogger(__name__)
 
@@ -91,17 +91,8 @@ def colour_spans(code: str, language: str, dark: bool) -> list[Span]:
 @functools.lru_cache(maxsize=256)
 def readable(color: str, background_rgb: int, text_rgb: int) -> QColor:
     """``color``, leaned toward the text colour until it reads on the background."""
-    background, text = QColor.fromRgb(background_rgb), QColor.fromRgb(text_rgb)
-    shown = QColor(color)
-    for step in range(1, 11):
-        if contrast_ratio(shown, background) >= MIN_CONTRAST:
-            break
-        amount = step / 10
-        original = QColor(color)
-        shown = QColor.fromRgbF(original.redF() + (text.redF() - original.redF()) * amount,
-                                original.greenF() + (text.greenF() - original.greenF()) * amount,
-                                original.blueF() + (text.blueF() - original.blueF()) * amount)
-    return shown
+    return lean_until_readable(QColor(color), (QColor.fromRgb(background_rgb),),
+                               QColor.fromRgb(text_rgb), MIN_CONTRAST)
 
 
 @functools.cache

@@ -4,28 +4,21 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtGui import (
-    QColor,
-    QFont,
-    QPalette,
-    QSyntaxHighlighter,
-    QTextCharFormat,
-    QTextDocument,
-)
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+
+from app.ui.tones import Tone, tone
 
 
-def _is_dark() -> bool:
-    palette = QApplication.palette()
-    return palette.color(QPalette.ColorRole.Base).lightness() < 128
-
-
-def _format(light: str, dark: str, *, bold: bool = False,
-            background: tuple[str, str] | None = None) -> QTextCharFormat:
+def _format(name: Tone, *, bold: bool = False, on_surface: bool = False) -> QTextCharFormat:
+    """The tone's text colour, or (``on_surface``) its surface with the text that reads on it;
+    picked for the palette of the moment the highlighter is made."""
+    colours = tone(name)
     fmt = QTextCharFormat()
-    fmt.setForeground(QColor(dark if _is_dark() else light))
-    if background is not None:
-        fmt.setBackground(QColor(background[1] if _is_dark() else background[0]))
+    if on_surface:
+        fmt.setForeground(colours.on_surface)
+        fmt.setBackground(colours.surface)
+    else:
+        fmt.setForeground(colours.text)
     if bold:
         fmt.setFontWeight(QFont.Weight.Bold)
     return fmt
@@ -37,10 +30,10 @@ class JsonHighlighter(QSyntaxHighlighter):
 
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
-        self._key = _format("#0b5cad", "#7cb7ff", bold=True)
-        self._string = _format("#1a7f37", "#8ddb8c")
-        self._number = _format("#953800", "#ffa657")
-        self._keyword = _format("#8250df", "#d2a8ff", bold=True)
+        self._key = _format(Tone.INFO, bold=True)
+        self._string = _format(Tone.SUCCESS)
+        self._number = _format(Tone.CAUTION)
+        self._keyword = _format(Tone.REVIEW, bold=True)
 
     def highlightBlock(self, text: str) -> None:
         for match in self._TOKEN.finditer(text):
@@ -56,10 +49,10 @@ class JsonHighlighter(QSyntaxHighlighter):
 class DiffHighlighter(QSyntaxHighlighter):
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
-        self._added = _format("#116329", "#aff5b4", background=("#dafbe1", "#033a16"))
-        self._removed = _format("#82071e", "#ffdcd7", background=("#ffebe9", "#67060c"))
-        self._hunk = _format("#0550ae", "#a5d6ff", bold=True)
-        self._header = _format("#57606a", "#8b949e", bold=True)
+        self._added = _format(Tone.SUCCESS, on_surface=True)
+        self._removed = _format(Tone.DANGER, on_surface=True)
+        self._hunk = _format(Tone.INFO, bold=True)
+        self._header = _format(Tone.MUTED, bold=True)
 
     def highlightBlock(self, text: str) -> None:
         if text.startswith(("+++", "---")):

@@ -17,6 +17,7 @@ proportional to it while an answer streams.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 from PySide6.QtGui import (
     QColor,
@@ -70,7 +71,8 @@ def _shades(base_rgba: int, text_rgba: int) -> tuple[QColor, QColor]:
     return _mix(base, text, _CODE_BLOCK_SHADE), _mix(base, text, _INLINE_CODE_SHADE)
 
 
-def _luminance(color: QColor) -> float:
+def luminance(color: QColor) -> float:
+    """WCAG's relative luminance (0 for black, 1 for white)."""
     def channel(value: float) -> float:
         return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
     return (0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF())
@@ -79,8 +81,20 @@ def _luminance(color: QColor) -> float:
 
 def contrast_ratio(a: QColor, b: QColor) -> float:
     """WCAG's contrast ratio of two colours (1 to 21; 4.5 reads as body text)."""
-    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
     return (light + 0.05) / (dark + 0.05)
+
+
+def lean_until_readable(color: QColor, backgrounds: Sequence[QColor], toward: QColor,
+                        minimum: float) -> QColor:
+    """``color``, leaned toward ``toward`` (the text colour, white or black) in tenths until
+    its contrast with every one of ``backgrounds`` reaches ``minimum``; ``toward`` at worst."""
+    shown = color
+    for step in range(1, 11):
+        if min(contrast_ratio(shown, background) for background in backgrounds) >= minimum:
+            break
+        shown = _mix(color, toward, step / 10)
+    return shown
 
 
 def quote_colors(palette: QPalette | None = None) -> tuple[QColor, QColor]:

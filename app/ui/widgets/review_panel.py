@@ -9,28 +9,32 @@ answer is model output about untrusted input, never markup. The module imports n
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.visible_text import make_visible
+from app.ui.tones import Tone, callout_style, follow_palette, text_style, tone_callout
+from app.ui.widgets.badges import outlined_pill_style, pill_style
 
 if TYPE_CHECKING:
     from app.core.review import QuorumResult, Review
 
-# (foreground, background) of the verdict and risk badges.
-VERDICT_COLOURS: dict[str, tuple[str, str]] = {
-    "approve": ("#ffffff", "#1a7f37"),
-    "reject": ("#ffffff", "#cf222e"),
-    "escalate": ("#1f2328", "#d4a72c"),
+# The tones of the verdict (filled) and risk (outlined) badges.
+VERDICT_TONES: dict[str, Tone] = {
+    "approve": Tone.SUCCESS,
+    "reject": Tone.DANGER,
+    "escalate": Tone.WARNING,
 }
-RISK_COLOURS: dict[str, tuple[str, str]] = {
-    "low": ("#1a7f37", "transparent"),
-    "medium": ("#9a6700", "transparent"),
-    "high": ("#cf222e", "transparent"),
+RISK_TONES: dict[str, Tone] = {
+    "low": Tone.SUCCESS,
+    "medium": Tone.WARNING,
+    "high": Tone.DANGER,
 }
+_REASON_TONES = {"approved": Tone.SUCCESS, "rejected": Tone.DANGER}
 OUTCOME_TEXT: dict[str, str] = {
     "approved": "approved by review",
     "rejected": "rejected by review",
@@ -39,25 +43,25 @@ OUTCOME_TEXT: dict[str, str] = {
 _MUTED = "color: palette(placeholder-text);"
 
 
-def _pill(text: str, colours: tuple[str, str], name: str, *, border: bool = False) -> QLabel:
-    fg, bg = colours
+def _pill(text: str, name: str, style: Callable[[], str]) -> QLabel:
     label = QLabel(text)
     label.setObjectName(name)
     label.setTextFormat(Qt.TextFormat.PlainText)
-    edge = f"border: 1px solid {fg};" if border else "border: none;"
-    label.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg}; {edge} border-radius: 7px;"
-                        " padding: 1px 7px; font-size: 11px; font-weight: 600; }")
+    follow_palette(label, style)
     return label
 
 
-def _plain(text: str, name: str, style: str = "") -> QLabel:
+def _plain(text: str, name: str, style: str | Callable[[], str] = "") -> QLabel:
     label = QLabel(make_visible(text))
     label.setObjectName(name)
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setWordWrap(True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    if style:
-        label.setStyleSheet(f"QLabel {{ {style} }}")
+    if isinstance(style, str):
+        if style:
+            label.setStyleSheet(f"QLabel {{ {style} }}")
+    else:
+        follow_palette(label, style)
     return label
 
 
@@ -83,11 +87,13 @@ class ReviewRow(QFrame):
         self.model_label.setWordWrap(False)
         header.addWidget(self.model_label)
         header.addStretch(1)
-        self.verdict_badge = _pill(review.verdict, VERDICT_COLOURS.get(
-            review.verdict, VERDICT_COLOURS["escalate"]), f"review-verdict-{review.verdict}")
+        self.verdict_badge = _pill(review.verdict, f"review-verdict-{review.verdict}",
+                                   functools.partial(pill_style, VERDICT_TONES.get(
+                                       review.verdict, Tone.WARNING)))
         header.addWidget(self.verdict_badge)
-        self.risk_badge = _pill(f"{review.risk} risk", RISK_COLOURS.get(
-            review.risk, RISK_COLOURS["high"]), f"review-risk-{review.risk}", border=True)
+        self.risk_badge = _pill(f"{review.risk} risk", f"review-risk-{review.risk}",
+                                functools.partial(outlined_pill_style, RISK_TONES.get(
+                                    review.risk, Tone.DANGER)))
         header.addWidget(self.risk_badge)
         self.latency_label = _plain(latency_text(review.latency_ms), "review-latency",
                                     _MUTED + " font-size: 11px;")
@@ -104,7 +110,7 @@ class ReviewRow(QFrame):
         self.error_label: QLabel | None = None
         if review.error:
             self.error_label = _plain(f"⚠ Reviewer failed: {review.error}", "review-error",
-                                      "color: #cf222e;")
+                                      functools.partial(text_style, Tone.DANGER))
             layout.addWidget(self.error_label)
         else:
             self.rationale_label = _plain(review.rationale, "review-rationale")
@@ -112,7 +118,9 @@ class ReviewRow(QFrame):
         self.concerns_label: QLabel | None = None
         if review.concerns:
             self.concerns_label = _plain("\n".join(f"• {c}" for c in review.concerns),
-                                         "review-concerns", "color: #9a6700; font-size: 11px;")
+                                         "review-concerns",
+                                         functools.partial(text_style, Tone.WARNING, "QLabel",
+                                                           "font-size: 11px;"))
             layout.addWidget(self.concerns_label)
 
 
@@ -132,8 +140,7 @@ class ReviewsPanel(QFrame):
         self.title.setVisible(title)
         layout.addWidget(self.title)
         self.reason_label = _plain("", "reviews-reason",
-                                   "background: #fff8c5; color: #4d2d00; border: 1px solid "
-                                   "#d4a72c; border-radius: 6px; padding: 6px;")
+                                   functools.partial(callout_style, Tone.WARNING))
         self.reason_label.hide()
         layout.addWidget(self.reason_label)
         self._rows_layout = QVBoxLayout()
@@ -145,12 +152,7 @@ class ReviewsPanel(QFrame):
     def set_reason(self, reason: str, outcome: str = "ask") -> None:
         self.reason_label.setText(make_visible(reason))
         self.reason_label.setVisible(bool(reason))
-        styles = {"approved": "background: #dafbe1; color: #0f5323; border: 1px solid #4ac26b;",
-                  "rejected": "background: #ffebe9; color: #82071e; border: 1px solid #ff8182;"}
-        style = styles.get(outcome, "background: #fff8c5; color: #4d2d00; "
-                                    "border: 1px solid #d4a72c;")
-        self.reason_label.setStyleSheet(f"QLabel {{ {style} border-radius: 6px; "
-                                        "padding: 6px; }")
+        tone_callout(self.reason_label, _REASON_TONES.get(outcome, Tone.WARNING))
 
     def add_review(self, review: Review) -> ReviewRow:
         """One more verdict; a second one from the same reviewer and model replaces the first."""

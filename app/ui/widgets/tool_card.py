@@ -29,6 +29,7 @@ from app.core.agent.checkpointing import CallChanges, Checkpointer, UndoRecord
 from app.core.outcomes import CardStatus, Outcome, Verdict, result_label, verdict
 from app.core.store.audit import INTERRUPTED_WHILE_RUNNING, NOT_RUN_INTERRUPTED
 from app.core.visible_text import make_visible
+from app.ui.tones import Tone, tone_text
 from app.ui.widgets.badges import badge, show_verdict
 from app.ui.widgets.command_output import readable_result
 from app.ui.widgets.highlighters import JsonHighlighter
@@ -65,8 +66,8 @@ _STATUS_TEXT: dict[CardStatus, str] = {
     CardStatus.INTERRUPTED: f"■ {NOT_RUN_INTERRUPTED}",
     CardStatus.INTERRUPTED_RUNNING: f"■ {INTERRUPTED_WHILE_RUNNING}",
 }
-_GOOD, _WAITING, _BAD = "#1a7f37", "#9a6700", "#cf222e"
-_STATUS_COLOUR: dict[CardStatus, str] = {
+_GOOD, _WAITING, _BAD = Tone.SUCCESS, Tone.WARNING, Tone.DANGER
+_STATUS_COLOUR: dict[CardStatus, Tone] = {
     CardStatus.EXECUTED: _GOOD,
     CardStatus.AWAITING: _WAITING,
     **dict.fromkeys((CardStatus.ERROR, CardStatus.DECLINED, CardStatus.DENIED,
@@ -313,7 +314,7 @@ class ToolCard(QFrame):
         self.status = status
         self.status_label.setText(_STATUS_TEXT[status])
         colour = _STATUS_COLOUR.get(status)
-        self.status_label.setStyleSheet(f"color: {colour};" if colour else "")
+        tone_text(self.status_label, colour)
 
     def finish(self, outcome: str, is_error: bool, duration_ms: int, content: str,
                images: Sequence[ImagePart] = (), for_person: PersonView | None = None) -> None:

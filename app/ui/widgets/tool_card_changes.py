@@ -10,6 +10,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.core.agent.checkpointing import CallChanges
+from app.ui.tones import Tone, follow_palette, tone_text
 
 _NOT_COVERED_WHY = "over the size cap / nested repositories"
 _MAX_TOOLTIP_PATHS = 40
@@ -49,7 +50,7 @@ class ChangesRow(QWidget):
         self.not_covered = QLabel("")
         self.not_covered.setObjectName("changes-not-covered")
         self.not_covered.setWordWrap(True)
-        self.not_covered.setStyleSheet("color: #9a6700; font-size: 11px;")
+        tone_text(self.not_covered, Tone.WARNING, "font-size: 11px;")
         self.not_covered.hide()
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
@@ -82,7 +83,7 @@ class ChangesRow(QWidget):
     def show_unavailable(self, reason: str) -> None:
         """A reloaded call whose checkpoints are gone (pruned, another project)."""
         self.label.setText(f"files changed — cannot be undone ({reason})")
-        self.label.setStyleSheet("color: palette(placeholder-text);")
+        follow_palette(self.label, "color: palette(placeholder-text);")
         for button in (self.diff_button, self.undo_button, self.redo_button):
             button.hide()
         self.show()
@@ -98,10 +99,10 @@ class ChangesRow(QWidget):
         undoable = changed and restorable
         if undone:
             self.label.setText("↶ Undone")
-            self.label.setStyleSheet("color: #9a6700; font-weight: bold;")
+            tone_text(self.label, Tone.WARNING, "font-weight: bold;")
         else:
             self.label.setText(("✎ " if changed else "") + changes.summary())
-            self.label.setStyleSheet("" if changed else "color: palette(placeholder-text);")
+            follow_palette(self.label, "" if changed else "color: palette(placeholder-text);")
         self.diff_button.setVisible(changed and restorable)
         self.undo_button.setVisible(undoable and not undone)
         self.redo_button.setVisible(undoable and undone)

@@ -8,17 +8,21 @@ looks and how an audit row's ``decided_by`` spells it.
 
 from __future__ import annotations
 
+import functools
+
 from PySide6.QtWidgets import QLabel, QToolButton, QVBoxLayout, QWidget
 
+from app.ui.tones import Tone, follow_palette
+from app.ui.widgets.badges import pill_style
 from app.ui.widgets.review_panel import ReviewsPanel
 
-# (foreground, background) of the decision badge once the reviewers decided, and of a call a
-# ``review`` rule sent to them (badges.py has no colour for it).
-REVIEW_BADGE: dict[str, tuple[str, str]] = {
-    "review": ("#ffffff", "#8250df"),
-    "approved": ("#ffffff", "#1a7f37"),
-    "rejected": ("#ffffff", "#cf222e"),
-    "ask": ("#1f2328", "#d4a72c"),
+# The tone of the decision badge once the reviewers decided, and of a call a ``review`` rule
+# sent to them (badges.py has no kind for it).
+REVIEW_BADGE: dict[str, Tone] = {
+    "review": Tone.REVIEW,
+    "approved": Tone.SUCCESS,
+    "rejected": Tone.DANGER,
+    "ask": Tone.WARNING,
 }
 
 # How an audit row's ``decided_by`` starts when the reviewers decided, and their outcome.
@@ -27,10 +31,8 @@ _DECIDED_BY_PREFIXES = (("approved by review", "approved"),
                         ("plan rejected by review", "rejected"))
 
 
-def badge_colours(label: QLabel, colours: tuple[str, str]) -> None:
-    fg, bg = colours
-    label.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg}; border-radius: 7px;"
-                        " padding: 1px 7px; font-size: 11px; font-weight: 600; }")
+def badge_colours(label: QLabel, name: Tone) -> None:
+    follow_palette(label, functools.partial(pill_style, name))
 
 
 def review_outcome_of(decided_by: str | None) -> tuple[str, str] | None:

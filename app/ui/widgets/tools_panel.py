@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from app.core.store.profiles import ToolSetting
 from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
 from app.core.tools.containment import ProgramContainment, program_containment
+from app.ui.tones import Tone, on_palette_change, tone
 from app.ui.widgets.orchestration_choice import OrchestrationChoice
 
 # The tool-config dialog is imported by the first Configure…, not at start-up (the app loads it
@@ -39,9 +40,35 @@ if TYPE_CHECKING:
 ToolNameRole = Qt.ItemDataRole.UserRole + 1
 # Shorter forms of the sandbox column's text, for a narrow panel (longest first).
 ShortTextsRole = Qt.ItemDataRole.UserRole + 2
+# A cell's tone (app.ui.tones): its colour is looked up again when the palette changes.
+ToneRole = Qt.ItemDataRole.UserRole + 3
 COL_TOOL, COL_RISK, COL_SANDBOX, COL_CONFIGURE = range(4)
-SANDBOXED_COLOUR = "#1a7f37"
-UNSANDBOXED_COLOUR = "#bc4c00"
+SANDBOXED_TONE = Tone.SUCCESS
+UNSANDBOXED_TONE = Tone.CAUTION
+
+
+def _set_tone(item: QTreeWidgetItem, column: int, name: Tone) -> None:
+    item.setData(column, ToneRole, name)
+    item.setForeground(column, tone(name).text)
+
+
+def _recolour(tree: QTreeWidget) -> None:
+    """Every toned cell in the colours of the palette now in use (quietly: a changed cell
+    would otherwise look like a tool ticked or unticked)."""
+    items = [item for i in range(tree.topLevelItemCount())
+             if (item := tree.topLevelItem(i)) is not None]
+    blocked = tree.blockSignals(True)
+    try:
+        while items:
+            item = items.pop()
+            items += [child for i in range(item.childCount())
+                      if (child := item.child(i)) is not None]
+            for column in range(tree.columnCount()):
+                name = item.data(column, ToneRole)
+                if name and item.foreground(column).color() != tone(Tone(name)).text:
+                    item.setForeground(column, tone(Tone(name)).text)
+    finally:
+        tree.blockSignals(blocked)
 
 
 class _FittingTextDelegate(QStyledItemDelegate):
@@ -117,6 +144,7 @@ class ToolsPanel(QWidget):
         self.tree = QTreeWidget()
         self.tree.setObjectName("tools-tree")
         self.tree.setAccessibleName("Tools")
+        on_palette_change(self.tree, lambda: _recolour(self.tree))
         self.tree.setColumnCount(4)
         self.tree.setHeaderLabels(["Tool", "Risk", "Sandbox", ""])
         self.tree.setItemDelegateForColumn(COL_SANDBOX, _FittingTextDelegate(self.tree))
@@ -197,8 +225,8 @@ class ToolsPanel(QWidget):
                           Qt.ItemFlag.ItemIsSelectable)
             enabled = settings.get(spec.name, ToolSetting(spec.name)).enabled
             item.setCheckState(0, Qt.CheckState.Checked if enabled else Qt.CheckState.Unchecked)
-            item.setForeground(1, QColor("#cf222e" if spec.risk == RiskLevel.HIGH
-                                         else "#1a7f37"))
+            _set_tone(item, COL_RISK, Tone.DANGER if spec.risk == RiskLevel.HIGH
+                      else Tone.SUCCESS)
             provider = self.services.registry.provider_of(spec.name)
             if provider is not None and provider.id != "builtin":
                 item.setToolTip(0, f"{spec.description}\n\nServed by {provider.display_name}")
@@ -216,7 +244,7 @@ class ToolsPanel(QWidget):
                     problem = (f"{mcp.server_status(spec.server_id).message}\nRestart it in "
                                "Settings → MCP servers.")
             if problem:
-                item.setForeground(0, QColor("#8c959f"))
+                _set_tone(item, COL_TOOL, Tone.MUTED)
                 item.setToolTip(0, problem)
             # The name may be elided in its column (_ColumnFitter): whole above the rest.
             item.setToolTip(0, f"{spec.name}\n\n{item.toolTip(0)}")
@@ -243,8 +271,7 @@ class ToolsPanel(QWidget):
         item.setText(COL_SANDBOX, "sandboxed" if found.contained else "not sandboxed")
         item.setData(COL_SANDBOX, ShortTextsRole,
                      ["✓ yes", "✓"] if found.contained else ["✗ no", "✗"])
-        item.setForeground(COL_SANDBOX, QColor(SANDBOXED_COLOUR if found.contained
-                                               else UNSANDBOXED_COLOUR))
+        _set_tone(item, COL_SANDBOX, SANDBOXED_TONE if found.contained else UNSANDBOXED_TONE)
         tip = found.label[:1].upper() + found.label[1:]
         if found.contained:
             tip += (": its programs run in the OS sandbox, which decides where they can write "

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui.tab_focus import chain_end, join_chain_after
+from app.ui.tones import Tone, follow_palette, tone
 
 if TYPE_CHECKING:
     from app.core.agent.checkpointing import UndoRecord
@@ -171,7 +172,8 @@ class ErrorCard(QFrame):
         self.message = message
         self._on_retry = on_retry
         self.setObjectName("error-card")
-        self.setStyleSheet("QFrame#error-card { border: 1px solid #cf222e; border-radius: 8px; }")
+        follow_palette(self, lambda: "QFrame#error-card { border: 1px solid "
+                       f"{tone(Tone.DANGER).text.name()}; border-radius: 8px; }}")
         layout = QHBoxLayout(self)
         label = QLabel(f"⚠ {message}")
         label.setWordWrap(True)
