@@ -246,3 +246,26 @@ def callout_style(name: Tone, extra: str = _CALLOUT_SHAPE) -> str:
 def tone_callout(widget: QWidget, name: Tone, extra: str = _CALLOUT_SHAPE) -> None:
     """``callout_style`` on ``widget``, kept across palette changes."""
     follow_palette(widget, functools.partial(callout_style, name, extra))
+
+
+def _check_box_style(selector: str) -> str:
+    """On a dark palette, check boxes of ``selector``'s items drawn in the palette's text
+    colour (Fusion draws their frame from the window colour darkened, which vanishes on a dark
+    theme's base); on a light one the style's own."""
+    if not is_dark():
+        return ""
+    palette = QGuiApplication.palette()
+    frame = palette.color(QPalette.ColorRole.Text).name()
+    base = palette.color(QPalette.ColorRole.Base).name()
+    indicator = f"{selector}::indicator"
+    return (f"{indicator} {{ width: 11px; height: 11px; border: 1px solid {frame}; "
+            f"background: {base}; }} {indicator}:checked {{ padding: 2px; "
+            f"background-clip: content; background-color: {frame}; }} "
+            f"{indicator}:indeterminate {{ padding: 4px 2px; background-clip: content; "
+            f"background-color: {frame}; }}")
+
+
+def view_check_boxes(view: QWidget) -> None:
+    """Check boxes in ``view``'s items (the tools list, the rules) visible on every palette."""
+    follow_palette(view, functools.partial(_check_box_style, type(view).__name__))
+

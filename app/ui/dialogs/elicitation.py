@@ -31,7 +31,7 @@ from app.core.tools.providers.mcp.server_requests import ElicitationReply
 from app.core.visible_text import make_visible
 from app.ui.dialogs.answer_buttons import answer_buttons
 from app.ui.markup import escape
-from app.ui.tones import Tone, tone_text
+from app.ui.tones import Tone, tone_text, view_check_boxes
 
 NOT_CHOSEN = "— not chosen —"
 
@@ -126,6 +126,7 @@ def _editor(f: FormField) -> QWidget:
         return combo
     if f.kind == "multi":
         choices = QListWidget()
+        view_check_boxes(choices)
         for value, label in f.options:
             item = QListWidgetItem(make_visible(label))
             item.setData(Qt.ItemDataRole.UserRole, value)

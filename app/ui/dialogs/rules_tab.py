@@ -51,7 +51,7 @@ from app.core.visible_text import make_visible
 from app.ui.dialogs.rule_editor import RuleEditorDialog, add_decisions
 from app.ui.markup import escape
 from app.ui.models.rules_model import RulesTableModel
-from app.ui.tones import Tone, span, text_span
+from app.ui.tones import Tone, span, text_span, view_check_boxes
 
 
 class _DecisionDelegate(QStyledItemDelegate):
@@ -83,6 +83,7 @@ class RulesTab(QWidget):
         self.model = RulesTableModel(services.permissions.rules, self)
         self.table = QTableView()
         self.table.setObjectName("rules-table")
+        view_check_boxes(self.table)  # the rules' Enabled boxes
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked |

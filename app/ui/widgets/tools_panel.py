@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from app.core.store.profiles import ToolSetting
 from app.core.tools.base import RiskLevel, ToolCategory, ToolSpec
 from app.core.tools.containment import ProgramContainment, program_containment
-from app.ui.tones import Tone, on_palette_change, tone
+from app.ui.tones import Tone, on_palette_change, tone, view_check_boxes
 from app.ui.widgets.orchestration_choice import OrchestrationChoice
 
 # The tool-config dialog is imported by the first Configure…, not at start-up (the app loads it
@@ -145,6 +145,7 @@ class ToolsPanel(QWidget):
         self.tree.setObjectName("tools-tree")
         self.tree.setAccessibleName("Tools")
         on_palette_change(self.tree, lambda: _recolour(self.tree))
+        view_check_boxes(self.tree)  # the tools' boxes, visible on a dark theme too
         self.tree.setColumnCount(4)
         self.tree.setHeaderLabels(["Tool", "Risk", "Sandbox", ""])
         self.tree.setItemDelegateForColumn(COL_SANDBOX, _FittingTextDelegate(self.tree))
