@@ -139,12 +139,23 @@ def _indicators(selector: str, colours: ToneColours) -> str:
     """Radio and check indicators drawn in the surface's own colours: the style would draw
     them in the palette's base (a dark circle on a light box, or the reverse)."""
     on, surface = colours.on_surface.name(), colours.surface.name()
-    radio, check = f"{selector} QRadioButton::indicator", f"{selector} QCheckBox::indicator"
-    return (f" {radio}, {check} {{ width: 12px; height: 12px; border: 1px solid {on}; "
-            f"background: {surface}; }} {radio} {{ border-radius: 7px; }} "
+    radio = f"{selector} QRadioButton::indicator"
+    return (f" {radio} {{ width: 12px; height: 12px; border: 1px solid {on}; "
+            f"background: {surface}; border-radius: 7px; }} "
             f"{radio}:checked {{ background: qradialgradient(cx: 0.5, cy: 0.5, radius: 0.5, "
             f"fx: 0.5, fy: 0.5, stop: 0 {on}, stop: 0.45 {on}, stop: 0.55 {surface}, "
-            f"stop: 1 {surface}); }} {check}:checked {{ background: {on}; }}")
+            f"stop: 1 {surface}); }} "
+            + _boxes(f"{selector} QCheckBox::indicator", on, surface, size=12))
+
+
+def _boxes(indicator: str, frame: str, inside: str, size: int) -> str:
+    """Square check indicators: ``frame`` around ``inside``, filled with ``frame`` when checked
+    (half filled when partly)."""
+    return (f" {indicator} {{ width: {size}px; height: {size}px; border: 1px solid {frame}; "
+            f"background: {inside}; }} {indicator}:checked {{ padding: 2px; "
+            f"background-clip: content; background-color: {frame}; }} "
+            f"{indicator}:indeterminate {{ padding: 4px 2px; background-clip: content; "
+            f"background-color: {frame}; }}")
 
 
 def surface_declarations(name: Tone) -> str:
@@ -255,14 +266,8 @@ def _check_box_style(selector: str) -> str:
     if not is_dark():
         return ""
     palette = QGuiApplication.palette()
-    frame = palette.color(QPalette.ColorRole.Text).name()
-    base = palette.color(QPalette.ColorRole.Base).name()
-    indicator = f"{selector}::indicator"
-    return (f"{indicator} {{ width: 11px; height: 11px; border: 1px solid {frame}; "
-            f"background: {base}; }} {indicator}:checked {{ padding: 2px; "
-            f"background-clip: content; background-color: {frame}; }} "
-            f"{indicator}:indeterminate {{ padding: 4px 2px; background-clip: content; "
-            f"background-color: {frame}; }}")
+    return _boxes(f"{selector}::indicator", palette.color(QPalette.ColorRole.Text).name(),
+                  palette.color(QPalette.ColorRole.Base).name(), size=11)
 
 
 def view_check_boxes(view: QWidget) -> None:
