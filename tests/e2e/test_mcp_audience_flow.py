@@ -17,13 +17,20 @@ TOOL = "everything__get-annotated-message"
 
 
 async def _call(window, fake_anthropic, tool_input: dict) -> tuple[object, ToolCard]:
+    return await call_everything(window, fake_anthropic, TOOL, tool_input)
+
+
+async def call_everything(window, fake_anthropic, tool: str,
+                          tool_input: dict) -> tuple[object, ToolCard]:
+    """The model calls server-everything's ``tool`` (allowed by a rule): what the model got
+    back, and the call's card."""
     services = window.services
     await services.mcp.apply_config({"everything": config("everything", everything_entry())})
-    await wait_for(lambda: services.registry.get(TOOL) is not None, timeout=30)
-    services.profiles.set_tool(window.profile_id, ToolSetting(TOOL, True, {}))
-    services.permissions.rules.add(PermissionRule(decision="allow", tool_name=TOOL,
+    await wait_for(lambda: services.registry.get(tool) is not None, timeout=30)
+    services.profiles.set_tool(window.profile_id, ToolSetting(tool, True, {}))
+    services.permissions.rules.add(PermissionRule(decision="allow", tool_name=tool,
                                                   priority=5))
-    fake_anthropic.script(Response.tool_use(TOOL, tool_input), Response.text("noted"))
+    fake_anthropic.script(Response.tool_use(tool, tool_input), Response.text("noted"))
     assert window.ai_panel.send("show the message")
     await wait_for(lambda: not window.ai_panel.running, timeout=30)
     card = next(w for w in window.ai_panel.transcript.items() if isinstance(w, ToolCard))
