@@ -47,6 +47,25 @@ async def test_user_only_content_reaches_the_card_not_the_model(window, fake_ant
     assert card.thumbnails is not None and len(card.thumbnails.labels) == 1
     await wait_for(lambda: card.thumbnails is not None and card.thumbnails.pending == 0)
     assert "image/png" in card.thumbnails.labels[0].toolTip()
+    live_images = [label.toolTip() for label in card.thumbnails.labels]
+
+    # Reopened (read back from the database), the card shows the same content for the person.
+    panel = window.ai_panel
+    panel.conversations.open(panel.session.conversation_id)
+    reopened = next(w for w in panel.transcript.items() if isinstance(w, ToolCard))
+    assert reopened is not card
+    assert reopened.result_section.body.toPlainText() == shown
+    assert reopened.thumbnails is not None
+    await wait_for(lambda: reopened.thumbnails.pending == 0)
+    assert [label.toolTip() for label in reopened.thumbnails.labels] == live_images
+
+    # Sent on from the reopened conversation, the model still never gets it.
+    fake_anthropic.script(Response.text("again"))
+    assert panel.send("and now?")
+    await wait_for(lambda: not panel.running, timeout=30)
+    request = str(fake_anthropic.last_request.body)
+    assert "Operation completed successfully" not in request
+    assert PERSON_ONLY_NOTE in request
 
 
 async def test_assistant_only_content_reaches_the_model_not_the_card(window, fake_anthropic):
@@ -60,3 +79,4 @@ async def test_content_for_both_reaches_both(window, fake_anthropic):
     content, card = await _call(window, fake_anthropic, {"messageType": "error"})
     assert content == "Error: Operation failed"
     assert "Error: Operation failed" in card.result_section.body.toPlainText()
+
