@@ -38,15 +38,17 @@ class ResourceUpdates:
     """The resources of one server Tebiki watches, and which of them changed since read."""
 
     def __init__(self, server: str) -> None:
-        self._server = server
+        self.server = server
         self.watched: set[str] = set()
         self.updated: set[str] = set()  # updated since they were last read
         self._session: Any = None  # the session the subscriptions below were made on
         self._subscribed: set[str] = set()
         self._listeners: list[UpdateListener] = []
         self._holders: dict[str, int] = {}
-        # Told whenever the watched set changes (a 2026-07-28 listen stream asks anew).
+        # Told whenever the watched set changes (a 2026-07-28 listen stream asks anew), and
+        # the URIs the open listen stream follows (``resource_listen``).
         self.watched_changed: list[Callable[[], None]] = []
+        self.listened: tuple[str, ...] = ()
 
     def listen(self, listener: UpdateListener) -> Callable[[], None]:
         """Call ``listener(uri)`` at each update; returns the function that stops it."""
@@ -109,7 +111,7 @@ class ResourceUpdates:
                 warnings.filterwarnings("ignore", message=f"resources/{method} is removed")
                 await request(uri)
         except Exception as exc:
-            log.warning("MCP server %s: resources/%s of %s failed: %s", self._server, method,
+            log.warning("MCP server %s: resources/%s of %s failed: %s", self.server, method,
                         uri, describe_exception(exc))
 
     def note_updated(self, uri: Any) -> None:
