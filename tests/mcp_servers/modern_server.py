@@ -7,7 +7,9 @@ model, ``echo`` asks nothing; the prompt ``trip`` completes its ``city`` argumen
 ``signed_note`` asks the person within ``prompts/get``.
 ``protocol`` says which revision the call arrived on. ``add_later``
 adds the tool ``later`` and announces it to ``subscriptions/listen`` subscribers (the only way
-a 2026-07-28 server can).
+a 2026-07-28 server can). The resource ``note://current`` is the text ``update_note`` last
+set (reading it fails while it is set ``broken``); each update is announced to the listen
+streams that follow it.
 
 ``python modern_server.py`` serves stdio; ``python modern_server.py http PORT`` serves
 Streamable HTTP at ``http://127.0.0.1:PORT/mcp``; ``python modern_server.py sse PORT`` serves
@@ -99,6 +101,24 @@ async def add_later(ctx: Context) -> str:
     server.add_tool(later, description="Added after start.")
     await ctx.notify_tools_changed()
     return "added"
+
+
+NOTE = {"text": "first note", "broken": ""}
+
+
+@server.resource("note://current", name="note", mime_type="text/plain",
+                 description="The note `update_note` last wrote.")
+def current_note() -> str:
+    if NOTE["broken"]:
+        raise ValueError("the note is being rewritten")
+    return NOTE["text"]
+
+
+@server.tool(description="Rewrite the note (broken: reading it fails) and announce it.")
+async def update_note(text: str, ctx: Context, broken: bool = False) -> str:
+    NOTE.update(text=text, broken="yes" if broken else "")
+    await ctx.notify_resource_updated("note://current")
+    return "updated"
 
 
 if __name__ == "__main__":

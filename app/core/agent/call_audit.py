@@ -18,7 +18,7 @@ from app.core.review import QuorumResult
 from app.core.store.audit import AuditRepository
 from app.core.store.writer import BackgroundWriter
 from app.core.tools.base import PersonView
-from app.core.tools.images import ImagePart
+from app.core.tools.images import ImagePart, images_in
 
 
 class CallAudit:
@@ -110,7 +110,8 @@ class CallAudit:
             output=content, is_error=is_error,
             rule_id=decision.rule.id if decision.rule is not None else None,
             duration_ms=duration_ms, conversation_id=self._conversation_id(),
-            tool_use_id=call.id, decided_by=decided_by_words(decision), agent=self._agent)
+            tool_use_id=call.id, decided_by=decided_by_words(decision), agent=self._agent,
+            for_person=person_view_json(for_person))
         self._emit(ToolFinished(call.id, call.name, is_error, duration_ms or 0, content, outcome,
                                 images, for_person))
         result: str | list[dict[str, Any]] = content
@@ -118,6 +119,21 @@ class CallAudit:
             result = [{"type": "text", "text": content}, *(i.api_block() for i in images)]
         return {"type": "tool_result", "tool_use_id": call.id, "content": result,
                 "is_error": is_error}
+
+
+def person_view_json(view: PersonView | None) -> dict[str, Any] | None:
+    """What the card showed instead of the result, as the audit row keeps it (so a reopened
+    card shows it again; the conversation sent to the model never holds it)."""
+    if view is None:
+        return None
+    return {"text": view.text, "images": [image.api_block() for image in view.images]}
+
+
+def person_view_of(stored: Any) -> PersonView | None:
+    """``person_view_json``'s answer read back; None when there is none or it is damaged."""
+    if not isinstance(stored, dict) or not isinstance(stored.get("text"), str):
+        return None
+    return PersonView(stored["text"], images_in(stored.get("images")))
 
 
 def _audit_kind(decision: Decision) -> str:

@@ -72,6 +72,9 @@ class ToolExecution:
     # The agent chain that made the call ("orchestrator › researcher-2"); "" for the
     # person's own agent (app.core.agent.agent_scope).
     agent: str = ""
+    # What the card showed instead of ``output`` (content for the person only):
+    # ``{"text": str, "images": [image blocks]}``. Read only with a conversation's calls.
+    for_person: Any = None
 
     @property
     def status_label(self) -> str | None:
@@ -240,34 +243,53 @@ class AuditRepository:
         tool_use_id: str | None = None,
         decided_by: str | None = None,
         agent: str = "",
+        for_person: Any = None,
     ) -> int:
         """Complete the row ``begin`` wrote; without one (or if it is gone), record the call
-        whole, so the outcome is never lost."""
-        if row_id is not None:
-            output = _capped(output)
-            with self.store.transaction() as conn:
-                cur = conn.execute(
-                    "UPDATE tool_executions SET decision = ?, outcome = ?, output = ?,"
-                    " is_error = ?, rule_id = ?, duration_ms = ?, decided_by = ?, state = 'done'"
-                    " WHERE id = ?",
-                    (decision, outcome, output, int(is_error), rule_id,
-                     None if duration_ms is None else max(0, int(duration_ms)), decided_by,
-                     row_id))
-                if cur.rowcount == 1:
-                    return row_id
-        return self.record(tool_name=tool_name, server_id=server_id, tool_input=tool_input,
-                           decision=decision, outcome=outcome, output=output, is_error=is_error,
-                           rule_id=rule_id, duration_ms=duration_ms,
-                           conversation_id=conversation_id, tool_use_id=tool_use_id,
-                           decided_by=decided_by, agent=agent)
+        whole, so the outcome is never lost. ``for_person``: what the card showed instead of
+        the output (``ToolExecution.for_person``)."""
+        if row_id is None:
+            row_id = self.record(tool_name=tool_name, server_id=server_id,
+                                 tool_input=tool_input, decision=decision, outcome=outcome,
+                                 output=output, is_error=is_error, rule_id=rule_id,
+                                 duration_ms=duration_ms, conversation_id=conversation_id,
+                                 tool_use_id=tool_use_id, decided_by=decided_by, agent=agent)
+            if for_person is not None:
+                self._set_for_person(row_id, for_person)
+            return row_id
+        output = _capped(output)
+        shown = None if for_person is None else json.dumps(for_person, ensure_ascii=False)
+        with self.store.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE tool_executions SET decision = ?, outcome = ?, output = ?,"
+                " is_error = ?, rule_id = ?, duration_ms = ?, decided_by = ?, for_person = ?,"
+                " state = 'done' WHERE id = ?",
+                (decision, outcome, output, int(is_error), rule_id,
+                 None if duration_ms is None else max(0, int(duration_ms)), decided_by,
+                 shown, row_id))
+            if cur.rowcount == 1:
+                return row_id
+        return self.finish(None, tool_name=tool_name, server_id=server_id,
+                           tool_input=tool_input, decision=decision, outcome=outcome,
+                           output=output, is_error=is_error, rule_id=rule_id,
+                           duration_ms=duration_ms, conversation_id=conversation_id,
+                           tool_use_id=tool_use_id, decided_by=decided_by, agent=agent,
+                           for_person=for_person)
+
+    def _set_for_person(self, row_id: int, for_person: Any) -> None:
+        with self.store.transaction() as conn:
+            conn.execute("UPDATE tool_executions SET for_person = ? WHERE id = ?",
+                         (json.dumps(for_person, ensure_ascii=False), row_id))
 
     def for_conversation(self, conversation_id: int) -> dict[str, ToolExecution]:
-        """The calls of one conversation by tool_use id (the latest row for each id)."""
-        sql = (f"SELECT {', '.join(_COLUMNS)} FROM tool_executions"
+        """The calls of one conversation by tool_use id (the latest row for each id), with
+        what their cards showed (``for_person``, which the history's lists leave out)."""
+        sql = (f"SELECT {', '.join(_COLUMNS)}, for_person FROM tool_executions"
                " WHERE conversation_id = ? AND tool_use_id IS NOT NULL ORDER BY id")
         with self.store.lock:
             rows = self.db.conn.execute(sql, (conversation_id,)).fetchall()
-        return {e.tool_use_id: e for e in map(self._row, rows) if e.tool_use_id is not None}
+        calls = (self._row(row[:-1], for_person=row[-1]) for row in rows)
+        return {e.tool_use_id: e for e in calls if e.tool_use_id is not None}
 
     def list(
         self,
@@ -315,8 +337,9 @@ class AuditRepository:
             return int(self.db.conn.execute("SELECT count(*) FROM tool_executions").fetchone()[0])
 
     @staticmethod
-    def _row(row: tuple[Any, ...]) -> ToolExecution:
+    def _row(row: tuple[Any, ...], for_person: str | None = None) -> ToolExecution:
         values = dict(zip(_COLUMNS, row, strict=True))
+        values["for_person"] = json.loads(for_person) if for_person else None
         values["input"] = json.loads(values["input"])
         values["is_error"] = bool(values["is_error"])
         values["changes"] = json.loads(values["changes"]) if values["changes"] else None

@@ -389,8 +389,12 @@ CREATE TABLE answer_versions (
 );
 """
 
+# 14: what a call's card showed instead of its result (an MCP server's content for the user
+# only, ``ToolResult.for_person``: ``{"text", "images"}``), so a reopened card shows it again.
+_V14 = """ALTER TABLE tool_executions ADD COLUMN for_person TEXT
+    CHECK (for_person IS NULL OR (json_valid(for_person) AND json_type(for_person) = 'object'));"""
 
 MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _v6_modes_and_flow, _V7, _V8,
-                                     _V9, _V10, _v11_search_words, _V12, _V13)
+                                     _V9, _V10, _v11_search_words, _V12, _V13, _V14)
 
 SCHEMA_VERSION = len(MIGRATIONS)

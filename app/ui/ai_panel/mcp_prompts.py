@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from app.ui.dialogs.mcp_prompt_form import CompleteArgument
     from app.ui.dialogs.mcp_resources import McpResourceBrowser
     from app.ui.widgets.attachments import AttachmentTray, PromptEdit
+    from app.ui.widgets.resource_refresh import ResourceRefresh
 
 log = logging.getLogger(__name__)
 CHOICE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -75,6 +76,8 @@ class McpPrompts(QObject):
         self._tasks = TaskSet("MCP prompt handling", lambda error: self._status(
             f"MCP prompt failed: {error}"))
         self.browser: McpResourceBrowser | None = None
+        # Keeps attached resources current when their server updates them.
+        self.resource_refresh: ResourceRefresh | None = None
         self.form: QWidget | None = None
         self.error_box: QMessageBox | None = None
 
@@ -305,8 +308,15 @@ class McpPrompts(QObject):
         self.browser.open()
         self.browser.load()
 
-    def _attached(self, attachment: Attachment) -> None:
+    def _attached(self, attachment: Attachment, server: str, uri: str) -> None:
         self.add_attachment(attachment)
+        chip = self._tray.chips[-1] if self._tray.chips else None
+        if chip is not None and chip.attachment is attachment and self.browser is not None:
+            if self.resource_refresh is None:  # its module loads with the first resource
+                from app.ui.widgets.resource_refresh import ResourceRefresh
+
+                self.resource_refresh = ResourceRefresh(self._tray)
+            self.resource_refresh.track(chip, self.browser.provider, server, uri)
         self._status(f"Attached {attachment.name} to your next message.")
 
     def add_attachment(self, attachment: Attachment) -> None:

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
         ToolProgress,
         ToolRequested,
     )
+    from app.core.services import Services
+    from app.ui.ai_panel.read_marks import ReadResourceMarks
     from app.ui.widgets.sub_agent_rows import SubAgentControls
     from app.ui.widgets.tool_card import ToolCard
     from app.ui.widgets.transcript_view import RunFooter
@@ -31,14 +33,20 @@ class ToolCards:
     """``by_id``: every card shown; ``this_run``: the current run's; ``footers``: call id →
     the footer of the run it belongs to."""
 
-    def __init__(self, sub_agent_controls: SubAgentControls | None = None) -> None:
+    def __init__(self, sub_agent_controls: SubAgentControls | None = None,
+                 services: Services | None = None) -> None:
         self.by_id: dict[str, ToolCard] = {}
         self.this_run: list[ToolCard] = []
         self.footers: dict[str, RunFooter] = {}
         # What the sub-agent rows under a card can do (the panel's: it has the session).
         self.sub_agent_controls = sub_agent_controls
+        self._services = services
+        # The read_resource cards' "changed since read" (made with the first finished call).
+        self.read_marks: ReadResourceMarks | None = None
 
     def clear(self) -> None:
+        if self.read_marks is not None:
+            self.read_marks.close()
         self.by_id.clear()
         self.this_run.clear()
         self.footers.clear()
@@ -101,6 +109,12 @@ class ToolCards:
         if card is not None:
             card.finish(event.outcome, event.is_error, event.duration_ms, event.content,
                         event.images, event.for_person)
+            if self._services is not None and event.tool_name.endswith("read_resource"):
+                if self.read_marks is None:
+                    from app.ui.ai_panel.read_marks import ReadResourceMarks
+
+                    self.read_marks = ReadResourceMarks(self._services)
+                self.read_marks.watch(card, event.is_error)
 
     def show_changes(self, event: FilesChanged, checkpointer: Checkpointer | None) -> bool:
         """The call's file changes on its card (and its run's footer, when the run has ended,

@@ -3,7 +3,8 @@
 Servers → their resources (name, URI, type, size) and resource templates (a form asks for the
 template's variables); a filter box narrows the list by name or URI. "Attach" reads the
 resource (on the event loop, never blocking the GUI thread), turns it into an attachment (a
-text document or an image, within the attachments' size limits) and hands it to ``attach``.
+text document or an image, within the attachments' size limits) and hands it to ``attach``
+with the server and URI it came from (so the tray can follow the resource's updates).
 Every failure — a server that cannot list or read, content too large or not attachable — is
 shown in the dialog, which stays open.
 """
@@ -49,9 +50,10 @@ NAME, URI, TYPE, SIZE = range(4)
 
 
 class McpResourceBrowser(QDialog):
-    """``load()`` fills the tree; ``attach(attachment)`` receives what the person attaches."""
+    """``load()`` fills the tree; ``attach(attachment, server, uri)`` receives what the
+    person attaches."""
 
-    def __init__(self, provider: McpProvider, attach: Callable[[Attachment], None],
+    def __init__(self, provider: McpProvider, attach: Callable[[Attachment, str, str], None],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("mcp-resource-browser")
@@ -235,7 +237,7 @@ class McpResourceBrowser(QDialog):
             return
         finally:
             self._set_busy(False)
-        self._attach(attachment)
+        self._attach(attachment, server, uri)
         self.status.setText(f"Attached {uri}.")
         self.accept()
 

@@ -18,6 +18,7 @@ from typing import Any
 from PySide6.QtWidgets import QWidget
 
 from app.core.agent.attachments import attachments_in
+from app.core.agent.call_audit import person_view_of
 from app.core.agent.checkpointing import CallChanges, Checkpointer
 from app.core.agent.transcript import INTERRUPTED_RESULT
 from app.core.checkpoints import FileChange
@@ -130,7 +131,8 @@ def replay_messages(services: Services, stored: StoredConversation, start: int, 
                 execution = stored.executions.get(block["id"])
                 card = _restored_card(block, server_id, execution)
                 card.finish(*_restored_outcome(execution, stored.results.get(block["id"])),
-                            stored.images.get(block["id"], ()))
+                            stored.images.get(block["id"], ()),
+                            person_view_of(execution.for_person) if execution else None)
                 if execution is not None:
                     card.restore_reviews(execution.reviews, execution.decided_by)
                 place(card)

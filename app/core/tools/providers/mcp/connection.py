@@ -255,7 +255,7 @@ class McpConnection:
                          startup_timeout_s=self._startup_timeout_s,
                          state=lambda: self.state, report=self._set,
                          project_changed=self._project_changed, server_log=self.log,
-                         resource_updated=self.resource_updates.note_updated)
+                         resource_updates=self.resource_updates)
 
     def _project_changed(self) -> None:
         self._follower.check()

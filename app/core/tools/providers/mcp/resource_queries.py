@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
+
 from app.core.tools.providers.mcp import resources as mcp_resources
 from app.core.tools.providers.mcp.connection import ConnectionLookup, McpConnection
 from app.core.tools.providers.mcp.resource_updates import ResourceUpdates
@@ -37,6 +39,15 @@ class McpResourceQueries:
     def resource_updates(self, server: str) -> ResourceUpdates:
         """The resources read from ``server``, which are updated, and who is told."""
         return self._configured(server).resource_updates
+
+    async def release_resource(self, server: str, uri: str) -> None:
+        """One holder of ``server``'s ``uri`` (``ResourceUpdates.hold``) let go of it; the
+        last one unsubscribes. Quiet when the server is gone."""
+        conn = self._connection(server)
+        if conn is None:
+            return
+        with anyio.move_on_after(self._request_timeout_s):
+            await conn.resource_updates.release(conn.session, uri)
 
     async def list_resources(self, server: str) -> list[dict[str, Any]]:
         """The server's resources (wire dicts: ``uri``, ``name``, ``mimeType``…); [] when it

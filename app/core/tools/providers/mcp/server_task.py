@@ -5,9 +5,8 @@ Why one long-lived task per server: the SDK's transports (``stdio_client``,
 ``streamable_http_client``) and ClientSession are anyio context managers holding task groups
 and cancel scopes, which must be entered and exited by the *same* task. ``serve`` enters them,
 initializes, lists tools, then parks until it is asked to stop or the transport ends; leaving
-the ``async with`` block is what closes the session and stops the process (stdin closed, then
-SIGTERM/SIGKILL to the server's process group, inside the SDK's shielded shutdown), so nothing
-is left behind whatever way the task ends.
+the ``async with`` block closes the session and stops the process (stdin closed, then SIGTERM/
+SIGKILL to its process group, in the SDK's shielded shutdown): nothing is left behind.
 
 Death is noticed without polling: the session reads through ``WatchedReadStream``, which
 reports the end of the server's output (process exit, closed pipe, dropped HTTP session).
@@ -43,6 +42,7 @@ from app.core.tools.providers.mcp.change_listener import listen_for_changes
 from app.core.tools.providers.mcp.config.expand import expand_server_config
 from app.core.tools.providers.mcp.config.model import McpServerConfig
 from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth, auth_refusal
+from app.core.tools.providers.mcp.resource_updates import ResourceUpdates
 from app.core.tools.providers.mcp.results import describe_exception, leaf_exception
 from app.core.tools.providers.mcp.revision import negotiate, still_answering
 from app.core.tools.providers.mcp.roots import McpRoots
@@ -88,8 +88,8 @@ class ServerRun:
                  keepalive_s: float, startup_timeout_s: float,
                  state: Callable[[], ServerState], report: StateReport,
                  project_changed: Callable[[], None], server_log: ServerLog,
-                 resource_updated: Callable[[Any], None] = lambda uri: None) -> None:
-        self.config, self._resource_updated = config, resource_updated
+                 resource_updates: ResourceUpdates | None = None) -> None:
+        self.config, self._updates = config, resource_updates or ResourceUpdates(config.name)
         # The server's log messages and level, kept by the connection across runs.
         self.log = server_log
         self.roots = roots  # answered to roots/list; stdio servers start in the first one
@@ -185,7 +185,7 @@ class ServerRun:
         elif method == "notifications/message":
             self.log.note(item.params)
         elif method == "notifications/resources/updated":
-            self._resource_updated(item.params.uri)
+            self._updates.note_updated(item.params.uri)
 
     def _tools_changed(self) -> None:
         self._relist = True
@@ -245,7 +245,7 @@ class ServerRun:
                 async with anyio.create_task_group() as listening:
                     # A 2026-07-28 server's changes raise the same flags as notifications.
                     listening.start_soon(functools.partial(
-                        listen_for_changes, session, self.capabilities, self.name,
+                        listen_for_changes, session, self.capabilities, self.name, self._updates,
                         tools_changed=self._tools_changed,
                         resources_changed=self._resources_changed))
                     await self._idle(session, sdk)
