@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QLabel
 from app.core.tools.providers.mcp.resources import READ_RESOURCE, McpRequestError
 from app.ui.controllers.checkpoints import loop_running
 from app.ui.task_set import TaskSet
+from app.ui.tones import Tone, tone_text
 
 if TYPE_CHECKING:
     from app.core.services import Services
@@ -73,7 +74,7 @@ def _mark(card: Any, uri: str, updated: str) -> None:
         note = QLabel(CHANGED_TEXT)
         note.setObjectName("resource-changed")
         note.setToolTip(f"The server said {uri} was updated after this call read it.")
-        note.setStyleSheet("color: #b26a00;")
+        tone_text(note, Tone.WARNING)
         card.layout().addWidget(note)
     except RuntimeError:  # the card is gone (its conversation was closed)
         return
