@@ -5,26 +5,40 @@ requests (``input_required``) on 2026-07-28 and as standalone requests on older 
 ``greet_person`` asks the person (a form elicitation), ``ask_model`` samples the client's
 model, ``echo`` asks nothing; the prompt ``trip`` completes its ``city`` argument;
 ``signed_note`` asks the person within ``prompts/get``.
-``protocol`` says which revision the call arrived on. ``add_later``
+``protocol`` says which revision the call arrived on. ``job`` is long-running: to a client
+that declared the Tasks extension it answers with a task (``mcp_servers.task_extension``),
+whose end ``ending`` chooses (``done``, ``fail``: a JSON-RPC error, ``give_up``: the server
+cancels it); ``task_states`` says what became of every task. ``add_later``
 adds the tool ``later`` and announces it to ``subscriptions/listen`` subscribers (the only way
 a 2026-07-28 server can).
 
 ``python modern_server.py`` serves stdio; ``python modern_server.py http PORT`` serves
 Streamable HTTP at ``http://127.0.0.1:PORT/mcp``; ``python modern_server.py sse PORT`` serves
-legacy HTTP+SSE at ``http://127.0.0.1:PORT/sse``.
+legacy HTTP+SSE at ``http://127.0.0.1:PORT/sse``. With ``--no-tasks`` it does not offer the
+Tasks extension (``job`` then answers plainly).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import sys
 from typing import Annotated, Any
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, Resolve, Sample
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
-server = MCPServer("tebiki-modern", instructions="A 2026-07-28 test server.")
+try:
+    from tests.mcp_servers.task_extension import GaveUp, TaskExtension
+except ImportError:  # run as a script: the module is beside this one
+    from task_extension import GaveUp, TaskExtension  # type: ignore[no-redef]
+
+TASKS = TaskExtension(frozenset({"job"}))
+server = MCPServer("tebiki-modern", instructions="A 2026-07-28 test server.",
+                   extensions=[] if "--no-tasks" in sys.argv else [TASKS])
 
 
 class Person(BaseModel):
@@ -88,6 +102,21 @@ def signed_note(topic: str, ctx: Context) -> str | types.InputRequiredResult:
                     "type": "object", "properties": {"name": {"type": "string"}},
                     "required": ["name"]}))})
     return f"A note on {topic}, signed {answer.content['name']}."
+
+
+@server.tool(description="A long-running job: sleeps `seconds`, then ends as `ending` says.")
+async def job(seconds: float = 0.2, ending: str = "done") -> str:
+    await asyncio.sleep(seconds)
+    if ending == "fail":
+        raise MCPError(code=-32603, message="the job's disk is full")
+    if ending == "give_up":
+        raise GaveUp(code=-32603, message="the server gave up on the job")
+    return f"job done after {seconds:g} s"
+
+
+@server.tool(description="What became of every task (task id → status), as JSON.")
+def task_states() -> str:
+    return json.dumps(TASKS.states())
 
 
 def later() -> str:

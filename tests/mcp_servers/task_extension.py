@@ -1,0 +1,116 @@
+"""The MCP Tasks extension (``io.modelcontextprotocol/tasks``, revision 2026-07-28) for the
+test server, on the SDK's own extension API.
+
+A call to one of ``task_tools`` from a client that declared the extension on its request is
+answered at once with a task (``resultType: "task"``, status ``working``); the tool runs in
+the background. ``tasks/get`` answers the task's state, with the tool's result inlined once
+it completed (or the JSON-RPC error when it failed); ``tasks/cancel`` cancels it;
+``tasks/update`` acknowledges. A client that did not declare the extension gets the plain
+result. ``states`` (what happened to every task) lets a test check the server's side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from mcp.server.extension import Extension, MethodBinding
+from mcp.shared.exceptions import MCPError
+from mcp_types import RequestParams
+
+TASKS = "io.modelcontextprotocol/tasks"
+MODERN = frozenset({"2026-07-28"})
+
+
+class TaskParams(RequestParams):
+    task_id: str
+    request_state: str | None = None
+
+
+class TaskUpdateParams(TaskParams):
+    input_responses: dict[str, Any] | None = None
+
+
+class GaveUp(MCPError):
+    """Raised by a tool whose work the server itself abandons: the task ends ``cancelled``."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class TaskExtension(Extension):
+    identifier = TASKS
+
+    def __init__(self, task_tools: frozenset[str], poll_interval_ms: int = 20) -> None:
+        self._task_tools = task_tools
+        self._poll_interval_ms = poll_interval_ms
+        self.tasks: dict[str, dict[str, Any]] = {}
+        self._running: dict[str, asyncio.Task[None]] = {}
+
+    def states(self) -> dict[str, str]:
+        return {task_id: task["status"] for task_id, task in self.tasks.items()}
+
+    def methods(self) -> list[MethodBinding]:
+        return [MethodBinding("tasks/get", TaskParams, self._get, MODERN),
+                MethodBinding("tasks/update", TaskUpdateParams, self._ack, MODERN),
+                MethodBinding("tasks/cancel", TaskParams, self._cancel, MODERN)]
+
+    async def intercept_tool_call(self, params: Any, ctx: Any, call_next: Any) -> Any:
+        capabilities = ctx.session.client_capabilities
+        declared = (capabilities.extensions or {}) if capabilities is not None else {}
+        if params.name not in self._task_tools or TASKS not in declared:
+            return await call_next(ctx)
+        task_id = uuid.uuid4().hex[:12]
+        now = _now()
+        task = self.tasks[task_id] = {
+            "taskId": task_id, "status": "working", "statusMessage": "started",
+            "createdAt": now, "lastUpdatedAt": now, "ttlSeconds": 600,
+            "pollIntervalMilliseconds": self._poll_interval_ms}
+        self._running[task_id] = asyncio.ensure_future(self._run(task, ctx, call_next))
+        return {"resultType": "task", **task}
+
+    async def _run(self, task: dict[str, Any], ctx: Any, call_next: Any) -> None:
+        try:
+            result = await call_next(ctx)
+        except asyncio.CancelledError:
+            self._end(task, "cancelled", statusMessage="cancelled by the client")
+        except GaveUp as exc:
+            self._end(task, "cancelled", statusMessage=exc.error.message)
+        except MCPError as exc:
+            self._end(task, "failed", statusMessage=exc.error.message,
+                      error={"code": exc.error.code, "message": exc.error.message})
+        else:
+            payload = result.model_dump(by_alias=True, mode="json", exclude_none=True) \
+                if hasattr(result, "model_dump") else dict(result)
+            self._end(task, "completed", statusMessage="done", result=payload)
+        finally:
+            self._running.pop(task["taskId"], None)
+
+    def _end(self, task: dict[str, Any], status: str, **fields: Any) -> None:
+        if task["status"] in ("completed", "failed", "cancelled"):
+            return  # terminal states never change
+        task.update(status=status, lastUpdatedAt=_now(), **fields)
+
+    def _task(self, task_id: str) -> dict[str, Any]:
+        task = self.tasks.get(task_id)
+        if task is None:
+            raise MCPError(code=-32602, message=f"unknown task {task_id!r}")
+        return task
+
+    async def _get(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
+        return {"resultType": "complete", **self._task(params.task_id)}
+
+    async def _ack(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
+        return {"resultType": "complete"}
+
+    async def _cancel(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
+        task = self.tasks.get(params.task_id)
+        running = self._running.get(params.task_id)
+        if task is not None:
+            self._end(task, "cancelled", statusMessage="cancelled by the client")
+        if running is not None:
+            running.cancel()
+        return {"resultType": "complete"}
