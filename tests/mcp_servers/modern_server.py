@@ -8,14 +8,15 @@ model, ``echo`` asks nothing; the prompt ``trip`` completes its ``city`` argumen
 ``protocol`` says which revision the call arrived on. ``job`` is long-running: to a client
 that declared the Tasks extension it answers with a task (``mcp_servers.task_extension``),
 whose end ``ending`` chooses (``done``, ``fail``: a JSON-RPC error, ``give_up``: the server
-cancels it); ``task_states`` says what became of every task. ``add_later``
+cancels it, ``garble``: completed without a result); ``task_states`` says what became of every task. ``add_later``
 adds the tool ``later`` and announces it to ``subscriptions/listen`` subscribers (the only way
 a 2026-07-28 server can).
 
 ``python modern_server.py`` serves stdio; ``python modern_server.py http PORT`` serves
 Streamable HTTP at ``http://127.0.0.1:PORT/mcp``; ``python modern_server.py sse PORT`` serves
 legacy HTTP+SSE at ``http://127.0.0.1:PORT/sse``. With ``--no-tasks`` it does not offer the
-Tasks extension (``job`` then answers plainly).
+Tasks extension (``job`` then answers plainly); with ``--handshake-only`` it speaks only the
+handshake revisions (2025-11-25 and older), where a client never gets a task.
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 try:
-    from tests.mcp_servers.task_extension import GaveUp, TaskExtension
-except ImportError:  # run as a script: the module is beside this one
-    from task_extension import GaveUp, TaskExtension  # type: ignore[no-redef]
+    from tests.mcp_servers.handshake_only import speak_handshake_era_only
+    from tests.mcp_servers.task_extension import Garbled, GaveUp, TaskExtension
+except ImportError:  # run as a script: the modules are beside this one
+    from handshake_only import speak_handshake_era_only  # type: ignore[no-redef]
+    from task_extension import Garbled, GaveUp, TaskExtension  # type: ignore[no-redef]
 
 TASKS = TaskExtension(frozenset({"job"}))
 server = MCPServer("tebiki-modern", instructions="A 2026-07-28 test server.",
@@ -109,6 +112,8 @@ async def job(seconds: float = 0.2, ending: str = "done") -> str:
     await asyncio.sleep(seconds)
     if ending == "fail":
         raise MCPError(code=-32603, message="the job's disk is full")
+    if ending == "garble":
+        raise Garbled(code=-32603, message="no result")
     if ending == "give_up":
         raise GaveUp(code=-32603, message="the server gave up on the job")
     return f"job done after {seconds:g} s"
@@ -131,6 +136,8 @@ async def add_later(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    if "--handshake-only" in sys.argv:
+        speak_handshake_era_only()
     if len(sys.argv) >= 3 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "sse":

@@ -37,6 +37,10 @@ class GaveUp(MCPError):
     """Raised by a tool whose work the server itself abandons: the task ends ``cancelled``."""
 
 
+class Garbled(MCPError):
+    """Raised by a tool to make its task malformed: ``completed`` without a result."""
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -77,6 +81,8 @@ class TaskExtension(Extension):
             result = await call_next(ctx)
         except asyncio.CancelledError:
             self._end(task, "cancelled", statusMessage="cancelled by the client")
+        except Garbled:
+            self._end(task, "completed", statusMessage="done")
         except GaveUp as exc:
             self._end(task, "cancelled", statusMessage=exc.error.message)
         except MCPError as exc:
