@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 
 from app.core.tools.base import ToolContext
-from app.core.tools.providers.mcp.config.schema import parse_mcp_config
 from app.core.tools.providers.mcp.provider import McpProvider
-from tests.unit.providers.test_mcp_modern_revision import MODERN, _serve
+from tests.unit.providers.test_mcp_modern_revision import MODERN, Person, _provider, _serve
 
 
 class Progress:
@@ -45,10 +44,7 @@ def tasks_http_url() -> Iterator[str]:
 
 
 async def _started(server: dict[str, Any]) -> McpProvider:
-    provider = McpProvider(parse_mcp_config({"mcpServers": {"modern": server}}).servers)
-    await provider.start()
-    assert provider.status("modern")[0] == "running", provider.server_status("modern")
-    return provider
+    return await _provider(server, Person())
 
 
 @pytest.fixture(params=["stdio", "http"])
