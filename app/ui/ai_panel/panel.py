@@ -96,7 +96,7 @@ class AIPanel(QWidget):
 
         self.transcript = Transcript()
         self.stream = AnswerStream(self.transcript)
-        self.tool_cards = ToolCards(SubAgentActions(services, self.sessions))
+        self.tool_cards = ToolCards(SubAgentActions(services, self.sessions), stop=self.stop)
         # Undo / redo of the agent's file changes (cards, runs, messages) and pruning.
         self.checkpoints = CheckpointController(services, self)
         self.checkpoints.message.connect(self.status_message)

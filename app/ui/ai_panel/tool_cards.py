@@ -5,6 +5,7 @@ the GUI thread, by app.startup_threads' warm-up): the panel is ready without it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from app.core.outcomes import CardStatus
@@ -31,12 +32,15 @@ class ToolCards:
     """``by_id``: every card shown; ``this_run``: the current run's; ``footers``: call id →
     the footer of the run it belongs to."""
 
-    def __init__(self, sub_agent_controls: SubAgentControls | None = None) -> None:
+    def __init__(self, sub_agent_controls: SubAgentControls | None = None, *,
+                 stop: Callable[[], None] | None = None) -> None:
         self.by_id: dict[str, ToolCard] = {}
         self.this_run: list[ToolCard] = []
         self.footers: dict[str, RunFooter] = {}
         # What the sub-agent rows under a card can do (the panel's: it has the session).
         self.sub_agent_controls = sub_agent_controls
+        # What a running card's Cancel does: the panel's Stop (it owns the run).
+        self.stop = stop
 
     def clear(self) -> None:
         self.by_id.clear()
@@ -75,9 +79,14 @@ class ToolCards:
         card = ToolCard(event.tool_use_id, event.tool_name, event.server_id, event.input,
                         decision.kind, decided_by_words(decision), decided_by=decision.decided_by,
                         has_rule=decision.rule is not None)
+        card.cancel_requested.connect(self._cancel)
         self.by_id[event.tool_use_id] = card
         self.this_run.append(card)
         return card
+
+    def _cancel(self) -> None:
+        if self.stop is not None:
+            self.stop()
 
     def await_approval(self, tool_use_id: str) -> None:
         card = self.by_id.get(tool_use_id)
