@@ -8,9 +8,9 @@ model, ``echo`` asks nothing; the prompt ``trip`` completes its ``city`` argumen
 ``protocol`` says which revision the call arrived on. ``job`` is long-running: to a client
 that declared the Tasks extension it answers with a task (``mcp_servers.task_extension``),
 whose end ``ending`` chooses (``done``, ``fail``: a JSON-RPC error, ``give_up``: the server
-cancels it, ``garble``: completed without a result); ``task_states`` says what became of every task. ``add_later``
-adds the tool ``later`` and announces it to ``subscriptions/listen`` subscribers (the only way
-a 2026-07-28 server can).
+cancels it, ``garble``: completed without a result); ``signed_job``'s task first asks the
+person who signs it; ``task_states`` says what became of every task. ``add_later`` adds the tool ``later`` and announces it to ``subscriptions/listen``
+subscribers (the only way a 2026-07-28 server can).
 
 ``python modern_server.py`` serves stdio; ``python modern_server.py http PORT`` serves
 Streamable HTTP at ``http://127.0.0.1:PORT/mcp``; ``python modern_server.py sse PORT`` serves
@@ -39,7 +39,9 @@ except ImportError:  # run as a script: the modules are beside this one
     from handshake_only import speak_handshake_era_only  # type: ignore[no-redef]
     from task_extension import Garbled, GaveUp, TaskExtension  # type: ignore[no-redef]
 
-TASKS = TaskExtension(frozenset({"job"}))
+SIGNER_FORM = {"mode": "form", "message": "Who signs the job?", "requestedSchema": {
+    "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}
+TASKS = TaskExtension(frozenset({"job"}), ask_first={"signed_job": SIGNER_FORM})
 server = MCPServer("tebiki-modern", instructions="A 2026-07-28 test server.",
                    extensions=[] if "--no-tasks" in sys.argv else [TASKS])
 
@@ -117,6 +119,11 @@ async def job(seconds: float = 0.2, ending: str = "done") -> str:
     if ending == "give_up":
         raise GaveUp(code=-32603, message="the server gave up on the job")
     return f"job done after {seconds:g} s"
+
+
+@server.tool(description="A job that asks who signs it, within its task, before it runs.")
+def signed_job() -> str:
+    return f"job signed by {TaskExtension.answer().get('name', 'nobody')}"
 
 
 @server.tool(description="What became of every task (task id → status), as JSON.")

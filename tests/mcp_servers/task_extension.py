@@ -4,14 +4,16 @@ test server, on the SDK's own extension API.
 A call to one of ``task_tools`` from a client that declared the extension on its request is
 answered at once with a task (``resultType: "task"``, status ``working``); the tool runs in
 the background. ``tasks/get`` answers the task's state, with the tool's result inlined once
-it completed (or the JSON-RPC error when it failed); ``tasks/cancel`` cancels it;
-``tasks/update`` acknowledges. A client that did not declare the extension gets the plain
+it completed (or the JSON-RPC error when it failed); ``tasks/cancel`` cancels it. A tool in
+``ask_first`` asks the person before it runs: its task is ``input_required`` with the form,
+until ``tasks/update`` brings the answer, which the tool reads with ``answer()``. A client that did not declare the extension gets the plain
 result. ``states`` (what happened to every task) lets a test check the server's side.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +24,8 @@ from mcp_types import RequestParams
 
 TASKS = "io.modelcontextprotocol/tasks"
 MODERN = frozenset({"2026-07-28"})
+# The answer the running task got (the tool runs in the task's own asyncio task).
+_ANSWER: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("answer", default={})
 
 
 class TaskParams(RequestParams):
@@ -48,11 +52,18 @@ def _now() -> str:
 class TaskExtension(Extension):
     identifier = TASKS
 
-    def __init__(self, task_tools: frozenset[str], poll_interval_ms: int = 20) -> None:
-        self._task_tools = task_tools
+    def __init__(self, task_tools: frozenset[str], poll_interval_ms: int = 20,
+                 ask_first: dict[str, dict[str, Any]] | None = None) -> None:
+        self._ask_first = ask_first or {}
+        self._task_tools = task_tools | frozenset(self._ask_first)
+        self._answers: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._poll_interval_ms = poll_interval_ms
         self.tasks: dict[str, dict[str, Any]] = {}
         self._running: dict[str, asyncio.Task[None]] = {}
+
+    @staticmethod
+    def answer() -> dict[str, Any]:
+        return _ANSWER.get()
 
     def states(self) -> dict[str, str]:
         return {task_id: task["status"] for task_id, task in self.tasks.items()}
@@ -73,11 +84,23 @@ class TaskExtension(Extension):
             "taskId": task_id, "status": "working", "statusMessage": "started",
             "createdAt": now, "lastUpdatedAt": now, "ttlSeconds": 600,
             "pollIntervalMilliseconds": self._poll_interval_ms}
-        self._running[task_id] = asyncio.ensure_future(self._run(task, ctx, call_next))
+        self._running[task_id] = asyncio.ensure_future(
+            self._run(task, ctx, call_next, self._ask_first.get(params.name)))
         return {"resultType": "task", **task}
 
-    async def _run(self, task: dict[str, Any], ctx: Any, call_next: Any) -> None:
+    async def _ask(self, task: dict[str, Any], form: dict[str, Any]) -> None:
+        answer = self._answers[task["taskId"]] = asyncio.get_running_loop().create_future()
+        task.update(status="input_required", statusMessage="waiting for the person",
+                    inputRequests={"signer": {"method": "elicitation/create", "params": form}})
+        _ANSWER.set(await asyncio.wait_for(answer, 30))
+        task.pop("inputRequests")
+        task.update(status="working", statusMessage="answered")
+
+    async def _run(self, task: dict[str, Any], ctx: Any, call_next: Any,
+                   form: dict[str, Any] | None) -> None:
         try:
+            if form is not None:
+                await self._ask(task, form)
             result = await call_next(ctx)
         except asyncio.CancelledError:
             self._end(task, "cancelled", statusMessage="cancelled by the client")
@@ -109,7 +132,11 @@ class TaskExtension(Extension):
     async def _get(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
         return {"resultType": "complete", **self._task(params.task_id)}
 
-    async def _ack(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
+    async def _ack(self, ctx: Any, params: TaskUpdateParams) -> dict[str, Any]:
+        answer = self._answers.get(params.task_id)
+        reply = (params.input_responses or {}).get("signer")
+        if answer is not None and not answer.done() and isinstance(reply, dict):
+            answer.set_result(reply.get("content") or {})
         return {"resultType": "complete"}
 
     async def _cancel(self, ctx: Any, params: TaskParams) -> dict[str, Any]:

@@ -43,17 +43,22 @@ def tasks_http_url() -> Iterator[str]:
     yield from _serve("http")
 
 
-async def _started(server: dict[str, Any]) -> McpProvider:
-    return await _provider(server, Person())
+async def _started(server: dict[str, Any], person: Person | None = None) -> McpProvider:
+    return await _provider(server, person or Person())
+
+
+@pytest.fixture
+def person() -> Person:
+    return Person()
 
 
 @pytest.fixture(params=["stdio", "http"])
-async def modern(request) -> AsyncIterator[McpProvider]:
+async def modern(request, person) -> AsyncIterator[McpProvider]:
     if request.param == "stdio":
         server: dict[str, Any] = {"command": sys.executable, "args": [str(MODERN)]}
     else:
         server = {"type": "http", "url": request.getfixturevalue("tasks_http_url")}
-    provider = await _started(server)
+    provider = await _started(server, person)
     yield provider
     await provider.aclose()
 
@@ -85,6 +90,16 @@ async def test_stop_sends_tasks_cancel_and_the_servers_task_ends_cancelled(moder
     with pytest.raises(asyncio.CancelledError):
         await call
     assert (await _states(modern, project))[progress.task_id] == "cancelled"
+
+
+async def test_input_a_task_asks_for_reaches_the_person_once(modern, person, project):
+    progress = Progress()
+    result = await modern.call("modern", "signed_job", {},
+                               ToolContext(project_root=project, progress=progress))
+    assert not result.is_error, result.content
+    assert result.content.split("\n")[0] == "job signed by Ada"
+    assert person.forms == [("modern", "Who signs the job?")]
+    assert f"task {progress.task_id} · waiting for the person" in progress.lines
 
 
 async def test_a_failed_task_is_an_error_the_model_can_act_on(modern, project):

@@ -169,7 +169,7 @@ class TaskFollower:
 
     async def _get(self) -> TaskState:
         try:
-            task = await self._session.send_request(
+            task: TaskState = await self._session.send_request(
                 GetTask(params=TaskParams(task_id=self._task_id, request_state=self._state)),
                 TaskState, request_read_timeout_seconds=REQUEST_TIMEOUT_S)
         except ValidationError as exc:
