@@ -6,8 +6,9 @@ answered at once with a task (``resultType: "task"``, status ``working``); the t
 the background. ``tasks/get`` answers the task's state, with the tool's result inlined once
 it completed (or the JSON-RPC error when it failed); ``tasks/cancel`` cancels it. A tool in
 ``ask_first`` asks the person before it runs: its task is ``input_required`` with the form,
-until ``tasks/update`` brings the answer, which the tool reads with ``answer()``. A client that did not declare the extension gets the plain
-result. ``states`` (what happened to every task) lets a test check the server's side.
+until ``tasks/update`` brings the answer, which the tool reads with ``answer()``. A client
+that did not declare the extension gets the plain result. ``states`` (what happened to every
+task) lets a test check the server's side.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from mcp_types import RequestParams
 TASKS = "io.modelcontextprotocol/tasks"
 MODERN = frozenset({"2026-07-28"})
 # The answer the running task got (the tool runs in the task's own asyncio task).
-_ANSWER: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("answer", default={})
+_ANSWER: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("answer",
+                                                                                default=None)
 
 
 class TaskParams(RequestParams):
@@ -63,7 +65,7 @@ class TaskExtension(Extension):
 
     @staticmethod
     def answer() -> dict[str, Any]:
-        return _ANSWER.get()
+        return _ANSWER.get() or {}
 
     def states(self) -> dict[str, str]:
         return {task_id: task["status"] for task_id, task in self.tasks.items()}
