@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from app.core.tools.base import ToolContext
+from app.core.tools.providers.mcp import task_follow
 from app.core.tools.providers.mcp.provider import McpProvider
 from tests.unit.providers.test_mcp_modern_revision import MODERN, Person, _provider, _serve
 
@@ -142,3 +143,28 @@ async def test_without_the_extension_the_call_is_plain(flag, project):
         assert revision.content.split("\n")[0] == expected
     finally:
         await provider.aclose()
+
+
+async def test_a_task_may_outlive_the_calls_timeout(project):
+    """The call's timeout bounds the wait for the server's answer; the task it answered with
+    is followed past it (the person sees it on the card and can cancel it)."""
+    provider = await _started({"command": sys.executable, "args": [str(MODERN)], "timeout": 1})
+    try:
+        result = await provider.call("modern", "job", {"seconds": 1.5},
+                                     ToolContext(project_root=project))
+        assert not result.is_error, result.content
+        assert result.content.split("\n")[0] == "job done after 1.5 s"
+    finally:
+        await provider.aclose()
+
+
+async def test_a_task_past_the_wait_bound_is_cancelled_on_the_server(modern, project,
+                                                                     monkeypatch):
+    monkeypatch.setattr(task_follow, "MAX_TASK_WAIT_S", 0.5)
+    progress = Progress()
+    result = await asyncio.wait_for(modern.call(
+        "modern", "job", {"seconds": 120},
+        ToolContext(project_root=project, progress=progress)), 20)
+    assert result.is_error
+    assert "did not finish within 0.5 s, so Tebiki cancelled it" in result.content
+    assert (await _states(modern, project))[progress.task_id] == "cancelled"

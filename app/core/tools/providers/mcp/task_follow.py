@@ -13,7 +13,8 @@ the caller turns into an error the model can act on; a malformed answer a
 ``MalformedTask``. Input the task asks for (``input_required``) is answered through the
 session's own handlers (the same dialogs) and sent with ``tasks/update``.
 
-Stop, or the call's timeout, cancels the waiting: ``tasks/cancel`` is sent (shielded, bounded)
+Stop cancels the waiting, and so does the end of ``MAX_TASK_WAIT_S`` (the call's own timeout
+bounds only the call until the server answers): ``tasks/cancel`` is sent (shielded, bounded)
 before the cancellation goes on, so the server's work does not run on unseen.
 """
 
@@ -45,6 +46,10 @@ TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 MIN_POLL_S, FIRST_POLL_S, MAX_POLL_S = 0.02, 0.1, 5.0
 # How long one tasks/* request, and the tasks/cancel sent on Stop, may take.
 REQUEST_TIMEOUT_S, CANCEL_TIMEOUT_S = 30.0, 5.0
+# How long a task is waited for. Not the call's timeout, which bounds the call until the
+# server answers: a task is long-running work by the server's own account, shown on its card,
+# which the person can cancel at any time.
+MAX_TASK_WAIT_S = 3600.0
 TERMINAL = ("completed", "failed", "cancelled")
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
@@ -147,7 +152,14 @@ class TaskFollower:
         self._pace(created.poll_interval_milliseconds)
 
     async def result(self) -> CallToolResult:
-        """The completed task's result; TaskEnded / MalformedTask otherwise."""
+        """The completed task's result; TaskEnded / MalformedTask otherwise. The wait is
+        bounded by ``MAX_TASK_WAIT_S``, past which the task is cancelled."""
+        with anyio.move_on_after(MAX_TASK_WAIT_S):
+            return await self._follow()
+        raise TaskEnded(f"task {self._task_id} did not finish within {MAX_TASK_WAIT_S:g} s, "
+                        "so Tebiki cancelled it")
+
+    async def _follow(self) -> CallToolResult:
         try:
             while True:
                 await anyio.sleep(self._interval)

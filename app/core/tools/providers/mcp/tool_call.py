@@ -5,7 +5,9 @@ loop), not in the server's own task that owns the session's lifecycle: it only u
 connection's public state, plus ``mark_needs_auth`` when a call meets a 401 (``CalledServer``
 says which). Stop (the caller's cancellation) abandons the wait at once; the SDK then sends
 ``notifications/cancelled``. A call refused with -32042 (the person must open a web page
-first) shows them the pages (``mcp.elicitation_required``).
+first) shows them the pages (``mcp.elicitation_required``). A call the server answers with a
+task (2026-07-28) is followed until the task ends (``mcp.task_follow``), bounded by the task's
+own limit rather than the call's timeout; its result is converted like any other.
 """
 
 from __future__ import annotations
@@ -90,8 +92,8 @@ async def call_tool(conn: CalledServer, remote_name: str, arguments: Mapping[str
                     input_responses=responses, request_state=state, allow_input_required=True,
                     allow_claimed=True)
 
-            result = await _finish(session, await with_input(session, await send(), send),
-                                   progress)
+            result = await with_input(session, await send(), send)
+        result = await _finish(session, result, progress)  # a task has its own bound
     except TimeoutError:
         return ToolResult.error(texts.call_timeout_text(tool_name, conn.name, timeout_s))
     except OutputSchemaMismatch as exc:
