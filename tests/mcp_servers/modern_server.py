@@ -9,7 +9,8 @@ model, ``echo`` asks nothing; the prompt ``trip`` completes its ``city`` argumen
 that declared the Tasks extension it answers with a task (``mcp_servers.task_extension``),
 whose end ``ending`` chooses (``done``, ``fail``: a JSON-RPC error, ``give_up``: the server
 cancels it, ``garble``: completed without a result); ``signed_job``'s task first asks the
-person who signs it; ``task_states`` says what became of every task. ``add_later`` adds the
+person who signs it; ``task_states`` says what became of every task, ``task_polls`` how
+often each was polled; ``declared_extensions`` which extensions the client declared. ``add_later`` adds the
 tool ``later`` and announces it to ``subscriptions/listen`` subscribers (the only way a
 2026-07-28 server can).
 
@@ -111,7 +112,7 @@ def signed_note(topic: str, ctx: Context) -> str | types.InputRequiredResult:
 
 
 @server.tool(description="A long-running job: sleeps `seconds`, then ends as `ending` says.")
-async def job(seconds: float = 0.2, ending: str = "done") -> str:
+async def job(seconds: float = 0.2, ending: str = "done", poll_ms: int = 0) -> str:
     await asyncio.sleep(seconds)
     if ending == "fail":
         raise MCPError(code=-32603, message="the job's disk is full")
@@ -130,6 +131,17 @@ def signed_job() -> str:
 @server.tool(description="What became of every task (task id → status), as JSON.")
 def task_states() -> str:
     return json.dumps(TASKS.states())
+
+
+@server.tool(description="The extensions the client declared for this call, as JSON.")
+def declared_extensions(ctx: Context) -> str:
+    declared = ctx.request_context.session.client_capabilities
+    return json.dumps(sorted((declared.extensions or {}) if declared is not None else {}))
+
+
+@server.tool(description="How many times each task was polled (task id → tasks/get count).")
+def task_polls() -> str:
+    return json.dumps(TASKS.polls)
 
 
 def later() -> str:

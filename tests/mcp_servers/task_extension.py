@@ -2,13 +2,15 @@
 test server, on the SDK's own extension API.
 
 A call to one of ``task_tools`` from a client that declared the extension on its request is
-answered at once with a task (``resultType: "task"``, status ``working``); the tool runs in
-the background. ``tasks/get`` answers the task's state, with the tool's result inlined once
-it completed (or the JSON-RPC error when it failed); ``tasks/cancel`` cancels it. A tool in
+answered at once with a task (``resultType: "task"``, status ``working``); the tool runs in the
+background. ``tasks/get`` answers the task's state, with the tool's result inlined once it
+completed (or the JSON-RPC error when it failed); ``tasks/cancel`` cancels it. A tool in
 ``ask_first`` asks the person before it runs: its task is ``input_required`` with the form,
-until ``tasks/update`` brings the answer, which the tool reads with ``answer()``. A client
-that did not declare the extension gets the plain result. ``states`` (what happened to every
-task) lets a test check the server's side.
+until ``tasks/update`` brings the answer, which the tool reads with ``answer()``. A client that
+did not declare the extension gets the plain result. Over stdio each change of a task's status
+is also pushed as ``notifications/tasks/status`` (over HTTP there is no channel for it outside
+a request). A call's ``poll_ms`` argument sets the polling interval its task suggests.
+``states`` (what happened to every task) lets a test check the server's side.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
 from mcp_types import RequestParams
+from pydantic import BaseModel
 
 TASKS = "io.modelcontextprotocol/tasks"
 MODERN = frozenset({"2026-07-28"})
@@ -51,6 +54,19 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
+class _StatusNotification(BaseModel):
+    method: str = "notifications/tasks/status"
+    params: dict[str, Any]
+
+
+async def _notify(session: Any, task: dict[str, Any]) -> None:
+    """Push the task's state on the connection (dropped where there is no channel: HTTP)."""
+    try:
+        await session.send_notification(_StatusNotification(params=dict(task)))
+    except Exception:  # best effort: polling still tells the client
+        pass
+
+
 class TaskExtension(Extension):
     identifier = TASKS
 
@@ -62,6 +78,7 @@ class TaskExtension(Extension):
         self._poll_interval_ms = poll_interval_ms
         self.tasks: dict[str, dict[str, Any]] = {}
         self._running: dict[str, asyncio.Task[None]] = {}
+        self.polls: dict[str, int] = {}  # tasks/get requests per task
 
     @staticmethod
     def answer() -> dict[str, Any]:
@@ -85,15 +102,17 @@ class TaskExtension(Extension):
         task = self.tasks[task_id] = {
             "taskId": task_id, "status": "working", "statusMessage": "started",
             "createdAt": now, "lastUpdatedAt": now, "ttlSeconds": 600,
-            "pollIntervalMilliseconds": self._poll_interval_ms}
+            "pollIntervalMilliseconds": int((params.arguments or {}).get("poll_ms")
+                                            or self._poll_interval_ms)}
         self._running[task_id] = asyncio.ensure_future(
             self._run(task, ctx, call_next, self._ask_first.get(params.name)))
         return {"resultType": "task", **task}
 
-    async def _ask(self, task: dict[str, Any], form: dict[str, Any]) -> None:
+    async def _ask(self, task: dict[str, Any], form: dict[str, Any], session: Any) -> None:
         answer = self._answers[task["taskId"]] = asyncio.get_running_loop().create_future()
         task.update(status="input_required", statusMessage="waiting for the person",
                     inputRequests={"signer": {"method": "elicitation/create", "params": form}})
+        await _notify(session, task)
         _ANSWER.set(await asyncio.wait_for(answer, 30))
         task.pop("inputRequests")
         task.update(status="working", statusMessage="answered")
@@ -102,7 +121,7 @@ class TaskExtension(Extension):
                    form: dict[str, Any] | None) -> None:
         try:
             if form is not None:
-                await self._ask(task, form)
+                await self._ask(task, form, ctx.session)
             result = await call_next(ctx)
         except asyncio.CancelledError:
             self._end(task, "cancelled", statusMessage="cancelled by the client")
@@ -119,6 +138,7 @@ class TaskExtension(Extension):
             self._end(task, "completed", statusMessage="done", result=payload)
         finally:
             self._running.pop(task["taskId"], None)
+        await _notify(ctx.session, task)
 
     def _end(self, task: dict[str, Any], status: str, **fields: Any) -> None:
         if task["status"] in ("completed", "failed", "cancelled"):
@@ -132,6 +152,7 @@ class TaskExtension(Extension):
         return task
 
     async def _get(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
+        self.polls[params.task_id] = self.polls.get(params.task_id, 0) + 1
         return {"resultType": "complete", **self._task(params.task_id)}
 
     async def _ack(self, ctx: Any, params: TaskUpdateParams) -> dict[str, Any]:

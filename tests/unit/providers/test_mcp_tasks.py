@@ -139,8 +139,12 @@ async def test_without_the_extension_the_call_is_plain(flag, project):
         assert not progress.task_shown.is_set()
         assert await _states(provider, project) == {}
         revision = await provider.call("modern", "protocol", {}, ToolContext(project_root=project))
-        expected = "2025-11-25" if flag == "--handshake-only" else "2026-07-28"
-        assert revision.content.split("\n")[0] == expected
+        legacy = flag == "--handshake-only"
+        assert revision.content.split("\n")[0] == ("2025-11-25" if legacy else "2026-07-28")
+        declared = await provider.call("modern", "declared_extensions", {},
+                                       ToolContext(project_root=project))
+        assert json.JSONDecoder().raw_decode(declared.content)[0] == (
+            [] if legacy else ["io.modelcontextprotocol/tasks"])
     finally:
         await provider.aclose()
 
@@ -168,3 +172,20 @@ async def test_a_task_past_the_wait_bound_is_cancelled_on_the_server(modern, pro
     assert result.is_error
     assert "did not finish within 0.5 s, so Tebiki cancelled it" in result.content
     assert (await _states(modern, project))[progress.task_id] == "cancelled"
+
+
+async def test_a_status_notification_ends_the_wait_without_polling(project):
+    """Over stdio the server pushes ``notifications/tasks/status``: the completed state it
+    carries is taken at once, before the first poll (the task suggests polling every 60 s)."""
+    provider = await _started({"command": sys.executable, "args": [str(MODERN)]})
+    try:
+        progress = Progress()
+        result = await asyncio.wait_for(provider.call(
+            "modern", "job", {"seconds": 0, "poll_ms": 60_000},
+            ToolContext(project_root=project, progress=progress)), 20)
+        assert not result.is_error, result.content
+        assert result.content.split("\n")[0] == "job done after 0 s"
+        polls = await provider.call("modern", "task_polls", {}, ToolContext(project_root=project))
+        assert json.JSONDecoder().raw_decode(polls.content)[0].get(progress.task_id, 0) == 0
+    finally:
+        await provider.aclose()

@@ -14,7 +14,8 @@ answer the older revisions' standalone requests (so the same dialogs ask the per
 sends the request again with the answers until the real result comes back.
 
 ``ping`` no longer exists on 2026-07-28; ``still_answering`` asks ``server/discover`` instead.
-The Tasks extension (``mcp.task_follow``) is declared through ``session_options``.
+The Tasks extension (``mcp.task_follow``) is declared by the session itself
+(``mcp.checked_session``).
 """
 
 from __future__ import annotations
@@ -37,14 +38,6 @@ async def negotiate(session: Any) -> None:
     from mcp.client._probe import negotiate_auto
 
     await negotiate_auto(session)
-
-
-def session_options() -> dict[str, Any]:
-    """``ClientSession`` keyword arguments for the 2026-07-28 extensions Tebiki implements;
-    the SDK declares them only on a revision that has them."""
-    from app.core.tools.providers.mcp.task_follow import session_options as tasks
-
-    return tasks()
 
 
 def speaks_modern(session: Any) -> bool:

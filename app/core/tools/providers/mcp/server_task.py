@@ -44,7 +44,7 @@ from app.core.tools.providers.mcp.config.expand import expand_server_config
 from app.core.tools.providers.mcp.config.model import McpServerConfig
 from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth, auth_refusal
 from app.core.tools.providers.mcp.results import describe_exception, leaf_exception
-from app.core.tools.providers.mcp.revision import negotiate, session_options, still_answering
+from app.core.tools.providers.mcp.revision import negotiate, still_answering
 from app.core.tools.providers.mcp.roots import McpRoots
 from app.core.tools.providers.mcp.server_log import ServerLog
 from app.core.tools.providers.mcp.server_requests import HandlerSource, server_request_callbacks
@@ -204,9 +204,9 @@ class ServerRun:
     def _client_callbacks(self, sdk: SimpleNamespace) -> dict[str, Any]:
         """Keyword arguments for ``ClientSession``: the server-initiated requests Tebiki
         answers (each one the SDK also advertises as a client capability). Roots here;
-        sampling and elicitation are added alongside, and the extensions (tasks)."""
+        sampling and elicitation are added alongside."""
         return {"list_roots_callback": self.roots.list_roots_callback(sdk.types),
-                **server_request_callbacks(self.name, self.server_requests), **session_options()}
+                **server_request_callbacks(self.name, self.server_requests)}
 
     async def serve(self, started: asyncio.Future[None]) -> None:
         """The task's body: start the server, keep its session until stopped or ended;

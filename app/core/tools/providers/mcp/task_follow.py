@@ -1,15 +1,16 @@
 """MCP Tasks (the ``io.modelcontextprotocol/tasks`` extension of revision 2026-07-28): a
 long-running ``tools/call`` answered with a task handle instead of its result.
 
-On a 2026-07-28 session Tebiki declares the extension in its per-request capabilities (the
-SDK drops it on older revisions, where the task shape cannot arrive, so nothing unsupported
-is advertised); the server alone decides per call whether to answer with a task
-(``resultType: "task"``). ``follow_task`` then polls ``tasks/get`` (at the server's
-``pollIntervalMilliseconds``, else a growing interval, both bounded) and reports each state
-as the call's progress, "task <id> · <status message>", which is what its card shows. The
-``completed`` task carries the ``CallToolResult`` that is converted like any other; a
-``failed`` or ``cancelled`` one, or a task past its ``ttlSeconds``, becomes a ``TaskEnded``
-the caller turns into an error the model can act on; a malformed answer a
+On a 2026-07-28 session Tebiki declares the extension in its per-request capabilities (the SDK
+drops it on older revisions, where the task shape cannot arrive, so nothing unsupported is
+advertised); the server alone decides per call whether to answer with a task (``resultType:
+"task"``). ``follow_task`` then polls ``tasks/get`` (at the server's
+``pollIntervalMilliseconds``, else a growing interval, both bounded), taking a state a
+``notifications/tasks/status`` brings at once instead (the session's ``TaskWatch`` routes
+them), and reports each state as the call's progress, "task <id> · <status message>", which is
+what its card shows. The ``completed`` task carries the ``CallToolResult`` that is converted
+like any other; a ``failed`` or ``cancelled`` one, or a task past its ``ttlSeconds``, becomes a
+``TaskEnded`` the caller turns into an error the model can act on; a malformed answer a
 ``MalformedTask``. Input the task asks for (``input_required``) is answered through the
 session's own handlers (the same dialogs) and sent with ``tasks/update``.
 
@@ -117,12 +118,36 @@ async def _unfollowed(created: CreatedTask, ctx: Any) -> CallToolResult:
     raise MalformedTask("a task reached the SDK's resolver; Tebiki follows tasks itself")
 
 
-def session_options() -> dict[str, Any]:
-    """``ClientSession`` keyword arguments that declare the extension and accept its shape."""
-    from mcp.client.extension import ResultClaim
+class TaskWatch:
+    """The tasks followed on one session, by id: where a ``notifications/tasks/status``
+    goes. Its ``session_options`` declare the extension and accept its shapes."""
 
-    claim = ResultClaim(result_type="task", model=CreatedTask, resolve=_unfollowed)
-    return {"extensions": {TASKS_EXTENSION: {}}, "result_claims": {TASKS_EXTENSION: [claim]}}
+    def __init__(self) -> None:
+        self._following: dict[str, TaskFollower] = {}
+
+    def session_options(self) -> dict[str, Any]:
+        """``ClientSession`` keyword arguments (the SDK declares the extension only on a
+        revision that has it, 2026-07-28, so nothing unsupported is advertised)."""
+        from mcp.client.extension import NotificationBinding, ResultClaim
+
+        claim = ResultClaim(result_type="task", model=CreatedTask, resolve=_unfollowed)
+        status = NotificationBinding(method="notifications/tasks/status",
+                                     params_type=TaskState, handler=self._heard)
+        return {"extensions": {TASKS_EXTENSION: {}},
+                "result_claims": {TASKS_EXTENSION: [claim]},
+                "notification_bindings": [status]}
+
+    def follow(self, follower: TaskFollower) -> None:
+        self._following[follower.task_id] = follower
+
+    def forget(self, follower: TaskFollower) -> None:
+        if self._following.get(follower.task_id) is follower:
+            del self._following[follower.task_id]
+
+    async def _heard(self, state: TaskState) -> None:
+        follower = self._following.get(state.task_id)
+        if follower is not None:
+            follower.heard(state)
 
 
 def is_task(result: object) -> bool:
@@ -140,7 +165,10 @@ class TaskFollower:
 
     def __init__(self, session: Any, created: CreatedTask, progress: ProgressFn | None) -> None:
         self._session = session
-        self._task_id = created.task_id
+        self.task_id = created.task_id
+        # A state a status notification brought, used instead of the next tasks/get.
+        self._heard: TaskState | None = None
+        self._woken = anyio.Event()
         self._progress = progress
         self._state: str | None = (created.model_extra or {}).get("requestState")
         self._answered: set[str] = set()
@@ -156,14 +184,16 @@ class TaskFollower:
         bounded by ``MAX_TASK_WAIT_S``, past which the task is cancelled."""
         with anyio.move_on_after(MAX_TASK_WAIT_S):
             return await self._follow()
-        raise TaskEnded(f"task {self._task_id} did not finish within {MAX_TASK_WAIT_S:g} s, "
+        raise TaskEnded(f"task {self.task_id} did not finish within {MAX_TASK_WAIT_S:g} s, "
                         "so Tebiki cancelled it")
 
     async def _follow(self) -> CallToolResult:
         try:
             while True:
-                await anyio.sleep(self._interval)
-                task = await self._get()
+                with anyio.move_on_after(self._interval):
+                    await self._woken.wait()
+                heard, self._heard, self._woken = self._heard, None, anyio.Event()
+                task = heard if heard is not None else await self._get()
                 self._report(task.status, task.status_message)
                 if task.status == "completed":
                     return _call_result(task)
@@ -172,23 +202,30 @@ class TaskFollower:
                 if task.status == "input_required":
                     await self._answer(task.input_requests or {})
                 if self._expires is not None and time.monotonic() > self._expires:
-                    raise TaskEnded(f"task {self._task_id} outlived its time to live on the "
+                    raise TaskEnded(f"task {self.task_id} outlived its time to live on the "
                                     "server without finishing")
                 self._pace(task.poll_interval_milliseconds)
         except anyio.get_cancelled_exc_class():
             await self._cancel()
             raise
 
+    def heard(self, state: TaskState) -> None:
+        """A status notification: its state is taken at once (and its request state echoed
+        from now on), as a tasks/get answer would be."""
+        self._state = state.request_state
+        self._heard = state
+        self._woken.set()
+
     async def _get(self) -> TaskState:
         try:
             task: TaskState = await self._session.send_request(
-                GetTask(params=TaskParams(task_id=self._task_id, request_state=self._state)),
+                GetTask(params=TaskParams(task_id=self.task_id, request_state=self._state)),
                 TaskState, request_read_timeout_seconds=REQUEST_TIMEOUT_S)
         except ValidationError as exc:
             raise MalformedTask(f"the server's tasks/get answer is not a task: "
                                 f"{exc.error_count()} problem(s)") from exc
-        if task.task_id != self._task_id:
-            raise MalformedTask(f"asked for task {self._task_id}, the server answered about "
+        if task.task_id != self.task_id:
+            raise MalformedTask(f"asked for task {self.task_id}, the server answered about "
                                 f"task {task.task_id}")
         self._state = task.request_state
         return task
@@ -207,7 +244,7 @@ class TaskFollower:
             self._answered.add(key)
         if responses:
             await self._session.send_request(
-                UpdateTask(params=TaskUpdateParams(task_id=self._task_id,
+                UpdateTask(params=TaskUpdateParams(task_id=self.task_id,
                                                    request_state=self._state,
                                                    input_responses=responses)),
                 EmptyResult, request_read_timeout_seconds=REQUEST_TIMEOUT_S)
@@ -216,11 +253,11 @@ class TaskFollower:
         with anyio.move_on_after(CANCEL_TIMEOUT_S, shield=True):
             try:
                 await self._session.send_request(
-                    CancelTask(params=TaskParams(task_id=self._task_id,
+                    CancelTask(params=TaskParams(task_id=self.task_id,
                                                  request_state=self._state)),
                     EmptyResult, request_read_timeout_seconds=CANCEL_TIMEOUT_S)
             except Exception as exc:  # the call ends as stopped either way
-                log.info("tasks/cancel of %s failed: %s", self._task_id, exc)
+                log.info("tasks/cancel of %s failed: %s", self.task_id, exc)
 
     def _pace(self, poll_interval_ms: int | None) -> None:
         if poll_interval_ms is not None and poll_interval_ms >= 0:
@@ -229,7 +266,7 @@ class TaskFollower:
             self._interval = min(self._interval * 1.5, MAX_POLL_S)
 
     def _report(self, status: str, message: str | None) -> None:
-        line = task_line(self._task_id, status, message)
+        line = task_line(self.task_id, status, message)
         if self._progress is None or line == self._shown:
             return
         self._shown = line
@@ -257,4 +294,12 @@ def _ended_text(task: TaskState) -> str:
 
 async def follow_task(session: Any, created: CreatedTask,
                       progress: ProgressFn | None) -> CallToolResult:
-    return await TaskFollower(session, created, progress).result()
+    follower = TaskFollower(session, created, progress)
+    watch: TaskWatch | None = getattr(session, "task_watch", None)
+    if watch is None:
+        return await follower.result()
+    watch.follow(follower)
+    try:
+        return await follower.result()
+    finally:
+        watch.forget(follower)
