@@ -5,14 +5,14 @@ requests (``input_required``) on 2026-07-28 and as standalone requests on older 
 ``greet_person`` asks the person (a form elicitation), ``ask_model`` samples the client's
 model, ``echo`` asks nothing; the prompt ``trip`` completes its ``city`` argument;
 ``signed_note`` asks the person within ``prompts/get``.
-``protocol`` says which revision the call arrived on. ``job`` is long-running: to a client
-that declared the Tasks extension it answers with a task (``mcp_servers.task_extension``),
-whose end ``ending`` chooses (``done``, ``fail``: a JSON-RPC error, ``give_up``: the server
-cancels it, ``garble``: completed without a result); ``signed_job``'s task first asks the
-person who signs it; ``task_states`` says what became of every task, ``task_polls`` how
-often each was polled; ``declared_extensions`` which extensions the client declared. ``add_later`` adds the
-tool ``later`` and announces it to ``subscriptions/listen`` subscribers (the only way a
-2026-07-28 server can).
+``protocol`` says which revision the call arrived on. ``job`` is long-running: to a client that
+declared the Tasks extension it answers with a task (``mcp_servers.task_extension``), whose end
+``ending`` chooses (``done``, ``fail``: a JSON-RPC error, ``give_up``: the server cancels it,
+``garble``: completed without a result); ``signed_job``'s task first asks the person who signs
+it; ``task_states`` says what became of every task, ``task_polls`` how often each was polled;
+``declared_extensions`` which extensions the client declared. ``add_later`` adds the tool
+``later`` and announces it to ``subscriptions/listen`` subscribers (the only way a 2026-07-28
+server can).
 
 ``python modern_server.py`` serves stdio; ``python modern_server.py http PORT`` serves
 Streamable HTTP at ``http://127.0.0.1:PORT/mcp``; ``python modern_server.py sse PORT`` serves
