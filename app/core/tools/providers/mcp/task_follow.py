@@ -51,7 +51,6 @@ REQUEST_TIMEOUT_S, CANCEL_TIMEOUT_S = 30.0, 5.0
 # server answers: a task is long-running work by the server's own account, shown on its card,
 # which the person can cancel at any time.
 MAX_TASK_WAIT_S = 3600.0
-TERMINAL = ("completed", "failed", "cancelled")
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
 
