@@ -5,28 +5,49 @@ requests (``input_required``) on 2026-07-28 and as standalone requests on older 
 ``greet_person`` asks the person (a form elicitation), ``ask_model`` samples the client's
 model, ``echo`` asks nothing; the prompt ``trip`` completes its ``city`` argument;
 ``signed_note`` asks the person within ``prompts/get``.
-``protocol`` says which revision the call arrived on. ``add_later``
-adds the tool ``later`` and announces it to ``subscriptions/listen`` subscribers (the only way
-a 2026-07-28 server can). The resource ``note://current`` is the text ``update_note`` last
-set (reading it fails while it is set ``broken``); each update is announced to the listen
-streams that follow it.
+``protocol`` says which revision the call arrived on. ``job`` is long-running: to a client that
+declared the Tasks extension it answers with a task (``mcp_servers.task_extension``), whose end
+``ending`` chooses (``done``, ``fail``: a JSON-RPC error, ``give_up``: the server cancels it,
+``garble``: completed without a result); ``signed_job``'s task first asks the person who signs
+it; ``task_states`` says what became of every task, ``task_polls`` how often each was polled;
+``declared_extensions`` which extensions the client declared. ``add_later`` adds the tool
+``later`` and announces it to ``subscriptions/listen`` subscribers (the only way a 2026-07-28
+server can). The resource ``note://current`` is the text ``update_note`` last set (reading it
+fails while it is set ``broken``); each update is announced to the listen streams that follow
+it.
 
 ``python modern_server.py`` serves stdio; ``python modern_server.py http PORT`` serves
 Streamable HTTP at ``http://127.0.0.1:PORT/mcp``; ``python modern_server.py sse PORT`` serves
-legacy HTTP+SSE at ``http://127.0.0.1:PORT/sse``.
+legacy HTTP+SSE at ``http://127.0.0.1:PORT/sse``. With ``--no-tasks`` it does not offer the
+Tasks extension (``job`` then answers plainly); with ``--handshake-only`` it speaks only the
+handshake revisions (2025-11-25 and older), where a client never gets a task.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import sys
 from typing import Annotated, Any
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, Resolve, Sample
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
-server = MCPServer("tebiki-modern", instructions="A 2026-07-28 test server.")
+try:
+    from tests.mcp_servers.handshake_only import speak_handshake_era_only
+    from tests.mcp_servers.task_extension import Garbled, GaveUp, TaskExtension
+except ImportError:  # run as a script: the modules are beside this one
+    from handshake_only import speak_handshake_era_only  # type: ignore[no-redef]
+    from task_extension import Garbled, GaveUp, TaskExtension  # type: ignore[no-redef]
+
+SIGNER_FORM = {"mode": "form", "message": "Who signs the job?", "requestedSchema": {
+    "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}
+TASKS = TaskExtension(frozenset({"job"}), ask_first={"signed_job": SIGNER_FORM})
+server = MCPServer("tebiki-modern", instructions="A 2026-07-28 test server.",
+                   extensions=[] if "--no-tasks" in sys.argv else [TASKS])
 
 
 class Person(BaseModel):
@@ -92,6 +113,39 @@ def signed_note(topic: str, ctx: Context) -> str | types.InputRequiredResult:
     return f"A note on {topic}, signed {answer.content['name']}."
 
 
+@server.tool(description="A long-running job: sleeps `seconds`, then ends as `ending` says.")
+async def job(seconds: float = 0.2, ending: str = "done", poll_ms: int = 0) -> str:
+    await asyncio.sleep(seconds)
+    if ending == "fail":
+        raise MCPError(code=-32603, message="the job's disk is full")
+    if ending == "garble":
+        raise Garbled(code=-32603, message="no result")
+    if ending == "give_up":
+        raise GaveUp(code=-32603, message="the server gave up on the job")
+    return f"job done after {seconds:g} s"
+
+
+@server.tool(description="A job that asks who signs it, within its task, before it runs.")
+def signed_job() -> str:
+    return f"job signed by {TaskExtension.answer().get('name', 'nobody')}"
+
+
+@server.tool(description="What became of every task (task id → status), as JSON.")
+def task_states() -> str:
+    return json.dumps(TASKS.states())
+
+
+@server.tool(description="The extensions the client declared for this call, as JSON.")
+def declared_extensions(ctx: Context) -> str:
+    declared = ctx.request_context.session.client_capabilities
+    return json.dumps(sorted((declared.extensions or {}) if declared is not None else {}))
+
+
+@server.tool(description="How many times each task was polled (task id → tasks/get count).")
+def task_polls() -> str:
+    return json.dumps(TASKS.polls)
+
+
 def later() -> str:
     return "later"
 
@@ -122,6 +176,8 @@ async def update_note(text: str, ctx: Context, broken: bool = False) -> str:
 
 
 if __name__ == "__main__":
+    if "--handshake-only" in sys.argv:
+        speak_handshake_era_only()
     if len(sys.argv) >= 3 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "sse":

@@ -96,7 +96,7 @@ class AIPanel(QWidget):
 
         self.transcript = Transcript()
         self.stream = AnswerStream(self.transcript)
-        self.tool_cards = ToolCards(SubAgentActions(services, self.sessions), services)
+        self.tool_cards = ToolCards(SubAgentActions(services, self.sessions), services, self.stop)
         # Undo / redo of the agent's file changes (cards, runs, messages) and pruning.
         self.checkpoints = CheckpointController(services, self)
         self.checkpoints.message.connect(self.status_message)

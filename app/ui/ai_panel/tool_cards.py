@@ -5,6 +5,7 @@ the GUI thread, by app.startup_threads' warm-up): the panel is ready without it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from app.core.outcomes import CardStatus
@@ -34,7 +35,8 @@ class ToolCards:
     the footer of the run it belongs to."""
 
     def __init__(self, sub_agent_controls: SubAgentControls | None = None,
-                 services: Services | None = None) -> None:
+                 services: Services | None = None,
+                 stop: Callable[[], None] | None = None) -> None:
         self.by_id: dict[str, ToolCard] = {}
         self.this_run: list[ToolCard] = []
         self.footers: dict[str, RunFooter] = {}
@@ -43,6 +45,8 @@ class ToolCards:
         self._services = services
         # The read_resource cards' "changed since read" (made with the first finished call).
         self.read_marks: ReadResourceMarks | None = None
+        # What a running card's Cancel does: the panel's Stop (it owns the run).
+        self.stop = stop
 
     def clear(self) -> None:
         if self.read_marks is not None:
@@ -83,9 +87,14 @@ class ToolCards:
         card = ToolCard(event.tool_use_id, event.tool_name, event.server_id, event.input,
                         decision.kind, decided_by_words(decision), decided_by=decision.decided_by,
                         has_rule=decision.rule is not None)
+        card.cancel_requested.connect(self._cancel)
         self.by_id[event.tool_use_id] = card
         self.this_run.append(card)
         return card
+
+    def _cancel(self) -> None:
+        if self.stop is not None:
+            self.stop()
 
     def await_approval(self, tool_use_id: str) -> None:
         card = self.by_id.get(tool_use_id)

@@ -115,6 +115,7 @@ class ToolCard(QFrame):
     diff_requested = Signal()
     undo_requested = Signal()
     redo_requested = Signal()
+    cancel_requested = Signal()  # the progress row's Cancel
 
     def __init__(self, tool_use_id: str, tool_name: str, server_id: str, tool_input: Any,
                  decision_kind: str, rule_text: str, *, decided_by: str | None = None,
@@ -196,6 +197,7 @@ class ToolCard(QFrame):
         """A running call's progress (ToolProgress): a bar, determinate when total is known."""
         if self.progress_row is None:
             self.progress_row = ProgressRow()
+            self.progress_row.cancel_requested.connect(self.cancel_requested)
             self._layout.insertWidget(self._layout.indexOf(self.input_section) + 1,
                                       self.progress_row)
             self.progress_row.setVisible(True)  # the card may be on screen already

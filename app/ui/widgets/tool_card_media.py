@@ -1,5 +1,6 @@
-"""The parts of a tool card for long and rich calls: the progress row of a running call and the
-thumbnails of a result's images.
+"""The parts of a tool card for long and rich calls: the progress row of a running call (with
+its Cancel, which stops the call like the panel's Stop: an MCP task is then cancelled on its
+server) and the thumbnails of a result's images.
 
 Thumbnails are decoded off the GUI thread: an image may be up to 5 MB (app.core.tools.images),
 and decoding and scaling one can take tens of milliseconds, a visible stall when a result holds
@@ -15,7 +16,14 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
 from PySide6.QtGui import QImage, QPixmap
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.core.tools.images import ImagePart, human_size
 
@@ -24,7 +32,10 @@ _STEPS = 1000  # a determinate bar's resolution
 
 
 class ProgressRow(QWidget):
-    """A running call's progress: a bar (busy when the total is unknown) and the message."""
+    """A running call's progress: a bar (busy when the total is unknown), the message (an MCP
+    task's "task <id> · <status>") and Cancel."""
+
+    cancel_requested = Signal()
 
     def __init__(self) -> None:
         super().__init__()
@@ -38,8 +49,18 @@ class ProgressRow(QWidget):
         self.label.setStyleSheet("color: palette(placeholder-text); font-size: 11px;")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 2)
+        self.cancel = QToolButton()
+        self.cancel.setObjectName("card-progress-cancel")
+        self.cancel.setText("Cancel")
+        self.cancel.setToolTip("Stop this call, as Stop does (a server task is cancelled too)")
+        self.cancel.clicked.connect(self._cancel)
         layout.addWidget(self.bar, 1)
         layout.addWidget(self.label)
+        layout.addWidget(self.cancel)
+
+    def _cancel(self) -> None:
+        self.cancel.setEnabled(False)  # once: the stop is under way
+        self.cancel_requested.emit()
 
     @property
     def determinate(self) -> bool:
@@ -52,8 +73,8 @@ class ProgressRow(QWidget):
             amount = f"{progress:g} of {total:g}"
         else:
             self.bar.setRange(0, 0)  # Qt's busy indicator
-            amount = f"{progress:g}"
-        self.label.setText(f"{message} ({amount})" if message else amount)
+            amount = "" if message and not progress else f"{progress:g}"  # a task: no count
+        self.label.setText(f"{message} ({amount})" if message and amount else message or amount)
 
 
 class _Decoded(QObject):

@@ -1,4 +1,6 @@
-"""The SDK's client session, with an output-schema violation told apart from a failed call.
+"""The SDK's client session as Tebiki runs it: an output-schema violation told apart from a
+failed call, and the Tasks extension declared, with its status notifications going to the
+task being followed (``mcp.task_follow``).
 
 The SDK checks a tool's ``structuredContent`` against its declared ``outputSchema`` after the
 answer arrived and raises a bare RuntimeError when it does not match, dropping the result: the
@@ -17,9 +19,15 @@ from typing import Any
 from mcp import ClientSession
 
 from app.core.tools.providers.mcp.results import OutputSchemaMismatch
+from app.core.tools.providers.mcp.task_follow import TaskWatch
 
 
 class CheckedClientSession(ClientSession):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # The tasks followed on this session, where their status notifications go.
+        self.task_watch = TaskWatch()
+        super().__init__(*args, **{**kwargs, **self.task_watch.session_options()})
+
     async def validate_tool_result(self, name: str, result: Any) -> None:
         try:
             await super().validate_tool_result(name, result)

@@ -14,6 +14,8 @@ answer the older revisions' standalone requests (so the same dialogs ask the per
 sends the request again with the answers until the real result comes back.
 
 ``ping`` no longer exists on 2026-07-28; ``still_answering`` asks ``server/discover`` instead.
+The Tasks extension (``mcp.task_follow``) is declared by the session itself
+(``mcp.checked_session``).
 """
 
 from __future__ import annotations

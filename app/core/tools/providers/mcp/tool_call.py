@@ -5,7 +5,9 @@ loop), not in the server's own task that owns the session's lifecycle: it only u
 connection's public state, plus ``mark_needs_auth`` when a call meets a 401 (``CalledServer``
 says which). Stop (the caller's cancellation) abandons the wait at once; the SDK then sends
 ``notifications/cancelled``. A call refused with -32042 (the person must open a web page
-first) shows them the pages (``mcp.elicitation_required``).
+first) shows them the pages (``mcp.elicitation_required``). A call the server answers with a
+task (2026-07-28) is followed until the task ends (``mcp.task_follow``), bounded by the task's
+own limit rather than the call's timeout; its result is converted like any other.
 """
 
 from __future__ import annotations
@@ -87,9 +89,11 @@ async def call_tool(conn: CalledServer, remote_name: str, arguments: Mapping[str
             async def send(responses: Any = None, state: str | None = None) -> Any:
                 return await session.call_tool(
                     remote_name, dict(arguments), progress_callback=on_progress,
-                    input_responses=responses, request_state=state, allow_input_required=True)
+                    input_responses=responses, request_state=state, allow_input_required=True,
+                    allow_claimed=True)
 
             result = await with_input(session, await send(), send)
+        result = await _finish(session, result, progress)  # a task has its own bound
     except TimeoutError:
         return ToolResult.error(texts.call_timeout_text(tool_name, conn.name, timeout_s))
     except OutputSchemaMismatch as exc:
@@ -98,6 +102,8 @@ async def call_tool(conn: CalledServer, remote_name: str, arguments: Mapping[str
         if (refused := conn.refusal(exc)) is not None:
             conn.mark_needs_auth(refused)
             return ToolResult.error(auth_failure_for_model(refused, tool_name))
+        if (ended := _task_text(exc)) is not None:
+            return ToolResult.error(f"{tool_name} on MCP server {conn.name!r}: {ended}")
         if (pages := required_pages(exc)) is not None:
             return await ask_for_pages(conn.name, tool_name, pages, conn.server_requests)
         if conn.stopping:
@@ -108,3 +114,22 @@ async def call_tool(conn: CalledServer, remote_name: str, arguments: Mapping[str
                                                     conn.stderr_tail()))
         return ToolResult.error(texts.call_failed_text(tool_name, conn.name, exc))
     return call_result_to_tool_result(result, tool_name, max_output_chars)
+
+
+async def _finish(session: Any, result: Any, progress: ProgressFn | None) -> Any:
+    """The call's result: as it came, or a task's eventual one. (Imported here: the SDK is
+    loaded once a session exists.)"""
+    from app.core.tools.providers.mcp.task_follow import follow_task, is_task
+
+    return await follow_task(session, result, progress) if is_task(result) else result
+
+
+def _task_text(exc: BaseException) -> str | None:
+    """How a task that ended without a result reads for the model, else None."""
+    from app.core.tools.providers.mcp.task_follow import MalformedTask, TaskEnded
+
+    if isinstance(exc, TaskEnded):
+        return f"{exc}. The tool did not finish; retry only if that makes sense."
+    if isinstance(exc, MalformedTask):
+        return f"the server's task answer was malformed ({exc}), so there is no result."
+    return None
