@@ -15,13 +15,13 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from html import escape
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QWidget
 
-from app.ui.widgets.markdown_style import contrast_ratio, lean_until_readable
+from app.ui.contrast import contrast_ratio, lean_until_readable
+from app.ui.markup import escape
 
 TEXT_CONTRAST = 4.5        # WCAG AA for body text
 LARGE_TEXT_CONTRAST = 3.0  # WCAG AA for large or bold text, and for borders (non-text)

@@ -7,8 +7,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory, QTreeWidget, QTreeWidgetItem
 
+from app.ui.contrast import contrast_ratio
 from app.ui.tones import LARGE_TEXT_CONTRAST, view_check_boxes
-from app.ui.widgets.markdown_style import contrast_ratio
 from tests.ui.palettes import application_palette
 
 

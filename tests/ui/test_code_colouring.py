@@ -11,7 +11,8 @@ from PySide6.QtGui import QColor, QTextBlock
 from PySide6.QtWidgets import QApplication
 
 import app.ui.widgets.code_colouring as code_colouring
-from app.ui.widgets.markdown_style import code_colors, contrast_ratio
+from app.ui.contrast import contrast_ratio
+from app.ui.widgets.markdown_style import code_colors
 from app.ui.widgets.transcript_view import MessageView
 from tests.ui.palettes import application_palette
 

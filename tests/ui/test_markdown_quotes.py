@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtGui import QColor, QTextBlock
 
-from app.ui.widgets.markdown_style import QUOTE_INDENT_PX, contrast_ratio, quote_colors
+from app.ui.contrast import contrast_ratio
+from app.ui.widgets.markdown_style import QUOTE_INDENT_PX, quote_colors
 from app.ui.widgets.quote_bars import QUOTE_BAR_PX
 from app.ui.widgets.transcript_view import MessageView
 from tests.ui.palettes import application_palette

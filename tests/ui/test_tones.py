@@ -12,10 +12,10 @@ from app.core.permission_mode import PermissionMode
 from app.core.permissions.rules import PermissionRule
 from app.ui.ai_panel.mode_intro import ModeIntro
 from app.ui.ai_panel.notice_bar import NoticeBar
+from app.ui.contrast import contrast_ratio, luminance
 from app.ui.models.rules_model import RulesTableModel
 from app.ui.tones import LARGE_TEXT_CONTRAST, TEXT_CONTRAST, Tone, is_dark, tone
 from app.ui.widgets.badges import badge
-from app.ui.widgets.markdown_style import contrast_ratio, luminance
 from tests.ui.palettes import application_palette, palette
 
 LIGHT = [("#ffffff", "#000000"), ("#fafafa", "#333333"), ("#efefef", "#1f1f1f")]

@@ -166,7 +166,8 @@ def test_migration_records_first_run_rules_of_an_older_database(fresh_data_dir):
                                                             "cache_ttl")),
                           ("tool_permission_rules", "ignore_flow"), ("conversations", "flow"),
                           ("tool_executions", "decided_by"), ("tool_executions", "agent"),
-                          ("agent_profiles", "orchestration"), ("conversations", "parent_id")):
+                          ("agent_profiles", "orchestration"), ("conversations", "parent_id"),
+                          ("tool_executions", "for_person")):
         db.conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     db.conn.execute("DROP INDEX idx_conversations_project")
     # The word indexes of migration 11 go back to migration 3's JSON ones.

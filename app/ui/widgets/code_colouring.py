@@ -34,7 +34,8 @@ from PySide6.QtGui import (
     QTextFormat,
 )
 
-from app.ui.widgets.markdown_style import code_colors, lean_until_readable
+from app.ui.contrast import lean_until_readable
+from app.ui.widgets.markdown_style import code_colors
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,6 @@ proportional to it while an answer streams.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 
 from PySide6.QtGui import (
     QColor,
@@ -32,6 +31,8 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextFormat,
 )
+
+from app.ui.contrast import mix
 
 CODE_BLOCK_INSET_PX = 6.0      # left/right margin of a fenced block (inside the message)
 _CODE_BLOCK_SHADE = 0.08       # how far the block background leans from base to text colour
@@ -48,13 +49,6 @@ _BOLD = QFont.Weight.Bold
 _KEEP_ANCHOR = QTextCursor.MoveMode.KeepAnchor
 
 
-def _mix(base: QColor, toward: QColor, amount: float) -> QColor:
-    return QColor.fromRgbF(
-        base.redF() + (toward.redF() - base.redF()) * amount,
-        base.greenF() + (toward.greenF() - base.greenF()) * amount,
-        base.blueF() + (toward.blueF() - base.blueF()) * amount)
-
-
 def code_colors(palette: QPalette | None = None) -> tuple[QColor, QColor]:
     """(fenced block background, inline code background): the palette's alternate base
     leaned a little toward the text colour, darker on a light theme and lighter on a dark one,
@@ -68,33 +62,7 @@ def code_colors(palette: QPalette | None = None) -> tuple[QColor, QColor]:
 @functools.lru_cache(maxsize=8)
 def _shades(base_rgba: int, text_rgba: int) -> tuple[QColor, QColor]:
     base, text = QColor.fromRgba(base_rgba), QColor.fromRgba(text_rgba)
-    return _mix(base, text, _CODE_BLOCK_SHADE), _mix(base, text, _INLINE_CODE_SHADE)
-
-
-def luminance(color: QColor) -> float:
-    """WCAG's relative luminance (0 for black, 1 for white)."""
-    def channel(value: float) -> float:
-        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
-    return (0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF())
-            + 0.0722 * channel(color.blueF()))
-
-
-def contrast_ratio(a: QColor, b: QColor) -> float:
-    """WCAG's contrast ratio of two colours (1 to 21; 4.5 reads as body text)."""
-    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
-    return (light + 0.05) / (dark + 0.05)
-
-
-def lean_until_readable(color: QColor, backgrounds: Sequence[QColor], toward: QColor,
-                        minimum: float) -> QColor:
-    """``color``, leaned toward ``toward`` (the text colour, white or black) in tenths until
-    its contrast with every one of ``backgrounds`` reaches ``minimum``; ``toward`` at worst."""
-    shown = color
-    for step in range(1, 11):
-        if min(contrast_ratio(shown, background) for background in backgrounds) >= minimum:
-            break
-        shown = _mix(color, toward, step / 10)
-    return shown
+    return mix(base, text, _CODE_BLOCK_SHADE), mix(base, text, _INLINE_CODE_SHADE)
 
 
 def quote_colors(palette: QPalette | None = None) -> tuple[QColor, QColor]:
@@ -103,7 +71,7 @@ def quote_colors(palette: QPalette | None = None) -> tuple[QColor, QColor]:
     palette = palette or QGuiApplication.palette()
     text = palette.color(QPalette.ColorRole.Text)
     base = palette.color(QPalette.ColorRole.Base)
-    return _mix(text, base, _QUOTE_TEXT_SHADE), _mix(text, base, _QUOTE_BAR_SHADE)
+    return mix(text, base, _QUOTE_TEXT_SHADE), mix(text, base, _QUOTE_BAR_SHADE)
 
 
 def quote_level(block_format: QTextBlockFormat) -> int:
