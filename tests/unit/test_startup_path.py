@@ -82,8 +82,10 @@ TOOLS_PART = ("app.core.tools", "app.core.permissions.service", "app.core.permis
 PANEL_LOADS_LATER = ("app.core.checkpoints", "app.core.agent.checkpointing",
                      "app.core.permissions.flow", "app.core.permissions.egress",
                      "app.ui.dialogs.usage_settings")
+# The sub-agents' store (app.core.store.orchestration): what was working at the last quit is
+# failed by the tools build, before the tools could resume it (~2 ms while the store path did it).
 NOT_AT_READY = (*DEFERRED_UI_MODULES, *PANEL_LOADS_LATER, "app.core.permissions.suggestions",
-                "html",
+                "html", "app.core.store.orchestration",
                 "app.ui.widgets.highlighters", "app.core.tools.shell.policy",
                 "app.core.tools.providers.custom.loading",
                 "app.core.tools.providers.custom.template",
