@@ -6,7 +6,7 @@ Runs in a fresh interpreter: the test session itself has created every type."""
 
 from __future__ import annotations
 
-from tests.unit.test_startup_path import _run
+from tests.unit.test_startup_path import START_TO_READY, _run
 
 # Made by what uses them: the runs view's table (app.ui.runs_button opens it), the quit
 # question's message box (app.ui.parallel_runs), the "/" completer of MCP prompts
@@ -16,7 +16,6 @@ NOT_MADE_AT_READY = ("QtWidgets.QTableWidget", "QtWidgets.QHeaderView", "QtWidge
                      "QtCore.QUrl")
 
 _MADE = """
-import json, sys
 import PySide6.QtCore, PySide6.QtGui, PySide6.QtWidgets
 def made(names):  # a type PySide6 has not made yet is not in its module's dict
     return sorted(n for n in names
@@ -25,17 +24,7 @@ def made(names):  # a type PySide6 has not made yet is not in its module's dict
 
 
 def test_the_ready_window_does_not_make_the_types_of_what_it_does_not_show(tmp_path):
-    result = _run(_MADE + f"""
-from PySide6.QtWidgets import QApplication
-app = QApplication([])
-from app.core.config import resolve_paths
-import app.main as app_main
-from app.ui.gc_guard import MainThreadGarbageCollector
-collector = MainThreadGarbageCollector(app)
-app_main._AFTER_READY_DELAY_MS = 600_000  # the tools part comes after ready
-window, loading = app_main.open_window(resolve_paths())  # app.main.main's steps
-app_main.wait_painting(loading)
-app_main.show_ready(window, loading.result(), None)
+    result = _run(START_TO_READY + _MADE + f"""
 at_ready = made({NOT_MADE_AT_READY!r})
 window.ai_panel.mcp_prompts.popup  # the positive control: their first use makes them
 window.parallel_runs.button.show_view()
