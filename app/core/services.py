@@ -35,7 +35,6 @@ from app.core.settings_fields import (
     TRUSTED_PROJECTS,
 )
 from app.core.store.conversations import ConversationRepository
-from app.core.store.orchestration import OrchestrationRepository
 from app.core.store.profiles import ProfileRepository, ToolSetting
 from app.core.store.settings import SettingsRepository
 from app.core.tool_services import (
@@ -113,6 +112,7 @@ class Services:
     def _build_tools(self) -> ToolServices:
         # Here, not at the top: ~150 ms of imports the ready window does not need.
         from app.core.permissions.service import ToolPermissionService
+        from app.core.store.orchestration import OrchestrationRepository
         from app.core.tools.default_registry import (
             cli_provider,
             custom_tools_provider,
@@ -122,6 +122,11 @@ class Services:
         from app.core.tools.providers.mcp.oauth.sign_in import McpOAuth
         from app.core.tools.providers.mcp.provider import McpProvider
 
+        # Sub-agents that were working when the app stopped are gone with it: they read as
+        # failed; a run paused for the person's approval stays paused (app.core.agent.
+        # sub_agents). Here, before the tools that would resume them, not on the start path
+        # (the store module and the write are ~2 ms before ready).
+        OrchestrationRepository(self.db).interrupt_unfinished()
         sandbox = app_sandbox(self.settings, self.data_dir)  # before MCP, which starts programs
         mcp: McpProvider | None = None
         registry = self._given_registry
@@ -334,9 +339,6 @@ def build_store_services(db: Database, data_dir: Path,
     """The start path's part: the store's repositories and the default profile. The tools part
     is built by ``Services.build_tools`` (or by the first use of one of its members)."""
     profiles = ProfileRepository(db)
-    # Sub-agents that were working when the app stopped are gone with it: they read as
-    # failed; a run paused for the person's approval stays paused (app.core.agent.sub_agents).
-    OrchestrationRepository(db).interrupt_unfinished()
     new_profile_id = None
     if not profiles.list():  # first start: the tools' defaults come with the tools part
         new_profile_id = profiles.ensure_default().id

@@ -17,8 +17,8 @@ from PySide6.QtCore import QObject, QTimer
 log = logging.getLogger(__name__)
 
 # What the panels open or show on demand: the dialogs (an approval, a tool's Configure…, the
-# undo preview and the diff), a run's tool cards, the conversation list and a reopened
-# conversation's replay. The window is ready without them (tens of ms of imports); they are
+# undo preview and the diff, the runs view), a run's tool cards, the conversation list and a
+# reopened conversation's replay. The window is ready without them (tens of ms of imports); they are
 # imported after it, before a person can ask for one. Should one be asked for sooner, its first
 # use imports it.
 DEFERRED_UI_MODULES = ("app.ui.dialogs.approval", "app.ui.dialogs.tool_config",
@@ -27,7 +27,8 @@ DEFERRED_UI_MODULES = ("app.ui.dialogs.approval", "app.ui.dialogs.tool_config",
                        "app.ui.dialogs.remember_choice", "app.ui.dialogs.sampling",
                        "app.ui.dialogs.elicitation", "app.ui.dialogs.url_elicitation",
                        "app.ui.widgets.conversation_list",
-                       "app.ui.widgets.markdown_stream", "app.ui.widgets.message_actions")
+                       "app.ui.widgets.markdown_stream", "app.ui.widgets.message_actions",
+                       "app.ui.dialogs.runs_view")
 
 
 def import_in_turns(modules: Iterable[str], context: QObject) -> None:

@@ -13,14 +13,15 @@ from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from app.ui.ai_panel.run_switch import RunSwitch
-from app.ui.dialogs.runs_view import RunsButton
 from app.ui.run_notifications import RunNotifier
+from app.ui.runs_button import RunsButton
 from app.ui.window_menus import menu_named
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QMainWindow
+
     from app.core.agent.run_board import RunRow
     from app.ui.ai_panel.panel import AIPanel
     from app.ui.approval_queue import ApprovalQueue
@@ -89,6 +90,9 @@ class ParallelRuns:
         return True
 
     def _ask(self, question: str) -> bool:
+        # Qt's message box is imported here, by the question: the ready window shows none.
+        from PySide6.QtWidgets import QMessageBox
+
         answer = QMessageBox.question(
             self._window, "Quit", question,
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,

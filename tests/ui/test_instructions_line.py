@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QSizePolicy
 
-from app.ui.ai_panel import instructions_line as module
 from tests.fakes.anthropic_server import (  # noqa: F401  (fixtures)
     Response,
     fake_anthropic,
@@ -34,7 +34,7 @@ async def test_the_line_names_the_files_and_their_sizes(qtbot, services, project
 
     assert _line(panel) == "Instructions: AGENTS.md (2.1 KB), CLAUDE.md (cut at 32 KB)"
     opened: list[QUrl] = []
-    monkeypatch.setattr(module.QDesktopServices, "openUrl", lambda url: opened.append(url))
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url))
     actions = panel.instructions.menu.actions()
     assert [a.text() for a in actions] == ["Open AGENTS.md", "Open CLAUDE.md"]
     actions[0].trigger()

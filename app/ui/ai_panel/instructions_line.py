@@ -12,8 +12,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMenu, QSizePolicy, QToolButton
 
 from app.ui.controllers.checkpoints import loop_running
@@ -115,4 +113,8 @@ class InstructionsLine:
 
 def open_file(path: Path) -> None:
     """``path`` in the person's editor for its type."""
+    # Imported by the first opening: creating these PySide6 types is ~1 ms of the ready window.
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QDesktopServices
+
     QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))

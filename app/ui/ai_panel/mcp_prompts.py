@@ -22,8 +22,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QRect, Qt
-from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import QCompleter, QListView, QMenu, QToolButton, QWidget
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
 from app.ui.controllers.checkpoints import loop_running
 from app.ui.task_set import TaskSet
@@ -31,7 +31,8 @@ from app.ui.task_set import TaskSet
 if TYPE_CHECKING:
     import asyncio  # imported where used: the ready window loads before the event loop
 
-    from PySide6.QtWidgets import QMessageBox
+    from PySide6.QtGui import QStandardItemModel
+    from PySide6.QtWidgets import QCompleter, QListView, QMessageBox
 
     # Imported on first use: the panel is ready without the MCP client's modules.
     from app.core.agent.attachments import Attachment
@@ -81,22 +82,9 @@ class McpPrompts(QObject):
         self.form: QWidget | None = None
         self.error_box: QMessageBox | None = None
 
-        self.model = QStandardItemModel(self)
-        self.completer = QCompleter(self.model, self)
-        self.completer.setObjectName("mcp-prompt-completer")
-        self.completer.setWidget(self.prompt)
-        self.completer.setCompletionRole(COMPLETION_ROLE)
-        self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        self.completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
-        self.completer.setMaxVisibleItems(12)
-        self.popup = QListView()
-        self.popup.setObjectName("mcp-prompt-popup")
-        self.completer.setPopup(self.popup)
-        # Installed after the completer's own filter, so it runs first: Enter chooses here
-        # instead of also reaching the prompt box as a new line.
-        self.popup.installEventFilter(self)
-        activated = self.completer.activated[QModelIndex]  # type: ignore[index]
-        activated.connect(self._choose_index)
+        # The completer, its list and model: made by the first "/" (``_completion``), not
+        # with the ready window (their PySide6 types and objects are ~2 ms of it).
+        self._completion: tuple[QStandardItemModel, QCompleter, QListView] | None = None
         self.prompt.textChanged.connect(self._on_text_changed)
 
         self.prompt_menu = QMenu("Insert MCP prompt")
@@ -116,6 +104,42 @@ class McpPrompts(QObject):
         self.attach_resource_action.triggered.connect(self.open_resource_browser)
         self.button.setMenu(self.menu)
 
+    def _completion_parts(self) -> tuple[QStandardItemModel, QCompleter, QListView]:
+        if self._completion is None:
+            from PySide6.QtGui import QStandardItemModel
+            from PySide6.QtWidgets import QCompleter, QListView
+
+            model = QStandardItemModel(self)
+            completer = QCompleter(model, self)
+            completer.setObjectName("mcp-prompt-completer")
+            completer.setWidget(self.prompt)
+            completer.setCompletionRole(COMPLETION_ROLE)
+            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+            completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
+            completer.setMaxVisibleItems(12)
+            popup = QListView()
+            popup.setObjectName("mcp-prompt-popup")
+            completer.setPopup(popup)
+            # Installed after the completer's own filter, so it runs first: Enter chooses here
+            # instead of also reaching the prompt box as a new line.
+            popup.installEventFilter(self)
+            activated = completer.activated[QModelIndex]  # type: ignore[index]
+            activated.connect(self._choose_index)
+            self._completion = (model, completer, popup)
+        return self._completion
+
+    @property
+    def model(self) -> QStandardItemModel:
+        return self._completion_parts()[0]
+
+    @property
+    def completer(self) -> QCompleter:
+        return self._completion_parts()[1]
+
+    @property
+    def popup(self) -> QListView:
+        return self._completion_parts()[2]
+
     async def provider(self) -> McpProvider | None:
         """The MCP client; the tools part is built off the GUI thread if it is not yet (the
         first "/" may come before the start-up built it)."""
@@ -132,7 +156,8 @@ class McpPrompts(QObject):
         token = slash_token(self.prompt.toPlainText(), self.prompt.textCursor().position())
         if token is None:
             self._loaded = False
-            self.popup.hide()
+            if self._completion is not None:  # else there is no list to hide
+                self.popup.hide()
             return
         if self._loaded:
             self._show_popup(token)
@@ -164,6 +189,8 @@ class McpPrompts(QObject):
                 self._status(error)
             if not self.choices and not errors:
                 self._status("No running MCP server offers prompts.")
+        from PySide6.QtGui import QStandardItem
+
         self.model.clear()
         for index, choice in enumerate(self.choices):
             shown = f"/{choice.label}"
@@ -186,7 +213,8 @@ class McpPrompts(QObject):
         self.completer.complete(rect)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.popup and isinstance(event, QKeyEvent) \
+        if self._completion is not None and watched is self.popup \
+                and isinstance(event, QKeyEvent) \
                 and event.type() == QEvent.Type.KeyPress:
             key = event.key()
             if key in _CHOOSE_KEYS:

@@ -66,11 +66,11 @@ class OrchestrationPauses:
 
     def restore(self, conversation_id: int | None) -> None:
         """The open conversation's paused runs (after a restart too), from the store."""
+        self._bars = {k: b for k, b in self._bars.items() if b in self._transcript.items()}
+        if conversation_id is None:  # the ready window: its store module is not loaded yet
+            return
         from app.core.store.orchestration import OrchestrationRepository
 
-        self._bars = {k: b for k, b in self._bars.items() if b in self._transcript.items()}
-        if conversation_id is None:
-            return
         repo = OrchestrationRepository(self._services.db)
         try:
             for run in repo.runs_for(conversation_id):

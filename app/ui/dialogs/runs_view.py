@@ -1,6 +1,6 @@
 """The status view of parallel runs: every conversation that runs or waits for the person —
-its status, project, elapsed time, tokens and cost — with Open and Stop; and the status bar
-button that shows how many are going and opens it.
+its status, project, elapsed time, tokens and cost — with Open and Stop. The status bar button
+that opens it is app.ui.runs_button (the ready window has the button, not this view).
 
 The rows come from the run board (app.core.agent.run_board) through ``RunSwitch``; the view is
 told each change and ticks once a second for the elapsed time while shown (a table of a few
@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -156,33 +155,3 @@ class RunsView(QDialog):
         stop_button = box.findChild(QPushButton, "run-stop")
         assert open_button is not None and stop_button is not None
         return open_button, stop_button
-
-
-class RunsButton(QToolButton):
-    """"Runs: 2" in the status bar; opens the view. Hidden until a run has started."""
-
-    def __init__(self, runs: RunSwitch, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("runs-button")
-        self.setAutoRaise(True)
-        self.setToolTip("Conversations running or waiting for you (Run → Runs…, Ctrl+Shift+J)")
-        self._runs = runs
-        self.view: RunsView | None = None
-        self.clicked.connect(self.show_view)
-        self.hide()
-
-    def refresh(self) -> None:
-        """Called on each change of a run: the count, and the view when it is open."""
-        count = self._runs.active_count()
-        self.setText(f"Runs: {count}")
-        self.setVisible(bool(self._runs.rows()))
-        if self.view is not None and self.view.isVisible():
-            self.view.refresh()
-
-    def show_view(self) -> RunsView:
-        if self.view is None:
-            self.view = RunsView(self._runs, self.window())
-        self.view.show()
-        self.view.raise_()
-        self.view.activateWindow()
-        return self.view

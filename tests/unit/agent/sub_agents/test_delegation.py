@@ -6,7 +6,6 @@ recorded rather than its claims."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from app.core.agent.events import ApprovalResponse, RunFinished, SubAgentUpdated
@@ -234,8 +233,9 @@ async def test_an_agent_file_gets_only_the_tools_its_parent_has(harness: Harness
     assert "Review." in json.dumps(child.body["system"])
 
 
-def test_a_restart_fails_working_children_and_keeps_paused_runs(db) -> None:  # type: ignore[no-untyped-def]
+def test_a_restart_fails_working_children_and_keeps_paused_runs(db, fresh_data_dir) -> None:  # type: ignore[no-untyped-def]
     from app.core.services import build_store_services
+    from app.core.tools.registry import ToolRegistry
 
     conversations = ConversationRepository(db)
     repo = OrchestrationRepository(db)
@@ -249,7 +249,11 @@ def test_a_restart_fails_working_children_and_keeps_paused_runs(db) -> None:  # 
                                  definition={"name": "b"}, input="y", background=False,
                                  status="awaiting_approval")
     repo.set_run_status(paused.id, "paused")
-    build_store_services(db, Path("/nonexistent-data"))
+    services = build_store_services(db, fresh_data_dir, registry=ToolRegistry([]))
+    # Not on the start path (the ready window reads none of it): with the tools, which could
+    # resume them (app.core.services.Services.build_tools).
+    assert repo.execution(working.id).status == "working"
+    services.build_tools()
     assert repo.execution(working.id).status == "failed"
     assert "Interrupted" in repo.execution(working.id).summary
     assert repo.run(running.id).status == "failed"

@@ -1,0 +1,35 @@
+"""The ready window creates only the PySide6 types it shows: PySide6 makes each Python type on
+its first use (0.1-1 ms each), so a dialog's or a popup's types imported with the panel's
+modules cost start-up time before anyone opens them.
+
+Runs in a fresh interpreter: the test session itself has created every type."""
+
+from __future__ import annotations
+
+from tests.unit.test_startup_path import START_TO_READY, _run
+
+# Made by what uses them: the runs view's table (app.ui.runs_button opens it), the quit
+# question's message box (app.ui.parallel_runs), the "/" completer of MCP prompts
+# (app.ui.ai_panel.mcp_prompts), Open of an instructions file (app.ui.ai_panel.instructions_line).
+NOT_MADE_AT_READY = ("QtWidgets.QTableWidget", "QtWidgets.QHeaderView", "QtWidgets.QMessageBox",
+                     "QtWidgets.QCompleter", "QtWidgets.QListView", "QtGui.QStandardItemModel",
+                     "QtCore.QUrl")
+
+_MADE = """
+import PySide6.QtCore, PySide6.QtGui, PySide6.QtWidgets
+def made(names):  # a type PySide6 has not made yet is not in its module's dict
+    return sorted(n for n in names
+                  if n.split(".")[1] in vars(sys.modules["PySide6." + n.split(".")[0]]))
+"""
+
+
+def test_the_ready_window_does_not_make_the_types_of_what_it_does_not_show(tmp_path):
+    result = _run(START_TO_READY + _MADE + f"""
+at_ready = made({NOT_MADE_AT_READY!r})
+window.ai_panel.mcp_prompts.popup  # the positive control: their first use makes them
+window.parallel_runs.button.show_view()
+print(json.dumps({{"ready": at_ready, "used": made({NOT_MADE_AT_READY!r})}}))
+""", tmp_path)
+    assert result["ready"] == []
+    assert {"QtWidgets.QCompleter", "QtWidgets.QListView", "QtWidgets.QTableWidget",
+            "QtWidgets.QHeaderView", "QtGui.QStandardItemModel"} <= set(result["used"])
