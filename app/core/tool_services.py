@@ -43,6 +43,9 @@ def custom_tools(registry: ToolRegistry) -> CustomToolsProvider | None:
 def point_tools_at(tools: ToolServices, project_root: Path | None) -> None:
     """What follows the project folder at once: the permission checks and the MCP roots."""
     tools.permissions.project_root = project_root.resolve() if project_root is not None else None
+    # Its secret files and git history, read now in a worker thread: the first model call
+    # waits only for what is left of that read.
+    tools.permissions.start_learning_secrets(project_root)
     if tools.mcp is not None:  # the servers' roots: the open project folder
         tools.mcp.set_roots([project_root] if project_root is not None else [])
 

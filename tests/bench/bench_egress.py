@@ -7,15 +7,32 @@ Scans a 100 KB realistic input (Python code, JSON lines, URLs with query strings
 base64 keys, hex keys, generated passwords with symbols, a few short 12-14 character ones):
 once with no secret in it, once with a learnt secret at the very end, once with one hex-encoded
 and zlib-compressed in base64 at the end. The scan decodes hex, base32, base64 and compression
-(app.core.permissions.secret_decodings); goal with decoding: ≤ 3 ms (median), not met yet
-(3.7-3.8 ms, on the 2-core machine at load ~2.2 with its baseline line at 12.2 ms; the same
-scan alone, its index warm in the cache, 3.2 ms). Where it goes, measured alone: the aligned
-probe of the learnt index 0.6 ms and the 20 short values 0.5 ms (one ``set`` lookup per 8-byte
-window: CPython makes an int of each, ~0.4 ms for 100 KB, whatever the set holds), decoding
-1.2 ms (finding and cutting ~500 runs, each a few Python steps), token formats 0.4 ms. The same
-probe vectorised with numpy (a hashed bit table, windows at offsets 0 and 4, which also covers
-the short values) took 0.16 ms instead of 1.14, but numpy (~73 MB unpacked) does not fit the
-bundle's 120 MiB budget (tests/packaging).
+(app.core.permissions.secret_decodings); goal with decoding: ≤ 3 ms (median), not met yet:
+3.2 ms median (best runs 3.0), 3.3 with the secret at the end, 3.15 encoded, on the 2-core
+machine at load ~2.4 with its baseline line at 12.3 ms (runs at a load of 3 read 3.6-4.0).
+Also printed: the index's memory (tracemalloc, a second index built while tracing: ~29 MB for
+1,000 values, ~96 bytes per indexed byte) and the time to learn them (~190 ms).
+
+Where the time goes (measured one step after another in one process, same input): token
+formats 0.41 ms, the learnt index 1.1-1.2 (the aligned probe 0.58; the 20 short values 0.45 by
+the probe at offset 4, which now serves from 17 short values on: their 20 finds took 0.53),
+percent escapes 0.18, decoding 1.25-1.3. Of the decoding, finding the runs is most: ~500 runs
+of base64 characters (UUIDs, SHAs, identifiers: 435 of them one letter case, skipped) and ~200
+hex runs per 100 KB, each a few Python steps; then ~70 raw deflate attempts (a random piece's
+first bits pass for one in four) at ~2.5 us. The probe is bound by CPython making an int of
+each 8-byte window (~0.4 ms for 100 KB, whatever the set holds).
+Tried and dropped (side by side with the old code in one process, several runs): indexing each
+value's lower-case hex form at learn time so that a lower-case hex run is decoded only when it
+may hold text or a compressed stream: decoding 1.20 instead of 1.25-1.28 ms, for 29% more
+indexed bytes and 55% longer learning (the runs must still be found and checked: token formats,
+compression and nesting behind hex are decoded); looking for hex and base32 runs only inside the
+base64 runs (one class string of the input instead of three): 0.15-0.4 ms slower (a translate
+per run costs more than one of the whole input); the short values through 32-bit pieces at
+4, 12, 20, ... (memoryview cast "I", every other one): 0.448 ms against 0.455 for the probe at
+offset 4; a hint for ":"/space-separated hex searched in the hex class string: 0.15 ms instead
+of 0.08 (the periodic needle). The same probe vectorised with numpy (a hashed bit table,
+windows at offsets 0 and 4, which also covers the short values) took 0.16 ms instead of 1.14,
+but numpy (~73 MB unpacked) does not fit the bundle's 120 MiB budget (tests/packaging).
 The baseline, measured in the same run on the same input, is the naive check: `secret in text`
 for each of the 1,000 secrets (exact values only: no substrings, escapes, base64 or token
 formats, which the measured scan does as well).
@@ -31,6 +48,7 @@ import statistics
 import string
 import sys
 import time
+import tracemalloc
 import uuid
 import zlib
 from collections.abc import Callable
@@ -125,6 +143,13 @@ def main() -> None:
     for i, secret in enumerate(secrets):
         assert matcher.add_secret(secret, f"/home/u/project{i % 7}/.env")
     learn_ms = (time.perf_counter() - started) * 1000
+    tracemalloc.start()  # the index's memory: a second one, built while tracing
+    traced = SecretMatcher()
+    for secret in secrets:
+        traced.add_secret(secret, "x")
+    index_memory_mb = tracemalloc.get_traced_memory()[0] / 2**20
+    tracemalloc.stop()
+    del traced
     clean = make_input(rnd, INPUT_SIZE)
     tail = secrets[rnd.randrange(N_SECRETS)]
     dirty = clean[: INPUT_SIZE - len(tail) - 3] + "&k=" + tail
@@ -175,6 +200,7 @@ def main() -> None:
 
     print(f"learnt_secrets: {len(matcher)}")
     print(f"indexed_bytes: {matcher.index_bytes}")
+    print(f"index_memory_mb: {index_memory_mb:.1f}")
     print(f"learn_1000_secrets_ms: {learn_ms:.1f}")
     print(f"input_bytes: {len(clean)}")
     print(f"short_secrets_12_to_14_bytes: {len(secrets) - len(no_short)}")

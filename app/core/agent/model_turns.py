@@ -171,6 +171,7 @@ class ModelTurns:
             self._fail(exc)
             return None
         # The machine's and the project's secret files, so a call carrying one out is refused
+        # (read since the project was opened: this waits only for what is left of that read)
         # (once per folder and process; off the loop, it reads files).
         await asyncio.to_thread(self._permissions.learn_secrets, self._project_root)
         tools = self._registry.definitions_for(self._offered(profile, settings))

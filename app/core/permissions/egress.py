@@ -23,9 +23,10 @@ What is found:
   base64-encoded), AWS access key ids and secret access keys next to their name, GitHub, Slack,
   Anthropic, OpenAI, Google API and Stripe live keys, and JSON Web Tokens.
 
-How it stays fast (tests/bench/bench_egress.py: a 100 KB input against 1,000 learnt values
-took 2.0-3.0 ms median, best runs 1.7-1.9 ms, on a 2-core machine with another test run busy on
-it; 4-8x less than a plain ``secret in text`` loop, which finds far less): every 8-byte window
+How it stays fast (tests/bench/bench_egress.py, whose docstring has today's numbers and where
+the time goes: a 100 KB input against 1,000 learnt values, decoding included, 3.2 ms median on
+a loaded 2-core machine; ~4x less than a plain ``secret in text`` loop, which finds far less,
+and the index's other half, the short values, costs ~0.45 ms of it): every 8-byte window
 of each learnt value (and of its base64 forms) is indexed as a 64-bit integer. The input's
 UTF-8 bytes are read as consecutive 8-byte integers through one ``memoryview.cast("Q")`` and
 intersected with the index's set in C; any common substring of 15 bytes or more contains one
@@ -38,10 +39,10 @@ literal prefix (a literal prefix is a fast C search; one alternation of them all
 slower), and a plain substring test first where that is cheaper. Escapes are decoded only
 around runs of ``%XX``, all regions in one call.
 
-Decoding costs (same bench, same conditions: its str-find baseline at 12.3 ms both times):
-100 KB against 1,000 learnt values 4.2 ms median instead of 2.1; 2.0 ms instead of 0.56 with
-nothing learnt. Ordinary text holds ~500 runs worth a look (UUIDs, git SHAs, URL paths) and
-each costs a few Python steps; the rot13 and reversed forms cost nothing measurable.
+Decoding costs ~1.25 ms of the 100 KB (same bench; 1.75 ms in all with nothing learnt, token
+formats and escapes included). Ordinary text holds ~700 runs worth a look (UUIDs, git SHAs,
+URL paths, identifiers) and each costs a few Python steps; the rot13 and reversed forms cost
+nothing measurable.
 
 Not found: a base64 or base32 blob glued to other characters of its alphabet at another
 alignment (``x`` + blob; after "/" and at a run's start it is decoded), a value that compresses
@@ -50,9 +51,10 @@ rot13'd or reversed, other encodings (XOR, characters interleaved, decimal...), 
 values shorter than ``MIN_SECRET_LEN``. Matches are exact and case-sensitive.
 
 Bounds: at most ``MAX_SECRETS`` values and ``MAX_INDEX_BYTES`` indexed bytes (base64, rot13 and
-reversed forms included: a 40-byte value indexes ~320; each indexed byte costs ~120 bytes of
-memory, so ~80 MB at the bound); beyond either, the oldest values are forgotten, with a
-warning in the log. A single value is cut to ``MAX_SECRET_LEN`` characters.
+reversed forms included: a 40-byte value indexes ~320; each indexed byte costs ~96 bytes of
+memory (tracemalloc, in the bench), so ~60 MB at the bound); beyond either, the oldest values
+are forgotten, with a warning in the log. A single value is cut to ``MAX_SECRET_LEN``
+characters.
 
 Thread-safe: ``scan`` may run in worker threads while another thread adds secrets.
 """

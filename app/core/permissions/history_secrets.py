@@ -22,7 +22,8 @@ them in a form no scan reads (``| xxd``, ``| od``).
 
 Bounds: ``MAX_HISTORY_BYTES`` of output and ``GIT_TIMEOUT_S`` (a huge history is read in part,
 newest first, and logged); ``MAX_FILES`` paths. Runs git: call it off the GUI thread and off
-any event loop (the permission service's ``learn_secrets`` runs in a worker thread).
+any event loop (the permission service's ``learn_secrets`` runs in a worker thread, started
+when the project is opened; the first model call waits for it to end).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 
 MAX_HISTORY_BYTES = 4 * 1024 * 1024
 MAX_FILES = 200
-GIT_TIMEOUT_S = 5.0  # awaited before a session's first model call: a huge history is cut
+GIT_TIMEOUT_S = 5.0  # a session's first model call waits for what is left: a huge history is cut
 HISTORY_SUFFIX = " (git history)"
 
 # git subcommands that can print what a blob holds (any version of any file), and those that

