@@ -28,8 +28,6 @@ class BannerArea(QScrollArea):
         column.setObjectName("banners-column")
         column.setLayout(slot.layout)
         self.setWidget(column)
-        self.viewport().setAutoFillBackground(False)
-        column.setAutoFillBackground(False)
         column.installEventFilter(self)  # a banner shown or hidden: ask for a new height
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -41,7 +39,9 @@ class BannerArea(QScrollArea):
         column, hint = self.widget(), super().sizeHint()
         if column is None:
             return hint
-        width = self.viewport().width() or self.width()
+        # Not viewport(): PySide6 finds the type of what it returns by making the types of
+        # every scroll area kind (list, table, header, message box) before the window is ready.
+        width = self.contentsRect().width()
         needed = column.heightForWidth(width) if column.hasHeightForWidth() else -1
         if needed < 0:
             needed = column.sizeHint().height()
