@@ -14,6 +14,6 @@ from app.ui.widgets.tool_card import ToolCard
 def apply_card(tool_use_id: str, title: str, tool_input: Any, summary: str) -> ToolCard:
     card = ToolCard(tool_use_id, title, APPLY_SERVER, tool_input, "allow", APPLIED_BY,
                     decided_by=APPLIED_BY)
-    card.ran = True
     card.finish(Outcome.EXECUTED, False, 0, summary)
+    card.mark_approved()  # the person's own act: "approved by you", not a rule's
     return card
