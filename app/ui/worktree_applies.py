@@ -1,6 +1,6 @@
 """The project's side of Review changes (app.ui.dialogs.review_changes): an apply is a change
-set of the project's checkpoints, kept in the history of the conversation that ran in the
-workspace (app.core.worktrees.apply_record says why that one) and shown there as a card, so the
+set of the project's checkpoints, kept in the history of the conversation that started the
+run (app.core.worktrees.apply_record says which and why) and shown there as a card, so the
 conversation's own Undo takes it back — also after a restart. The dialog's Undo apply is that
 same undo: the card's when the conversation is shown, else the checkpoint controller's, with
 the same preview. Conflicts are asked through the panel's checkpoint controller too (its
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 
 class ProjectApplies:
-    """``owner(workspace)``: the conversation an apply from it is recorded in (None: none yet,
-    the apply is then only in the dialog's Undo)."""
+    """``owner(workspace)``: the conversation that ran in it (None: none yet, the apply is
+    then only in the dialog's Undo)."""
 
     def __init__(self, panel: AIPanel, services: Services,
                  owner: Callable[[RunWorkspace], int | None]) -> None:
@@ -52,7 +52,7 @@ class ProjectApplies:
             record_apply, services.audit, services.conversations, conversation_id,
             workspace.source, workspace.branch, paths, changes)
         session = self._panel.session
-        if session is None or session.conversation_id != conversation_id:
+        if session is None or session.conversation_id != record.conversation_id:
             return
         card = apply_card(record.tool_use_id, record.title,
                           {"branch": workspace.branch, "files": paths}, record.summary)

@@ -3,12 +3,14 @@ an audit row (``tool_executions``) whose ``changes`` are the checkpoints around 
 the conversation lists "Applied N files from tebiki/<id>" with Diff / Undo, also after a
 restart (the replay rebuilds it from the row and the project's shadow repository).
 
-Which conversation owns it: the one that ran in the workspace (``RunWorkspace.conversation_id``,
-for a sub-agent the child's, reached from the parent's row). It is the conversation shown when
-the person presses Review changes, the apply is the end of its work, and a run started by
-File → New Conversation in a Worktree has no other conversation it came from. Its card is
-undone with the *project's* checkpointer (the row names the project: ``changes["project"]``),
-whatever folder the conversation itself works in.
+Which conversation owns it: the one that started the run. For File → New Conversation in a
+Worktree that is the conversation that ran in the workspace (``RunWorkspace.conversation_id``):
+it is shown when the person presses Review changes, the apply is the end of its work, and it
+came from no other conversation. For a sub-agent's workspace it is the parent's conversation
+(the child's transcript is a detail the person rarely opens; the parent's is where they review
+from the sub-agent's row, and it works in the project the apply changes). The card is undone
+with the *project's* checkpointer (the row names the project: ``changes["project"]``),
+whatever folder the owning conversation itself works in.
 
 The row is not a message: the model never sees a call it did not make.
 """
@@ -40,6 +42,7 @@ def apply_title(count: int, branch: str) -> str:
 
 @dataclass(frozen=True)
 class AppliedRecord:
+    conversation_id: int  # whose history holds it
     tool_use_id: str
     title: str
     summary: str
@@ -48,8 +51,10 @@ class AppliedRecord:
 def record_apply(audit: AuditRepository, conversations: ConversationRepository,
                  conversation_id: int, project: Path, branch: str, paths: list[str],
                  changes: CallChanges) -> AppliedRecord:
-    """Write the apply's audit row into ``conversation_id``'s history (blocking: the
-    database), after the conversation's last message (where the replay shows it)."""
+    """Write the apply's audit row into the history of the conversation that started the run
+    (``conversation_id`` ran in the workspace; a sub-agent's belongs to its parent), after its
+    last message, where the replay shows it. Blocking: the database."""
+    conversation_id = conversations.parent_of(conversation_id) or conversation_id
     last = conversations.last_message(conversation_id)
     title = apply_title(len(paths), branch)
     summary = f"{title} into {project}: {', '.join(paths)}"
@@ -61,7 +66,7 @@ def record_apply(audit: AuditRepository, conversations: ConversationRepository,
         conversation_id=conversation_id, tool_use_id=changes.tool_use_id,
         decided_by=APPLIED_BY)
     audit.set_changes(row, {**changes.to_json(), "project": str(project)})
-    return AppliedRecord(changes.tool_use_id, title, summary)
+    return AppliedRecord(conversation_id, changes.tool_use_id, title, summary)
 
 
 def is_apply(execution: ToolExecution) -> bool:

@@ -71,3 +71,19 @@ async def test_the_record_keeps_the_apply_after_its_message(tmp_path: Path, db) 
     assert applies_after(messages, rows, shown_from=1) == {second: [row]}
     assert applies_after([], rows) == {0: [row]}
     assert applies_after([], rows, shown_from=1) == {}
+
+
+async def test_a_sub_agents_apply_goes_into_its_parents_history(tmp_path: Path, db) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    changes = await apply(project, [NEW], {}, Checkpointer(tmp_path / "data", project),
+                          apply_id())
+    assert changes is not None
+    conversations, audit = ConversationRepository(db), AuditRepository(db)
+    parent = conversations.create(title="parent", agent_id=None, project_root=str(project))
+    child = conversations.create(title="child", agent_id=None, parent_id=parent.id)
+    record = record_apply(audit, conversations, child.id, project, "tebiki/x", ["new.txt"],
+                          changes)
+    assert record.conversation_id == parent.id
+    assert changes.tool_use_id in audit.for_conversation(parent.id)
+    assert audit.for_conversation(child.id) == {}
