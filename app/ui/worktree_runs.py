@@ -245,15 +245,25 @@ class WorktreeRuns:
 
     def review(self, workspace: RunWorkspace | None = None) -> QWidget | None:
         from app.ui.dialogs.review_changes import ReviewChangesDialog
+        from app.ui.worktree_applies import ProjectApplies
 
         workspace = workspace or self.shown()
         if workspace is None:
             return None
         dialog = ReviewChangesDialog(
-            workspace, self.worktrees, self._services.checkpointer_for(workspace.source),
+            workspace, self.worktrees, ProjectApplies(self._panel, self._services, self.owner),
             finished=self.forget, parent=self._window)
         self._keep(dialog)
         return dialog
+
+    def owner(self, workspace: RunWorkspace) -> int | None:
+        """The conversation that ran in ``workspace`` (its applies go into its history)."""
+        if workspace.conversation_id is not None:
+            return workspace.conversation_id
+        known = [c for c, w in self.by_conversation.items() if w.id == workspace.id]
+        known += [s.conversation_id for s, w in self._unattached
+                  if w.id == workspace.id and s.conversation_id is not None]
+        return known[0] if known else None
 
     def review_conversation(self, conversation_id: int) -> None:
         """Review the workspace a sub-agent of that conversation worked in."""

@@ -1,8 +1,12 @@
 """A worktree run from start to end with the loopback fake model: a conversation in a worktree
-edits a file, commits it inside the sandbox (shell ``git commit``), edits another and commits it
-with git_ops; Review changes applies both into the project through its checkpoints, Undo apply
-takes them back; the person's repository never moved. Then the workspaces a crash left behind
-are listed and cleaned."""
+edits a file and commits it inside the sandbox (shell ``git commit``), adds one and deletes one
+and commits with git_ops; Review changes applies them into the project, the file the person also
+changed meanwhile resolved through the restore merge UI (a three-way merge). The apply is a
+change set of the project's checkpoints: its card in the conversation, "Applied 3 files from
+tebiki/…", is there again when the conversation is reopened, and its Undo puts back the exact
+bytes (the created file deleted, the deleted one back, the merged one as the person had it);
+the person's repository never moved. Then the workspaces a crash left behind are listed and
+cleaned."""
 
 from __future__ import annotations
 
@@ -12,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from app.core.worktrees.workspace import Worktrees
+from app.ui.dialogs.restore_preview import MERGE, RestorePreviewDialog
 from app.ui.dialogs.review_changes import ReviewChangesDialog
 from app.ui.dialogs.stale_workspaces import StaleWorkspacesDialog
+from app.ui.widgets.tool_card import ToolCard
 from tests.e2e.conftest import shown_window
 from tests.fakes.anthropic_server import Response
 from tests.sandbox_support import STATUS, requires_sandbox
@@ -23,10 +29,14 @@ from tests.ui.test_worktree_runs import approve_until, new_worktree_conversation
 
 pytestmark = requires_sandbox
 
+NOTES = "notes\nline 2\nline 3\nline 4\n"
+PERSONS_NOTES = "NOTES\nline 2\nline 3\nline 4\n"  # changed in the project meanwhile
+RUNS_NOTES = NOTES + "more\n"
+
 
 @pytest.fixture
 def project(visible: Path) -> Path:
-    return git_project(visible, {"doc/notes.md": "notes\n"})
+    return git_project(visible, {"doc/notes.md": NOTES, "doc/old.md": "old\n"})
 
 
 @pytest.fixture
@@ -58,11 +68,12 @@ async def test_a_worktree_run_commits_is_applied_and_undone(window, project, fak
     workspace = await new_worktree_conversation(window)
     panel = window.ai_panel
     fake_anthropic_env.script(
-        *_calls(("write_file", {"path": "doc/plan.md", "content": "the plan\n"}),
-                ("shell_exec", {"command": "git add doc/plan.md && git commit -q -m plan"}),
-                ("write_file", {"path": "doc/notes.md", "content": "notes\nmore\n"}),
-                ("git_ops", {"action": "add", "args": {"files": ["doc/notes.md"]}}),
-                ("git_ops", {"action": "commit", "args": {"message": "notes"}})),
+        *_calls(("write_file", {"path": "doc/notes.md", "content": RUNS_NOTES}),
+                ("shell_exec", {"command": "git add doc/notes.md && git commit -q -m notes"}),
+                ("write_file", {"path": "doc/plan.md", "content": "the plan\n"}),
+                ("git_ops", {"action": "add", "args": {"files": ["doc/plan.md"]}}),
+                ("shell_exec", {"command": "git rm -q doc/old.md"}),
+                ("git_ops", {"action": "commit", "args": {"message": "plan"}})),
         Response.text("Committed both."))
     assert panel.send("plan and commit")
     await approve_until(window, lambda: not panel.running, timeout=120)
@@ -70,31 +81,63 @@ async def test_a_worktree_run_commits_is_applied_and_undone(window, project, fak
                req.tool_results()]
     assert not [r for r in results if r.get("is_error")], results
     assert git(workspace.repo, "log", "--format=%s", workspace.branch).split() == \
-        ["notes", "plan", "first"]
+        ["plan", "notes", "first"]
     assert git(workspace.repo, "status", "--porcelain") == ""
     assert git(project, "for-each-ref", "--format=%(refname) %(objectname)") == before
     assert not (project / "doc" / "plan.md").exists()
+    (project / "doc" / "notes.md").write_text(PERSONS_NOTES)  # the person's edit, meanwhile
+    conversation_id = panel.session.conversation_id
+    await wait_for(lambda: conversation_id in window.worktree_runs.by_conversation, timeout=20)
+
+    previews: list[RestorePreviewDialog] = []
+
+    async def answer(preview: RestorePreviewDialog) -> bool:
+        previews.append(preview)
+        if preview.plan.conflicts:  # the apply: merge the file both changed
+            assert preview.plan.conflicts == ("doc/notes.md",)
+            preview.set_choice("doc/notes.md", MERGE)
+            await wait_for(preview.merging_done, timeout=30)
+            assert "It merged cleanly" in preview.merge_label.text()
+        return True
+    panel.checkpoints.answer_preview = answer
 
     dialog = window.worktree_runs.review()
     assert isinstance(dialog, ReviewChangesDialog)
-    await wait_for(lambda: dialog.files.count() == 2, timeout=30)
+    await wait_for(lambda: dialog.files.count() == 3, timeout=30)
     # A button is enabled by the done-callback of the task before it, a loop turn after the
     # task is done: a click before that is a click on a disabled button.
     await wait_for(dialog.apply_all_button.isEnabled, timeout=30)
     dialog.apply_all_button.click()
     await wait_for(lambda: dialog.busy.done(), timeout=30)
+    assert len(previews) == 1, dialog.status.text()  # the restore merge UI, for the conflict
     assert (project / "doc" / "plan.md").read_text() == "the plan\n", dialog.status.text()
-    assert (project / "doc" / "notes.md").read_text() == "notes\nmore\n"
-    await wait_for(dialog.undo_button.isEnabled, timeout=30)
-    dialog.undo_button.click()
-    await wait_for(lambda: dialog.busy.done(), timeout=30)
-    assert not (project / "doc" / "plan.md").exists(), dialog.status.text()
-    assert (project / "doc" / "notes.md").read_text() == "notes\n"
-    assert git(project, "for-each-ref", "--format=%(refname) %(objectname)") == before
+    assert (project / "doc" / "notes.md").read_text() == "NOTES\nline 2\nline 3\nline 4\nmore\n"
+    assert not (project / "doc" / "old.md").exists()
+    title = f"Applied 3 files from {workspace.branch}"
+    await wait_for(lambda: [c.tool_name for c in _cards(panel)][-1:] == [title], timeout=30)
     await wait_for(dialog.finish_button.isEnabled, timeout=30)
-    dialog.finish_button.click()
+    dialog.finish_button.click()  # the apply stays undoable without the workspace
     await wait_for(lambda: not workspace.repo.exists(), timeout=30)
     assert git(project, "branch", "--list", workspace.branch) == ""  # not kept
+
+    panel.new_conversation()  # reopened from the store, as after a restart
+    panel.conversations.open(conversation_id)
+    await wait_for(lambda: any(c.tool_name == title and c.has_changes for c in _cards(panel)),
+                   timeout=30)
+    card = next(c for c in _cards(panel) if c.tool_name == title)
+    assert card.checkpointer is window.services.checkpointer_for(project)
+    await wait_for(card.changes_row.undo_button.isEnabled, timeout=30)
+    card.changes_row.undo_button.click()
+    await wait_for(lambda: card.undone, timeout=30)
+    assert len(previews) == 2
+    assert (project / "doc" / "notes.md").read_bytes() == PERSONS_NOTES.encode()
+    assert (project / "doc" / "old.md").read_bytes() == b"old\n"
+    assert not (project / "doc" / "plan.md").exists()
+    assert git(project, "for-each-ref", "--format=%(refname) %(objectname)") == before
+
+
+def _cards(panel) -> list[ToolCard]:
+    return [w for w in panel.transcript.items() if isinstance(w, ToolCard)]
 
 
 async def test_after_a_crash_the_workspaces_left_behind_are_cleaned(window, project):

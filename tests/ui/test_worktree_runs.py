@@ -1,7 +1,9 @@
 """Conversations in a run workspace through the real window: File → New Conversation in a
 Worktree (the workspace made off the GUI thread, the project's setup commands asked like any
-call, the panel's line), Review changes (per-file diff, Apply / Discard, a conflict merged,
-Undo apply, Finish keeping the branch) and the workspaces left behind after a crash, cleaned."""
+call, the panel's line), Review changes (per-file diff, Apply / Discard, a conflict merged in the
+restore merge UI, the apply as a card of the conversation, Undo apply, Finish keeping the
+branch), an apply undone from its conversation after a restart, and the workspaces left behind
+after a crash, cleaned."""
 
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ from PySide6.QtWidgets import QApplication
 
 from app.core.services import Services
 from app.core.worktrees.workspace import Worktrees
+from app.ui.dialogs.restore_preview import KEEP, MERGE, RestorePreviewDialog
 from app.ui.dialogs.review_changes import ReviewChangesDialog
 from app.ui.dialogs.stale_workspaces import StaleWorkspacesDialog
 from app.ui.main_window import MainWindow
+from app.ui.widgets.tool_card import ToolCard
 from tests.fakes.anthropic_server import (  # noqa: F401  (fixtures)
     Response,
     fake_anthropic,
@@ -120,28 +124,56 @@ async def test_review_applies_per_file_merges_a_conflict_undoes_and_finishes(
     rows = [dialog.files.item(i).text() for i in range(2)]
     assert rows == ["a.txt  (modified) — changed in the project too", "doc/new.md  (added)"]
     assert "+FIVE" in dialog.diff.toPlainText() and "-five" in dialog.diff.toPlainText()
-    assert dialog.resolution.isVisibleTo(dialog)
+    previews: list[dict[str, object]] = []  # what each preview showed (it goes once answered)
+    answer = {"choice": KEEP, "accept": False}
 
-    dialog.files.setCurrentRow(1)
-    assert not dialog.resolution.isVisibleTo(dialog)
+    async def answer_preview(preview: RestorePreviewDialog) -> bool:
+        previews.append({"title": preview.windowTitle(), "conflicts": preview.plan.conflicts,
+                         "summary": preview.summary.text(),
+                         "diff": preview.diff_view.toPlainText(),
+                         "take": [preview.choices[p].itemText(1) for p in preview.choices]})
+        if preview.plan.conflicts:
+            preview.set_choice("a.txt", str(answer["choice"]))
+            await wait_for(preview.merging_done, timeout=30)
+        return bool(answer["accept"])
+    panel.checkpoints.answer_preview = answer_preview
+
+    dialog.files.setCurrentRow(1)  # no conflict: applied without asking
     dialog.apply_button.click()
     await wait_for(lambda: (project / "doc" / "new.md").exists(), timeout=30)
     await wait_for(lambda: dialog.busy.done() and dialog.finish_button.isEnabled())
-    dialog.files.setCurrentRow(0)
-    dialog.resolution.setCurrentIndex(dialog.resolution.findData("merge"))
+    assert previews == []
+    cards = [w for w in panel.transcript.items() if isinstance(w, ToolCard)]
+    assert cards[-1].tool_name == f"Applied 1 file from {workspace.branch}"
+    assert cards[-1].has_changes and not cards[-1].changes_row.undo_button.isHidden()
+
+    dialog.files.setCurrentRow(0)  # changed in the project too: the restore merge UI
+    dialog.apply_button.click()  # … cancelled: nothing written
+    await wait_for(lambda: dialog.busy.done() and dialog.finish_button.isEnabled(), timeout=30)
+    preview = previews[-1]
+    assert preview["conflicts"] == ("a.txt",) and preview["take"] == ["Take the run's"]
+    assert "changed in the project since the run started" in str(preview["summary"])
+    assert "+FIVE" in str(preview["diff"]) and "-ONE" in str(preview["diff"])
+    assert (project / "a.txt").read_text() == "ONE\ntwo\nthree\nfour\nfive\n"
+    assert dialog.status.text() == "Apply cancelled: nothing was written."
+    answer.update(choice=MERGE, accept=True)
     dialog.apply_button.click()
     await wait_for(lambda: dialog.busy.done() and dialog.finish_button.isEnabled(), timeout=30)
     assert (project / "a.txt").read_text() == "ONE\ntwo\nthree\nfour\nFIVE\n", \
         dialog.status.text()
     assert not dialog.apply_all_button.isEnabled()  # nothing left to apply
+    merged_card = [w for w in panel.transcript.items() if isinstance(w, ToolCard)][-1]
+    assert merged_card.tool_name == f"Applied 1 file from {workspace.branch}"
 
-    dialog.undo_button.click()  # the merge goes
+    dialog.undo_button.click()  # the merge goes: the card's undo, the same preview
     await wait_for(lambda: (project / "a.txt").read_text() == "ONE\ntwo\nthree\nfour\nfive\n",
                    timeout=30)
     await wait_for(lambda: dialog.busy.done() and dialog.finish_button.isEnabled())
+    assert merged_card.undone and previews[-1]["title"] == "Undo the apply"
     dialog.undo_button.click()  # then the new file
     await wait_for(lambda: not (project / "doc" / "new.md").exists(), timeout=30)
     await wait_for(lambda: dialog.busy.done() and dialog.finish_button.isEnabled())
+    assert cards[-1].undone
     assert dialog.apply_all_button.isEnabled()
     dialog.discard_all_button.click()
     assert not dialog.apply_all_button.isEnabled()
@@ -196,6 +228,58 @@ async def test_after_a_restart_a_conversation_opens_in_its_workspace(
     assert runs.label.text() == f"Worktree {workspace.branch} of project"
     await window.ai_panel.shutdown()
 
+
+async def test_an_apply_is_undone_from_its_conversation_after_a_restart(
+        qtbot, db, fresh_data_dir, services, project, fake_anthropic_env):  # noqa: F811
+    """The apply's change set is kept in the conversation that ran in the workspace: opened
+    in a new app (new services, the same database and data folder) it lists the apply, and
+    its Undo restores the project's bytes with the project's checkpoints."""
+    from app.core.services import build_services
+    from app.core.worktrees.apply import apply, plan_apply
+    from app.core.worktrees.apply_record import apply_id, record_apply
+    from app.core.worktrees.review import run_changes
+
+    worktrees = Worktrees(services.data_dir)
+    workspace = await worktrees.create(project)
+    conversation = services.conversations.create(title="earlier", agent_id=None,
+                                                 project_root=str(workspace.repo))
+    services.conversations.append(conversation.id, "user", "write the doc")
+    worktrees.attach(workspace, conversation.id)
+    (workspace.repo / "doc").mkdir()
+    (workspace.repo / "doc" / "new.md").write_bytes(b"new\r\n")
+    (workspace.repo / "a.txt").unlink()
+    items = await plan_apply(workspace, project, await run_changes(worktrees, workspace))
+    changes = await apply(project, items, {}, services.checkpointer_for(project), apply_id())
+    assert changes is not None
+    record_apply(services.audit, services.conversations, conversation.id, project,
+                 workspace.branch, [i.path for i in items], changes)
+    assert not (project / "a.txt").exists()
+
+    restarted = build_services(db, fresh_data_dir, project)
+    window = run_window(qtbot, restarted, project)
+    panel = window.ai_panel
+    await wait_for(lambda: conversation.id in window.worktree_runs.by_conversation, timeout=20)
+    panel.conversations.open(conversation.id)
+    assert panel.session.project_root == workspace.repo  # the conversation works there …
+    title = f"Applied 2 files from {workspace.branch}"
+
+    def card() -> ToolCard | None:
+        return next((w for w in panel.transcript.items()
+                     if isinstance(w, ToolCard) and w.tool_name == title), None)
+    await wait_for(lambda: card() is not None and card().has_changes, timeout=30)
+    assert card().checkpointer is restarted.checkpointer_for(project)  # … the apply here
+    shown: list[RestorePreviewDialog] = []
+
+    async def accept(preview: RestorePreviewDialog) -> bool:
+        shown.append(preview)
+        return True
+    panel.checkpoints.answer_preview = accept
+    card().changes_row.undo_button.click()
+    await wait_for(lambda: card().undone, timeout=30)
+    assert (project / "a.txt").read_bytes() == b"one\ntwo\nthree\nfour\nfive\n"
+    assert not (project / "doc" / "new.md").exists()
+    assert len(shown) == 1
+    await panel.shutdown()
 
 
 @pytest.fixture

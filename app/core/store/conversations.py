@@ -80,6 +80,13 @@ class ConversationRepository:
                 " ORDER BY updated_at DESC, id DESC LIMIT ?", (project_root, limit)).fetchall()
         return [Conversation(*r) for r in rows]
 
+    def parent_of(self, conversation_id: int) -> int | None:
+        """The conversation a sub-agent's conversation belongs to (None: a top-level one)."""
+        with self.store.lock:
+            row = self.db.conn.execute("SELECT parent_id FROM conversations WHERE id = ?",
+                                       (conversation_id,)).fetchone()
+        return row[0] if row else None
+
     def rename(self, conversation_id: int, title: str) -> None:
         with self.store.transaction() as conn:
             conn.execute("UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?",

@@ -4,8 +4,10 @@ For each changed file there are three versions: the run's base commit (``base``)
 now (``mine``: the person may have changed it meanwhile) and the run's (``theirs``). A file
 the person did not touch since the run started takes the run's version; one both changed is a
 conflict the person resolves (keep mine, take theirs, or a three-way merge with conflict
-markers where they overlap). Everything written is recorded by a checkpoint before and after,
-so the apply is one change set "Undo" takes back. Files are written only inside the project,
+markers where they overlap, or the merged text the person edited in the restore merge UI).
+Everything written is recorded by a checkpoint before and after, so the apply is one change set
+of the project's checkpoints that "Undo" takes back (apply_record.py keeps it in a
+conversation). Files are written only inside the project,
 never through a symlink, never into a ``.git``.
 """
 
@@ -58,17 +60,30 @@ async def plan_apply(workspace: RunWorkspace, project: Path,
     return items
 
 
+def written(items: Sequence[ApplyItem], resolutions: Mapping[str, Resolution]) -> list[str]:
+    """The paths ``apply`` writes: a conflict only when resolved other than "mine"."""
+    return [i.path for i in items
+            if resolutions.get(i.path, "theirs" if not i.conflict else "mine") != "mine"]
+
+
 async def apply(project: Path, items: Sequence[ApplyItem],
                 resolutions: Mapping[str, Resolution], checkpointer: Checkpointer | None,
-                label: str) -> CallChanges | None:
+                label: str, merged: Mapping[str, bytes] | None = None) -> CallChanges | None:
     """Write ``items`` into ``project`` (a conflict as ``resolutions`` says; unresolved ones
-    are skipped), between two checkpoints; the change set, for undo."""
+    are skipped; "merge" writes ``merged[path]`` when given, else a three-way merge), between
+    two checkpoints; the change set, for undo (its ``tool_use_id`` is ``label``)."""
     before = await checkpointer.snapshot(f"before {label}") if checkpointer else None
+    chosen = set(written(items, resolutions))
     for item in items:
-        choice = resolutions.get(item.path, "theirs" if not item.conflict else None)
-        if choice is None or choice == "mine":
+        if item.path not in chosen:
             continue
-        content = item.theirs if choice == "theirs" else await _merged(item)
+        choice = resolutions.get(item.path, "theirs")
+        if choice == "theirs":
+            content = item.theirs
+        elif merged is not None and item.path in merged:
+            content = merged[item.path]
+        else:
+            content = await _merged(item)
         await asyncio.to_thread(_write, project, item.path, content)
     if checkpointer is None or before is None:
         return None

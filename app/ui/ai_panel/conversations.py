@@ -214,12 +214,13 @@ class Conversations:
             executions = {tool_use_id: stored.executions[tool_use_id] for tool_use_id in cards
                           if tool_use_id in stored.executions}
             session = self._sessions.session
-            checkpointer = session.checkpointer if session is not None else None
-            if checkpointer is not None and loop_running() and \
-                    any(e.changes for e in executions.values()):
-                task = asyncio.ensure_future(self._load_changes(checkpointer, cards, executions))
-                pager.tasks.add(task)
-                task.add_done_callback(pager.tasks.discard)
+            own = session.checkpointer if session is not None else None
+            for checkpointer, theirs in self._by_checkpointer(own, executions):
+                if checkpointer is not None and loop_running() and \
+                        any(e.changes for e in theirs.values()):
+                    task = asyncio.ensure_future(self._load_changes(checkpointer, cards, theirs))
+                    pager.tasks.add(task)
+                    task.add_done_callback(pager.tasks.discard)
 
         pager = ConversationPager(self._services, stored, self._transcript, connect,
                                   window=window, page=page, batch_ms=batch_ms)
@@ -227,6 +228,18 @@ class Conversations:
         self.refresh()
         self._show_state()
         return pager
+
+    def _by_checkpointer(self, own: Checkpointer | None, executions: dict[str, Any]
+                         ) -> list[tuple[Checkpointer | None, dict[str, Any]]]:
+        """The calls' change sets are the conversation's project's (``own``); an apply from
+        Review changes names the project it went into (app.core.worktrees.apply_record)."""
+        from app.core.worktrees.apply_record import changes_project
+
+        groups: dict[Path | None, dict[str, Any]] = {}
+        for tool_use_id, execution in executions.items():
+            groups.setdefault(changes_project(execution), {})[tool_use_id] = execution
+        return [(own if project is None else self._services.checkpointer_for(project), rows)
+                for project, rows in groups.items()]
 
     async def _load_changes(self, checkpointer: Checkpointer, cards: dict[str, ToolCard],
                             executions: dict[str, Any]) -> None:

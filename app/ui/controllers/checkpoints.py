@@ -152,7 +152,7 @@ class CheckpointController(QObject):
             dialog = RestorePreviewDialog(
                 plan, title, commit_note=commit, parent=self._window,
                 merger=lambda action: self._merge(checkpointer, action))
-            if not await self._ask(dialog):
+            if not await self.ask(dialog):
                 self.message.emit(f"{title}: cancelled.")
                 return None
             merged = dialog.merged_texts()
@@ -176,7 +176,9 @@ class CheckpointController(QObject):
             self.message.emit(f"{title}: {done} file{'s' if done != 1 else ''} restored{kept}.")
         return record
 
-    async def _ask(self, dialog: RestorePreviewDialog) -> bool:
+    async def ask(self, dialog: RestorePreviewDialog) -> bool:
+        """Show ``dialog`` (window-modal; ``answer_preview`` answers it in tests) until it is
+        answered; whether Apply was pressed. Also Review changes' conflicts use it."""
         import asyncio
 
         self.current_dialog = dialog

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
@@ -44,10 +45,26 @@ COVERAGE_NOTE = ("Checkpoints do not cover files your .gitignore excludes, built
                  "repositories.")
 
 KEEP, TAKE, MERGE = "keep", "take", "merge"
-_CHOICES = ((KEEP, "Keep mine"), (TAKE, "Take the checkpoint's"), (MERGE, "Merge"))
 _ACTION_TEXT = {"write": "write", "delete": "delete", "symlink": "link", "chmod": "mode"}
 
 Merger = Callable[[PlannedAction], Awaitable[MergeResult]]
+
+
+@dataclass(frozen=True)
+class PreviewWords:
+    """What the preview calls the two sides: a restore writes the checkpoint's version over
+    the person's; bringing a worktree run's work back (app.ui.dialogs.apply_conflicts) writes
+    the run's."""
+
+    doing: str = "Restoring"
+    changed_since: str = "changed after the agent"
+    conflicts_title: str = "Changed by you after the agent"
+    take: str = "Take the checkpoint's"
+    theirs_mark: str = "checkpoint"  # the merge's label of the version written
+    diff_title: str = "Changes restoring makes (from the files as they are now)"
+
+
+RESTORE_WORDS = PreviewWords()
 
 
 def diff_viewer(text: str) -> QPlainTextEdit:
@@ -89,9 +106,11 @@ class RestorePreviewDialog(QDialog):
     """The preview of a restore ``plan``; Apply accepts, Cancel rejects."""
 
     def __init__(self, plan: RestorePlan, title: str, *, commit_note: bool = False,
-                 merger: Merger | None = None, parent: QWidget | None = None) -> None:
+                 merger: Merger | None = None, parent: QWidget | None = None,
+                 words: PreviewWords = RESTORE_WORDS) -> None:
         super().__init__(parent)
         self.setObjectName("restore-preview")
+        self.words = words
         self.setWindowTitle(title)
         self.resize(900, 680)
         self.plan = plan
@@ -110,11 +129,11 @@ class RestorePreviewDialog(QDialog):
                 parts.append(f"write {len(writes)} file{'s' if len(writes) != 1 else ''}")
             if deletes:
                 parts.append(f"delete {len(deletes)} file{'s' if len(deletes) != 1 else ''}")
-            summary = f"Restoring will {' and '.join(parts)}."
+            summary = f"{words.doing} will {' and '.join(parts)}."
             if plan.conflicts:
                 n = len(plan.conflicts)
-                summary += (f" {n} of them {'was' if n == 1 else 'were'} changed after the "
-                            "agent — choose below what happens to "
+                summary += (f" {n} of them {'was' if n == 1 else 'were'} "
+                            f"{words.changed_since} — choose below what happens to "
                             f"{'it' if n == 1 else 'each'}.")
         else:
             summary = "Nothing to restore: these files are already as the checkpoint has them."
@@ -147,7 +166,7 @@ class RestorePreviewDialog(QDialog):
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(top)
-        diff_box = QGroupBox("Changes restoring makes (from the files as they are now)")
+        diff_box = QGroupBox(words.diff_title)
         diff_layout = QVBoxLayout(diff_box)
         diff_layout.addWidget(self.diff_view)
         splitter.addWidget(diff_box)
@@ -185,7 +204,7 @@ class RestorePreviewDialog(QDialog):
     def _build_conflicts(self) -> QGroupBox | None:
         if not self.plan.conflicts:
             return None
-        box = QGroupBox("Changed by you after the agent")
+        box = QGroupBox(self.words.conflicts_title)
         box.setObjectName("restore-conflicts")
         box.setStyleSheet(text_style(Tone.WARNING, "QGroupBox#restore-conflicts",
                                      "font-weight: bold;"))
@@ -194,7 +213,7 @@ class RestorePreviewDialog(QDialog):
         for path in self.plan.conflicts:
             combo = QComboBox()
             combo.setObjectName(f"resolution:{path}")
-            for value, text in _CHOICES:
+            for value, text in ((KEEP, "Keep mine"), (TAKE, self.words.take), (MERGE, "Merge")):
                 if value == MERGE and not self._can_merge(path):
                     continue
                 combo.addItem(text, value)
@@ -274,7 +293,8 @@ class RestorePreviewDialog(QDialog):
         hunks = conflicts if conflicts is not None else \
             self._merged[path].count("\n<<<<<<< ") + self._merged[path].startswith("<<<<<<< ")
         marks = (f" {hunks} conflicting part{'s are' if hunks != 1 else ' is'} marked "
-                 "(<<<<<<< yours … >>>>>>> checkpoint); edit them out here or keep the marks."
+                 f"(<<<<<<< yours … >>>>>>> {self.words.theirs_mark}); edit them out here or "
+                 "keep the marks."
                  if hunks else " It merged cleanly.")
         self.merge_label.setText(f"Merged text of {path} — Apply writes it as your version."
                                  + marks)

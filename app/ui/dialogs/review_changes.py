@@ -1,11 +1,13 @@
 """Review changes: what a worktree run changed against the commit it started from, per file with
 its diff, and bringing it back into the project — Apply or Discard per file and for all.
 
-A file the person also changed in the project since the run started is a conflict: Keep mine,
-Take theirs or Merge (three-way, conflict markers where both changed the same lines). Every
-apply goes through the project's checkpoints (app.core.worktrees.apply), so **Undo apply**
-takes the last one back. **Finish** removes the workspace, or first keeps its branch in the
-project when asked. Git and the files are read and written off the GUI thread.
+A file the person also changed in the project since the run started is a conflict: Apply then
+opens the restore merge UI (app.ui.dialogs.apply_conflicts): keep mine, take the run's, or a
+three-way merge the person can edit; what they chose is what is written. Every apply goes
+through the project's checkpoints (app.core.worktrees.apply) and is kept in the conversation's
+history (app.ui.worktree_applies), so the conversation's Undo takes it back, and **Undo apply**
+here is that same undo of the last one. **Finish** removes the workspace, or first keeps its
+branch in the project when asked. Git and the files are read and written off the GUI thread.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QDialog,
     QHBoxLayout,
     QLabel,
@@ -36,13 +37,11 @@ from app.ui.task_set import TaskSet
 from app.ui.tones import Tone, tone
 
 if TYPE_CHECKING:
-    from app.core.agent.checkpointing import CallChanges, Checkpointer
+    from app.core.agent.checkpointing import CallChanges
     from app.core.worktrees.apply import ApplyItem, Resolution
     from app.core.worktrees.workspace import RunWorkspace, Worktrees
+    from app.ui.worktree_applies import ProjectApplies
 
-# For a file both changed, a merge first: neither side's edit is lost unless the person says.
-RESOLUTIONS: tuple[tuple[str, Resolution], ...] = (
-    ("Merge both", "merge"), ("Keep mine", "mine"), ("Take theirs (the run's)", "theirs"))
 MAX_DIFF_LINES = 5000
 
 
@@ -71,17 +70,17 @@ class ReviewChangesDialog(QDialog):
     """``finished(workspace)``: Finish removed it."""
 
     def __init__(self, workspace: RunWorkspace, worktrees: Worktrees,
-                 checkpointer: Checkpointer | None, *,
+                 project: ProjectApplies, *,
                  finished: Callable[[RunWorkspace], None], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("review-changes")
         self.setWindowTitle(f"Review changes — {workspace.branch}")
         self._workspace = workspace
         self._worktrees = worktrees
-        self._checkpointer = checkpointer
+        self._project = project
         self._finished = finished
         self.items: list[ApplyItem] = []
-        self.states: dict[str, str] = {}  # path → "applied" / "discarded"
+        self.states: dict[str, str] = {}  # path → "applied" / "kept yours" / "discarded"
         self.applied: list[tuple[list[str], CallChanges]] = []  # for Undo, newest last
         self._tasks = TaskSet("review changes", lambda exc: self.status.setText(str(exc)))
         self.busy: asyncio.Future[object] | None = None
@@ -100,10 +99,6 @@ class ReviewChangesDialog(QDialog):
         split.addWidget(self.files)
         split.addWidget(self.diff)
         split.setSizes([320, 560])
-        self.resolution = QComboBox()
-        for text, value in RESOLUTIONS:
-            self.resolution.addItem(text, value)
-        self.resolution.setToolTip("This file changed in the project since the run started")
         self.apply_button = self._button("Apply", lambda: self.apply(self._selected()))
         self.discard_button = self._button("Discard", lambda: self.discard(self._selected()))
         self.apply_all_button = self._button("Apply all", lambda: self.apply(self._pending()))
@@ -116,8 +111,7 @@ class ReviewChangesDialog(QDialog):
         self.status = QLabel("Reading the changes…")
         self.status.setWordWrap(True)
         per_file = QHBoxLayout()
-        for widget in (QLabel("This file:"), self.apply_button, self.discard_button,
-                       self.resolution):
+        for widget in (QLabel("This file:"), self.apply_button, self.discard_button):
             per_file.addWidget(widget)
         per_file.addStretch(1)
         for widget in (self.apply_all_button, self.discard_all_button, self.undo_button):
@@ -187,34 +181,42 @@ class ReviewChangesDialog(QDialog):
         open_one = bool(selected) and selected[0].path not in self.states
         self.apply_button.setEnabled(idle and open_one)
         self.discard_button.setEnabled(idle and open_one)
-        self.resolution.setVisible(bool(selected) and selected[0].conflict)
         self.apply_all_button.setEnabled(idle and bool(self._pending()))
         self.discard_all_button.setEnabled(idle and bool(self._pending()))
-        self.undo_button.setEnabled(idle and bool(self.applied) and
-                                    self._checkpointer is not None)
+        self.undo_button.setEnabled(idle and bool(self.applied))
         self.finish_button.setEnabled(idle)
 
     # -- the actions -----------------------------------------------------------------------
 
     def apply(self, items: list[ApplyItem]) -> None:
-        """Write ``items`` into the project (a conflict as the choice says; with Apply all,
-        conflicts are merged)."""
-        chosen: Resolution = self.resolution.currentData() if len(items) == 1 else "merge"
-        resolutions: dict[str, Resolution] = {i.path: chosen for i in items if i.conflict}
-        self._run(self._apply(items, resolutions))
+        """Write ``items`` into the project; the ones that changed there meanwhile as the
+        person chooses in the restore merge UI (Cancel writes nothing)."""
+        self._run(self._apply(items))
 
-    async def _apply(self, items: list[ApplyItem], resolutions: dict[str, Resolution]) -> None:
-        from app.core.worktrees.apply import apply
+    async def _apply(self, items: list[ApplyItem]) -> None:
+        from app.core.worktrees.apply import apply, written
+        from app.core.worktrees.apply_record import apply_id
 
-        label = f"apply {len(items)} file(s) from {self._workspace.branch}"
-        changes = await apply(self._workspace.source, items, resolutions, self._checkpointer,
-                              label)
-        paths = [i.path for i in items]
-        for path in paths:
-            self.states[path] = "applied"
-        if changes is not None:
-            self.applied.append((paths, changes))
-        self.status.setText(f"Applied {len(items)} file(s) into the project.")
+        resolutions: dict[str, Resolution] = {}
+        merged: dict[str, bytes] = {}
+        if any(i.conflict for i in items):
+            from app.ui.dialogs.apply_conflicts import answers, preview
+
+            dialog = preview(items, f"Apply {len(items)} file(s) from "
+                             f"{self._workspace.branch}", self)
+            if not await self._project.ask(dialog):
+                self.status.setText("Apply cancelled: nothing was written.")
+                return
+            resolutions, merged = answers(dialog)
+        paths = written(items, resolutions)
+        changes = await apply(self._workspace.source, items, resolutions,
+                              self._project.checkpointer(self._workspace), apply_id(), merged)
+        for item in items:
+            self.states[item.path] = "applied" if item.path in paths else "kept yours"
+        if changes is not None and changes.changes:
+            self.applied.append(([i.path for i in items], changes))
+            await self._project.recorded(self._workspace, paths, changes)
+        self.status.setText(f"Applied {len(paths)} file(s) into the project.")
         self._fill()
 
     def discard(self, items: list[ApplyItem]) -> None:
@@ -228,16 +230,16 @@ class ReviewChangesDialog(QDialog):
         self._run(self._undo())
 
     async def _undo(self) -> None:
-        if self._checkpointer is None or not self.applied:
+        if not self.applied:
             return
-        paths, changes = self.applied.pop()
-        plan = await self._checkpointer.plan_undo([changes])
-        await self._checkpointer.apply(plan, [changes])
+        paths, changes = self.applied[-1]
+        if not await self._project.undo(self._workspace, changes):
+            self.status.setText("The apply was not undone.")
+            return
+        self.applied.pop()
         for path in paths:
             self.states.pop(path, None)
-        kept = f" ({len(plan.conflicts)} file(s) you changed since were kept)" \
-            if plan.conflicts else ""
-        self.status.setText(f"Undid the apply of {len(paths)} file(s){kept}.")
+        self.status.setText(f"Undid the apply of {len(paths)} file(s).")
         self._fill()
 
     def finish(self) -> None:

@@ -5,7 +5,8 @@ as interrupted, never as done).
 What each call changed is in its audit row (``changes``, the JSON of ``CallChanges``); the
 checkpoints it names are read back from the shadow repository in a worker thread
 (:func:`load_call_changes`), so undo, redo and "restore to before this message" work on a
-conversation reopened after a restart."""
+conversation reopened after a restart. An apply from Review changes has an audit row and no
+message (app.core.worktrees.apply_record): its card goes after the message it followed."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ from app.core.store.audit import ToolExecution, decided_by_text
 from app.core.store.conversations import StoredMessage
 from app.core.tools.images import ImagePart, images_in
 from app.core.visible_text import make_visible
+from app.core.worktrees.apply_record import applies_after
+from app.ui.widgets.apply_card import apply_card
 from app.ui.widgets.attachment_note import add_attachment_note
 from app.ui.widgets.tool_card import ToolCard
 from app.ui.widgets.transcript_view import MessageView, RunFooter, Transcript
@@ -107,6 +110,17 @@ def replay_messages(services: Services, stored: StoredConversation, start: int, 
             footers.append(footer)
         footer = None
 
+    applies = applies_after(stored.messages, stored.executions, shown_from=start)
+
+    def place_applies(after: int) -> None:
+        for execution in applies.get(after, ()):
+            end_run()  # the run before it ends there (a no-op after the first)
+            card = apply_card(str(execution.tool_use_id), execution.tool_name,
+                              execution.input, execution.output or "")
+            place(card)
+            cards[card.tool_use_id] = card
+
+    place_applies(0)
     for message in stored.messages[start:stop]:
         blocks = _blocks(message)
         for block in blocks:
@@ -126,22 +140,30 @@ def replay_messages(services: Services, stored: StoredConversation, start: int, 
                                    redacted=kind == "redacted_thinking"))
             elif kind == "tool_use" and isinstance(block.get("id"), str) \
                     and isinstance(block.get("name"), str):
-                tool = services.registry.get(block["name"])
-                server_id = tool.spec.server_id if tool is not None else "builtin"
-                execution = stored.executions.get(block["id"])
-                card = _restored_card(block, server_id, execution)
-                card.finish(*_restored_outcome(execution, stored.results.get(block["id"])),
-                            stored.images.get(block["id"], ()),
-                            person_view_of(execution.for_person) if execution else None)
-                if execution is not None:
-                    card.restore_reviews(execution.reviews, execution.decided_by)
+                card = _call_card(services, stored, block)
                 place(card)
                 cards[block["id"]] = card
                 if footer is None:
                     footer = RunFooter()
                 footer.cards.append(card)
+        place_applies(message.id)
     end_run()
     return cards, footers
+
+
+def _call_card(services: Services, stored: StoredConversation,
+               block: Mapping[str, Any]) -> ToolCard:
+    """A stored call's card, finished as its audit row and result say."""
+    tool = services.registry.get(block["name"])
+    server_id = tool.spec.server_id if tool is not None else "builtin"
+    execution = stored.executions.get(block["id"])
+    card = _restored_card(block, server_id, execution)
+    card.finish(*_restored_outcome(execution, stored.results.get(block["id"])),
+                stored.images.get(block["id"], ()),
+                person_view_of(execution.for_person) if execution else None)
+    if execution is not None:
+        card.restore_reviews(execution.reviews, execution.decided_by)
+    return card
 
 
 def _blocks(message: StoredMessage) -> list[Any]:
