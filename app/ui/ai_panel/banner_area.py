@@ -27,8 +27,13 @@ class BannerArea(QScrollArea):
         column = QWidget()
         column.setObjectName("banners-column")
         column.setLayout(slot.layout)
+        # A viewport made here, not asked of Qt: PySide wraps a widget Qt made by searching
+        # every QWidget class for its type, creating their enums (~10 ms before ready). Set
+        # before the column, which it holds (a replaced viewport is deleted with its children).
+        viewport = QWidget()
+        viewport.setAutoFillBackground(False)
+        self.setViewport(viewport)
         self.setWidget(column)
-        self.viewport().setAutoFillBackground(False)
         column.setAutoFillBackground(False)
         column.installEventFilter(self)  # a banner shown or hidden: ask for a new height
 
