@@ -14,6 +14,12 @@ from tests.unit.test_startup_path import START_TO_READY, _run
 NOT_MADE_AT_READY = ("QtWidgets.QTableWidget", "QtWidgets.QHeaderView", "QtWidgets.QMessageBox",
                      "QtWidgets.QCompleter", "QtWidgets.QListView", "QtGui.QStandardItemModel",
                      "QtCore.QUrl")
+# Made when PySide6 wraps a plain QWidget that Qt made (a scroll area's own viewport): it tries
+# every QWidget class for the object's type, making each with its enums (~10 ms). The banner
+# area makes its viewport itself (app.ui.ai_panel.banner_area).
+NOT_SEARCHED_AT_READY = ("QtWidgets.QWizard", "QtWidgets.QMdiArea", "QtWidgets.QGraphicsView",
+                         "QtWidgets.QLCDNumber", "QtWidgets.QCalendarWidget",
+                         "QtWidgets.QFontDialog")
 
 _MADE = """
 import PySide6.QtCore, PySide6.QtGui, PySide6.QtWidgets
@@ -33,3 +39,14 @@ print(json.dumps({{"ready": at_ready, "used": made({NOT_MADE_AT_READY!r})}}))
     assert result["ready"] == []
     assert {"QtWidgets.QCompleter", "QtWidgets.QListView", "QtWidgets.QTableWidget",
             "QtWidgets.QHeaderView", "QtGui.QStandardItemModel"} <= set(result["used"])
+
+
+def test_the_ready_window_does_not_wrap_a_widget_qt_made(tmp_path):
+    result = _run(START_TO_READY + _MADE + f"""
+at_ready = made({NOT_SEARCHED_AT_READY!r})
+from PySide6.QtWidgets import QScrollArea
+QScrollArea().viewport()  # the positive control: wrapping Qt's own viewport makes them
+print(json.dumps({{"ready": at_ready, "used": made({NOT_SEARCHED_AT_READY!r})}}))
+""", tmp_path)
+    assert result["ready"] == []
+    assert set(result["used"]) == set(NOT_SEARCHED_AT_READY)
