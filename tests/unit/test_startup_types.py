@@ -50,3 +50,30 @@ print(json.dumps({{"ready": at_ready, "used": made({NOT_SEARCHED_AT_READY!r})}})
 """, tmp_path)
     assert result["ready"] == []
     assert set(result["used"]) == set(NOT_SEARCHED_AT_READY)
+
+
+def test_the_panel_makes_the_edit_banner_and_the_context_bar_on_first_use(tmp_path):
+    result = _run(START_TO_READY + """
+from app.ui.ai_panel.context_bar import ContextBar
+from app.ui.ai_panel.conversation_actions import EditBanner
+from app.ui.tab_focus import chain_end
+from PySide6.QtCore import Qt
+panel = window.ai_panel
+at_ready = [len(panel.findChildren(kind)) for kind in (ContextBar, EditBanner)]
+panel.compaction.set_busy(True)  # a run is going when the first usage arrives
+bar, banner = panel.compaction.context_bar, panel.conversation_actions.edit_banner
+column = panel.layout()
+usage = column.indexOf(panel.usage.label)
+chain, node = [], chain_end(panel.attachment_tray).nextInFocusChain()
+while node is not panel.mcp_prompts.button and len(chain) < 10:  # after the tray, before it
+    if node.focusPolicy() != Qt.FocusPolicy.NoFocus:
+        chain.append(node.objectName())
+    node = node.nextInFocusChain()
+print(json.dumps({"ready": at_ready, "rows": [column.indexOf(bar) - usage,
+                                             column.indexOf(banner) - usage],
+                  "chain": sorted(chain), "compact_enabled": bar.compact_button.isEnabled()}))
+""", tmp_path)
+    assert result["ready"] == [0, 0]
+    assert result["rows"] == [-1, 1]  # the bar right above the usage line, the banner below
+    assert result["chain"] == ["cancel-edit", "compact"]
+    assert result["compact_enabled"] is False
