@@ -14,6 +14,12 @@ from tests.unit.test_startup_path import START_TO_READY, _run
 NOT_MADE_AT_READY = ("QtWidgets.QTableWidget", "QtWidgets.QHeaderView", "QtWidgets.QMessageBox",
                      "QtWidgets.QCompleter", "QtWidgets.QListView", "QtGui.QStandardItemModel",
                      "QtCore.QUrl")
+# Made when PySide6 wraps a plain QWidget that Qt made (a scroll area's own viewport): it tries
+# every QWidget class for the object's type, making each with its enums (~10 ms). The banner
+# area makes its viewport itself (app.ui.ai_panel.banner_area).
+NOT_SEARCHED_AT_READY = ("QtWidgets.QWizard", "QtWidgets.QMdiArea", "QtWidgets.QGraphicsView",
+                         "QtWidgets.QLCDNumber", "QtWidgets.QCalendarWidget",
+                         "QtWidgets.QFontDialog")
 
 _MADE = """
 import PySide6.QtCore, PySide6.QtGui, PySide6.QtWidgets
@@ -33,3 +39,41 @@ print(json.dumps({{"ready": at_ready, "used": made({NOT_MADE_AT_READY!r})}}))
     assert result["ready"] == []
     assert {"QtWidgets.QCompleter", "QtWidgets.QListView", "QtWidgets.QTableWidget",
             "QtWidgets.QHeaderView", "QtGui.QStandardItemModel"} <= set(result["used"])
+
+
+def test_the_ready_window_does_not_wrap_a_widget_qt_made(tmp_path):
+    result = _run(START_TO_READY + _MADE + f"""
+at_ready = made({NOT_SEARCHED_AT_READY!r})
+from PySide6.QtWidgets import QScrollArea
+QScrollArea().viewport()  # the positive control: wrapping Qt's own viewport makes them
+print(json.dumps({{"ready": at_ready, "used": made({NOT_SEARCHED_AT_READY!r})}}))
+""", tmp_path)
+    assert result["ready"] == []
+    assert set(result["used"]) == set(NOT_SEARCHED_AT_READY)
+
+
+def test_the_panel_makes_the_edit_banner_and_the_context_bar_on_first_use(tmp_path):
+    result = _run(START_TO_READY + """
+from app.ui.ai_panel.context_bar import ContextBar
+from app.ui.ai_panel.conversation_actions import EditBanner
+from app.ui.tab_focus import chain_end
+from PySide6.QtCore import Qt
+panel = window.ai_panel
+at_ready = [len(panel.findChildren(kind)) for kind in (ContextBar, EditBanner)]
+panel.compaction.set_busy(True)  # a run is going when the first usage arrives
+bar, banner = panel.compaction.context_bar, panel.conversation_actions.edit_banner
+column = panel.layout()
+usage = column.indexOf(panel.usage.label)
+chain, node = [], chain_end(panel.attachment_tray).nextInFocusChain()
+while node is not panel.mcp_prompts.button and len(chain) < 10:  # after the tray, before it
+    if node.focusPolicy() != Qt.FocusPolicy.NoFocus:
+        chain.append(node.objectName())
+    node = node.nextInFocusChain()
+print(json.dumps({"ready": at_ready, "rows": [column.indexOf(bar) - usage,
+                                             column.indexOf(banner) - usage],
+                  "chain": sorted(chain), "compact_enabled": bar.compact_button.isEnabled()}))
+""", tmp_path)
+    assert result["ready"] == [0, 0]
+    assert result["rows"] == [-1, 1]  # the bar right above the usage line, the banner below
+    assert result["chain"] == ["cancel-edit", "compact"]
+    assert result["compact_enabled"] is False

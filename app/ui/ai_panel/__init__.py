@@ -3,7 +3,9 @@
 The panel is a composition root. Each part is a class with its own state and an explicit
 constructor that receives only what it needs (the small protocols in ``ports``, the transcript,
 the prompt box, a status callback), never the panel or its layout: the panel places every
-widget, and a part that shows widgets either hands them over or fills a ``WidgetSlot``.
+widget, and a part that shows widgets either hands them over or fills a ``WidgetSlot``; a
+widget the first paint does not show (the edit banner, the context bar) is made by its first use
+(``on_demand.OnDemand``), in the place the panel gives (``on_demand.place_by``).
 
 - ``run_events.RunEvents``: each agent event to the parts that show it (one exhaustive
   ``match`` over the ``AgentEvent`` union); ``run_notes``: error cards, the round-cap card and

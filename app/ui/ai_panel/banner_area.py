@@ -27,7 +27,14 @@ class BannerArea(QScrollArea):
         column = QWidget()
         column.setObjectName("banners-column")
         column.setLayout(slot.layout)
+        # A viewport made here, not asked of Qt: PySide wraps a widget Qt made by searching
+        # every QWidget class for its type, creating their enums (~10 ms before ready). Set
+        # before the column, which it holds (a replaced viewport is deleted with its children).
+        viewport = QWidget()
+        viewport.setAutoFillBackground(False)
+        self.setViewport(viewport)
         self.setWidget(column)
+        column.setAutoFillBackground(False)
         column.installEventFilter(self)  # a banner shown or hidden: ask for a new height
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -39,9 +46,7 @@ class BannerArea(QScrollArea):
         column, hint = self.widget(), super().sizeHint()
         if column is None:
             return hint
-        # Not viewport(): PySide6 finds the type of what it returns by making the types of
-        # every scroll area kind (list, table, header, message box) before the window is ready.
-        width = self.contentsRect().width()
+        width = self.viewport().width() or self.width()
         needed = column.heightForWidth(width) if column.hasHeightForWidth() else -1
         if needed < 0:
             needed = column.sizeHint().height()

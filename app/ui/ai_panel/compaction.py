@@ -14,6 +14,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton
 
 from app.ui.ai_panel.context_bar import ContextBar
+from app.ui.ai_panel.on_demand import OnDemand
 from app.ui.ai_panel.ports import idle_session
 from app.ui.ai_panel.run_notes import grey_note
 from app.ui.controllers.checkpoints import loop_running
@@ -22,6 +23,9 @@ from app.ui.widgets.transcript_view import ErrorCard
 
 if TYPE_CHECKING:
     import asyncio  # imported where used: the ready window loads before the event loop
+    from collections.abc import Callable
+
+    from PySide6.QtWidgets import QWidget
 
     from app.core.agent.session import AgentSession
     from app.core.pricing import Usage
@@ -34,11 +38,12 @@ log = logging.getLogger(__name__)
 
 
 class ContextCompaction:
-    """``context_bar``: placed by the panel above the usage line."""
+    """``context_bar``: made by the first usage to show and placed by the panel's
+    ``place_bar`` above the usage line."""
 
     def __init__(self, conversations: ConversationRepository, sessions: SessionSource,
                  runs: RunStarter, status: Status, transcript: Transcript,
-                 stream: AnswerStream) -> None:
+                 stream: AnswerStream, place_bar: Callable[[QWidget], None]) -> None:
         self._conversations = conversations
         self._sessions = sessions
         self._runs = runs
@@ -47,8 +52,23 @@ class ContextCompaction:
         self._stream = stream
         self._model = ""  # of the last request (its context window)
         self._context_tasks: set[asyncio.Future[None]] = set()
-        self.context_bar = ContextBar()
-        self.context_bar.compact_requested.connect(lambda: self.compact())
+        self._busy = False  # a run is going: no Compact
+        self._bar = OnDemand(self._make_bar, place_bar)
+
+    def _make_bar(self) -> ContextBar:
+        bar = ContextBar()
+        bar.compact_requested.connect(lambda: self.compact())
+        bar.set_busy(self._busy)
+        return bar
+
+    @property
+    def context_bar(self) -> ContextBar:
+        return self._bar.widget
+
+    def set_busy(self, busy: bool) -> None:
+        self._busy = busy
+        if (bar := self._bar.built) is not None:
+            bar.set_busy(busy)
 
     def show_context(self, model: str, turn: Usage) -> None:
         """A model turn's usage arrived: its input is what the conversation takes now."""
@@ -123,9 +143,14 @@ class ContextCompaction:
     def reset(self) -> None:
         """Another conversation: the context figure of a reopened one is read from the store
         once the panel has its session."""
-        self.context_bar.clear()
+        if (bar := self._bar.built) is not None:
+            bar.clear()
         if loop_running():
             QTimer.singleShot(0, self._show_stored_context)
+
+    def _shown_usage(self) -> int:
+        bar = self._bar.built
+        return bar.used if bar is not None else 0
 
     def _show_stored_context(self) -> None:
         import asyncio
@@ -148,7 +173,7 @@ class ContextCompaction:
         except Exception:  # a missing figure is no reason to fail the reopening
             log.exception("reading the conversation's last usage failed")
             return
-        if found is None or self._sessions.session is not session or self.context_bar.used:
+        if found is None or self._sessions.session is not session or self._shown_usage():
             return  # another conversation meanwhile, or a request already said
         model, used, estimate = found
         self._model = model

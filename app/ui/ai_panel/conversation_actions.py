@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from app.ui.ai_panel.answer_end import AnswerEnd
 from app.ui.ai_panel.edit_attachments import EditAttachments
+from app.ui.ai_panel.on_demand import OnDemand
 from app.ui.ai_panel.ports import idle_session
 from app.ui.message_shortcuts import MESSAGE_SHORTCUTS
 from app.ui.widgets.attachment_note import add_attachment_note
@@ -61,13 +62,14 @@ class EditBanner(QFrame):
 
 
 class ConversationActions:
-    """``edit_banner``: placed by the panel above the prompt; ``editing``: the message being
-    edited (None: no edit open)."""
+    """``edit_banner``: made by the first edit and placed by the panel's ``place_banner`` above
+    the prompt; ``editing``: the message being edited (None: no edit open)."""
 
     def __init__(self, transcript: Transcript, prompt: PromptEdit, tray: AttachmentTray,
                  sessions: SessionSource, runs: RunStarter, status: Status, *,
                  send: Callable[[str], bool], cut: Callable[[QWidget | None], None],
-                 reopen: Callable[[int], object]) -> None:
+                 reopen: Callable[[int], object],
+                 place_banner: Callable[[QWidget], None]) -> None:
         """``send`` sends a prompt as Send does; ``cut`` takes a widget and everything after
         it out of the transcript (with the panel's bookkeeping of it), and leaves the next
         run's cards to start from none; ``reopen`` opens a stored conversation again."""
@@ -82,14 +84,26 @@ class ConversationActions:
         self.editing: MessageView | None = None
         self._draft = ""  # the prompt's text before Edit, put back by Cancel
         self.edit_attachments = EditAttachments(transcript, tray, sessions, status)
-        self.edit_banner = EditBanner()
-        self.edit_banner.cancel_button.clicked.connect(self.cancel_edit)
+        self._banner = OnDemand(self._make_banner, place_banner)
         self.answer_end = AnswerEnd(transcript, sessions, runs, status,
                                     resend=self.regenerate, reopen=reopen)
         transcript.message_action.connect(self._on_message_action)
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), prompt)
         escape.setContext(Qt.ShortcutContext.WidgetShortcut)
         escape.activated.connect(self.cancel_edit)
+
+    def _make_banner(self) -> EditBanner:
+        banner = EditBanner()
+        banner.cancel_button.clicked.connect(self.cancel_edit)
+        return banner
+
+    @property
+    def edit_banner(self) -> EditBanner:
+        return self._banner.widget
+
+    def _hide_banner(self) -> None:
+        if (banner := self._banner.built) is not None:
+            banner.hide()
 
     def shortcuts(self) -> list[tuple[str, Callable[[], bool]]]:
         """The keys (anywhere in the panel) and what they do."""
@@ -141,7 +155,7 @@ class ConversationActions:
         if self.editing is None:
             return
         self.editing = None
-        self.edit_banner.hide()
+        self._hide_banner()
         self._prompt.setPlainText(self._draft)
         self._draft = ""
         self.edit_attachments.end()
@@ -180,7 +194,7 @@ class ConversationActions:
         index = self._transcript.hidden_prompts + users.index(view)
         # What the person had typed and attached for a new message comes back.
         draft, self.editing, self._draft = self._draft, None, ""
-        self.edit_banner.hide()
+        self._hide_banner()
         self._prompt.setPlainText(draft)
         self.edit_attachments.end()
         self._cut(view)

@@ -27,6 +27,7 @@ from app.ui.ai_panel.flow_controls import FlowControls
 from app.ui.ai_panel.instructions_line import InstructionsLine
 from app.ui.ai_panel.mcp_prompts import McpPrompts
 from app.ui.ai_panel.mode_choice import MODE_INTRO_DELAY_MS, ModeChoice
+from app.ui.ai_panel.on_demand import place_by
 from app.ui.ai_panel.orchestration_pauses import OrchestrationPauses
 from app.ui.ai_panel.run_events import RunEvents
 from app.ui.ai_panel.run_notes import add_error_card, retire_error_cards
@@ -130,12 +131,14 @@ class AIPanel(QWidget):
         self.stop_button.setEnabled(False)
         self.attachment_tray = AttachmentTray(self.prompt, drop_target=self)
         # Edit and resend, regenerate; the context bar and compaction.
-        self.compaction = ContextCompaction(services.conversations, self.sessions, self.runs,
-                                            status, self.transcript, self.stream)
+        self.compaction = ContextCompaction(
+            services.conversations, self.sessions, self.runs, status, self.transcript,
+            self.stream, place_bar=place_by(self.usage.label, 0, self.attachment_tray))
         self.conversation_actions = ConversationActions(
             self.transcript, self.prompt, self.attachment_tray, self.sessions, self.runs,
             status, send=lambda text: self.send(text), cut=self._cut_transcript,
-            reopen=self.conversations.open)  # and the answer's end: versions, unanswered
+            reopen=self.conversations.open,  # and the answer's end: versions, unanswered
+            place_banner=place_by(self.usage.label, 1, self.attachment_tray))
         # MCP prompts ("/" in the prompt, the MCP button) and resources (issue 19).
         self.mcp_prompts = McpPrompts(services, self.prompt, self.attachment_tray, status)
         self.pauses = OrchestrationPauses(services, self.sessions, self.runs, self.transcript,
@@ -145,7 +148,7 @@ class AIPanel(QWidget):
             self.compaction, self.sessions, status, send=lambda text: self.send(text),
             retry=lambda: self.retry(), sub_agent_paused=self.pauses.show)
         self._lay_out(banners, list_slot)
-        self.running_changed.connect(self.compaction.context_bar.set_busy)
+        self.running_changed.connect(self.compaction.set_busy)
         self.running_changed.connect(self.instructions.on_running)
         self.send_button.clicked.connect(lambda: self.send())
         self.stop_button.clicked.connect(self.stop)
@@ -163,7 +166,7 @@ class AIPanel(QWidget):
 
     def _lay_out(self, banners: WidgetSlot, list_slot: WidgetSlot) -> None:
         """The panel's column, top to bottom. The widgets join the Tab order as they are
-        placed: the context bar, the edit banner and the MCP button after the tray."""
+        placed; the context bar and the edit banner by their first use, after the tray."""
         row = QHBoxLayout()  # the conversation row
         row.addWidget(self.conversations.button)
         row.addWidget(self.conversations.title, 1)
@@ -186,9 +189,6 @@ class AIPanel(QWidget):
         layout.addWidget(self.usage.label)
         layout.addLayout(bottom)
         layout.addWidget(self.attachment_tray)
-        layout.insertWidget(layout.indexOf(self.usage.label), self.compaction.context_bar)
-        layout.insertWidget(layout.indexOf(self.usage.label) + 1,
-                            self.conversation_actions.edit_banner)
         buttons.insertWidget(buttons.indexOf(self.stop_button) + 1, self.mcp_prompts.button)
 
     def showEvent(self, event: QShowEvent) -> None:
