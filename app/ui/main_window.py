@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QShowEvent
+from PySide6.QtCore import QByteArray, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QLabel,
@@ -167,14 +167,14 @@ class MainWindow(QMainWindow):
             self.restoreState(state)
         self._layout_restored = True
 
-    def event(self, event: QEvent) -> bool:
-        handled = super().event(event)
-        if event.type() == QEvent.Type.LayoutRequest and self.isVisible():
-            minimum = self.minimumSize()
-            if minimum != self._minimum_seen:  # what was attached widened it: keep it on screen
-                self._minimum_seen = minimum
-                fit_to_screen(self, shrink=False)
-        return handled
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        # Not event(): PySide6 would make the type of every QEvent kind to wrap the first one.
+        super().resizeEvent(event)
+        minimum = self.minimumSize()
+        if minimum != self._minimum_seen and self.isVisible():
+            # What was attached widened the window's minimum (it grew): keep it on screen.
+            self._minimum_seen = minimum
+            fit_to_screen(self, shrink=False)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
