@@ -44,6 +44,7 @@ _QUOTE_LEVEL = QTextFormat.Property.BlockQuoteLevel
 _SIZE_ADJUSTMENT = QTextFormat.Property.FontSizeAdjustment
 _POINT_SIZE = QTextFormat.Property.FontPointSize
 _CODE_FENCE = QTextFormat.Property.BlockCodeFence
+_CODE_LANGUAGE = QTextFormat.Property.BlockCodeLanguage
 _BOLD = QFont.Weight.Bold
 _KEEP_ANCHOR = QTextCursor.MoveMode.KeepAnchor
 
@@ -127,6 +128,14 @@ def polish_markdown_part(part: QTextDocument, markdown: str,
     block = part.begin()
     while block.isValid():
         block_format = block.blockFormat()
+        if block_format.hasProperty(_CODE_LANGUAGE) and not block_format.hasProperty(_CODE_FENCE):
+            # An indented code block: Qt's reader gives it a language but no fence; marked as
+            # fenced it is drawn, coloured (plain) and copied like any code block.
+            block_format.setProperty(_CODE_FENCE, "`")
+            cursor.setPosition(block.position())
+            cursor.setBlockFormat(block_format)
+        if "\\|" in markdown and QTextCursor(block).currentTable() is not None:
+            _unescape_pipes(cursor, block)
         if ">" in markdown and block_format.hasProperty(_QUOTE_LEVEL):
             _style_quote(cursor, block, quote_level(block_format), palette)
         if block_format.hasProperty(_CODE_FENCE):
@@ -205,3 +214,13 @@ def _restyle_fragments(cursor: QTextCursor, block: QTextBlock, heading_level: in
         cursor.setPosition(position)
         cursor.setPosition(position + length, _KEEP_ANCHOR)
         cursor.setCharFormat(char_format)
+
+
+def _unescape_pipes(cursor: QTextCursor, block: QTextBlock) -> None:
+    """GFM: in a table cell "\\|" is a pipe, also inside a code span (Qt keeps the backslash)."""
+    text = block.text()
+    index = text.rfind("\\|")
+    while index >= 0:
+        cursor.setPosition(block.position() + index)
+        cursor.deleteChar()
+        index = text.rfind("\\|", 0, index)
