@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from PySide6.QtGui import QFont, QTextDocument, QTextFormat
+from PySide6.QtGui import QFont, QTextCursor, QTextDocument, QTextFormat
 
 from app.ui.widgets.markdown_stream import MarkdownStream
 from tests.ui.markdown_corpus import (
@@ -82,8 +82,13 @@ def test_raw_html_never_runs_and_keeps_its_text(qapp):
 
 def test_image_becomes_alt_text_linked_to_its_url(qapp):
     document = _render(CORPUS["image"])
-    assert "[image: a chart]" in document.toPlainText()
-    assert "\ufffc" not in document.toPlainText()
+    text = document.toPlainText()
+    assert "[image: a chart]" in text
+    assert "\ufffc" not in text
+    cursor = QTextCursor(document)
+    cursor.setPosition(text.index("[image") + 2)
+    assert cursor.charFormat().anchorHref() == "http://127.0.0.1:9/chart.png"
+    assert cursor.charFormat().fontUnderline()
 
 
 _CHUNKS = st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=60)

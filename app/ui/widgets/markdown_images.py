@@ -5,7 +5,13 @@ service) or read a local file (``file:`` images load without a network)."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtGui import (
+    QGuiApplication,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
 
 _ALT_TEXT = QTextFormat.Property.ImageAltText
 OBJECT_REPLACEMENT = "\ufffc"
@@ -41,4 +47,7 @@ def replace_images_with_text(part: QTextDocument) -> None:
             text_format.setAnchor(True)
             text_format.setAnchorHref(url)
             text_format.setToolTip(url)
+            # Drawn as Qt's reader draws a link (the palette's link colour, underlined).
+            text_format.setForeground(QGuiApplication.palette().link())
+            text_format.setFontUnderline(True)
         cursor.insertText(image_placeholder(alt), text_format)
