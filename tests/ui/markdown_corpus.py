@@ -52,6 +52,7 @@ CORPUS: dict[str, str] = {
     "ordered_paren": "1) one\n2) two\n",
     "deep_nesting": "- l1\n  - l2\n    - l3\n  - l2b\n- l1b\n",
     "list_item_paragraphs": "- item\n\n  more of the item\n- next\n",
+    "task_then_code": "- [x] done\n```\ncode after a checked item\n```\n",
     "indented_code": "para\n\n    indented code\n    line two\n\nafter\n",
 }
 

@@ -8,7 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PySide6.QtGui import QFont, QTextCursor, QTextDocument, QTextFormat
 
+from app.ui.widgets.markdown_images import replace_images_with_text
 from app.ui.widgets.markdown_stream import MarkdownStream
+from app.ui.widgets.markdown_style import polish_markdown_part
 from tests.ui.markdown_corpus import (
     CORPUS,
     list_starts,
@@ -91,6 +93,15 @@ def test_image_becomes_alt_text_linked_to_its_url(qapp):
     assert cursor.charFormat().fontUnderline()
 
 
+def _read_at_once(markdown: str) -> QTextDocument:
+    """The whole text through Qt's reader in one go, with the same touch-ups as a part."""
+    document = QTextDocument()
+    document.setMarkdown(markdown)
+    replace_images_with_text(document)
+    polish_markdown_part(document, markdown)
+    return document
+
+
 _CHUNKS = st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=60)
 
 
@@ -99,7 +110,7 @@ _CHUNKS = st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=
        chunks=_CHUNKS)
 def test_streaming_in_any_chunks_equals_rendering_at_once(qapp, names, chunks):
     markdown = "\n".join(CORPUS[name] for name in names)
-    whole = _render(markdown)
+    whole = _read_at_once(markdown)
     streamed_document = QTextDocument()
     stream = MarkdownStream(streamed_document)
     end = 0

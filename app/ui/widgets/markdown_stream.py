@@ -207,10 +207,9 @@ def _join_adjacent_list(block: QTextBlock) -> None:
             if earlier is new_list or earlier_format.style() != style.style() or \
                     earlier_format.numberSuffix() != style.numberSuffix():
                 return
-            item = block
-            while item.isValid() and _list_of(item) is new_list:
+            # Every item, also those after a sub-list ("1. a\n   - sub\n2. b").
+            for item in [new_list.item(index) for index in range(new_list.count())]:
                 earlier.add(item)
-                item = item.next()
             return
         previous = previous.previous()
 

@@ -45,6 +45,7 @@ _SIZE_ADJUSTMENT = QTextFormat.Property.FontSizeAdjustment
 _POINT_SIZE = QTextFormat.Property.FontPointSize
 _CODE_FENCE = QTextFormat.Property.BlockCodeFence
 _CODE_LANGUAGE = QTextFormat.Property.BlockCodeLanguage
+_NO_MARKER = QTextBlockFormat.MarkerType.NoMarker
 _BOLD = QFont.Weight.Bold
 _KEEP_ANCHOR = QTextCursor.MoveMode.KeepAnchor
 
@@ -132,6 +133,12 @@ def polish_markdown_part(part: QTextDocument, markdown: str,
             # An indented code block: Qt's reader gives it a language but no fence; marked as
             # fenced it is drawn, coloured (plain) and copied like any code block.
             block_format.setProperty(_CODE_FENCE, "`")
+            cursor.setPosition(block.position())
+            cursor.setBlockFormat(block_format)
+        if "[" in markdown and block_format.marker() != _NO_MARKER and block.textList() is None:
+            # Qt's reader leaves a task item's check box on the blocks after the list (a code
+            # block drawn as "[x] plain"); only a list item has one.
+            block_format.setMarker(_NO_MARKER)
             cursor.setPosition(block.position())
             cursor.setBlockFormat(block_format)
         if "\\|" in markdown and QTextCursor(block).currentTable() is not None:
