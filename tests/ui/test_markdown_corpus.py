@@ -10,7 +10,11 @@ from PySide6.QtGui import QFont, QTextCursor, QTextDocument, QTextFormat
 
 from app.ui.widgets.markdown_images import replace_images_with_text
 from app.ui.widgets.markdown_stream import MarkdownStream
-from app.ui.widgets.markdown_style import polish_markdown_part
+from app.ui.widgets.markdown_style import (
+    CODE_BLOCK_INSET_PX,
+    QUOTE_INDENT_PX,
+    polish_markdown_part,
+)
 from tests.ui.markdown_corpus import (
     CORPUS,
     list_starts,
@@ -47,6 +51,13 @@ def test_an_ordered_list_then_a_bullet_list_stay_two_lists(qapp):
 def test_quotes_keep_their_levels(qapp):
     levels = [entry[1] for entry in rendered_outline(_render(CORPUS["nested_quotes"]))]
     assert levels == [1, 2, 3]
+
+
+def test_code_in_a_quote_stays_inside_the_quote(qapp):
+    document = _render(CORPUS["quote_list_code"])
+    block = document.findBlock(document.toPlainText().index("print(1)"))
+    assert block.blockFormat().intProperty(QTextFormat.Property.BlockQuoteLevel) == 1
+    assert block.blockFormat().leftMargin() >= QUOTE_INDENT_PX + CODE_BLOCK_INSET_PX
 
 
 def test_strike_and_emphasis_formats(qapp):

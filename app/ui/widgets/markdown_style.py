@@ -183,7 +183,9 @@ def _style_code_run(cursor: QTextCursor, start: int, end: int, background: QColo
     # around it keep their own margins.
     block_format = QTextBlockFormat()
     block_format.setBackground(background)
-    block_format.setLeftMargin(CODE_BLOCK_INSET_PX)
+    # Inside a quote the code stays right of the quote's bars.
+    level = quote_level(cursor.document().findBlock(start).blockFormat())
+    block_format.setLeftMargin(CODE_BLOCK_INSET_PX + QUOTE_INDENT_PX * level)
     block_format.setRightMargin(CODE_BLOCK_INSET_PX)
     char_format = QTextCharFormat()
     char_format.setFontFamilies([_monospace_family(), "monospace"])
