@@ -32,6 +32,7 @@ from PySide6.QtGui import (
 )
 
 from app.ui.widgets.code_colouring import CodeColouring
+from app.ui.widgets.markdown_images import replace_images_with_text
 from app.ui.widgets.markdown_style import polish_markdown_part
 
 MAX_TAIL_CHARS = 1200
@@ -140,6 +141,7 @@ def _find_cut(pending: str, fence: str | None, max_tail: int) -> tuple[int, str 
 def _render_alone(markdown: str) -> QTextDocument:
     part = QTextDocument()
     part.setMarkdown(markdown)
+    replace_images_with_text(part)  # never loaded: no fetch, no local file read
     polish_markdown_part(part, markdown)  # headings with inline spans, code backgrounds
     return part
 
@@ -205,10 +207,9 @@ def _join_adjacent_list(block: QTextBlock) -> None:
             if earlier is new_list or earlier_format.style() != style.style() or \
                     earlier_format.numberSuffix() != style.numberSuffix():
                 return
-            item = block
-            while item.isValid() and _list_of(item) is new_list:
+            # Every item, also those after a sub-list ("1. a\n   - sub\n2. b").
+            for item in [new_list.item(index) for index in range(new_list.count())]:
                 earlier.add(item)
-                item = item.next()
             return
         previous = previous.previous()
 

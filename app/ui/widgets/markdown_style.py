@@ -45,6 +45,8 @@ _QUOTE_LEVEL = QTextFormat.Property.BlockQuoteLevel
 _SIZE_ADJUSTMENT = QTextFormat.Property.FontSizeAdjustment
 _POINT_SIZE = QTextFormat.Property.FontPointSize
 _CODE_FENCE = QTextFormat.Property.BlockCodeFence
+_CODE_LANGUAGE = QTextFormat.Property.BlockCodeLanguage
+_NO_MARKER = QTextBlockFormat.MarkerType.NoMarker
 _BOLD = QFont.Weight.Bold
 _KEEP_ANCHOR = QTextCursor.MoveMode.KeepAnchor
 
@@ -95,6 +97,20 @@ def polish_markdown_part(part: QTextDocument, markdown: str,
     block = part.begin()
     while block.isValid():
         block_format = block.blockFormat()
+        if block_format.hasProperty(_CODE_LANGUAGE) and not block_format.hasProperty(_CODE_FENCE):
+            # An indented code block: Qt's reader gives it a language but no fence; marked as
+            # fenced it is drawn, coloured (plain) and copied like any code block.
+            block_format.setProperty(_CODE_FENCE, "`")
+            cursor.setPosition(block.position())
+            cursor.setBlockFormat(block_format)
+        if "[" in markdown and block_format.marker() != _NO_MARKER and block.textList() is None:
+            # Qt's reader leaves a task item's check box on the blocks after the list (a code
+            # block drawn as "[x] plain"); only a list item has one.
+            block_format.setMarker(_NO_MARKER)
+            cursor.setPosition(block.position())
+            cursor.setBlockFormat(block_format)
+        if "\\|" in markdown and QTextCursor(block).currentTable() is not None:
+            _unescape_pipes(cursor, block)
         if ">" in markdown and block_format.hasProperty(_QUOTE_LEVEL):
             _style_quote(cursor, block, quote_level(block_format), palette)
         if block_format.hasProperty(_CODE_FENCE):
@@ -135,7 +151,9 @@ def _style_code_run(cursor: QTextCursor, start: int, end: int, background: QColo
     # around it keep their own margins.
     block_format = QTextBlockFormat()
     block_format.setBackground(background)
-    block_format.setLeftMargin(CODE_BLOCK_INSET_PX)
+    # Inside a quote the code stays right of the quote's bars.
+    level = quote_level(cursor.document().findBlock(start).blockFormat())
+    block_format.setLeftMargin(CODE_BLOCK_INSET_PX + QUOTE_INDENT_PX * level)
     block_format.setRightMargin(CODE_BLOCK_INSET_PX)
     char_format = QTextCharFormat()
     char_format.setFontFamilies([_monospace_family(), "monospace"])
@@ -173,3 +191,13 @@ def _restyle_fragments(cursor: QTextCursor, block: QTextBlock, heading_level: in
         cursor.setPosition(position)
         cursor.setPosition(position + length, _KEEP_ANCHOR)
         cursor.setCharFormat(char_format)
+
+
+def _unescape_pipes(cursor: QTextCursor, block: QTextBlock) -> None:
+    """GFM: in a table cell "\\|" is a pipe, also inside a code span (Qt keeps the backslash)."""
+    text = block.text()
+    index = text.rfind("\\|")
+    while index >= 0:
+        cursor.setPosition(block.position() + index)
+        cursor.deleteChar()
+        index = text.rfind("\\|", 0, index)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.ui.tab_focus import chain_end, join_chain_after
 from app.ui.tones import Tone, follow_palette, tone
+from app.ui.widgets.link_guard import LinkGuard
 
 if TYPE_CHECKING:
     from app.core.agent.checkpointing import UndoRecord
@@ -49,7 +50,7 @@ class MessageView(QTextBrowser):
         # Clicked to select and copy, but not a Tab stop: hundreds of messages would stand
         # between the conversation picker and the prompt.
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
-        self.setOpenExternalLinks(True)
+        self.link_guard = LinkGuard(self)  # opens http(s)/mailto only; the URL on hover
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
