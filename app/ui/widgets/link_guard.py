@@ -6,10 +6,12 @@ Hovering a link shows its full URL, so a link's text cannot hide where it goes."
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QTextBrowser
+
+if TYPE_CHECKING:  # made by the first link (the ready window makes no PySide6 type it needs not)
+    from PySide6.QtCore import QUrl
 
 OPENABLE_SCHEMES = frozenset({"http", "https", "mailto"})
 
@@ -23,7 +25,7 @@ class LinkGuard:
     """Handles ``view``'s link clicks and hovers (the view opens nothing by itself)."""
 
     def __init__(self, view: QTextBrowser,
-                 open_url: Callable[[QUrl], object] = QDesktopServices.openUrl) -> None:
+                 open_url: Callable[[QUrl], object] | None = None) -> None:
         self.view = view
         self._open_url = open_url
         view.setOpenLinks(False)
@@ -33,6 +35,10 @@ class LinkGuard:
 
     def clicked(self, url: QUrl) -> None:
         if is_openable(url):
+            if self._open_url is None:
+                from PySide6.QtGui import QDesktopServices
+
+                self._open_url = QDesktopServices.openUrl
             self._open_url(url)
 
     def hovered(self, url: QUrl) -> None:
