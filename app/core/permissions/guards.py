@@ -19,6 +19,7 @@ from app.core.permissions.egress_history import egress_destination
 from app.core.permissions.facts import CallFacts, call_facts
 from app.core.permissions.flow import FlowLabel, FlowState
 from app.core.permissions.provenance import ChosenValue
+from app.core.permissions.provenance_values import destination
 from app.core.permissions.rules import DecisionKind
 from app.core.sandbox import Sandbox
 from app.core.sensitive_paths import SensitivePaths
@@ -135,9 +136,10 @@ def _unvouched_destination(tool_input: Mapping[str, Any], flow: FlowState) -> li
         return []
     try:
         parts = urlsplit(url.strip())
-        host = (parts.hostname or "").lower()
     except ValueError:
         return []
+    # Host and port: the person's docs on 127.0.0.1:8000 do not vouch for 127.0.0.1:9000.
+    host = destination(url)
     carries = bool(parts.query) or flow.has(FlowLabel.READ_OUTSIDE) or \
         flow.has(FlowLabel.READ_SENSITIVE)
     if not host or not carries or flow.provenance.vouched(host):

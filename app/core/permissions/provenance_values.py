@@ -22,12 +22,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from app.core.permissions.provenance_dates import argument_dates, text_dates
 
 __all__ = ["BARE_URL", "NUMBER_PREFIX", "SHORT_VALUE_WORDS", "URL", "argument_values",
-           "bare_url", "candidate_values", "learnable_values", "normal_url"]
+           "bare_url", "candidate_values", "destination", "learnable_values",
+           "normal_url"]
 
 SHORT_VALUE_WORDS = 6
 
@@ -101,7 +102,28 @@ def _url_values(url: str) -> Iterator[str]:
         yield host
         if host.startswith("www."):
             yield host[4:]
+        if (origin := _origin(parts)) != host:  # another port is another destination
+            yield origin
     yield normal_url(url)
+
+
+def _origin(parts: SplitResult) -> str:
+    """The host and, when the URL names one, its port ("127.0.0.1:8123"), lower case: what
+    a request goes to. A port the person named does not vouch for another on that host."""
+    host = (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:
+        return host
+    return f"{host}:{port}" if port else host
+
+
+def destination(url: str) -> str:
+    """``url``'s host with its port if it names one (``_origin``); "" if it has none."""
+    try:
+        return _origin(urlsplit(url.strip()))
+    except ValueError:
+        return ""
 
 
 def normal_url(url: str) -> str:
