@@ -28,7 +28,7 @@ from app.core.permissions.provenance_dates import argument_dates, text_dates
 
 __all__ = ["BARE_URL", "NUMBER_PREFIX", "SHORT_VALUE_WORDS", "URL", "argument_values",
            "bare_url", "candidate_values", "destination", "learnable_values",
-           "normal_url"]
+           "normal_url", "told_destination"]
 
 SHORT_VALUE_WORDS = 6
 
@@ -116,6 +116,18 @@ def _origin(parts: SplitResult) -> str:
     except ValueError:
         return host
     return f"{host}:{port}" if port else host
+
+
+def told_destination(url: str) -> bool:
+    """Does ``url`` go to a port it names or to an IP address: a destination a model does
+    not know by itself, only from what it was told?"""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return True
+    host = (parts.hostname or "").strip("[]")
+    return bool(port) or host.replace(".", "").isdigit() or ":" in host
 
 
 def destination(url: str) -> str:
