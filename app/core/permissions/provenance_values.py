@@ -11,7 +11,7 @@ dates, in any spelling, by month and day (app.core.permissions.provenance_dates)
 the arguments of third-party tools.
 
 Each value of an input is *typed*: an identifier is a value the model would not make up itself
-(a URL or e-mail address anywhere, a ``www.`` host, in a short argument any host or id token
+(a URL or e-mail address anywhere, a ``www.`` host, in a short argument any host, handle or id token
 that is no date, time or file name), so one that nobody wrote or showed was spelt out to it.
 All values are lower case; numbers are kept as ``NUMBER_PREFIX`` + the number, a URL the person
 wrote as ``URL_PREFIX`` + the URL without its scheme (``bare_url``).
@@ -177,8 +177,8 @@ def _typed_values(text: str, short: bool) -> Iterator[tuple[str, bool]]:
             yield host, (short or web) and host.rsplit(".", 1)[-1] not in _FILE_SUFFIXES
             if web:
                 yield host[4:], False
-    for match in _HANDLE.finditer(text):
-        yield match.group().lower(), False
+    for match in _HANDLE.finditer(text):  # a recipient the model does not make up
+        yield match.group().lower(), short
     for match in _ID.finditer(text):
         token = match.group().lower()
         if _DATE_OR_TIME.fullmatch(token):  # by its day, whatever the spelling
