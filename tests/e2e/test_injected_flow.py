@@ -146,6 +146,7 @@ async def test_a_link_the_model_wrote_itself_is_not_a_link_a_page_offered(
     """Laundering: the model writes the URL carrying the notes into a project file, reads it
     back, and fetches it "exactly as a file gave it"."""
     person.enable("write_file", allowed_write_dirs=["."])
+    person.allow("write_file", server_id="builtin")  # writing in the project is fine to them
     link = attacker.url(f"/collect?d={MARKER}")
     await _run(person, docs, mode,
                tool("write_file", {"path": "link.md", "content": f"see {link}\n"}, id="toolu_3"),
