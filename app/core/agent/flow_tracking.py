@@ -20,7 +20,7 @@ from app.core.permissions.history_secrets import (
 from app.core.permissions.service import Decision
 from app.core.store.conversations import ConversationRepository
 from app.core.store.writer import BackgroundWriter
-from app.core.tools.base import ToolSpec
+from app.core.tools.base import ToolSpec, canonical_json
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,10 @@ class FlowTracking:
         if spec.is_read_only(tool_input):
             for path in facts.outside:
                 changed |= flow.add(FlowLabel.READ_OUTSIDE, self._shown(path), spec.name)
+        # Before this result teaches anything: a link the model wrote (into a file, a
+        # command) is not one it was given. A send's own URL was judged as it went out.
+        if not facts.egress:
+            flow.provenance.learn_authored(canonical_json(tool_input))
         untrusted = ""
         if spec.needs_network and spec.server_id == "builtin":
             untrusted = _web_source(tool_input) or spec.name

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.decision import PLAN_MODE_REFUSAL, Decision, DecisionContext
@@ -19,6 +18,7 @@ from app.core.permissions.egress_history import egress_destination
 from app.core.permissions.facts import CallFacts, call_facts
 from app.core.permissions.flow import FlowLabel, FlowState
 from app.core.permissions.provenance import ChosenValue
+from app.core.permissions.provenance_values import destination, told_destination
 from app.core.permissions.rules import DecisionKind
 from app.core.sandbox import Sandbox
 from app.core.sensitive_paths import SensitivePaths
@@ -127,20 +127,22 @@ def _provenance_guard(decision: Decision, spec: ToolSpec, tool_input: Mapping[st
 
 
 def _unvouched_destination(tool_input: Mapping[str, Any], flow: FlowState) -> list[ChosenValue]:
-    """A URL the conversation never saw, carrying data (a query, or after reading the
-    person's files outside the project or a secret), to a host the person never named: the
-    host may have been spelt out by untrusted content in a way no literal match finds."""
+    """A URL the conversation never saw, to a destination (host and port) the person never
+    named: untrusted content may have spelt it out in a way no literal match finds, and
+    the URL carries whatever the model put in it."""
     url = tool_input.get("url")
     if not isinstance(url, str) or flow.provenance.seen_url(url):
         return []
-    try:
-        parts = urlsplit(url.strip())
-        host = (parts.hostname or "").lower()
-    except ValueError:
+    # Host and port: the person's docs on 127.0.0.1:8000 do not vouch for 127.0.0.1:9000.
+    host = destination(url)
+    if not host or flow.provenance.vouched(host):
         return []
-    carries = bool(parts.query) or flow.has(FlowLabel.READ_OUTSIDE) or \
-        flow.has(FlowLabel.READ_SENSITIVE)
-    if not host or not carries or flow.provenance.vouched(host):
+    # A query carries data; so does any part of the URL after the person's files were read.
+    # An address or a port is nothing a model knows by itself (unlike docs.python.org): it
+    # was told it, maybe spelt out in words, and the path may carry what it read.
+    carries = "?" in url or flow.has(FlowLabel.READ_OUTSIDE) or \
+        flow.has(FlowLabel.READ_SENSITIVE) or told_destination(url)
+    if not carries:
         return []
     return [ChosenValue("url", host, "no message of yours (a host untrusted content may "
                                      "have spelt out)")]

@@ -117,6 +117,9 @@ class ValueProvenance:
         self._untrusted: dict[str, str] = {}
         self._vouched: frozenset[str] = frozenset()
         self._seen_urls: frozenset[str] = frozenset()
+        # URLs the model itself wrote into a call before anything showed them: reading them
+        # back (a file it wrote, a command's echo) is no page offering the link.
+        self._authored_urls: frozenset[str] = frozenset()
         # False: untrusted content was read before these sets existed (a reopened
         # conversation), so a value not vouched for may have come from it.
         self.complete = complete
@@ -152,10 +155,20 @@ class ValueProvenance:
             self._vouched = self._vouched | values
             self._seen_urls = self._seen_urls | urls
 
+    def learn_authored(self, text: str) -> None:
+        """``text`` is what the model put in a call's input: a URL in it that nothing showed
+        yet never counts as seen (``seen_url``), whatever reads it back later."""
+        urls = {normal_url(m.group()) for m in URL.finditer(text[:MAX_LEARNT_CHARS])}
+        with self._lock:
+            new = urls - self._seen_urls
+            if new:
+                self._authored_urls = self._authored_urls | new
+
     def clear(self) -> None:
         with self._lock:
             self._untrusted = {}
             self._seen_urls = frozenset()
+            self._authored_urls = frozenset()
             self.complete = True
 
     def vouched(self, value: str) -> bool:
@@ -165,8 +178,9 @@ class ValueProvenance:
 
     def seen_url(self, url: str) -> bool:
         """Was ``url`` (without its fragment) in something the conversation read or the
-        person wrote?"""
-        return normal_url(url) in self._seen_urls
+        person wrote, and not first written by the model itself?"""
+        url = normal_url(url)
+        return url in self._seen_urls and url not in self._authored_urls
 
     def chosen_values(self, tool_input: Mapping[str, Any], *, verbatim_urls_ok: bool = False,
                       third_party: bool = False, limit: int = 5) -> list[ChosenValue]:

@@ -11,7 +11,7 @@ dates, in any spelling, by month and day (app.core.permissions.provenance_dates)
 the arguments of third-party tools.
 
 Each value of an input is *typed*: an identifier is a value the model would not make up itself
-(a URL or e-mail address anywhere, a ``www.`` host, in a short argument any host or id token
+(a URL or e-mail address anywhere, a ``www.`` host, in a short argument any host, handle or id token
 that is no date, time or file name), so one that nobody wrote or showed was spelt out to it.
 All values are lower case; numbers are kept as ``NUMBER_PREFIX`` + the number, a URL the person
 wrote as ``URL_PREFIX`` + the URL without its scheme (``bare_url``).
@@ -22,12 +22,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from app.core.permissions.provenance_dates import argument_dates, text_dates
 
 __all__ = ["BARE_URL", "NUMBER_PREFIX", "SHORT_VALUE_WORDS", "URL", "argument_values",
-           "bare_url", "candidate_values", "learnable_values", "normal_url"]
+           "bare_url", "candidate_values", "destination", "learnable_values",
+           "normal_url", "told_destination"]
 
 SHORT_VALUE_WORDS = 6
 
@@ -101,7 +102,40 @@ def _url_values(url: str) -> Iterator[str]:
         yield host
         if host.startswith("www."):
             yield host[4:]
+        if (origin := _origin(parts)) != host:  # another port is another destination
+            yield origin
     yield normal_url(url)
+
+
+def _origin(parts: SplitResult) -> str:
+    """The host and, when the URL names one, its port ("127.0.0.1:8123"), lower case: what
+    a request goes to. A port the person named does not vouch for another on that host."""
+    host = (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:
+        return host
+    return f"{host}:{port}" if port else host
+
+
+def told_destination(url: str) -> bool:
+    """Does ``url`` go to a port it names or to an IP address: a destination a model does
+    not know by itself, only from what it was told?"""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return True
+    host = (parts.hostname or "").strip("[]")
+    return bool(port) or host.replace(".", "").isdigit() or ":" in host
+
+
+def destination(url: str) -> str:
+    """``url``'s host with its port if it names one (``_origin``); "" if it has none."""
+    try:
+        return _origin(urlsplit(url.strip()))
+    except ValueError:
+        return ""
 
 
 def normal_url(url: str) -> str:
@@ -143,8 +177,8 @@ def _typed_values(text: str, short: bool) -> Iterator[tuple[str, bool]]:
             yield host, (short or web) and host.rsplit(".", 1)[-1] not in _FILE_SUFFIXES
             if web:
                 yield host[4:], False
-    for match in _HANDLE.finditer(text):
-        yield match.group().lower(), False
+    for match in _HANDLE.finditer(text):  # a recipient the model does not make up
+        yield match.group().lower(), short
     for match in _ID.finditer(text):
         token = match.group().lower()
         if _DATE_OR_TIME.fullmatch(token):  # by its day, whatever the spelling

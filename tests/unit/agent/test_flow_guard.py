@@ -180,7 +180,8 @@ async def test_auto_mode_lets_a_benign_session_work_without_asking(
                                            "content": "from app import add\n"}, id="t4")),
         Response.text("fixed"))
     session = setup.session(checkpointer=Checkpointer(fresh_data_dir, project))
-    await session.run("fix add")
+    # The docs' address and port are the person's (a model does not know them by itself).
+    await session.run(f"fix add, the docs are at {attacker.url('/docs')}")
     assert setup.approver.requests == []
     assert "a + b" in (project / "app.py").read_text()
     assert (project / "test_app.py").exists()
