@@ -52,7 +52,7 @@ class ProgressRow(QWidget):
         self.cancel = QToolButton()
         self.cancel.setObjectName("card-progress-cancel")
         self.cancel.setText("Cancel")
-        self.cancel.setToolTip("Stop this call, as Stop does (a server task is cancelled too)")
+        self.cancel.setToolTip("Stop the run, as Stop does (a server task is cancelled too)")
         self.cancel.clicked.connect(self._cancel)
         layout.addWidget(self.bar, 1)
         layout.addWidget(self.label)
