@@ -7,32 +7,42 @@ Scans a 100 KB realistic input (Python code, JSON lines, URLs with query strings
 base64 keys, hex keys, generated passwords with symbols, a few short 12-14 character ones):
 once with no secret in it, once with a learnt secret at the very end, once with one hex-encoded
 and zlib-compressed in base64 at the end. The scan decodes hex, base32, base64 and compression
-(app.core.permissions.secret_decodings); goal with decoding: ≤ 3 ms (median), not met yet:
-3.2 ms median (best runs 3.0), 3.3 with the secret at the end, 3.15 encoded, on the 2-core
-machine at load ~2.4 with its baseline line at 12.3 ms (runs at a load of 3 read 3.6-4.0).
+(app.core.permissions.secret_decodings); goal with decoding: ≤ 3 ms (median): 2.77 ms median
+(best runs 2.6), 2.90 with the secret at the end, 2.77 encoded, on the 2-core machine at load
+~0.35 with its baseline line at 12.0 ms (the same code read 3.1-3.2 before the changes below).
 Also printed: the index's memory (tracemalloc, a second index built while tracing: ~29 MB for
-1,000 values, ~96 bytes per indexed byte) and the time to learn them (~190 ms).
+1,000 values, ~96 bytes per indexed byte) and the time to learn them (~180 ms).
 
 Where the time goes (measured one step after another in one process, same input): token
-formats 0.41 ms, the learnt index 1.1-1.2 (the aligned probe 0.58; the 20 short values 0.45 by
-the probe at offset 4, which now serves from 17 short values on: their 20 finds took 0.53),
-percent escapes 0.18, decoding 1.25-1.3. Of the decoding, finding the runs is most: ~500 runs
-of base64 characters (UUIDs, SHAs, identifiers: 435 of them one letter case, skipped) and ~200
-hex runs per 100 KB, each a few Python steps; then ~70 raw deflate attempts (a random piece's
-first bits pass for one in four) at ~2.5 us. The probe is bound by CPython making an int of
-each 8-byte window (~0.4 ms for 100 KB, whatever the set holds).
-Tried and dropped (side by side with the old code in one process, several runs): indexing each
-value's lower-case hex form at learn time so that a lower-case hex run is decoded only when it
-may hold text or a compressed stream: decoding 1.20 instead of 1.25-1.28 ms, for 29% more
-indexed bytes and 55% longer learning (the runs must still be found and checked: token formats,
-compression and nesting behind hex are decoded); looking for hex and base32 runs only inside the
+formats 0.32 ms, the aligned probe of the learnt index 0.58, the 20 short values 0.18 (one
+regular expression over the input read as 2-byte units: app.core.permissions.secret_short;
+the second probe at offset 4 they took before cost 0.45), percent escapes 0.15, decoding ~1.15.
+Of the decoding, finding the runs is most: ~500 runs of base64 characters (UUIDs, SHAs,
+identifiers: 435 of them one letter case, skipped) and ~200 hex runs per 100 KB, each a few
+Python steps; then ~70 raw deflate attempts (a random piece's first bits pass for one in four)
+at ~1 us. The probe is bound by CPython making an int of each 8-byte window (~0.28 ms for
+100 KB, whatever the set holds) and by the cache misses of a set of ~270,000 windows.
+What brought it under the goal (each measured against the old code in one process): the
+short values' unit pattern (-0.25 ms); locating the windows of one match side by side instead
+of one pass over the input each (-0.1 ms with a secret in it); token formats sharing a pass
+("gh…" and "github_pat_") and no substring test in front of a pattern whose own literal
+search is faster (-0.06); one class string for plain and separated hex, inflating only pieces
+whose first byte may start a stream, and mapping decoded pieces back only on a hit (-0.07).
+Tried and dropped: the short values searched from their rarest byte (``bytes.find`` of one
+byte is memchr): this input holds ~100-250 of every capital letter and symbol, no faster;
+the index's set of windows copied into a sparser table (-0.07 ms, +8 MB); the input's windows
+XOR-folded so that their hashes spread over the set (the fold costs 0.14 ms, and the probe did
+not get faster); no base64 forms in the index, base64 runs decoded at each of their four
+offsets instead (the probe -0.12 ms, the scan -0.07 before paying for the extra decoding);
+"k-" and "k_live_" as one pattern (a match rejected there would hide a key inside it);
+indexing each value's lower-case hex form at learn time so that a lower-case hex run is decoded
+only when it may hold text or a compressed stream: decoding 1.20 instead of 1.25-1.28 ms, for
+29% more indexed bytes and 55% longer learning; looking for hex and base32 runs only inside the
 base64 runs (one class string of the input instead of three): 0.15-0.4 ms slower (a translate
-per run costs more than one of the whole input); the short values through 32-bit pieces at
-4, 12, 20, ... (memoryview cast "I", every other one): 0.448 ms against 0.455 for the probe at
-offset 4; a hint for ":"/space-separated hex searched in the hex class string: 0.15 ms instead
-of 0.08 (the periodic needle). The same probe vectorised with numpy (a hashed bit table,
-windows at offsets 0 and 4, which also covers the short values) took 0.16 ms instead of 1.14,
-but numpy (~73 MB unpacked) does not fit the bundle's 120 MiB budget (tests/packaging).
+per run costs more than one of the whole input); the short values through 32-bit pieces at 4,
+12, 20, ...: as slow as the probe at offset 4. The same probe vectorised with numpy took
+0.16 ms instead of 1.14, but numpy (~73 MB unpacked) does not fit the bundle's 120 MiB budget
+(tests/packaging).
 The baseline, measured in the same run on the same input, is the naive check: `secret in text`
 for each of the 1,000 secrets (exact values only: no substrings, escapes, base64 or token
 formats, which the measured scan does as well).

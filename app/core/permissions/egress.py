@@ -24,22 +24,22 @@ What is found:
   Anthropic, OpenAI, Google API and Stripe live keys, and JSON Web Tokens.
 
 How it stays fast (tests/bench/bench_egress.py, whose docstring has today's numbers and where
-the time goes: a 100 KB input against 1,000 learnt values, decoding included, 3.2 ms median on
-a loaded 2-core machine; ~4x less than a plain ``secret in text`` loop, which finds far less,
-and the index's other half, the short values, costs ~0.45 ms of it): every 8-byte window
+the time goes: a 100 KB input against 1,000 learnt values, decoding included, ~2.8 ms median
+on the 2-core machine; ~4x less than a plain ``secret in text`` loop, which finds far less,
+and the short values cost ~0.18 ms of it): every 8-byte window
 of each learnt value (and of its base64 forms) is indexed as a 64-bit integer. The input's
 UTF-8 bytes are read as consecutive 8-byte integers through one ``memoryview.cast("Q")`` and
 intersected with the index's set in C; any common substring of 15 bytes or more contains one
 such aligned window. Only a window that hits is verified in Python, by extending the match
 around it with slice comparisons. Values of 12 to 14 bytes, which that probe cannot promise to
-see, are searched for whole (``bytes.find``, ~25 us each), or, when there are more than
-``_FEW_SHORT``, by a second probe at offset 4 (the index and this search:
-app.core.permissions.secret_index). Token formats use one regular expression per
-literal prefix (a literal prefix is a fast C search; one alternation of them all is ten times
-slower), and a plain substring test first where that is cheaper. Escapes are decoded only
-around runs of ``%XX``, all regions in one call.
+see, are searched for whole: one ``bytes.find`` each when there are few, one regular
+expression over the input read as 2-byte units up to 64, a second probe at offset 4 beyond
+(app.core.permissions.secret_short; the index: app.core.permissions.secret_index). Token
+formats use one regular expression per literal prefix (a literal prefix is a fast C search;
+one alternation of them all is ten times slower), and a plain substring test first where that
+is cheaper. Escapes are decoded only around runs of ``%XX``, all regions in one call.
 
-Decoding costs ~1.25 ms of the 100 KB (same bench; 1.75 ms in all with nothing learnt, token
+Decoding costs ~1.2 ms of the 100 KB (same bench; ~1.6 ms in all with nothing learnt, token
 formats and escapes included). Ordinary text holds ~700 runs worth a look (UUIDs, git SHAs,
 URL paths, identifiers) and each costs a few Python steps; the rot13 and reversed forms cost
 nothing measurable.

@@ -54,10 +54,13 @@ def mask(value: str) -> str:
 # -- well-known token formats ------------------------------------------------------------------
 
 # One pattern per literal prefix: a literal prefix is a fast C search, an alternation of
-# prefixes is not (ten times slower). Each entry: a needle that must be in the text before the
-# pattern runs (when a plain substring test is cheaper than the pattern's own search), the
-# pattern, its kind (None: the named group that matched), the characters that may not precede
-# a match (checked here: a look-behind in front would disable the literal-prefix search).
+# prefixes is not (ten times slower); formats that share a prefix share a pattern (one pass
+# over the text each costs ~30 us per 100 KB, tests/bench/bench_egress.py). Each entry: a
+# needle that must be in the text before the pattern runs (only where ``needle in text`` is
+# cheaper than the pattern's own search: a rare first character makes ``re``'s prefix search
+# fast, while ``str.__contains__`` is slower than it for short needles), the pattern, its kind
+# (None: the named group that matched), the characters that may not precede a match (checked
+# here: a look-behind in front would disable the literal-prefix search).
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _WORDCH = _ALNUM | {"_"}
 _TOKENCH = _WORDCH | {"-"}
@@ -71,22 +74,22 @@ _TOKEN_PATTERNS: Final[tuple[_TokenPattern, ...]] = (
     ("", re.compile(r"A(?:(?P<aws_access_key_id>(?:KIA|SIA)[A-Z0-9]{16})(?![A-Za-z0-9])"
                     r"|(?P<google_api_key>Iza[0-9A-Za-z_\-]{35})(?![0-9A-Za-z_\-]))"),
      None, _ALNUM),
-    ("", re.compile(r"gh[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9_])"), "github_token",
-     _WORDCH),
-    ("github_pat_", re.compile(r"github_pat_[A-Za-z0-9_]{22,}"), "github_token", _WORDCH),
+    ("", re.compile(r"g(?P<github_token>h[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9_])"
+                    r"|ithub_pat_[A-Za-z0-9_]{22,})"), None, _WORDCH),
     ("", re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,}"), "slack_token", _ALNUM),
-    # "sk-" found by its rarer "k-"; the "s" is checked below.
+    # "sk-" found by its rarer "k-"; the "s" is checked below. (Not one pattern with
+    # "k_live_": a match rejected there would hide a key inside it.)
     ("", re.compile(r"k-(?:(?P<anthropic_api_key>ant-[A-Za-z0-9_\-]{20,})"
                     r"|(?P<openai_api_key>(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}"
                     r"|[A-Za-z0-9]{32,}(?![A-Za-z0-9_\-])))"), None, frozenset()),
-    ("_live_", re.compile(r"k_live_[0-9A-Za-z]{16,}"), "stripe_secret_key", frozenset()),
+    ("", re.compile(r"k_live_[0-9A-Za-z]{16,}"), "stripe_secret_key", frozenset()),
     # JWT: header and payload are base64 of '{"...', so both start "eyJ"; found by "yJ".
     ("", re.compile(r"yJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
      "jwt", frozenset()),
-    ("ccess", re.compile(r"ccess_?[Kk]ey[\"']?\s*[:=]\s*[\"']?(?P<v>[A-Za-z0-9/+]{40})"
-                         r"(?![A-Za-z0-9/+=])"), "aws_secret_access_key", frozenset()),
-    ("CCESS", re.compile(r"CCESS_?KEY[\"']?\s*[:=]\s*[\"']?(?P<v>[A-Za-z0-9/+]{40})"
-                         r"(?![A-Za-z0-9/+=])"), "aws_secret_access_key", frozenset()),
+    ("", re.compile(r"ccess_?[Kk]ey[\"']?\s*[:=]\s*[\"']?(?P<v>[A-Za-z0-9/+]{40})"
+                    r"(?![A-Za-z0-9/+=])"), "aws_secret_access_key", frozenset()),
+    ("", re.compile(r"CCESS_?KEY[\"']?\s*[:=]\s*[\"']?(?P<v>[A-Za-z0-9/+]{40})"
+                    r"(?![A-Za-z0-9/+=])"), "aws_secret_access_key", frozenset()),
 )
 
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import base64
 import logging
+import struct
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
+from app.core.permissions.secret_short import PROBE_AS, ShortValues
 from app.core.permissions.secret_values import MIN_SECRET_LEN
 
 log = logging.getLogger(__name__)
@@ -41,9 +43,6 @@ _GRAM: Final = 8  # bytes per indexed window: one unsigned 64-bit integer
 _GUARANTEED: Final = 2 * _GRAM - 1  # any common substring this long meets an aligned window
 _BYTEORDER: Final = sys.byteorder
 _FEW_COMMON: Final = 16  # above this many distinct hit windows, locate them in one pass
-_FEW_SHORT: Final = 16
-"""Up to this many short entries, search each: a find of 100 KB costs ~26 us, the probe at
-offset 4 ~455 us (tests/bench/bench_egress.py's input, measured side by side)."""
 
 
 @dataclass(slots=True)
@@ -103,6 +102,35 @@ def _windows(data: bytes) -> set[int]:
             for i in range(len(data) - _GRAM + 1)}
 
 
+def _positions(view: memoryview[int] | memoryview[float], offset: int, data: bytes,
+               common: set[int] | set[float]) -> list[int]:
+    """Where the windows of ``common`` (read from ``view``: ``data`` from ``offset``, in
+    8-byte windows) are in ``data``. A window's aligned neighbours that are in ``common`` too
+    are taken with it: the windows of one match lie side by side, and a find of each would
+    cost a pass over ``data`` (~26 us per 100 KB). A neighbour's other places may go
+    unreported, never a value: every window keeps a place, and a hit refuses the call."""
+    positions: list[int] = []
+    left = set(common)
+    slots = len(view)
+    while left:
+        window = left.pop()
+        needle = (struct.pack("<d", window) if isinstance(window, float)
+                  else window.to_bytes(_GRAM, _BYTEORDER))
+        at = data.find(needle)
+        while at >= 0:
+            positions.append(at)
+            slot, misaligned = divmod(at - offset, _GRAM)
+            if not misaligned and 0 <= slot < slots:
+                for step in (1, -1):
+                    near = slot + step
+                    while 0 <= near < slots and view[near] in left:
+                        left.discard(view[near])
+                        positions.append(offset + near * _GRAM)
+                        near += step
+            at = data.find(needle, at + 1)
+    return positions
+
+
 def _common_prefix(a: bytes, ai: int, b: bytes, bi: int) -> int:
     """How many bytes a[ai:] and b[bi:] have in common at their start (binary search)."""
     lo, hi = 0, min(len(a) - ai, len(b) - bi)
@@ -127,10 +155,6 @@ def _common_suffix(a: bytes, ai: int, b: bytes, bi: int) -> int:
     return lo
 
 
-def _covered(found: Sequence[tuple[int, int, object]], start: int, end: int) -> bool:
-    return any(s <= start and end <= e for s, e, _ in found)
-
-
 class SecretIndex:
     """Learnt values (oldest first, bounded) and their windows."""
 
@@ -139,10 +163,9 @@ class SecretIndex:
         self._max_index_bytes = max_index_bytes
         self._secrets: dict[str, LearntSecret] = {}  # oldest first
         self._entries: dict[int, IndexEntry] = {}
-        self._short: dict[int, IndexEntry] = {}  # entries the aligned probe cannot promise to see
+        self._short = ShortValues()  # entries the aligned probe cannot promise to see
         self._index: dict[int, int | tuple[int, ...]] = {}  # window -> entry ids
         self._probe: set[int] = set()  # the index's windows (a set answers ~40% faster)
-        self._short_probe: set[int] = set()  # the short entries' windows
         self.index_bytes = 0
         """Bytes of learnt values and their encodings currently indexed."""
         self._next_id = 0
@@ -187,8 +210,7 @@ class SecretIndex:
             self._entries[entry_id] = entry
             secret.entry_ids.append(entry_id)
             if len(form) < _GUARANTEED:
-                self._short[entry_id] = entry
-                self._short_probe |= windows
+                self._short.add(entry_id, entry, windows)
             index = self._index
             self._probe |= windows
             for window in windows:
@@ -212,7 +234,6 @@ class SecretIndex:
         self._short.clear()
         self._index.clear()
         self._probe.clear()
-        self._short_probe.clear()
         self.index_bytes = 0
         self.with_space = 0
 
@@ -230,9 +251,7 @@ class SecretIndex:
     def _forget(self, secret: LearntSecret) -> None:
         for entry_id in secret.entry_ids:
             entry = self._entries.pop(entry_id)
-            if self._short.pop(entry_id, None) is not None:
-                self._short_probe = set().union(
-                    *(_windows(e.data) for e in self._short.values()))
+            self._short.forget(entry_id)
             for window in _windows(entry.data):
                 held = self._index.get(window)
                 if held == entry_id:
@@ -251,46 +270,35 @@ class SecretIndex:
         """Spans of ``data`` (bytes) that are pieces of learnt entries."""
         found: list[Span] = []
         self._probe_at(data, 0, self._probe, found)
-        if self._short:
-            if len(self._short) <= _FEW_SHORT:
-                for entry in self._short.values():
-                    at = data.find(entry.data)
-                    if at >= 0 and not _covered(found, at, at + len(entry.data)):
-                        found.append((at, at + len(entry.data), entry))
-            else:
-                # Windows at 4, 12, 20, ... too: with those at 0, 8, 16, ... any occurrence of
-                # 11 bytes or more holds one.
-                self._probe_at(data, _GRAM // 2, self._short_probe, found)
+        if self._short.needs_probe:
+            # Windows at 4, 12, 20, ... too: with those at 0, 8, 16, ... any occurrence of
+            # 11 bytes or more holds one.
+            self._probe_at(data, _GRAM // 2, self._short.probe, found, PROBE_AS)
+        elif self._short:
+            self._short.search(data, found)
         return found
 
-    def _probe_at(self, data: bytes, offset: int, probe: set[int], found: list[Span]) -> None:
+    def _probe_at(self, data: bytes, offset: int, probe: set[int] | set[float],
+                  found: list[Span], as_type: Literal["Q", "d"] = "Q") -> None:
+        """Verify the windows at ``offset``, ``offset + 8``, ... that are in ``probe`` (the
+        windows read as ``as_type``: "Q" integers or "d" floats, see
+        app.core.permissions.secret_short)."""
         usable = (len(data) - offset) // _GRAM * _GRAM
         if usable <= 0 or not probe:
             return
         with memoryview(data) as whole, whole[offset:offset + usable] as part, \
-                part.cast("Q") as view:
+                part.cast(as_type) as view:
             # Straight from the view: ~20% faster than through .tolist(). As fast as
             # isdisjoint, and it says which windows hit.
             common = probe.intersection(view)
             if not common:
                 return
             if len(common) <= _FEW_COMMON:
-                positions = sorted(self._positions(data, common))
+                positions = sorted(_positions(view, offset, data, common))
             else:
                 positions = [offset + i * _GRAM for i, w in enumerate(view.tolist())
                              if w in common]
         self._verify(data, positions, found)
-
-    @staticmethod
-    def _positions(data: bytes, common: set[int]) -> list[int]:
-        positions: list[int] = []
-        for window in common:
-            needle = window.to_bytes(_GRAM, _BYTEORDER)
-            at = data.find(needle)
-            while at >= 0:
-                positions.append(at)
-                at = data.find(needle, at + 1)
-        return positions
 
     def _verify(self, data: bytes, positions: Iterable[int], found: list[Span]) -> None:
         """Extend each candidate window (positions ascending) into a match, if it makes one."""
