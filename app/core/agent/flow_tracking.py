@@ -20,7 +20,7 @@ from app.core.permissions.history_secrets import (
 from app.core.permissions.service import Decision
 from app.core.store.conversations import ConversationRepository
 from app.core.store.writer import BackgroundWriter
-from app.core.tools.base import ToolSpec, canonical_json
+from app.core.tools.base import ToolCategory, ToolSpec, canonical_json
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +116,11 @@ class FlowTracking:
             # Which values a later call could have taken from it (provenance guard).
             flow.provenance.learn_untrusted(content, f"the result of {spec.name}"
                                                      f" ({untrusted})")
+        elif spec.category is ToolCategory.ORCHESTRATION:
+            # A sub-agent's answer is text a model wrote after reading what it read (labels
+            # the conversation already has): never the person's word, so what it names is
+            # no more vouched for than the page it may repeat.
+            flow.provenance.learn_untrusted(content, f"the answer of a sub-agent ({spec.name})")
         elif spec.is_read_only(tool_input) and not facts.outside:
             flow.provenance.learn_vouched(content)  # a trusted project's own files
         if changed:

@@ -10,7 +10,10 @@ host, so it cannot start children (app.core.agent.agent_scope).
 Flow crosses the boundary: a child starts with its parent's labels (the delegation message can
 carry what the parent read) and, sharing the parent's label state, adds its own to it as it
 goes. A quarantined child (a result schema of a few bits: app.core.agent.sub_agents.results)
-has a state of its own that starts from the parent's and never flows back.
+has a state of its own that starts from the parent's; the secrets and outside files it reads
+never flow back, the untrusted content it reads does (its few bits may be that content's
+choice: a port, an amount). Its answer, like any child's, is model-written text: what it names
+is never vouched for (app.core.agent.flow_tracking).
 
 Limits (Settings): children at once (others wait for a slot), children per conversation, turns
 and time per child, the summary's length. Stop cancels every child; a child's processes end

@@ -11,8 +11,9 @@
 - **Quarantine.** A child whose ``result_schema`` can only carry a few bits (booleans,
   bounded integers and numbers, enums and constants, short arrays of those: at most
   ``QUARANTINE_MAX_BITS``) returns no free text at all. Its answer is checked against the
-  schema and only the JSON value goes back; its flow labels do not join its parent's
-  (app.core.agent.sub_agents.host), because nothing it read can come back in it.
+  schema and only the JSON value goes back; the secrets and outside files it read do not
+  label its parent (app.core.agent.sub_agents.host), because they cannot come back in it;
+  untrusted content it read does, as a few bits can be that content's choice.
 """
 
 from __future__ import annotations
