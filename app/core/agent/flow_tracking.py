@@ -165,9 +165,10 @@ class FlowTracking:
             self._changed()
 
     def track_project_instructions(self, instructions: Mapping[str, str]) -> None:
-        """The project's instructions files (``{name: text}``, AGENTS.md and the like) go
-        into the system prompt: when the project is not trusted, they are its files taken in
-        like a read of them, untrusted content. Nothing is vouched for: they widen nothing."""
+        """The project's instructions files (``{name: text}``, AGENTS.md and the like, a
+        sub-agent's file in ``.tebiki/agents``) go into a system prompt: when the project is
+        not trusted, they are its files taken in like a read of them, untrusted content.
+        Nothing is vouched for: they widen nothing."""
         if self.project_trusted or not instructions:
             return
         source = self._untrusted_project_files()

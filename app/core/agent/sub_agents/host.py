@@ -251,6 +251,10 @@ class SubAgentHost:
             max_iterations=limits.max_turns, model=definition.model,
             instructions=child_system_prompt(definition))
         quarantined = is_quarantine_schema(definition.result_schema)
+        if definition.from_project:  # its instructions are the project's file: labelled
+            # before a quarantined child's labels are copied from its parent's
+            self._links.project_text_read({
+                f"{definition.source} (sub-agent {definition.name})": definition.instructions})
         parent_flow = self._flow()
         flow = parent_flow.child_for_quarantine() if quarantined else parent_flow
         child = ChildRun(execution_id=execution.id, run_id=execution.run_id,
