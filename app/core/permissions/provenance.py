@@ -109,6 +109,17 @@ def _leaves(value: Any, where: str = "") -> Iterator[tuple[str, str]]:
             yield from _leaves(item, f"{where}[{i}]")
 
 
+def _texts(value: Any) -> int:
+    """How many non-empty strings a tool input holds (numbers and flags apart)."""
+    if isinstance(value, str):
+        return 1 if value.strip() else 0
+    if isinstance(value, Mapping):
+        return sum(_texts(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_texts(item) for item in value[:200])
+    return 0
+
+
 class ValueProvenance:
     """The untrusted and the vouched-for values of one conversation (module docstring)."""
 
@@ -190,12 +201,16 @@ class ValueProvenance:
         (a link a page offered) is not a choice of that page's. ``third_party``: the input
         goes to a tool of a server Tebiki cannot see into, where a whole-argument number is
         a value (an amount, an id) and an identifier the person never wrote counts as chosen
-        even when nothing read holds it as it stands (module docstring)."""
+        even when nothing read holds it as it stands (module docstring); there a link is
+        only followed when the call carries no other text: beside a body, a message or a
+        file, the page's link is the page's choice of where they go."""
         untrusted, vouched, complete = self._untrusted, self._vouched, self.complete
         if not untrusted and complete:
             return []
         out: list[ChosenValue] = []
         seen: set[str] = set()
+        if third_party and _texts(tool_input) > 1:
+            verbatim_urls_ok = False
         for field, text in _leaves(tool_input):
             stripped = text.strip()
             if verbatim_urls_ok and URL.fullmatch(stripped) and self.seen_url(stripped):
