@@ -62,6 +62,7 @@ from app.core.permissions.provenance_values import (
     argument_values,
     bare_url,
     candidate_values,
+    destination,
     learnable_values,
     normal_url,
 )
@@ -230,6 +231,25 @@ class ValueProvenance:
                     if len(out) >= limit:
                         return out
         return out
+
+    def unnamed_destinations(self, command: str, template: str,
+                             tool_input: Mapping[str, Any]) -> list[ChosenValue]:
+        """The destinations (host and port) of the URLs in a program's ``command`` line that
+        neither the person named nor the tool's own ``template`` writes: its parameters
+        put them together, maybe from a port a page spelt out in words, so no value of the
+        input matches the page's. A link the conversation saw as it stands is followed
+        only when the call carries no other text (``chosen_values``)."""
+        template = template.lower()
+        followed_ok = _texts(tool_input) <= 1
+        out: list[ChosenValue] = []
+        for match in URL.finditer(command[:MAX_LEAF_CHARS]):
+            url = match.group()
+            host = destination(url)
+            if not host or self.vouched(host) or host in template or \
+                    (followed_ok and self.seen_url(url)):
+                continue
+            out.append(ChosenValue("the command line", host, UNSEEN_SOURCE))
+        return out[:5]
 
 
 def _vouched_url(value: str, vouched: frozenset[str]) -> bool:
