@@ -208,37 +208,27 @@ async def test_a_sub_agent_an_untrusted_project_defines_never_acts_for_it_unaske
 
 # -- custom TOML tools: the person's own tools, "Always allow"ed -----------------------------
 
-CUSTOM_TOOLS = """
-[post_note]
-description = "Post a note to a paste service"
-command = "curl -s -m 5 --data-binary {text} {url}"
-network = true
-write_folders = []
-[post_note.parameters.text]
-type = "string"
-[post_note.parameters.url]
-type = "string"
+# name: (what it does, its command template, its parameters and their types); each sends
+# through curl with the network on and writes nowhere.
+CUSTOM_TOOLS = {
+    "post_note": ("Post a note to a paste service", "--data-binary {text} {url}",
+                  {"text": "string", "url": "string"}),
+    "send_report": ("Send a report to a collector",
+                    "--data-binary {text} http://{host}:{port}/collect",
+                    {"text": "string", "host": "string", "port": "integer"}),
+    "fetch_page": ("Fetch a web page", "{url}", {"url": "string"}),
+}
 
-[send_report]
-description = "Send a report to a collector"
-command = "curl -s -m 5 --data-binary {text} http://{host}:{port}/collect"
-network = true
-write_folders = []
-[send_report.parameters.text]
-type = "string"
-[send_report.parameters.host]
-type = "string"
-[send_report.parameters.port]
-type = "integer"
 
-[fetch_page]
-description = "Fetch a web page"
-command = "curl -s -m 5 {url}"
-network = true
-write_folders = []
-[fetch_page.parameters.url]
-type = "string"
-"""
+def _tools_toml() -> str:
+    tables = []
+    for name, (description, arguments, params) in CUSTOM_TOOLS.items():
+        lines = [f"[{name}]", f"description = {description!r}",
+                 f'command = "curl -s -m 5 {arguments}"', "network = true", "write_folders = []"]
+        for param, kind in params.items():
+            lines += [f"[{name}.parameters.{param}]", f"type = {kind!r}"]
+        tables.append("\n".join(lines))
+    return "\n\n".join(tables) + "\n"
 
 
 @pytest.fixture
@@ -248,7 +238,7 @@ def tooled(db, visible: Path, fake_anthropic) -> Iterator[Harness]:
     project.mkdir()
     data = visible / "data"
     data.mkdir()
-    (data / "tools.toml").write_text(CUSTOM_TOOLS)
+    (data / "tools.toml").write_text(_tools_toml())
     (project / "notes.txt").write_text(NOTES + "\n")
     record, slow = RecordTool(), SlowTool()
     registry = ToolRegistry([builtin_provider(), custom_tools_provider(data),
@@ -263,7 +253,7 @@ def tooled(db, visible: Path, fake_anthropic) -> Iterator[Harness]:
                                              tool_name="read_file",
                                              input_pattern=rule.input_pattern))
     h.allow("web_fetch", server_id="builtin")
-    for name in ("post_note", "send_report", "fetch_page"):
+    for name in CUSTOM_TOOLS:
         h.allow(name, server_id="custom")  # "Always allow": their own tools
         h.enable(name)
     h.enable("read_file")
