@@ -211,6 +211,24 @@ async def test_a_sub_agent_an_untrusted_project_defines_never_acts_for_it_unaske
     assert _asked(person, "k1")
 
 
+def _harness(db: Any, project: Path, fake_anthropic: Any, provider: Any) -> Harness:
+    """The harness's parts with ``provider``'s tools too; the person's reads of project
+    files are allowed, as the app seeds them."""
+    record, slow = RecordTool(), SlowTool()
+    registry = ToolRegistry([builtin_provider(), provider,
+                             StaticProvider([record, slow], id="test", display_name="Test",
+                                            priority=0)])
+    permissions = ToolPermissionService(db, registry, project_root=project)
+    profile = ProfileRepository(db).ensure_default(**profile_defaults(registry.specs()))
+    assert profile.id is not None
+    for rule in reads_in_project("read_file"):
+        permissions.rules.add(PermissionRule(rule.decision, server_id="builtin",
+                                             tool_name="read_file",
+                                             input_pattern=rule.input_pattern))
+    return Harness(db, project, fake_anthropic, registry, permissions, profile.id, record,
+                   slow)
+
+
 # -- custom TOML tools: the person's own tools, "Always allow"ed -----------------------------
 
 # name: (what it does, its command template, its parameters and their types); each sends
@@ -245,18 +263,8 @@ def tooled(db, visible: Path, fake_anthropic) -> Iterator[Harness]:
     data.mkdir()
     (data / "tools.toml").write_text(_tools_toml())
     (project / "notes.txt").write_text(NOTES + "\n")
-    record, slow = RecordTool(), SlowTool()
-    registry = ToolRegistry([builtin_provider(), custom_tools_provider(data),
-                             StaticProvider([record, slow], id="test", display_name="Test",
-                                            priority=0)])
-    permissions = ToolPermissionService(db, registry, project_root=project)
-    profile = ProfileRepository(db).ensure_default(**profile_defaults(registry.specs()))
-    assert profile.id is not None
-    h = Harness(db, project, fake_anthropic, registry, permissions, profile.id, record, slow)
-    for rule in reads_in_project("read_file"):
-        permissions.rules.add(PermissionRule(rule.decision, server_id="builtin",
-                                             tool_name="read_file",
-                                             input_pattern=rule.input_pattern))
+    h = _harness(db, project, fake_anthropic, custom_tools_provider(data))
+    permissions = h.permissions
     h.allow("web_fetch", server_id="builtin")
     for name in CUSTOM_TOOLS:
         h.allow(name, server_id="custom")  # "Always allow": their own tools
@@ -344,20 +352,10 @@ async def mailed(db, project: Path, visible: Path, fake_anthropic
     # Up and answering before the run starts (its first call is not the test's subject).
     ready = await mcp.call("mailer", "inbox", {}, ToolContext(project_root=project))
     assert not ready.is_error, ready.content
-    record, slow = RecordTool(), SlowTool()
-    registry = ToolRegistry([builtin_provider(), mcp,
-                             StaticProvider([record, slow], id="test", display_name="Test",
-                                            priority=0)])
+    h = _harness(db, project, fake_anthropic, mcp)
+    permissions = h.permissions
     assert {"mailer__inbox", "mailer__send_email", "mailer__read_resource"} <= \
-        set(registry.names())
-    permissions = ToolPermissionService(db, registry, project_root=project)
-    profile = ProfileRepository(db).ensure_default(**profile_defaults(registry.specs()))
-    assert profile.id is not None
-    h = Harness(db, project, fake_anthropic, registry, permissions, profile.id, record, slow)
-    for rule in reads_in_project("read_file"):
-        permissions.rules.add(PermissionRule(rule.decision, server_id="builtin",
-                                             tool_name="read_file",
-                                             input_pattern=rule.input_pattern))
+        set(h.registry.names())
     for name in ("mailer__inbox", "mailer__send_email", "mailer__read_resource"):
         h.allow(name, server_id="mailer")
         h.enable(name)
@@ -435,14 +433,8 @@ async def filed(db, project: Path, other_project: Path, fake_anthropic
     ready = await mcp.call("files", "list_allowed_directories", {},
                            ToolContext(project_root=project))
     assert not ready.is_error, ready.content
-    record, slow = RecordTool(), SlowTool()
-    registry = ToolRegistry([builtin_provider(), mcp,
-                             StaticProvider([record, slow], id="test", display_name="Test",
-                                            priority=0)])
-    permissions = ToolPermissionService(db, registry, project_root=project)
-    profile = ProfileRepository(db).ensure_default(**profile_defaults(registry.specs()))
-    assert profile.id is not None
-    h = Harness(db, project, fake_anthropic, registry, permissions, profile.id, record, slow)
+    h = _harness(db, project, fake_anthropic, mcp)
+    permissions = h.permissions
     h.allow("files__read_text_file", server_id="files")
     h.enable("files__read_text_file")
     h.allow("web_fetch", server_id="builtin")
