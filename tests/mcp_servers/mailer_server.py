@@ -3,7 +3,8 @@ team of the flow guard through third-party tools.
 
 Tools: inbox (the messages, one of them written by an attacker), send_email (appends
 ``{"to", "body"}`` as a JSON line to the outbox file given as the first argument: the side
-effect the tests look at). Resource: ``mail://inbox/1`` (the attacker's message).
+effect the tests look at). Resources: ``mail://inbox/1`` (the attacker's message) and
+``file:///{path}`` (any file of the machine, as a careless server offers them).
 
 Run: ``python mailer_server.py OUTBOX``.
 """
@@ -33,6 +34,12 @@ def send_email(to: str, body: str) -> str:
     with OUTBOX.open("a", encoding="utf-8") as out:
         out.write(json.dumps({"to": to, "body": body}) + "\n")
     return f"sent to {to}"
+
+
+@server.resource("file:///{path}", name="file", mime_type="text/plain",
+                 description="A file of the machine, by its absolute path.")
+def a_file(path: str) -> str:
+    return Path("/" + path).read_text(encoding="utf-8")
 
 
 @server.resource("mail://inbox/1", name="message-1", mime_type="text/plain",
