@@ -24,7 +24,10 @@ def test_words_urls_and_numbers_are_not_paths(tmp_path: Path) -> None:
                        tmp_path) == []
 
 
-def test_every_mcp_tool_names_its_paths() -> None:
-    spec = spec_for_tool("files", "files__read_text_file",
-                         {"name": "read_text_file", "inputSchema": {"type": "object"}})
-    assert spec.named_paths is named_paths
+def test_only_a_server_outside_the_sandbox_names_its_paths() -> None:
+    """Inside, it sees only what the sandbox shows it, like any program."""
+    tool = {"name": "read_text_file", "inputSchema": {"type": "object"}}
+    assert spec_for_tool("files", "files__read_text_file", tool).named_paths is named_paths
+    sandboxed = spec_for_tool("files", "files__read_text_file", tool, runs_programs=True,
+                              sandboxed=True)
+    assert sandboxed.named_paths is None

@@ -92,7 +92,9 @@ def spec_for_tool(server: str, name: str, tool: Mapping[str, Any], *,
         sandbox_write_folders=write_folders if sandboxed else None,
         # readOnlyHint is the server's word, not a fact: every call is checkpointed.
         changes_files=True,
-        named_paths=named_paths,
+        # Outside its sandbox a server reads whatever its input names; inside, it sees only
+        # what the sandbox shows it (secrets hidden), like any program.
+        named_paths=None if sandboxed else named_paths,
     )
 
 
