@@ -22,3 +22,12 @@ def quirks_server_entry(*args: str) -> dict[str, object]:
     """An ``mcpServers`` entry for the quirks server (structured content breaking its schema,
     a JSON blob, a resource added late, log messages) over stdio."""
     return {"command": sys.executable, "args": [str(QUIRKS_SERVER), *args]}
+
+
+MAILER_SERVER = Path(__file__).with_name("mailer_server.py")
+
+
+def mailer_server_entry(outbox: Path) -> dict[str, object]:
+    """An ``mcpServers`` entry for the mailer (an inbox carrying an injection, send_email
+    writing to ``outbox``) over stdio."""
+    return {"command": sys.executable, "args": [str(MAILER_SERVER), str(outbox)]}

@@ -20,7 +20,7 @@ from app.core.permissions.history_secrets import (
 from app.core.permissions.service import Decision
 from app.core.store.conversations import ConversationRepository
 from app.core.store.writer import BackgroundWriter
-from app.core.tools.base import ToolSpec, canonical_json
+from app.core.tools.base import ToolCategory, ToolSpec, canonical_json
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +116,11 @@ class FlowTracking:
             # Which values a later call could have taken from it (provenance guard).
             flow.provenance.learn_untrusted(content, f"the result of {spec.name}"
                                                      f" ({untrusted})")
+        elif spec.category is ToolCategory.ORCHESTRATION:
+            # A sub-agent's answer is text a model wrote after reading what it read (labels
+            # the conversation already has): never the person's word, so what it names is
+            # no more vouched for than the page it may repeat.
+            flow.provenance.learn_untrusted(content, f"the answer of a sub-agent ({spec.name})")
         elif spec.is_read_only(tool_input) and not facts.outside:
             flow.provenance.learn_vouched(content)  # a trusted project's own files
         if changed:
@@ -160,9 +165,10 @@ class FlowTracking:
             self._changed()
 
     def track_project_instructions(self, instructions: Mapping[str, str]) -> None:
-        """The project's instructions files (``{name: text}``, AGENTS.md and the like) go
-        into the system prompt: when the project is not trusted, they are its files taken in
-        like a read of them, untrusted content. Nothing is vouched for: they widen nothing."""
+        """The project's instructions files (``{name: text}``, AGENTS.md and the like, a
+        sub-agent's file in ``.tebiki/agents``) go into a system prompt: when the project is
+        not trusted, they are its files taken in like a read of them, untrusted content.
+        Nothing is vouched for: they widen nothing."""
         if self.project_trusted or not instructions:
             return
         source = self._untrusted_project_files()

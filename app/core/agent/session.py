@@ -184,7 +184,7 @@ class AgentSession:
         self.sub_agents: SubAgentHost | None = build_host(
             db=db, profiles=profiles, profile_id=profile_id, registry=registry, scope=scope,
             conversation_id=current_conversation, new_child=self._new_child,
-            flow=lambda: self.flow_tracking.flow, flow_changed=self.flow_tracking.changed,
+            flow_tracking=self.flow_tracking,
             usage=self.usage, emit=self._emit, changes_recorded=audit.delegated_changes,
             project_root=project_root, data_dir=data_dir, checkpointer=lambda: self.checkpointer
         ) if scope.may_delegate else None  # a sub-agent's children: none, they never delegate

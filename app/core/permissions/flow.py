@@ -77,15 +77,20 @@ class FlowState:
             complete=not any(s.label is FlowLabel.UNTRUSTED for s in self._sources))
         # What went out, per destination (memory only).
         self.egress = EgressHistory()
+        # A quarantined sub-agent's parent: the untrusted content it reads labels both.
+        self._untrusted_to: FlowState | None = None
 
     def child_for_quarantine(self) -> FlowState:
         """The labels a quarantined sub-agent starts with: this conversation's, in a state of
-        its own, so what it reads labels only it (its result carries no free text back). The
-        secret values, the provenance of values and the egress history stay shared: what it
-        learns there only makes this conversation's scans stricter."""
+        its own, so the secrets and outside files it reads label only it (its result carries
+        no free text back). Untrusted content it reads labels this conversation too: a few
+        bits are enough to choose a port, an amount or a menu entry, and that choice comes
+        back. The secret values, the provenance of values and the egress history stay
+        shared: what it learns there only makes this conversation's scans stricter."""
         child = FlowState(self._sources, self.secrets)
         child.provenance = self.provenance
         child.egress = self.egress
+        child._untrusted_to = self
         return child
 
     # -- reading ---------------------------------------------------------------------------
@@ -144,7 +149,9 @@ class FlowState:
             if len(same) >= MAX_SOURCES_PER_LABEL:  # keep the first ones: they started it
                 return False
             self._sources = (*current, added)
-            return True
+        if label is FlowLabel.UNTRUSTED and self._untrusted_to is not None:
+            self._untrusted_to.add(label, source, tool, added.at)
+        return True
 
     def clear(self) -> None:
         """Forget the labels (the person's "Reset" on the chip, for a new task)."""

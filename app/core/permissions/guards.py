@@ -113,6 +113,8 @@ def _provenance_guard(decision: Decision, spec: ToolSpec, tool_input: Mapping[st
                                            third_party=spec.server_id != "builtin")
     if not chosen and spec.needs_network:
         chosen = _unvouched_destination(tool_input, flow)
+    if not chosen and spec.needs_network and spec.server_id != "builtin":
+        chosen = _program_destinations(spec, tool_input, flow)
     if not chosen:
         return decision
     first = chosen[0]
@@ -146,6 +148,21 @@ def _unvouched_destination(tool_input: Mapping[str, Any], flow: FlowState) -> li
         return []
     return [ChosenValue("url", host, "no message of yours (a host untrusted content may "
                                      "have spelt out)")]
+
+
+def _program_destinations(spec: ToolSpec, tool_input: Mapping[str, Any],
+                          flow: FlowState) -> list[ChosenValue]:
+    """A custom tool's command line, as its template renders the input: the URLs in it go
+    where its parameters say, the template's own hosts are the person's (their
+    tools.toml)."""
+    template = spec.annotations.get("command")
+    if spec.subjects_fn is None or not isinstance(template, str):
+        return []
+    try:
+        command = " ".join(spec.subjects(tool_input, None))
+    except Exception:  # not rendered: the tool refuses the input itself
+        return []
+    return flow.provenance.unnamed_destinations(command, template, tool_input)
 
 
 def _persistence_guard(decision: Decision, facts: CallFacts) -> Decision:

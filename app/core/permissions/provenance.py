@@ -62,6 +62,7 @@ from app.core.permissions.provenance_values import (
     argument_values,
     bare_url,
     candidate_values,
+    destination,
     learnable_values,
     normal_url,
 )
@@ -107,6 +108,17 @@ def _leaves(value: Any, where: str = "") -> Iterator[tuple[str, str]]:
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value[:200]):
             yield from _leaves(item, f"{where}[{i}]")
+
+
+def _texts(value: Any) -> int:
+    """How many non-empty strings a tool input holds (numbers and flags apart)."""
+    if isinstance(value, str):
+        return 1 if value.strip() else 0
+    if isinstance(value, Mapping):
+        return sum(_texts(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_texts(item) for item in value[:200])
+    return 0
 
 
 class ValueProvenance:
@@ -190,12 +202,16 @@ class ValueProvenance:
         (a link a page offered) is not a choice of that page's. ``third_party``: the input
         goes to a tool of a server Tebiki cannot see into, where a whole-argument number is
         a value (an amount, an id) and an identifier the person never wrote counts as chosen
-        even when nothing read holds it as it stands (module docstring)."""
+        even when nothing read holds it as it stands (module docstring); there a link is
+        only followed when the call carries no other text: beside a body, a message or a
+        file, the page's link is the page's choice of where they go."""
         untrusted, vouched, complete = self._untrusted, self._vouched, self.complete
         if not untrusted and complete:
             return []
         out: list[ChosenValue] = []
         seen: set[str] = set()
+        if third_party and _texts(tool_input) > 1:
+            verbatim_urls_ok = False
         for field, text in _leaves(tool_input):
             stripped = text.strip()
             if verbatim_urls_ok and URL.fullmatch(stripped) and self.seen_url(stripped):
@@ -215,6 +231,25 @@ class ValueProvenance:
                     if len(out) >= limit:
                         return out
         return out
+
+    def unnamed_destinations(self, command: str, template: str,
+                             tool_input: Mapping[str, Any]) -> list[ChosenValue]:
+        """The destinations (host and port) of the URLs in a program's ``command`` line that
+        neither the person named nor the tool's own ``template`` writes: its parameters
+        put them together, maybe from a port a page spelt out in words, so no value of the
+        input matches the page's. A link the conversation saw as it stands is followed
+        only when the call carries no other text (``chosen_values``)."""
+        template = template.lower()
+        followed_ok = _texts(tool_input) <= 1
+        out: list[ChosenValue] = []
+        for match in URL.finditer(command[:MAX_LEAF_CHARS]):
+            url = match.group()
+            host = destination(url)
+            if not host or self.vouched(host) or host in template or \
+                    (followed_ok and self.seen_url(url)):
+                continue
+            out.append(ChosenValue("the command line", host, UNSEEN_SOURCE))
+        return out[:5]
 
 
 def _vouched_url(value: str, vouched: frozenset[str]) -> bool:

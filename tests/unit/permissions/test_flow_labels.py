@@ -42,3 +42,14 @@ def test_the_summary_is_the_most_serious_labels_text() -> None:
     assert flow.summary() == "untrusted content"
     flow.add(FlowLabel.READ_SENSITIVE, "~/.aws/credentials", "read_file")
     assert flow.summary() == "read sensitive"
+
+
+def test_a_quarantined_state_keeps_secrets_and_outside_reads_but_passes_untrusted_up() -> None:
+    parent = FlowState()
+    child = parent.child_for_quarantine()
+    child.add(FlowLabel.READ_SENSITIVE, ".env", "read_file")
+    child.add(FlowLabel.READ_OUTSIDE, "~/notes", "read_file")
+    assert parent.labels == frozenset()
+    assert child.add(FlowLabel.UNTRUSTED, "https://example.com/page", "web_fetch")
+    assert parent.labels == {FlowLabel.UNTRUSTED}
+    assert parent.sources_of(FlowLabel.UNTRUSTED)[0].source == "https://example.com/page"

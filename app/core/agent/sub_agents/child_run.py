@@ -64,14 +64,17 @@ NewChild = Callable[[AgentScope, FlowState, EventSink, ChildPlace | None], Child
 @dataclass(frozen=True)
 class ParentLinks:
     """What a child run tells its parent as it goes: its rows of the tree (``emit``), its
-    tokens (``add_usage``), labels it added to the shared state (``flow_changed``), and what
+    tokens (``add_usage``), labels it added to the shared state (``flow_changed``), what
     its calls changed, as the change set of the parent's call that started it
-    (``changes_recorded(call_id, tool_name, changes)``: its audit row and its card)."""
+    (``changes_recorded(call_id, tool_name, changes)``: its audit row and its card), and
+    the project's text it takes in as its instructions (``project_text_read({name: text})``:
+    the files of a project the person has not marked trusted are untrusted content)."""
 
     emit: EventSink
     add_usage: Callable[[str, Any, str], None]
     flow_changed: Callable[[], None]
     changes_recorded: Callable[[str, str, CallChanges], None]
+    project_text_read: Callable[[Mapping[str, str]], None]
 
 
 class ChildRun:

@@ -65,6 +65,12 @@ class SubAgentDefinition:
     mode: PermissionMode | None = None
     source: str = "defined by the model"
 
+    @property
+    def from_project(self) -> bool:
+        """Defined by a file of the project (it came with the repository, like its other
+        files; ``source`` is then relative to the project)."""
+        return self.source.startswith(PROJECT_FOLDERS)
+
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "instructions": self.instructions,
                 "description": self.description, "tools": list(self.tools),

@@ -9,8 +9,11 @@ host, so it cannot start children (app.core.agent.agent_scope).
 
 Flow crosses the boundary: a child starts with its parent's labels (the delegation message can
 carry what the parent read) and, sharing the parent's label state, adds its own to it as it
-goes. A quarantined child (a result schema of a few bits: app.core.agent.sub_agents.results)
-has a state of its own that starts from the parent's and never flows back.
+goes. A quarantined child (a result schema of a few bits, within the conversation's budget:
+app.core.agent.sub_agents.results) has a state of its own that starts from the parent's; the
+secrets and outside files it reads never flow back, the untrusted content it reads does (its
+bits may be that content's choice: a port, an amount). Any child's answer is model-written
+text: what it names is never vouched for (app.core.agent.flow_tracking).
 
 Limits (Settings): children at once (others wait for a slot), children per conversation, turns
 and time per child, the summary's length. Stop cancels every child; a child's processes end
@@ -38,7 +41,7 @@ from app.core.agent.sub_agents.definitions import (
     child_system_prompt,
     load_definitions,
 )
-from app.core.agent.sub_agents.results import is_quarantine_schema, schema_problem
+from app.core.agent.sub_agents.results import QuarantineBudget, is_quarantine_schema, schema_problem
 from app.core.agent.sub_agents.run_context import build_run_context
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.flow import FlowState
@@ -111,6 +114,9 @@ class SubAgentHost:
         self._resumed: int | None = None  # the run the next parent run continues
         self._requested_mode: RunMode | None = None  # orchestrate_agent's, for this run
         self._pause = False
+        # What the quarantined answers of this conversation's children may carry, together:
+        # pieces of one secret are that secret.
+        self._quarantine = QuarantineBudget()
 
     # -- the parent's run --------------------------------------------------------------------
 
@@ -247,7 +253,11 @@ class SubAgentHost:
             parent_mode=offer.mode, requested_mode=definition.mode,
             max_iterations=limits.max_turns, model=definition.model,
             instructions=child_system_prompt(definition))
-        quarantined = is_quarantine_schema(definition.result_schema)
+        quarantined = self._quarantine.take(definition.result_schema)
+        if definition.from_project:  # its instructions are the project's file: labelled
+            # before a quarantined child's labels are copied from its parent's
+            self._links.project_text_read({
+                f"{definition.source} (sub-agent {definition.name})": definition.instructions})
         parent_flow = self._flow()
         flow = parent_flow.child_for_quarantine() if quarantined else parent_flow
         child = ChildRun(execution_id=execution.id, run_id=execution.run_id,

@@ -11,8 +11,11 @@
 - **Quarantine.** A child whose ``result_schema`` can only carry a few bits (booleans,
   bounded integers and numbers, enums and constants, short arrays of those: at most
   ``QUARANTINE_MAX_BITS``) returns no free text at all. Its answer is checked against the
-  schema and only the JSON value goes back; its flow labels do not join its parent's
-  (app.core.agent.sub_agents.host), because nothing it read can come back in it.
+  schema and only the JSON value goes back (the answers of all the children of one
+  conversation: at most ``QUARANTINE_MAX_BITS`` together); the secrets and outside files it
+  read do not
+  label its parent (app.core.agent.sub_agents.host), because they cannot come back in it;
+  untrusted content it read does, as a few bits can be that content's choice.
 """
 
 from __future__ import annotations
@@ -99,6 +102,24 @@ def _object_bits(schema: Mapping[str, Any]) -> float | None:
 def is_quarantine_schema(schema: object) -> bool:
     bits = information_bits(schema)
     return bits is not None and bits <= QUARANTINE_MAX_BITS
+
+
+class QuarantineBudget:
+    """The bits the quarantined answers of one conversation's children carry, together:
+    each child's few bits are one piece, and enough pieces are a key. A child whose schema
+    would take the total past ``QUARANTINE_MAX_BITS`` is not quarantined (what it reads
+    labels its parent, like any child's)."""
+
+    def __init__(self, limit: float = QUARANTINE_MAX_BITS) -> None:
+        self._left = limit
+
+    def take(self, schema: object) -> bool:
+        """Whether a child answering under ``schema`` runs quarantined (its bits are spent)."""
+        bits = information_bits(schema)
+        if bits is None or bits > self._left:
+            return False
+        self._left -= bits
+        return True
 
 
 def schema_problem(schema: object) -> str | None:

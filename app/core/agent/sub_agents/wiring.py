@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 from app.core.agent.agent_scope import AgentScope
 from app.core.agent.checkpointing import CallChanges, Checkpointer
 from app.core.agent.events import EventSink
+from app.core.agent.flow_tracking import FlowTracking
 from app.core.agent.sub_agents.child_run import NewChild, ParentLinks
 from app.core.agent.sub_agents.child_workspace import ChildWorkspaces
 from app.core.agent.sub_agents.host import Offer, SubAgentHost, SubAgentLimits
 from app.core.agent.usage_tracking import UsageTracking
-from app.core.permissions.flow import FlowState
 from app.core.settings_fields import (
     SUB_AGENT_MAX_TURNS,
     SUB_AGENT_SUMMARY_TOKENS,
@@ -34,8 +34,7 @@ if TYPE_CHECKING:  # only annotations name the store
 def build_host(*, db: Database, profiles: ProfileRepository,
                profile_id: int, registry: ToolRegistry, scope: AgentScope,
                conversation_id: Callable[[], int | None], new_child: NewChild,
-               flow: Callable[[], FlowState], flow_changed: Callable[[], None],
-               usage: UsageTracking, emit: EventSink,
+               flow_tracking: FlowTracking, usage: UsageTracking, emit: EventSink,
                changes_recorded: Callable[[str, str, CallChanges], None], project_root: Path,
                data_dir: Path | None,
                checkpointer: Callable[[], Checkpointer | None] = lambda: None) -> SubAgentHost:
@@ -64,8 +63,10 @@ def build_host(*, db: Database, profiles: ProfileRepository,
 
     return SubAgentHost(
         repo=OrchestrationRepository(db), limits=limits, conversation_id=conversation_id,
-        scope=scope, offer=offer, run_mode=run_mode, new_child=new_child, flow=flow,
-        links=ParentLinks(emit, usage.add_child_turn, flow_changed, changes_recorded),
+        scope=scope, offer=offer, run_mode=run_mode, new_child=new_child,
+        flow=lambda: flow_tracking.flow,
+        links=ParentLinks(emit, usage.add_child_turn, flow_tracking.changed, changes_recorded,
+                          flow_tracking.track_project_instructions),
         project_root=project_root, data_dir=data_dir,
         workspaces=ChildWorkspaces(data_dir=data_dir, project_root=project_root,
                                    changes_files=lambda name: _changes_files(registry, name),

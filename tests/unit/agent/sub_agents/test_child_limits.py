@@ -129,7 +129,7 @@ async def test_a_child_over_its_time_limit_is_stopped_and_says_so() -> None:
                      parent_call_id="t1", quarantined=False, summary_tokens=100,
                      time_limit_s=0.05,
                      parent=ParentLinks(sink, lambda *_a: None, lambda: None,
-                                        lambda *_a: None))
+                                        lambda *_a: None, lambda _texts: None))
     session = _NeverEnding()
     child.on_event(RunCancelled("stopped"))
     result = await child.start(session, "work")
@@ -149,7 +149,8 @@ async def test_a_finished_childs_session_is_closed() -> None:
                      scope=AgentScope(chain=("orchestrator", "quick")),
                      parent_call_id="t1", quarantined=False, summary_tokens=100,
                      time_limit_s=5, parent=ParentLinks(lambda _e: None, lambda *_a: None,
-                                                        lambda: None, lambda *_a: None))
+                                                        lambda: None, lambda *_a: None,
+                                                        lambda _texts: None))
     session = _Answers()
     result = await child.start(session, "work")
     assert session.closed and not session.cancelled

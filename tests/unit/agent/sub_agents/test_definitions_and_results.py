@@ -16,6 +16,7 @@ from app.core.agent.sub_agents.definitions import (
 )
 from app.core.agent.sub_agents.results import (
     QUARANTINE_MAX_BITS,
+    QuarantineBudget,
     escaped,
     information_bits,
     is_quarantine_schema,
@@ -127,3 +128,14 @@ def test_escaped_text_cannot_close_its_block_or_pose_as_a_turn() -> None:
     assert "</sub_agent_answer>" not in out and "<invoke" not in out
     assert "\nHuman:" not in out and "[quoted] Human:" in out
     assert "tool_use" not in out
+
+
+def test_the_quarantined_answers_of_one_conversation_share_one_budget_of_bits() -> None:
+    word = {"type": "integer", "minimum": 0, "maximum": 2**20 - 1}  # 20 bits
+    flag = {"type": "boolean"}
+    budget = QuarantineBudget()
+    assert budget.take(word)
+    assert not budget.take(word)  # 40 bits together: no longer a few
+    assert budget.take(flag)  # what is left still fits a yes/no
+    assert not budget.take({"type": "string"})  # never quarantined
+    assert QUARANTINE_MAX_BITS == 32.0

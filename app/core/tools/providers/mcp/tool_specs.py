@@ -6,15 +6,20 @@ and unique), their ``ToolSpec`` and the ``McpTool`` that calls through the provi
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import unquote, urlsplit
 
 from app.core.tools.base import RiskLevel, ToolCategory, ToolContext, ToolResult, ToolSpec
 
 MAX_TOOL_NAME = 64
 NAME_SEPARATOR = "__"
 MAX_DESCRIPTION = 10_000
+MAX_PATH_CHARS = 4096  # longer is no path a server opens
+MAX_NAMED_PATHS = 50
 _INVALID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 VALID_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -87,7 +92,43 @@ def spec_for_tool(server: str, name: str, tool: Mapping[str, Any], *,
         sandbox_write_folders=write_folders if sandboxed else None,
         # readOnlyHint is the server's word, not a fact: every call is checkpointed.
         changes_files=True,
+        # Outside its sandbox a server reads whatever its input names; inside, it sees only
+        # what the sandbox shows it (secrets hidden), like any program.
+        named_paths=None if sandboxed else named_paths,
     )
+
+
+def named_paths(tool_input: Mapping[str, Any], project_root: Path | None = None) -> list[str]:
+    """The files a call names in its arguments (``/abs``, ``~/x``, ``file://`` URIs, and
+    relative paths from the project folder), resolved: what a filesystem server reads is
+    what its input says, so a ``.env`` it is handed is a sensitive read like read_file's
+    (the guard asks, the result labels the conversation), wherever it lies."""
+    base = project_root if project_root is not None else Path.cwd()
+    out: list[str] = []
+    for text in _strings(tool_input, 0):
+        value = text.strip()
+        if value.startswith("file://"):
+            value = unquote(urlsplit(value).path)
+        elif "://" in value or not value or any(c.isspace() for c in value) or \
+                len(value) > MAX_PATH_CHARS or ("/" not in value and not value.startswith(".")):
+            continue
+        try:
+            out.append(os.path.realpath(base / os.path.expanduser(value)))
+        except (OSError, ValueError):
+            continue
+    return list(dict.fromkeys(out))[:MAX_NAMED_PATHS]
+
+
+def _strings(value: Any, depth: int) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if depth > 8:
+        return []
+    if isinstance(value, Mapping):
+        return [s for item in value.values() for s in _strings(item, depth + 1)]
+    if isinstance(value, (list, tuple)):
+        return [s for item in value[:100] for s in _strings(item, depth + 1)]
+    return []
 
 
 class McpToolCalls(Protocol):
