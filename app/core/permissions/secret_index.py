@@ -163,7 +163,7 @@ class SecretIndex:
         self._max_index_bytes = max_index_bytes
         self._secrets: dict[str, LearntSecret] = {}  # oldest first
         self._entries: dict[int, IndexEntry] = {}
-        self._short = ShortValues()  # entries the aligned probe cannot promise to see
+        self._short: ShortValues[IndexEntry] = ShortValues()  # the aligned probe may miss
         self._index: dict[int, int | tuple[int, ...]] = {}  # window -> entry ids
         self._probe: set[int] = set()  # the index's windows (a set answers ~40% faster)
         self.index_bytes = 0

@@ -27,10 +27,7 @@ import re
 import struct
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final, Literal
-
-if TYPE_CHECKING:
-    from app.core.permissions.secret_index import IndexEntry
+from typing import Final, Generic, Literal, Protocol, TypeVar
 
 __all__ = ["FEW_FINDS", "PROBE_AS", "UNIT_PATTERN_MAX", "ShortValues", "covered"]
 
@@ -43,6 +40,16 @@ which holds in little-endian order only (``as_probe_windows``)."""
 _GRAM: Final = 8
 _FOLD_SURROGATE_BYTES: Final = bytes.maketrans(bytes(range(0xD8, 0xE0)),
                                                bytes(range(0xD0, 0xD8)))
+
+
+class _Entry(Protocol):
+    """What of an index entry the search needs (app.core.permissions.secret_index)."""
+
+    @property
+    def data(self) -> bytes: ...
+
+
+Entry = TypeVar("Entry", bound=_Entry)
 
 
 def covered(found: Sequence[tuple[int, int, object]], start: int, end: int) -> bool:
@@ -71,21 +78,21 @@ def _units(data: bytes) -> str:
     return data[: len(data) // 2 * 2].decode("utf-16-le")
 
 
-class ShortValues:
+class ShortValues(Generic[Entry]):
     """The short entries of an index, their windows for the second probe, and the unit
     pattern (built on the first search after a change)."""
 
     def __init__(self) -> None:
-        self._entries: dict[int, tuple[IndexEntry, set[int]]] = {}  # id -> (entry, windows)
+        self._entries: dict[int, tuple[Entry, set[int]]] = {}  # id -> (entry, windows)
         self.probe: set[int] | set[float] = set()
         """Every short entry's windows, as ``PROBE_AS`` reads them."""
         self._pattern: re.Pattern[str] | None = None
-        self._starts: dict[str, list[tuple[IndexEntry, int]]] = {}  # units -> (entry, shift)
+        self._starts: dict[str, list[tuple[Entry, int]]] = {}  # units -> (entry, shift)
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def add(self, entry_id: int, entry: IndexEntry, windows: set[int]) -> None:
+    def add(self, entry_id: int, entry: Entry, windows: set[int]) -> None:
         self._entries[entry_id] = (entry, windows)
         self.probe |= as_probe_windows(windows)
         self._pattern = None
@@ -106,7 +113,7 @@ class ShortValues:
         """Whether there are too many for ``search``: the caller probes ``probe`` instead."""
         return len(self._entries) > UNIT_PATTERN_MAX
 
-    def search(self, data: bytes, found: list[tuple[int, int, IndexEntry]]) -> None:
+    def search(self, data: bytes, found: list[tuple[int, int, Entry]]) -> None:
         """Add to ``found`` where short entries are whole in ``data`` (unless ``needs_probe``:
         then nothing is searched)."""
         if len(self._entries) <= FEW_FINDS:
@@ -117,7 +124,7 @@ class ShortValues:
         elif not self.needs_probe:
             self._search_units(data, found)
 
-    def _search_units(self, data: bytes, found: list[tuple[int, int, IndexEntry]]) -> None:
+    def _search_units(self, data: bytes, found: list[tuple[int, int, Entry]]) -> None:
         pattern = self._pattern or self._compile()
         units = _units(data)
         match = pattern.search(units)
@@ -136,7 +143,7 @@ class ShortValues:
             match = pattern.search(units, at + 1)
 
     def _compile(self) -> re.Pattern[str]:
-        starts: dict[str, list[tuple[IndexEntry, int]]] = {}
+        starts: dict[str, list[tuple[Entry, int]]] = {}
         for entry, _ in self._entries.values():
             for shift in (0, 1):
                 starts.setdefault(_units(entry.data[shift:]), []).append((entry, shift))
