@@ -30,6 +30,7 @@ permission modes build on them, and an unknown must ask.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,8 @@ from app.core.permissions.server_claims import (
     server_sandbox_gap,
 )
 from app.core.sandbox import Sandbox
+from app.core.sandbox.mounts import scanner_for
+from app.core.sandbox.scanner import same_files
 from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.base import GitPermission, ToolContext, ToolSpec
 from app.core.tools.command_sandbox import NETWORK_FIELD, WRITE_FOLDERS_FIELD, write_folders
@@ -128,7 +131,8 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
     outside = tuple(p for p in (*path_subjects, *named) if not _inside(p, project))
     # What the call reads or writes by its paths and by the paths it names in free text (a
     # command's ``cat .env``): one answer for the guard, the flow labels and the audit.
-    secrets = _secrets((*path_subjects, *named), sensitive)
+    secrets = _secrets((*path_subjects, *named), sensitive) + \
+        _secret_twins((*path_subjects, *named), project, sandbox)
     call = _Call.of(spec, tool_input, path_subjects, project, ctx, read_only)
     claims = ServerClaims() if call.builtin else ServerClaims.of(spec)
     egress = call.network or claims.open_world or \
@@ -174,6 +178,27 @@ def _secrets(paths: Sequence[str],
         return ()
     found = ((p, sensitive.match(p)) for p in dict.fromkeys(paths))
     return tuple((p, entry) for p, entry in found if entry is not None)
+
+
+def _secret_twins(paths: Sequence[str], project: Path | None,
+                  sandbox: Sandbox) -> tuple[tuple[str, str], ...]:
+    """(path, why) for each path that is a hard link of a secret (the project's secret files,
+    the sensitive list): the secret under a harmless name, hidden from programs too."""
+    linked = [p for p in dict.fromkeys(paths) if _hard_linked(p)]
+    if not linked:
+        return ()
+    twins = set(same_files(tuple(Path(p) for p in linked), sandbox.hidden))
+    if project is not None and project.is_dir():
+        twins |= set(scanner_for(sandbox.secret_names).scan(project).secret_twins)
+    return tuple((p, "a hard link of a secret file") for p in linked if Path(p) in twins)
+
+
+def _hard_linked(path: str) -> bool:
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink > 1
 
 
 @dataclass(frozen=True)
