@@ -16,9 +16,10 @@ repository's configuration runs no program). Templates (``.env.example``) are le
 the work tree. Added and removed lines are the file's versions.
 
 A command that can print the repository's objects (``prints_git_objects``: ``git show``,
-``cat-file``, ``log -p``, ...) in a project whose history holds such files is itself a read
-of them (app.core.agent.flow_tracking labels the conversation), since its output may carry
-them in a form no scan reads (``| xxd``, ``| od``).
+``cat-file``, ``log -p``, ..., and any program that may run git or read ``.git/objects``
+itself: an interpreter, a build tool, a test runner) in a project whose history holds such
+files is itself a read of them (app.core.agent.flow_tracking labels the conversation), since
+its output may carry them in a form no scan reads (``| xxd``, shifted by its code).
 
 Bounds: ``MAX_HISTORY_BYTES`` of output and ``GIT_TIMEOUT_S`` (a huge history is read in part,
 newest first, and logged); ``MAX_FILES`` paths. Runs git: call it off the GUI thread and off
@@ -58,6 +59,17 @@ _PRINTS_BLOBS = frozenset({"show", "cat-file", "grep", "archive", "blame", "anno
 _SHOWS_PATCHES = frozenset({"log", "stash", "reflog", "diff-tree", "diff-index", "diff-files"})
 _PATCH_OPTIONS = frozenset({"-p", "-u", "--patch", "--cc", "--full-diff"})
 _WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+# Programs that print only the files and text they are given and start no other program
+# (not sed or awk, which can; not find, fd or rg, which exec; not sort: --compress-program).
+# Any other program may run git or read the objects itself and print them in a form no scan
+# reads.
+_STARTS_NO_PROGRAM = frozenset({
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "echo", "printf", "pwd",
+    "true", "false", "test", "[", "uniq", "cut", "tr", "diff", "cmp", "mkdir", "touch",
+    "cp", "mv", "rm", "ln", "stat", "file", "du", "df", "date", "basename", "dirname",
+    "realpath", "readlink", "which", "whoami", "uname", "tree", "cd", "xxd", "od", "base64",
+    "sha256sum", "md5sum", "nl", "tac", "rev", "fold", "paste", "join", "comm", "column",
+    "jq", "sleep", "chmod"})
 _learnt_paths: dict[Path, tuple[str, ...]] = {}
 _lock = threading.Lock()
 
@@ -132,10 +144,16 @@ def history_secret_paths(root: Path) -> tuple[str, ...]:
 def prints_git_objects(commands: Iterable[str]) -> bool:
     """Can one of ``commands`` (a shell command's simple commands, wrappers removed) print
     the content of the repository's objects: a git subcommand that shows blobs, or one that
-    shows patches when asked (``log -p``, ``stash show -p``)?"""
+    shows patches when asked (``log -p``, ``stash show -p``), or a program that may start
+    git or read the objects itself?"""
     for command in commands:
         words = command.split()
-        if not words or words[0].rsplit("/", 1)[-1] != "git":
+        if not words:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        if program != "git":
+            if program not in _STARTS_NO_PROGRAM:
+                return True
             continue
         rest = words[1:]
         while rest and rest[0].startswith("-"):  # git's own options, some with a value

@@ -124,7 +124,10 @@ def _track(db, service: ToolPermissionService, repository: Path, command: str,
 
 @pytest.mark.parametrize("command", [
     "git log -p | xxd", "git --no-pager show HEAD~1 | od -c",
-    "git cat-file -p 4b825dc | rev | tr a-z n-za-m", "git stash show -p | xxd"])
+    "git cat-file -p 4b825dc | rev | tr a-z n-za-m", "git stash show -p | xxd",
+    # A program that may start git or read .git/objects itself.
+    "python3 -c 'import subprocess'", "make dump", "sh -c 'git show HEAD~1'", "sort x",
+    "cat .git/objects/ab/cd | python3 -m zlib"])
 def test_a_git_print_of_the_history_in_any_form_labels_the_conversation(
         service, repository, tmp_path, command, db):
     service.learn_secrets(repository, home=tmp_path / "home")
