@@ -107,6 +107,9 @@ class FlowTracking:
         untrusted = ""
         if spec.needs_network and spec.server_id == "builtin":
             untrusted = _web_source(tool_input) or spec.name
+        elif spec.runs_programs and facts.egress and spec.server_id == "builtin":
+            # A command with network: its output may be a page it downloaded (`curl`).
+            untrusted = f"the output of {spec.name} with network"
         elif spec.server_id != "builtin":
             untrusted = f"{spec.server_id} tool results"
         elif not self.project_trusted and (spec.is_read_only(tool_input) or spec.runs_programs):

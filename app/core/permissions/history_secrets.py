@@ -69,7 +69,7 @@ _STARTS_NO_PROGRAM = frozenset({
     "cp", "mv", "rm", "ln", "stat", "file", "du", "df", "date", "basename", "dirname",
     "realpath", "readlink", "which", "whoami", "uname", "tree", "cd", "xxd", "od", "base64",
     "sha256sum", "md5sum", "nl", "tac", "rev", "fold", "paste", "join", "comm", "column",
-    "jq", "sleep", "chmod"})
+    "jq", "sleep", "chmod", "curl", "wget"})
 _learnt_paths: dict[Path, tuple[str, ...]] = {}
 _lock = threading.Lock()
 
