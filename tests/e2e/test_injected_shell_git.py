@@ -511,3 +511,19 @@ async def test_what_a_networked_command_downloaded_is_untrusted_content(
         f"Run curl on {docs.url('/guide')} and tell me the install steps")
     assert "Install with pip" in result_of(person, "toolu_1")
     assert not reached(bytes(attacker.received), NOTES, MARKER)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_reads_that_print_no_history_leave_the_conversation_unlabelled(
+        person: Harness, docs: FakeWebServer, mode: PermissionMode) -> None:
+    """In a project whose history holds a secret file: git_ops (which leaves secret content
+    out), a search, and `ls` do not label, so the docs fetch after them runs unasked."""
+    person.allow("git_ops", server_id="builtin")
+    person.allow("shell_exec", server_id="builtin")
+    await _run(person, docs, mode,
+               tool("git_ops", {"action": "status"}, id="toolu_3"),
+               tool("git_ops", {"action": "show", "args": {"ref": "HEAD"}}, id="toolu_4"),
+               tool("grep_search", {"pattern": "app"}, id="toolu_5"),
+               shell("ls -la", "toolu_6"),
+               tool("web_fetch", {"url": docs.url("/install")}, id="toolu_7"), trusted=True)
+    assert person.approver.requests == []

@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 IN_THE_RESULT = " (in the result)"
 # How much of one result is learnt as secret material (a key file is a few KB).
 MAX_LEARNT_CHARS = 256 * 1024
+# Built-in tools that leave the content of secret files out of the git history they print.
+_FILTERS_SECRET_HISTORY = frozenset({"git_ops"})
 # How much of a result is scanned for the machine's known secrets.
 MAX_SCANNED_CHARS = 1024 * 1024
 
@@ -126,7 +128,12 @@ class FlowTracking:
 
     def _git_history_reads(self, spec: ToolSpec, tool_input: Mapping[str, Any]) -> tuple[str, ...]:
         paths = history_secret_paths(self._project_root)
-        if not paths or not spec.runs_programs or spec.subjects_fn is None:
+        # Tebiki's own tools whose subjects are the commands they run (shell_exec) or the
+        # checks that run the project's code (self_eval); git_ops leaves secret files'
+        # content out of what it prints, and grep_search's subjects are paths.
+        if not paths or not spec.runs_programs or spec.subjects_fn is None or \
+                spec.server_id != "builtin" or spec.subject_kind != "text" or \
+                spec.name in _FILTERS_SECRET_HISTORY:
             return ()
         try:
             commands = spec.subjects(tool_input, self._project_root)
