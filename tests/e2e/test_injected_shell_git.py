@@ -527,3 +527,37 @@ async def test_reads_that_print_no_history_leave_the_conversation_unlabelled(
                shell("ls -la", "toolu_6"),
                tool("web_fetch", {"url": docs.url("/install")}, id="toolu_7"), trusted=True)
     assert person.approver.requests == []
+
+
+@pytest.mark.parametrize("name", [".ENV", "Deploy.PEM", "Terraform.TFSTATE", ".Env.Local",
+                                  "config/.env", "id_RSA"])
+async def test_a_secret_named_in_any_case_or_folder_is_hidden_from_programs(
+        person: Harness, docs: FakeWebServer, project: Path, name: str) -> None:
+    secret = project / name
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text(f"TOKEN={TOKEN}\n")
+    person.allow("shell_exec", server_id="builtin")
+    await _run(person, docs, PermissionMode.AUTO,
+               shell(py(_SHIFT.format(name=name)), "toolu_3"), trusted=True)
+    assert _shifted(TOKEN)[:12] not in result_of(person, "toolu_3")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_symlink_to_the_persons_files_outside_the_project_reads_nothing_unasked(
+        person: Harness, docs: FakeWebServer, project: Path, outside: Path,
+        mode: PermissionMode) -> None:
+    private = "Diagnosis letter, patient ref ZK40917"
+    (outside / "private.txt").write_text(private + "\n")
+    (project / "docs").mkdir()
+    (project / "docs" / "private.txt").symlink_to(outside / "private.txt")
+    (project / "docs-link").symlink_to(outside)
+    person.allow("shell_exec", server_id="builtin")
+    await _run(person, docs, mode,
+               tool("read_file", {"path": "docs/private.txt"}, id="toolu_3"),
+               tool("grep_search", {"pattern": "ZK40917"}, id="toolu_4"),
+               tool("grep_search", {"pattern": "ZK40917", "path": "docs-link"}, id="toolu_5"),
+               shell("cat docs/private.txt docs-link/private.txt", "toolu_6"),
+               shell(py("print(open('docs/private.txt').read()[::-1])"), "toolu_7"),
+               trusted=True)
+    seen = " ".join(result_of(person, f"toolu_{i}") for i in range(3, 8))
+    assert "Diagnosis" not in seen and "Diagnosis"[::-1] not in seen
