@@ -113,11 +113,12 @@ def _provenance_guard(decision: Decision, spec: ToolSpec, tool_input: Mapping[st
                                            third_party=spec.server_id != "builtin")
     if not chosen and spec.needs_network:
         chosen = _unvouched_destination(tool_input, flow)
-    if not chosen and spec.runs_programs and facts.egress:
-        # A program with network sends wherever its code says: the destination is not an
+    if not chosen and spec.runs_programs and facts.egress and spec.server_id == "builtin":
+        # A command with network sends wherever its code says: the destination is not an
         # argument that can be vouched for (a port spelt out in words, an address built in
         # code), so after untrusted content it is the person's to allow, whatever rule
-        # allows the tool for their own commands.
+        # allows the tool for their own commands. (A third-party tool's arguments are
+        # judged above: its server, not a command line, decides where they go.)
         source = flow.sources_of(FlowLabel.UNTRUSTED)[0].source
         return _raise_to_ask(
             decision, "provenance guard: its programs may reach the network after untrusted "
