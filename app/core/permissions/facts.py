@@ -12,9 +12,9 @@
   command's ``.git`` kept read-only); what the newest checkpoint does not record is read-only
   to a call that runs unasked, so a call whose paths lie there, or that failed before for
   want of writing there, is not reversible (it asks);
-- ``egress``: it can send data out of the machine (web tools, a command with network, any
-  tool of an MCP server or custom tool whose programs are not sandboxed without network, a
-  tool whose server says it reaches an open world);
+- ``egress``: it can send data out of the machine (web tools, a command with network or
+  without a working sandbox, any tool of an MCP server or custom tool whose programs are not
+  sandboxed without network, a tool whose server says it reaches an open world);
 - ``outside`` / ``sensitive``: its paths outside the project, and the ones that are secrets;
 - ``persistence``: the paths it writes that the person's tools run without being asked
   (``app.core.tools.persistence``), for the guard that never lets such a write run unasked.
@@ -133,7 +133,7 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
     # command's ``cat .env``): one answer for the guard, the flow labels and the audit.
     secrets = _secrets((*path_subjects, *named), sensitive) + \
         _secret_twins((*path_subjects, *named), project, sandbox)
-    call = _Call.of(spec, tool_input, path_subjects, project, ctx, read_only)
+    call = _Call.of(spec, tool_input, path_subjects, project, ctx, read_only, sandbox)
     claims = ServerClaims() if call.builtin else ServerClaims.of(spec)
     egress = call.network or claims.open_world or \
         (not call.builtin and not (spec.sandboxed and not spec.needs_network))
@@ -218,12 +218,16 @@ class _Call:
 
     @classmethod
     def of(cls, spec: ToolSpec, tool_input: Mapping[str, Any], path_subjects: Sequence[str],
-           project: Path | None, ctx: ToolContext | None, read_only: bool) -> _Call:
+           project: Path | None, ctx: ToolContext | None, read_only: bool,
+           sandbox: Sandbox) -> _Call:
         builtin = spec.server_id in BUILTIN_SERVERS
         config = ctx.config_for(spec.name) if ctx is not None else {}
         network = spec.needs_network
         if spec.runs_programs and NETWORK_FIELD in spec.config_fields:
-            network = network or NETWORK_FIELD.parse(config.get(NETWORK_FIELD.key)) is True
+            # The setting closes the network only where a working sandbox enforces it: a
+            # program run outside one (no sandbox, "Require the sandbox" off) reaches it.
+            network = network or NETWORK_FIELD.parse(config.get(NETWORK_FIELD.key)) is True \
+                or not program_containment(spec, sandbox).contained
         return cls(spec, tool_input, path_subjects, project, ctx, config, builtin, network,
                    read_only)
 
