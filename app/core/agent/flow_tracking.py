@@ -18,6 +18,7 @@ from app.core.permissions.history_secrets import (
     prints_git_objects,
 )
 from app.core.permissions.service import Decision
+from app.core.permissions.token_files import TOKEN_SUFFIX, token_file_paths
 from app.core.store.conversations import ConversationRepository
 from app.core.store.writer import BackgroundWriter
 from app.core.tools.base import ToolSpec, canonical_json
@@ -96,9 +97,10 @@ class FlowTracking:
             changed |= flow.add(FlowLabel.READ_SENSITIVE, self._shown(path), spec.name)
             flow.secrets.add_text(content[:MAX_LEARNT_CHARS], self._shown(path))
         # A git command that can print any blob, in a project whose history holds secret
-        # files, read them: its output may carry them in a form no scan reads.
-        for path in self._git_history_reads(spec, tool_input):
-            changed |= flow.add(FlowLabel.READ_SENSITIVE, path + HISTORY_SUFFIX, spec.name)
+        # files, read them; a program that may read any file it sees read the ordinary files
+        # that hold a token too: its output may carry them in a form no scan reads.
+        for source in self._program_reads(spec, tool_input):
+            changed |= flow.add(FlowLabel.READ_SENSITIVE, source, spec.name)
         if spec.is_read_only(tool_input):
             for path in facts.outside:
                 changed |= flow.add(FlowLabel.READ_OUTSIDE, self._shown(path), spec.name)
@@ -126,8 +128,9 @@ class FlowTracking:
         if changed:
             self._changed()
 
-    def _git_history_reads(self, spec: ToolSpec, tool_input: Mapping[str, Any]) -> tuple[str, ...]:
-        paths = history_secret_paths(self._project_root)
+    def _program_reads(self, spec: ToolSpec, tool_input: Mapping[str, Any]) -> tuple[str, ...]:
+        paths = tuple(p + HISTORY_SUFFIX for p in history_secret_paths(self._project_root)) + \
+            tuple(p + TOKEN_SUFFIX for p in token_file_paths(self._project_root))
         # Tebiki's own tools whose subjects are the commands they run (shell_exec) or the
         # checks that run the project's code (self_eval); git_ops leaves secret files'
         # content out of what it prints, and grep_search's subjects are paths.
