@@ -32,11 +32,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 
 from app.core.permissions.egress import SecretMatcher
+from app.core.permissions.learnt_paths import LearntPaths
 from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.git_safety import GitSafetyError, safe_git_env
 from app.core.tools.process_runner import minimal_env, run_argv
@@ -70,8 +70,7 @@ _STARTS_NO_PROGRAM = frozenset({
     "realpath", "readlink", "which", "whoami", "uname", "tree", "cd", "xxd", "od", "base64",
     "sha256sum", "md5sum", "nl", "tac", "rev", "fold", "paste", "join", "comm", "column",
     "jq", "sleep", "chmod", "curl", "wget"})
-_learnt_paths: dict[Path, tuple[str, ...]] = {}
-_lock = threading.Lock()
+_learnt_paths = LearntPaths()
 
 _HEADER = re.compile(r'^diff --git (?:"a/((?:[^"\\]|\\.)*)"|a/(\S+)) ', re.MULTILINE)
 
@@ -130,15 +129,13 @@ def learn_history_secrets(matcher: SecretMatcher, root: Path,
     versions = _versions(patch, sensitive)
     for path, lines in versions.items():
         learnt += matcher.add_text("\n".join(lines), path + HISTORY_SUFFIX)
-    with _lock:
-        _learnt_paths[root.resolve()] = tuple(versions)
+    _learnt_paths.remember(root, tuple(versions))
     return learnt
 
 
 def history_secret_paths(root: Path) -> tuple[str, ...]:
     """The secret-named files ``root``'s git history holds (as learnt; none before)."""
-    with _lock:
-        return _learnt_paths.get(root.resolve(), ())
+    return _learnt_paths.of(root)
 
 
 def prints_git_objects(commands: Iterable[str]) -> bool:

@@ -18,10 +18,10 @@ person's, and a program shown them reads them anyway as part of a package).
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 from app.core.permissions.egress import SecretMatcher
+from app.core.permissions.learnt_paths import LearntPaths
 from app.core.permissions.secret_formats import token_hits
 from app.core.sensitive_paths import SensitivePaths
 
@@ -35,8 +35,7 @@ _SKIPPED = frozenset({".git", "node_modules", "site-packages", "dist-packages", 
                       "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
                       "target", "dist", "build"})
 
-_learnt: dict[Path, tuple[str, ...]] = {}
-_lock = threading.Lock()
+_learnt = LearntPaths()
 
 
 def learn_token_files(matcher: SecretMatcher, root: Path, sensitive: SensitivePaths) -> int:
@@ -57,15 +56,13 @@ def learn_token_files(matcher: SecretMatcher, root: Path, sensitive: SensitivePa
         found.append(relative)
         for hit in hits:
             learnt += matcher.add_secret(text[hit.start:hit.end], relative)
-    with _lock:
-        _learnt[root.resolve()] = tuple(found)
+    _learnt.remember(root, tuple(found))
     return learnt
 
 
 def token_file_paths(root: Path) -> tuple[str, ...]:
     """The ordinary files of ``root`` that hold a token (as learnt; none before)."""
-    with _lock:
-        return _learnt.get(root.resolve(), ())
+    return _learnt.of(root)
 
 
 def _text_files(root: Path, sensitive: SensitivePaths) -> list[str]:
