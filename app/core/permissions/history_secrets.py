@@ -9,7 +9,8 @@ machine's known secrets (``ToolPermissionService.known_secrets``, app.core.permi
 secret_sources): a result that carries one labels the conversation (it read a secret, named
 ``<path> (git history)``), and a call that sends one out is refused, plain or encoded.
 
-What is read: one ``git log -p`` over every ref and the reflog, limited by pathspec to file
+What is read: for the project's repository and each one nested in it (a vendored clone, whose
+objects programs see too; ``MAX_NESTED``), one ``git log -p`` over every ref and the reflog, limited by pathspec to file
 names the sensitive paths list (``SensitivePaths.names``, any folder, any case), with git's own
 diffs (no external diff, no textconv) in the environment of app.core.tools.git_safety (the
 repository's configuration runs no program). Templates (``.env.example``) are left out as in
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -38,6 +40,7 @@ from pathlib import Path
 from app.core.permissions.egress import SecretMatcher
 from app.core.permissions.learnt_paths import LearntPaths
 from app.core.sensitive_paths import SensitivePaths
+from app.core.tools.git_metadata import git_metadata
 from app.core.tools.git_safety import GitSafetyError, safe_git_env
 from app.core.tools.process_runner import minimal_env, run_argv
 
@@ -48,6 +51,7 @@ log = logging.getLogger(__name__)
 
 MAX_HISTORY_BYTES = 4 * 1024 * 1024
 MAX_FILES = 200
+MAX_NESTED = 20  # nested repositories whose history is read
 GIT_TIMEOUT_S = 5.0  # a session's first model call waits for what is left: a huge history is cut
 HISTORY_SUFFIX = " (git history)"
 
@@ -118,19 +122,35 @@ async def _history_patch(root: Path, sensitive: SensitivePaths) -> str:
 
 def learn_history_secrets(matcher: SecretMatcher, root: Path,
                           sensitive: SensitivePaths) -> int:
-    """Learn the secret values of every secret-named file in ``root``'s git history (none
-    without a repository); returns how many values were found."""
-    try:
-        patch = asyncio.run(_history_patch(root, sensitive))
-    except (GitSafetyError, OSError) as exc:
-        log.info("git history of %s not read: %s", root, exc)
-        return 0
+    """Learn the secret values of every secret-named file in the git history of ``root``'s
+    repository and of the repositories nested in it (a vendored clone: any program sees its
+    objects too); returns how many values were found."""
     learnt = 0
-    versions = _versions(patch, sensitive)
-    for path, lines in versions.items():
-        learnt += matcher.add_text("\n".join(lines), path + HISTORY_SUFFIX)
-    _learnt_paths.remember(root, tuple(versions))
+    paths: list[str] = []
+    for top in _repositories(root):
+        try:
+            patch = asyncio.run(_history_patch(top, sensitive))
+        except (GitSafetyError, OSError) as exc:
+            log.info("git history of %s not read: %s", top, exc)
+            continue
+        prefix = "" if top == root else os.path.relpath(top, root) + "/"
+        for path, lines in _versions(patch, sensitive).items():
+            learnt += matcher.add_text("\n".join(lines), prefix + path + HISTORY_SUFFIX)
+            paths.append(prefix + path)
+    _learnt_paths.remember(root, tuple(paths))
     return learnt
+
+
+def _repositories(root: Path) -> list[Path]:
+    """``root`` and the work trees of the repositories nested inside it (at most
+    ``MAX_NESTED``)."""
+    root = root.resolve()
+    # A nested repository's git dir is its work tree's ``.git`` (bare ones have no files
+    # a program would print by name, and git reads them through their own work tree).
+    nested = [gitdir.parent for gitdir in git_metadata([root]).nested
+              if gitdir.name == ".git" and gitdir.parent != root
+              and gitdir.parent.is_relative_to(root)]
+    return [root, *dict.fromkeys(nested)][:MAX_NESTED + 1]
 
 
 def history_secret_paths(root: Path) -> tuple[str, ...]:
