@@ -10,8 +10,9 @@ secret_sources): a result that carries one labels the conversation (it read a se
 ``<path> (git history)``), and a call that sends one out is refused, plain or encoded.
 
 What is read: for the project's repository and each one nested in it (a vendored clone, whose
-objects programs see too; ``MAX_NESTED``), one ``git log -p`` over every ref and the reflog, limited by pathspec to file
-names the sensitive paths list (``SensitivePaths.names``, any folder, any case), with git's own
+objects programs see too; ``MAX_NESTED``), one ``git log -p`` over every ref and the reflog,
+limited by pathspec to file names the sensitive paths list (``SensitivePaths.names``, any
+folder, any case), with git's own
 diffs (no external diff, no textconv) in the environment of app.core.tools.git_safety (the
 repository's configuration runs no program). Templates (``.env.example``) are left out as in
 the work tree. Added and removed lines are the file's versions.
