@@ -99,7 +99,8 @@ class FlowTracking:
         # A git command that can print any blob, in a project whose history holds secret
         # files, read them; a program that may read any file it sees read the ordinary files
         # that hold a token too: its output may carry them in a form no scan reads.
-        for source in self._program_reads(spec, tool_input):
+        for source in (*self._program_reads(spec, tool_input),
+                       *self._searched_token_files(spec, tool_input)):
             changed |= flow.add(FlowLabel.READ_SENSITIVE, source, spec.name)
         if spec.is_read_only(tool_input):
             for path in facts.outside:
@@ -143,6 +144,23 @@ class FlowTracking:
         except Exception:  # not understood: it asked, and its output was scanned
             return ()
         return paths if prints_git_objects(commands) else ()
+
+    def _searched_token_files(self, spec: ToolSpec, tool_input: Mapping[str, Any]) -> list[str]:
+        """A content search (a reading tool that runs its search program over paths:
+        grep_search) reads every file its paths reach, also when it answers with a count or
+        file names only (a yes/no is a bit of the file): the files holding a token among
+        them. Listing names (list_directory, glob_search) starts no program: names only."""
+        files = token_file_paths(self._project_root)
+        if not files or spec.server_id != "builtin" or spec.subject_kind != "path" or \
+                not spec.runs_programs or not spec.is_read_only(tool_input):
+            return []
+        try:
+            searched = [Path(p).resolve() for p in spec.subjects(tool_input, self._project_root)]
+        except Exception:  # not understood: it asked, and its output was scanned
+            return []
+        root = self._project_root
+        return [f + TOKEN_SUFFIX for f in files
+                if any((root / f).resolve().is_relative_to(where) for where in searched)]
 
     def vouch_person_text(self, history: Sequence[Mapping[str, Any]],
                            user_text: str | None) -> None:
