@@ -18,6 +18,7 @@ from app.core.permissions.history_secrets import (
     prints_git_objects,
 )
 from app.core.permissions.service import Decision
+from app.core.permissions.token_files import TOKEN_SUFFIX, token_file_paths
 from app.core.store.conversations import ConversationRepository
 from app.core.store.writer import BackgroundWriter
 from app.core.tools.base import ToolCategory, ToolSpec, canonical_json
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 IN_THE_RESULT = " (in the result)"
 # How much of one result is learnt as secret material (a key file is a few KB).
 MAX_LEARNT_CHARS = 256 * 1024
+# Built-in tools that leave the content of secret files out of the git history they print.
+_FILTERS_SECRET_HISTORY = frozenset({"git_ops"})
 # How much of a result is scanned for the machine's known secrets.
 MAX_SCANNED_CHARS = 1024 * 1024
 
@@ -94,9 +97,11 @@ class FlowTracking:
             changed |= flow.add(FlowLabel.READ_SENSITIVE, self._shown(path), spec.name)
             flow.secrets.add_text(content[:MAX_LEARNT_CHARS], self._shown(path))
         # A git command that can print any blob, in a project whose history holds secret
-        # files, read them: its output may carry them in a form no scan reads.
-        for path in self._git_history_reads(spec, tool_input):
-            changed |= flow.add(FlowLabel.READ_SENSITIVE, path + HISTORY_SUFFIX, spec.name)
+        # files, read them; a program that may read any file it sees read the ordinary files
+        # that hold a token too: its output may carry them in a form no scan reads.
+        for source in (*self._program_reads(spec, tool_input),
+                       *self._searched_token_files(spec, tool_input)):
+            changed |= flow.add(FlowLabel.READ_SENSITIVE, source, spec.name)
         if spec.is_read_only(tool_input):
             for path in facts.outside:
                 changed |= flow.add(FlowLabel.READ_OUTSIDE, self._shown(path), spec.name)
@@ -104,13 +109,7 @@ class FlowTracking:
         # command) is not one it was given. A send's own URL was judged as it went out.
         if not facts.egress:
             flow.provenance.learn_authored(canonical_json(tool_input))
-        untrusted = ""
-        if spec.needs_network and spec.server_id == "builtin":
-            untrusted = _web_source(tool_input) or spec.name
-        elif spec.server_id != "builtin":
-            untrusted = f"{spec.server_id} tool results"
-        elif not self.project_trusted and (spec.is_read_only(tool_input) or spec.runs_programs):
-            untrusted = self._untrusted_project_files()
+        untrusted = self._untrusted_source(spec, tool_input, facts.egress)
         if untrusted:
             changed |= flow.add(FlowLabel.UNTRUSTED, untrusted, spec.name)
             # Which values a later call could have taken from it (provenance guard).
@@ -126,15 +125,52 @@ class FlowTracking:
         if changed:
             self._changed()
 
-    def _git_history_reads(self, spec: ToolSpec, tool_input: Mapping[str, Any]) -> tuple[str, ...]:
-        paths = history_secret_paths(self._project_root)
-        if not paths or not spec.runs_programs or spec.subjects_fn is None:
+    def _untrusted_source(self, spec: ToolSpec, tool_input: Mapping[str, Any],
+                          egress: bool) -> str:
+        """Where the result came from when it is untrusted content ("" when it is not)."""
+        if spec.needs_network and spec.server_id == "builtin":
+            return _web_source(tool_input) or spec.name
+        if spec.runs_programs and egress and spec.server_id == "builtin":
+            # A command with network: its output may be a page it downloaded (`curl`).
+            return f"the output of {spec.name} with network"
+        if spec.server_id != "builtin":
+            return f"{spec.server_id} tool results"
+        if not self.project_trusted and (spec.is_read_only(tool_input) or spec.runs_programs):
+            return self._untrusted_project_files()
+        return ""
+
+    def _program_reads(self, spec: ToolSpec, tool_input: Mapping[str, Any]) -> tuple[str, ...]:
+        paths = tuple(p + HISTORY_SUFFIX for p in history_secret_paths(self._project_root)) + \
+            tuple(p + TOKEN_SUFFIX for p in token_file_paths(self._project_root))
+        # Tebiki's own tools whose subjects are the commands they run (shell_exec) or the
+        # checks that run the project's code (self_eval); git_ops leaves secret files'
+        # content out of what it prints, and grep_search's subjects are paths.
+        if not paths or not spec.runs_programs or spec.subjects_fn is None or \
+                spec.server_id != "builtin" or spec.subject_kind != "text" or \
+                spec.name in _FILTERS_SECRET_HISTORY:
             return ()
         try:
             commands = spec.subjects(tool_input, self._project_root)
         except Exception:  # not understood: it asked, and its output was scanned
             return ()
         return paths if prints_git_objects(commands) else ()
+
+    def _searched_token_files(self, spec: ToolSpec, tool_input: Mapping[str, Any]) -> list[str]:
+        """A content search (a reading tool that runs its search program over paths:
+        grep_search) reads every file its paths reach, also when it answers with a count or
+        file names only (a yes/no is a bit of the file): the files holding a token among
+        them. Listing names (list_directory, glob_search) starts no program: names only."""
+        files = token_file_paths(self._project_root)
+        if not files or spec.server_id != "builtin" or spec.subject_kind != "path" or \
+                not spec.runs_programs or not spec.is_read_only(tool_input):
+            return []
+        try:
+            searched = [Path(p).resolve() for p in spec.subjects(tool_input, self._project_root)]
+        except Exception:  # not understood: it asked, and its output was scanned
+            return []
+        root = self._project_root
+        return [f + TOKEN_SUFFIX for f in files
+                if any((root / f).resolve().is_relative_to(where) for where in searched)]
 
     def vouch_person_text(self, history: Sequence[Mapping[str, Any]],
                            user_text: str | None) -> None:

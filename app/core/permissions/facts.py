@@ -12,9 +12,9 @@
   command's ``.git`` kept read-only); what the newest checkpoint does not record is read-only
   to a call that runs unasked, so a call whose paths lie there, or that failed before for
   want of writing there, is not reversible (it asks);
-- ``egress``: it can send data out of the machine (web tools, a command with network, any
-  tool of an MCP server or custom tool whose programs are not sandboxed without network, a
-  tool whose server says it reaches an open world);
+- ``egress``: it can send data out of the machine (web tools, a command with network or
+  without a working sandbox, any tool of an MCP server or custom tool whose programs are not
+  sandboxed without network, a tool whose server says it reaches an open world);
 - ``outside`` / ``sensitive``: its paths outside the project, and the ones that are secrets;
 - ``persistence``: the paths it writes that the person's tools run without being asked
   (``app.core.tools.persistence``), for the guard that never lets such a write run unasked.
@@ -30,6 +30,7 @@ permission modes build on them, and an unknown must ask.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,8 @@ from app.core.permissions.server_claims import (
     server_sandbox_gap,
 )
 from app.core.sandbox import Sandbox
+from app.core.sandbox.mounts import scanner_for
+from app.core.sandbox.scanner import same_files
 from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.base import GitPermission, ToolContext, ToolSpec
 from app.core.tools.command_sandbox import NETWORK_FIELD, WRITE_FOLDERS_FIELD, write_folders
@@ -128,8 +131,9 @@ def call_facts(spec: ToolSpec, tool_input: Mapping[str, Any], *,
     outside = tuple(p for p in (*path_subjects, *named) if not _inside(p, project))
     # What the call reads or writes by its paths and by the paths it names in free text (a
     # command's ``cat .env``): one answer for the guard, the flow labels and the audit.
-    secrets = _secrets((*path_subjects, *named), sensitive)
-    call = _Call.of(spec, tool_input, path_subjects, project, ctx, read_only)
+    secrets = _secrets((*path_subjects, *named), sensitive) + \
+        _secret_twins((*path_subjects, *named), project, sandbox)
+    call = _Call.of(spec, tool_input, path_subjects, project, ctx, read_only, sandbox)
     claims = ServerClaims() if call.builtin else ServerClaims.of(spec)
     egress = call.network or claims.open_world or \
         (not call.builtin and not (spec.sandboxed and not spec.needs_network))
@@ -176,6 +180,27 @@ def _secrets(paths: Sequence[str],
     return tuple((p, entry) for p, entry in found if entry is not None)
 
 
+def _secret_twins(paths: Sequence[str], project: Path | None,
+                  sandbox: Sandbox) -> tuple[tuple[str, str], ...]:
+    """(path, why) for each path that is a hard link of a secret (the project's secret files,
+    the sensitive list): the secret under a harmless name, hidden from programs too."""
+    linked = [p for p in dict.fromkeys(paths) if _hard_linked(p)]
+    if not linked:
+        return ()
+    twins = set(same_files(tuple(Path(p) for p in linked), sandbox.hidden))
+    if project is not None and project.is_dir():
+        twins |= set(scanner_for(sandbox.secret_names).scan(project).secret_twins)
+    return tuple((p, "a hard link of a secret file") for p in linked if Path(p) in twins)
+
+
+def _hard_linked(path: str) -> bool:
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink > 1
+
+
 @dataclass(frozen=True)
 class _Call:
     """One call as its containment and reversibility are judged: the tool, its input and
@@ -193,12 +218,16 @@ class _Call:
 
     @classmethod
     def of(cls, spec: ToolSpec, tool_input: Mapping[str, Any], path_subjects: Sequence[str],
-           project: Path | None, ctx: ToolContext | None, read_only: bool) -> _Call:
+           project: Path | None, ctx: ToolContext | None, read_only: bool,
+           sandbox: Sandbox) -> _Call:
         builtin = spec.server_id in BUILTIN_SERVERS
         config = ctx.config_for(spec.name) if ctx is not None else {}
         network = spec.needs_network
         if spec.runs_programs and NETWORK_FIELD in spec.config_fields:
-            network = network or NETWORK_FIELD.parse(config.get(NETWORK_FIELD.key)) is True
+            # The setting closes the network only where a working sandbox enforces it: a
+            # program run outside one (no sandbox, "Require the sandbox" off) reaches it.
+            network = network or NETWORK_FIELD.parse(config.get(NETWORK_FIELD.key)) is True \
+                or not program_containment(spec, sandbox).contained
         return cls(spec, tool_input, path_subjects, project, ctx, config, builtin, network,
                    read_only)
 

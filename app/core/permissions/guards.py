@@ -115,14 +115,33 @@ def _provenance_guard(decision: Decision, spec: ToolSpec, tool_input: Mapping[st
         chosen = _unvouched_destination(tool_input, flow)
     if not chosen and spec.needs_network and spec.server_id != "builtin":
         chosen = _program_destinations(spec, tool_input, flow)
+    if not chosen and spec.runs_programs and facts.egress and spec.server_id == "builtin":
+        # A command with network sends wherever its code says: the destination is not an
+        # argument that can be vouched for (a port spelt out in words, an address built in
+        # code), so after untrusted content it is the person's to allow, whatever rule
+        # allows the tool for their own commands. (A third-party tool's arguments are
+        # judged above: its server, not a command line, decides where they go.)
+        source = flow.sources_of(FlowLabel.UNTRUSTED)[0].source
+        return _raise_to_ask(
+            decision, "provenance guard: its programs may reach the network after untrusted "
+                      f"content ({source})",
+            "This command's programs may reach the network, and the conversation took in "
+            f"untrusted content ({source}) that may have chosen where they send your data. "
+            "Approve only if this is what you asked for.")
     if not chosen:
         return decision
     first = chosen[0]
     more = f" (and {len(chosen) - 1} more)" if len(chosen) > 1 else ""
-    why = f"provenance guard: {first.describe()}{more}"
-    reason = (f"This call's arguments may have been chosen by untrusted content, not by you: "
-              f"{'; '.join(c.describe() for c in chosen)}. Approve only if this is what you "
-              "asked for.")
+    return _raise_to_ask(
+        decision, f"provenance guard: {first.describe()}{more}",
+        f"This call's arguments may have been chosen by untrusted content, not by you: "
+        f"{'; '.join(c.describe() for c in chosen)}. Approve only if this is what you "
+        "asked for.")
+
+
+def _raise_to_ask(decision: Decision, why: str, reason: str) -> Decision:
+    """The provenance guard's ask, after whatever another guard said (the person reads
+    both)."""
     if decision.flow_reason:  # another guard spoke first: the person reads both
         why, reason = f"{decision.decided_by}; {why}", f"{decision.flow_reason} {reason}"
     return decision.with_kind("ask", why, flow_reason=reason)

@@ -9,16 +9,19 @@ machine's known secrets (``ToolPermissionService.known_secrets``, app.core.permi
 secret_sources): a result that carries one labels the conversation (it read a secret, named
 ``<path> (git history)``), and a call that sends one out is refused, plain or encoded.
 
-What is read: one ``git log -p`` over every ref and the reflog, limited by pathspec to file
-names the sensitive paths list (``SensitivePaths.names``, any folder, any case), with git's own
+What is read: for the project's repository and each one nested in it (a vendored clone, whose
+objects programs see too; ``MAX_NESTED``), one ``git log -p`` over every ref and the reflog,
+limited by pathspec to file names the sensitive paths list (``SensitivePaths.names``, any
+folder, any case), with git's own
 diffs (no external diff, no textconv) in the environment of app.core.tools.git_safety (the
 repository's configuration runs no program). Templates (``.env.example``) are left out as in
 the work tree. Added and removed lines are the file's versions.
 
 A command that can print the repository's objects (``prints_git_objects``: ``git show``,
-``cat-file``, ``log -p``, ...) in a project whose history holds such files is itself a read
-of them (app.core.agent.flow_tracking labels the conversation), since its output may carry
-them in a form no scan reads (``| xxd``, ``| od``).
+``cat-file``, ``log -p``, ..., and any program that may run git or read ``.git/objects``
+itself: an interpreter, a build tool, a test runner) in a project whose history holds such
+files is itself a read of them (app.core.agent.flow_tracking labels the conversation), since
+its output may carry them in a form no scan reads (``| xxd``, shifted by its code).
 
 Bounds: ``MAX_HISTORY_BYTES`` of output and ``GIT_TIMEOUT_S`` (a huge history is read in part,
 newest first, and logged); ``MAX_FILES`` paths. Runs git: call it off the GUI thread and off
@@ -30,13 +33,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 
 from app.core.permissions.egress import SecretMatcher
+from app.core.permissions.learnt_paths import LearntPaths
 from app.core.sensitive_paths import SensitivePaths
+from app.core.tools.git_metadata import git_metadata
 from app.core.tools.git_safety import GitSafetyError, safe_git_env
 from app.core.tools.process_runner import minimal_env, run_argv
 
@@ -47,6 +52,7 @@ log = logging.getLogger(__name__)
 
 MAX_HISTORY_BYTES = 4 * 1024 * 1024
 MAX_FILES = 200
+MAX_NESTED = 20  # nested repositories whose history is read
 GIT_TIMEOUT_S = 5.0  # a session's first model call waits for what is left: a huge history is cut
 HISTORY_SUFFIX = " (git history)"
 
@@ -58,8 +64,18 @@ _PRINTS_BLOBS = frozenset({"show", "cat-file", "grep", "archive", "blame", "anno
 _SHOWS_PATCHES = frozenset({"log", "stash", "reflog", "diff-tree", "diff-index", "diff-files"})
 _PATCH_OPTIONS = frozenset({"-p", "-u", "--patch", "--cc", "--full-diff"})
 _WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
-_learnt_paths: dict[Path, tuple[str, ...]] = {}
-_lock = threading.Lock()
+# Programs that print only the files and text they are given and start no other program
+# (not sed or awk, which can; not find, fd or rg, which exec; not sort: --compress-program).
+# Any other program may run git or read the objects itself and print them in a form no scan
+# reads.
+_STARTS_NO_PROGRAM = frozenset({
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "echo", "printf", "pwd",
+    "true", "false", "test", "[", "uniq", "cut", "tr", "diff", "cmp", "mkdir", "touch",
+    "cp", "mv", "rm", "ln", "stat", "file", "du", "df", "date", "basename", "dirname",
+    "realpath", "readlink", "which", "whoami", "uname", "tree", "cd", "xxd", "od", "base64",
+    "sha256sum", "md5sum", "nl", "tac", "rev", "fold", "paste", "join", "comm", "column",
+    "jq", "sleep", "chmod", "curl", "wget"})
+_learnt_paths = LearntPaths()
 
 _HEADER = re.compile(r'^diff --git (?:"a/((?:[^"\\]|\\.)*)"|a/(\S+)) ', re.MULTILINE)
 
@@ -107,35 +123,55 @@ async def _history_patch(root: Path, sensitive: SensitivePaths) -> str:
 
 def learn_history_secrets(matcher: SecretMatcher, root: Path,
                           sensitive: SensitivePaths) -> int:
-    """Learn the secret values of every secret-named file in ``root``'s git history (none
-    without a repository); returns how many values were found."""
-    try:
-        patch = asyncio.run(_history_patch(root, sensitive))
-    except (GitSafetyError, OSError) as exc:
-        log.info("git history of %s not read: %s", root, exc)
-        return 0
+    """Learn the secret values of every secret-named file in the git history of ``root``'s
+    repository and of the repositories nested in it (a vendored clone: any program sees its
+    objects too); returns how many values were found."""
     learnt = 0
-    versions = _versions(patch, sensitive)
-    for path, lines in versions.items():
-        learnt += matcher.add_text("\n".join(lines), path + HISTORY_SUFFIX)
-    with _lock:
-        _learnt_paths[root.resolve()] = tuple(versions)
+    paths: list[str] = []
+    for top in _repositories(root):
+        try:
+            patch = asyncio.run(_history_patch(top, sensitive))
+        except (GitSafetyError, OSError) as exc:
+            log.info("git history of %s not read: %s", top, exc)
+            continue
+        prefix = "" if top == root else os.path.relpath(top, root) + "/"
+        for path, lines in _versions(patch, sensitive).items():
+            learnt += matcher.add_text("\n".join(lines), prefix + path + HISTORY_SUFFIX)
+            paths.append(prefix + path)
+    _learnt_paths.remember(root, tuple(paths))
     return learnt
+
+
+def _repositories(root: Path) -> list[Path]:
+    """``root`` and the work trees of the repositories nested inside it (at most
+    ``MAX_NESTED``)."""
+    root = root.resolve()
+    # A nested repository's git dir is its work tree's ``.git`` (bare ones have no files
+    # a program would print by name, and git reads them through their own work tree).
+    nested = [gitdir.parent for gitdir in git_metadata([root]).nested
+              if gitdir.name == ".git" and gitdir.parent != root
+              and gitdir.parent.is_relative_to(root)]
+    return [root, *dict.fromkeys(nested)][:MAX_NESTED + 1]
 
 
 def history_secret_paths(root: Path) -> tuple[str, ...]:
     """The secret-named files ``root``'s git history holds (as learnt; none before)."""
-    with _lock:
-        return _learnt_paths.get(root.resolve(), ())
+    return _learnt_paths.of(root)
 
 
 def prints_git_objects(commands: Iterable[str]) -> bool:
     """Can one of ``commands`` (a shell command's simple commands, wrappers removed) print
     the content of the repository's objects: a git subcommand that shows blobs, or one that
-    shows patches when asked (``log -p``, ``stash show -p``)?"""
+    shows patches when asked (``log -p``, ``stash show -p``), or a program that may start
+    git or read the objects itself?"""
     for command in commands:
         words = command.split()
-        if not words or words[0].rsplit("/", 1)[-1] != "git":
+        if not words:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        if program != "git":
+            if program not in _STARTS_NO_PROGRAM:
+                return True
             continue
         rest = words[1:]
         while rest and rest[0].startswith("-"):  # git's own options, some with a value

@@ -206,12 +206,14 @@ class ToolPermissionService:
 
     def learn_secrets(self, project_root: Path | None, home: Path | None = None) -> None:
         """Learn the machine's credential files and the project's secret files, also the
-        ones its git history holds (each folder once per process), into ``known_secrets``.
+        ones its git history holds and the tokens in its ordinary files (each folder once per
+        process), into ``known_secrets``.
         Returns when they are learnt, also when another thread is reading them (started by
         ``start_learning_secrets``), so what a call sends is scanned against all of them.
         Reads files and runs git: call it off the GUI thread and off the event loop."""
         from app.core.permissions.history_secrets import learn_history_secrets
         from app.core.permissions.secret_sources import learn_home_secrets, learn_project_secrets
+        from app.core.permissions.token_files import learn_token_files
 
         home = Path(home if home is not None else Path.home()).resolve()
         folders = [(home, True)]
@@ -229,6 +231,7 @@ class ToolPermissionService:
                 else:
                     learn_project_secrets(self.known_secrets, folder, self.sensitive)
                     learn_history_secrets(self.known_secrets, folder, self.sensitive)
+                    learn_token_files(self.known_secrets, folder, self.sensitive)
             except Exception:  # a guard's extra input: never fatal
                 log.exception("learning the secrets of %s failed", folder)
             finally:

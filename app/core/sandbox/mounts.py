@@ -33,7 +33,7 @@ from pathlib import Path
 
 from app.core.safe_read import read_project_text
 from app.core.sandbox.policy import SandboxPolicy
-from app.core.sandbox.scanner import TreeFindings, TreeScanner
+from app.core.sandbox.scanner import TreeFindings, TreeScanner, same_files
 from app.core.sandbox.toolchains import toolchain_roots
 
 __all__ = ["Access", "Mount", "MountPlan", "own_runtime", "plan_mounts", "scanner_for",
@@ -326,6 +326,8 @@ class _Hider:
     def hide_found(self, found: TreeFindings) -> None:
         for path in (*found.secret_files, *found.secret_folders):
             self.hide(path, "a secret's name")
+        for path in found.secret_twins:
+            self.hide(path, "a hard link of a secret")
         for path in found.special_files:
             self.hide(path, "a special file (a socket, FIFO or device: a door to another "
                             "program, or a read that never ends)")
@@ -369,6 +371,8 @@ def plan_mounts(policy: SandboxPolicy, *, executable: str | None = None,
             continue
         found = scanner.scan(root)
         hider.hide_found(found)
+        for twin in same_files(found.person_links(), policy.hidden):
+            hider.hide(twin, "a hard link of a file on the sensitive list")
         if root in folders.writable:
             links = tuple(p for p in found.hard_links if not _within(p, folders.read_only))
             _hard_link_mounts(links, root, planner)

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["INSTALLED_PACKAGES", "TreeFindings", "TreeScanner"]
+__all__ = ["INSTALLED_PACKAGES", "TreeFindings", "TreeScanner", "same_files"]
 
 # Folders of installed packages: their files are not the person's secrets by name (certifi's
 # cacert.pem, test keys of a library), and hiding them breaks the program, so names inside are
@@ -42,6 +42,14 @@ class TreeFindings:
     special_files: tuple[Path, ...] = ()  # sockets, FIFOs, device nodes
     hard_links: tuple[Path, ...] = ()
     folders: int = 0  # directories walked (for the bench and the Settings page)
+    # Hard links of a secret file of the tree: the secret under another name.
+    secret_twins: tuple[Path, ...] = ()
+
+    def person_links(self) -> tuple[Path, ...]:
+        """The hard-linked files that could be the person's data under another name: not git's
+        objects (a local clone links them), not installed packages (uv links a .venv)."""
+        skipped = INSTALLED_PACKAGES | {".git"}
+        return tuple(p for p in self.hard_links if skipped.isdisjoint(p.parts))
 
 
 @dataclass(frozen=True)
@@ -106,8 +114,14 @@ class TreeScanner:
             special_files += [Path(folder, n) for n in listing.special_files]
             hard_links += [Path(folder, n) for n in listing.hard_links]
             pending += [os.path.join(folder, n) for n in listing.subdirs]
-        return TreeFindings(tuple(secret_files), tuple(secret_folders), tuple(special_files),
-                            tuple(hard_links), walked)
+        found = TreeFindings(tuple(secret_files), tuple(secret_folders), tuple(special_files),
+                             tuple(hard_links), walked)
+        links = found.person_links()
+        if not links:
+            return found
+        twins = same_files(links, (*found.secret_files, *found.secret_folders))
+        return TreeFindings(found.secret_files, found.secret_folders, found.special_files,
+                            found.hard_links, walked, twins)
 
     def _listing(self, folder: str) -> _Listing | None:
         try:
@@ -152,6 +166,45 @@ class TreeScanner:
                 continue
         return _Listing(mtime, tuple(subdirs), tuple(secret_files), tuple(secret_folders),
                         tuple(special_files), tuple(hard_links))
+
+
+# How many files of the secrets' folders are compared with hard links, at most.
+MAX_TWIN_CANDIDATES = 2000
+
+
+def same_files(links: tuple[Path, ...], secrets: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The ``links`` that are the same file (device and inode) as one of ``secrets`` (files, or
+    folders whose files count): a secret hard-linked under a harmless name."""
+    wanted: set[tuple[int, int]] = set()
+    for path in _files_of(secrets):
+        try:
+            info = os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            wanted.add((info.st_dev, info.st_ino))
+    out: list[Path] = []
+    for link in links if wanted else ():
+        try:
+            info = os.stat(link, follow_symlinks=False)
+        except OSError:
+            continue
+        if (info.st_dev, info.st_ino) in wanted:
+            out.append(link)
+    return tuple(out)
+
+
+def _files_of(paths: tuple[Path, ...]) -> list[str]:
+    files: list[str] = []
+    for path in paths:
+        if not os.path.isdir(path) or os.path.islink(path):
+            files.append(os.fspath(path))
+            continue
+        for folder, _dirs, names in os.walk(path):
+            files += [os.path.join(folder, n) for n in names]
+            if len(files) >= MAX_TWIN_CANDIDATES:
+                return files[:MAX_TWIN_CANDIDATES]
+    return files
 
 
 def _is_special(mode: int) -> bool:

@@ -20,6 +20,9 @@ What is on the list, and why:
   startup tasks, file watchers, external tools), ``.devcontainer/`` and
   ``.devcontainer.json`` (``initializeCommand`` runs on the host when the editor offers to
   reopen the folder in a container);
+- where the person's git sends or fetches: ``.lfsconfig`` (git-lfs uploads to its
+  ``lfs.url`` on push) and ``.gitmodules`` (``git submodule update --init`` fetches its URLs,
+  a path carrying data);
 - shell-entry hooks: direnv's ``.envrc`` / ``.env*rc``, mise's ``mise.toml`` / ``.mise.toml``
   (their ``[hooks]`` and ``_.source`` run on ``cd``);
 - interpreter start-up hooks: ``*.pth`` files and ``sitecustomize.py`` / ``usercustomize.py``
@@ -58,6 +61,11 @@ _FOLDERS: dict[str, str] = {
 # File names that are persistence paths wherever they are.
 _NAMES: dict[str, str] = {
     ".envrc": "a direnv file: the shell runs it on entering the folder",
+    # Not programs, destinations: where the person's own git sends and fetches.
+    ".lfsconfig": "git-lfs settings: the person's git push uploads files to the lfs.url "
+                  "named there",
+    ".gitmodules": "git submodules: the person's git submodule update fetches the URLs "
+                   "named there",
     ".pre-commit-config.yaml": f"pre-commit hooks: {_GIT}",
     "lefthook.yml": f"lefthook git hooks: {_GIT}",
     ".lefthook.yml": f"lefthook git hooks: {_GIT}",

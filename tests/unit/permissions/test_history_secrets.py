@@ -12,7 +12,7 @@ import pytest
 from app.core.agent.flow_tracking import FlowTracking
 from app.core.permissions.egress import SecretMatcher
 from app.core.permissions.flow import FlowLabel, FlowState
-from app.core.permissions.history_secrets import learn_history_secrets
+from app.core.permissions.history_secrets import history_secret_paths, learn_history_secrets
 from app.core.permissions.service import Decision, DecisionContext, ToolPermissionService
 from app.core.sensitive_paths import SensitivePaths
 from app.core.tools.base import ToolContext
@@ -96,9 +96,21 @@ def test_a_git_print_of_the_deleted_secret_labels_the_conversation(service, repo
 
 def test_a_folder_without_git_history_teaches_nothing(tmp_path, repository):
     matcher = SecretMatcher()
-    assert learn_history_secrets(matcher, tmp_path, SensitivePaths(tmp_path / "h")) == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert learn_history_secrets(matcher, empty, SensitivePaths(tmp_path / "h")) == 0
     assert learn_history_secrets(matcher, repository, SensitivePaths(tmp_path / "h")) == 1
     assert matcher.scan(f"x={SECRET}")
+
+
+def test_a_repository_nested_in_the_folder_is_read_too(tmp_path, repository):
+    """``repository`` lies inside tmp_path: opening tmp_path learns its history, named by
+    the path from tmp_path."""
+    matcher = SecretMatcher()
+    assert learn_history_secrets(matcher, tmp_path, SensitivePaths(tmp_path / "h")) == 1
+    assert matcher.scan(f"x={SECRET}")
+    assert history_secret_paths(tmp_path) == (
+        f"{repository.relative_to(tmp_path)}/deploy/.env.production",)
 
 
 def _track(db, service: ToolPermissionService, repository: Path, command: str,
@@ -124,7 +136,10 @@ def _track(db, service: ToolPermissionService, repository: Path, command: str,
 
 @pytest.mark.parametrize("command", [
     "git log -p | xxd", "git --no-pager show HEAD~1 | od -c",
-    "git cat-file -p 4b825dc | rev | tr a-z n-za-m", "git stash show -p | xxd"])
+    "git cat-file -p 4b825dc | rev | tr a-z n-za-m", "git stash show -p | xxd",
+    # A program that may start git or read .git/objects itself.
+    "python3 -c 'import subprocess'", "make dump", "sh -c 'git show HEAD~1'", "sort x",
+    "cat .git/objects/ab/cd | python3 -m zlib"])
 def test_a_git_print_of_the_history_in_any_form_labels_the_conversation(
         service, repository, tmp_path, command, db):
     service.learn_secrets(repository, home=tmp_path / "home")

@@ -121,6 +121,26 @@ def test_many_hard_links_make_their_folder_read_only(base: Path, tmp_path: Path)
     assert not plan.sees(base / "elsewhere")
 
 
+def test_a_hard_link_of_a_secret_is_hidden_like_the_secret(base: Path) -> None:
+    """The project's .env linked as settings.txt, the person's key (on the sensitive list)
+    linked as notes/key.txt: each twin is hidden; a plain hard link stays read-only."""
+    project, keys = base / "project", base / "keys"
+    (project / "notes").mkdir(parents=True)
+    keys.mkdir()
+    (project / ".env").write_text("TOKEN=x")
+    os.link(project / ".env", project / "settings.txt")
+    (keys / "id_ed25519").write_text("key")
+    os.link(keys / "id_ed25519", project / "notes" / "key.txt")
+    (base / "plain").write_text("x")
+    os.link(base / "plain", project / "plain.txt")
+    assert CountingScanner().scan(project).secret_twins == (project / "settings.txt",)
+    plan = plan_mounts(SandboxPolicy(writable=(project,), home=base, hidden=(keys,)))
+    mounts = {m.path: m for m in plan.mounts}
+    assert mounts[project / "settings.txt"].access is Access.HIDDEN
+    assert mounts[project / "notes" / "key.txt"].access is Access.HIDDEN
+    assert mounts[project / "plain.txt"].access is Access.READ_ONLY
+
+
 @requires_sandbox
 def test_a_failure_naming_an_unseen_path_says_how_to_show_it(base: Path) -> None:
     project = base / "project"
