@@ -27,7 +27,13 @@ from app.core.tools.providers.base import StaticProvider
 from app.core.tools.providers.mcp.config.schema import parse_mcp_config
 from app.core.tools.providers.mcp.provider import McpProvider
 from app.core.tools.registry import ToolRegistry
-from tests.e2e.test_injected_flow import MARKER, NOTES, attacker, leaked  # noqa: F401
+from tests.e2e.test_injected_flow import (  # noqa: F401
+    MARKER,
+    NOTES,
+    attacker,
+    leaked,
+    the_person,
+)
 from tests.fakes.anthropic_server import Response, ToolUse, tool
 from tests.fakes.web_server import FakeWebServer
 from tests.mcp_reference import filesystem_entry
@@ -55,17 +61,8 @@ def docs(attacker: FakeWebServer):  # noqa: F811
 
 @pytest.fixture
 def person(harness: Harness, project: Path) -> Harness:  # noqa: F811
-    (project / "notes.txt").write_text(NOTES + "\n")
     harness.permissions.rules.seed_defaults(default_rules(harness.registry.specs()))
-    for name in ("read_file", "grep_search"):
-        for rule in reads_in_project(name):
-            harness.permissions.rules.add(PermissionRule(
-                rule.decision, server_id="builtin", tool_name=name,
-                input_pattern=rule.input_pattern))
-    harness.allow("web_fetch", server_id="builtin")  # "Always allow" for their docs
-    harness.enable("read_file")
-    harness.enable("web_fetch", allow_private_network=True)
-    return harness
+    return the_person(harness, project)
 
 
 def _create(name: str, id: str, **fields: Any) -> ToolUse:

@@ -56,6 +56,11 @@ def leaked(server: FakeWebServer) -> bool:
 
 @pytest.fixture
 def person(harness: Harness, project: Path, docs: FakeWebServer) -> Harness:  # noqa: F811
+    return the_person(harness, project)
+
+
+def the_person(harness: Harness, project: Path) -> Harness:  # noqa: F811
+    """The person's notes, their reads in the project allowed, web_fetch "Always allow"ed."""
     (project / "notes.txt").write_text(NOTES + "\n")
     for name in ("read_file", "grep_search"):
         for rule in reads_in_project(name):
