@@ -22,7 +22,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 __all__ = ["INSTALLED_PACKAGES", "TreeFindings", "TreeScanner", "same_files"]
@@ -119,9 +119,8 @@ class TreeScanner:
         links = found.person_links()
         if not links:
             return found
-        twins = same_files(links, (*found.secret_files, *found.secret_folders))
-        return TreeFindings(found.secret_files, found.secret_folders, found.special_files,
-                            found.hard_links, walked, twins)
+        return replace(found, secret_twins=same_files(
+            links, (*found.secret_files, *found.secret_folders)))
 
     def _listing(self, folder: str) -> _Listing | None:
         try:
