@@ -19,7 +19,8 @@ the work tree. Added and removed lines are the file's versions.
 
 A command that can print the repository's objects (``prints_git_objects``: ``git show``,
 ``cat-file``, ``log -p``, ..., and any program that may run git or read ``.git/objects``
-itself: an interpreter, a build tool, a test runner) in a project whose history holds such
+itself: an interpreter, a build tool, a test runner; a plain printer handed the
+repository's own files or searching folders whole) in a project whose history holds such
 files is itself a read of them (app.core.agent.flow_tracking labels the conversation), since
 its output may carry them in a form no scan reads (``| xxd``, shifted by its code).
 
@@ -159,6 +160,20 @@ def history_secret_paths(root: Path) -> tuple[str, ...]:
     return _learnt_paths.of(root)
 
 
+def _reaches_git_dir(program: str, arguments: list[str]) -> bool:
+    """Does a plain printer's argument name the repository's own files (a path through
+    ``.git`` or its ``objects``, any case, as a case-insensitive disk reads it; shell_exec
+    expands no pattern), or does it search folders whole (``grep -r``), ``.git`` among them?
+    Its objects are the history compressed: printed in any form, a receiver inflates them."""
+    if program in ("grep", "egrep", "fgrep") and any(
+            a == "--recursive" or (a.startswith("-") and not a.startswith("--")
+                                   and ("r" in a or "R" in a)) for a in arguments):
+        return True
+    return any(part in (".git", "objects")
+               for argument in arguments if not argument.startswith("-")
+               for part in argument.lower().split("/"))
+
+
 def prints_git_objects(commands: Iterable[str]) -> bool:
     """Can one of ``commands`` (a shell command's simple commands, wrappers removed) print
     the content of the repository's objects: a git subcommand that shows blobs, or one that
@@ -170,7 +185,7 @@ def prints_git_objects(commands: Iterable[str]) -> bool:
             continue
         program = words[0].rsplit("/", 1)[-1]
         if program != "git":
-            if program not in _STARTS_NO_PROGRAM:
+            if program not in _STARTS_NO_PROGRAM or _reaches_git_dir(program, words[1:]):
                 return True
             continue
         rest = words[1:]

@@ -139,7 +139,11 @@ def _track(db, service: ToolPermissionService, repository: Path, command: str,
     "git cat-file -p 4b825dc | rev | tr a-z n-za-m", "git stash show -p | xxd",
     # A program that may start git or read .git/objects itself.
     "python3 -c 'import subprocess'", "make dump", "sh -c 'git show HEAD~1'", "sort x",
-    "cat .git/objects/ab/cd | python3 -m zlib"])
+    "cat .git/objects/ab/cd | python3 -m zlib",
+    # A plain printer handed the repository's own files: compressed objects, printed in a
+    # form no scan reads, that a receiver inflates.
+    "od -c .git/objects/ab/cdef01", "base64 ./.git/objects/pack/pack-1.pack",
+    "xxd .git/objects/ab/cd", "cd .git", "grep -ra . .", "tail -c +1 .GIT/objects/ab/cd"])
 def test_a_git_print_of_the_history_in_any_form_labels_the_conversation(
         service, repository, tmp_path, command, db):
     service.learn_secrets(repository, home=tmp_path / "home")
@@ -154,7 +158,8 @@ def test_a_git_print_of_the_history_in_any_form_labels_the_conversation(
 
 @pytest.mark.parametrize("command", [
     "git status", "git log --oneline -5", "git add -u", "git commit -m wip", "ls -la",
-    "git diff-tree --name-only HEAD"])
+    "git diff-tree --name-only HEAD", "cat notes.txt", "grep -n TODO src/app.py",
+    "od -c build/out.bin", "grep -n --color=auto TODO README.md"])
 def test_git_commands_that_print_no_content_do_not_label(service, repository, tmp_path,
                                                          command, db):
     service.learn_secrets(repository, home=tmp_path / "home")
